@@ -1,0 +1,66 @@
+//! Benchmarks: one trait, one registry table (as stress-ng registers its stressors), one
+//! module per family. A suite is a family name; `run SUITE` runs every benchmark in it.
+
+pub mod timers;
+
+use crate::probe::ProbeDoc;
+use crate::result::BenchResult;
+
+/// What a benchmark gets to run with.
+pub struct RunContext<'a> {
+    pub probe: &'a ProbeDoc,
+    /// Samples (timed batches) per result.
+    pub samples: usize,
+    /// Cost of one read of the timing clock (CLOCK_MONOTONIC), ns.
+    pub clock_cost_ns: f64,
+    /// The shortest timed batch allowed: >= 10^4 clock reads (trust contract rule 1).
+    pub min_batch_ns: f64,
+}
+
+pub trait Benchmark: Sync {
+    /// `family.name@version`.
+    fn id(&self) -> &'static str;
+    /// What it measures, in one line, with its unit.
+    fn describe(&self) -> &'static str;
+    /// How many results `run` will emit (for progress).
+    fn planned(&self, ctx: &RunContext) -> usize;
+    /// Run, handing each finished result to `emit` at once (so Ctrl-C keeps it). Returns
+    /// `Err(Interrupted)` when an interrupt was requested between results.
+    fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(BenchResult)) -> anyhow::Result<()>;
+}
+
+impl dyn Benchmark {
+    pub fn suite(&self) -> &'static str {
+        self.id().split('.').next().unwrap_or("")
+    }
+}
+
+/// Every benchmark, in run order.
+pub static REGISTRY: &[&dyn Benchmark] = &[&timers::ClockRead];
+
+/// The suites `truebench run` runs when none is named.
+pub const DEFAULT_SUITES: &[&str] = &["timers"];
+
+/// All suite names, in registry order.
+pub fn suites() -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = Vec::new();
+    for b in REGISTRY {
+        if !v.contains(&b.suite()) {
+            v.push(b.suite());
+        }
+    }
+    v
+}
+
+/// The benchmarks of the named suites, or the name that is not a suite.
+pub fn select(names: &[String]) -> Result<Vec<&'static dyn Benchmark>, String> {
+    let known = suites();
+    let mut out = Vec::new();
+    for n in names {
+        if !known.contains(&n.as_str()) {
+            return Err(n.clone());
+        }
+        out.extend(REGISTRY.iter().copied().filter(|b| b.suite() == n));
+    }
+    Ok(out)
+}

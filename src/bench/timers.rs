@@ -1,0 +1,85 @@
+//! The `timers` suite: the cost of reading each clock, as benchmark results. One result
+//! per clock and read path (vDSO or system call), in ns per read, so the timer's share of
+//! any other result can be judged, and a clock read that became a syscall shows.
+
+use super::{Benchmark, RunContext};
+use crate::error::Interrupted;
+use crate::findings::results::annotate;
+use crate::measure::batch::timer_share;
+use crate::measure::clocks::{cost_batches, Clock, Path};
+use crate::measure::stats::Stats;
+use crate::result::{BenchResult, Placement, Quality};
+use serde_json::json;
+
+pub struct ClockRead;
+
+fn cases() -> Vec<(Clock, Path)> {
+    let mut v = Vec::new();
+    for path in [Path::Vdso, Path::Syscall] {
+        for c in Clock::ALL {
+            if c.supports(path) {
+                v.push((c, path));
+            }
+        }
+    }
+    v
+}
+
+impl Benchmark for ClockRead {
+    fn id(&self) -> &'static str {
+        "timers.clock-read@1"
+    }
+
+    fn describe(&self) -> &'static str {
+        "ns per clock read, per clock (monotonic, monotonic_raw, realtime, monotonic_coarse, boottime, rdtsc) and path (vdso = clock_gettime through libc; syscall = raw system call)"
+    }
+
+    fn planned(&self, _ctx: &RunContext) -> usize {
+        cases().len()
+    }
+
+    fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(BenchResult)) -> anyhow::Result<()> {
+        for (clock, path) in cases() {
+            if crate::interrupt::requested() {
+                return Err(Interrupted.into());
+            }
+            let batches = cost_batches(clock, path, ctx.samples, ctx.min_batch_ns);
+            let samples: Vec<f64> = batches.iter().map(|b| b.ns_per_iteration()).collect();
+            let stats = Stats::of(&samples)
+                .ok_or_else(|| anyhow::anyhow!("no valid samples for {}", clock.name()))?;
+            let path_name = match path {
+                Path::Vdso => "vdso",
+                Path::Syscall => "syscall",
+            };
+            let mut r = BenchResult {
+                benchmark: self.id().into(),
+                params: [
+                    ("clock".to_string(), json!(clock.name())),
+                    ("path".to_string(), json!(path_name)),
+                ]
+                .into_iter()
+                .collect(),
+                placement: Placement {
+                    name: "os".into(),
+                    cpus: None,
+                    observed: None,
+                },
+                unit: "ns/read".into(),
+                lower_is_better: true,
+                samples,
+                stats,
+                quality: Quality {
+                    timer_share: timer_share(ctx.clock_cost_ns, &batches),
+                    clock_cost_ns: ctx.clock_cost_ns,
+                    batch_iterations: batches[0].iterations,
+                    batch_ns: batches.iter().map(|b| b.elapsed_ns as f64).sum::<f64>()
+                        / batches.len() as f64,
+                },
+                findings: vec![],
+            };
+            annotate(&mut r);
+            emit(r);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,192 @@
+//! `truebench run [SUITE,...]`: probe, run the suites' benchmarks with progress on stderr,
+//! store the run, print its table (or `--json` document). Ctrl-C keeps finished results.
+
+use crate::bench::{self, RunContext, DEFAULT_SUITES};
+use crate::error::{usage_hint, Interrupted};
+use crate::findings::{Finding, Severity};
+use crate::measure::batch::{min_interval_ns, timing_clock_cost_ns};
+use crate::probe::{kernel, probe, sysroot::SysRoot, Unavailable};
+use crate::result::{RunDocument, Tool, SCHEMA};
+use crate::store::{default_path, Store};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::Path;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Suites to run, comma-separated (default: the default suites). `--list` shows them.
+    #[arg(value_delimiter = ',', value_name = "SUITE[,SUITE...]")]
+    suites: Vec<String>,
+    /// Print the run document (truebench.result/1) as JSON instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Samples (timed batches) per result; each batch lasts at least 2 ms and at least 10^4 clock reads.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(3..=1_000_000))]
+    samples: u32,
+    /// List the suites and their benchmarks, and exit.
+    #[arg(long)]
+    list: bool,
+}
+
+/// Shortest timed batch, whatever the clock costs.
+const BATCH_FLOOR_NS: f64 = 2e6;
+
+fn run_id(started: &chrono::DateTime<chrono::Utc>) -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    h.write_i64(started.timestamp_nanos_opt().unwrap_or_default());
+    format!(
+        "{}-{:04x}",
+        started.format("%Y%m%dT%H%M%SZ"),
+        h.finish() & 0xffff
+    )
+}
+
+fn progress(total: u64) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+    }
+    let pb = ProgressBar::new(total);
+    pb.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
+            .expect("valid template"),
+    );
+    pb
+}
+
+fn list_suites() {
+    for s in bench::suites() {
+        let default = if DEFAULT_SUITES.contains(&s) {
+            " (default)"
+        } else {
+            ""
+        };
+        println!("{s}{default}");
+        for b in bench::REGISTRY.iter().filter(|b| b.suite() == s) {
+            println!("  {}: {}", b.id(), b.describe());
+        }
+    }
+}
+
+/// Steal seconds over the run, from two /proc/stat readings.
+fn steal_during(
+    before: Option<&kernel::Steal>,
+    after: Option<&kernel::Steal>,
+    secs: f64,
+    cpus: usize,
+) -> Option<Finding> {
+    let stolen = after?.seconds - before?.seconds;
+    let share = stolen / (secs * cpus.max(1) as f64);
+    (share >= 0.01).then(|| {
+        Finding::new(
+            "steal-time",
+            Severity::Warning,
+            format!("The hypervisor took {:.1}% of the CPU time during this run: results include waiting for the physical CPU.", share * 100.0),
+            vec![format!("/proc/stat steal grew by {stolen:.2} s over {secs:.1} s on {cpus} CPUs")],
+        )
+    })
+}
+
+pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
+    if a.list {
+        list_suites();
+        return Ok(());
+    }
+    let names: Vec<String> = if a.suites.is_empty() {
+        DEFAULT_SUITES.iter().map(|s| s.to_string()).collect()
+    } else {
+        a.suites
+            .iter()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect()
+    };
+    let benches = bench::select(&names).map_err(|bad| {
+        usage_hint(
+            format!("unknown suite '{bad}'"),
+            format!("known suites: {}", bench::suites().join(", ")),
+        )
+    })?;
+
+    let db_path = default_path(db)?;
+    let mut store = Store::open_rw(&db_path)?;
+    let _lock = crate::lock::acquire(&format!("truebench run {}", names.join(",")))?;
+    crate::interrupt::install()?;
+
+    let started = chrono::Utc::now();
+    let t0 = std::time::Instant::now();
+    eprintln!("truebench: probing the machine...");
+    let live = SysRoot::live();
+    let env = probe(&live);
+    let clock_cost_ns = timing_clock_cost_ns();
+    let ctx = RunContext {
+        probe: &env,
+        samples: a.samples as usize,
+        clock_cost_ns,
+        min_batch_ns: min_interval_ns(clock_cost_ns, BATCH_FLOOR_NS),
+    };
+    let steal_before = kernel::steal(&live, &mut Unavailable::default());
+
+    let total: usize = benches.iter().map(|b| b.planned(&ctx)).sum();
+    let pb = progress(total as u64);
+    let mut results = Vec::new();
+    let mut interrupted = false;
+    for b in &benches {
+        pb.set_message(b.id());
+        let outcome = b.run(&ctx, &mut |r| {
+            results.push(r);
+            pb.inc(1);
+        });
+        match outcome {
+            Ok(()) => {}
+            Err(e) if e.downcast_ref::<Interrupted>().is_some() => {
+                interrupted = true;
+                break;
+            }
+            Err(e) => {
+                pb.finish_and_clear();
+                return Err(e.context(format!("{} failed; nothing was stored", b.id())));
+            }
+        }
+    }
+    pb.finish_and_clear();
+    interrupted |= crate::interrupt::requested();
+
+    let mut findings = env.findings.clone();
+    let steal_after = kernel::steal(&live, &mut Unavailable::default());
+    findings.extend(steal_during(
+        steal_before.as_ref(),
+        steal_after.as_ref(),
+        t0.elapsed().as_secs_f64(),
+        env.topology.threads,
+    ));
+    let doc = RunDocument {
+        schema: SCHEMA.into(),
+        run_id: run_id(&started),
+        started_at: started.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        finished_at: Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+        host: env.hostname.clone(),
+        suites: names,
+        interrupted,
+        tool: Tool::current(),
+        env: serde_json::to_value(&env)?,
+        findings,
+        results,
+    };
+    store.insert(&doc)?;
+    if a.json {
+        super::print_json(&doc)?;
+    } else {
+        print!("{}", crate::report::results_table::render(&doc));
+        eprintln!(
+            "truebench: stored run {} in {}",
+            doc.run_id,
+            db_path.display()
+        );
+    }
+    if interrupted {
+        return Err(Interrupted.into());
+    }
+    Ok(())
+}

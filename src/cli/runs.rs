@@ -1,0 +1,121 @@
+//! The stored runs: `history`, `show RUN`, `export RUN`, `import FILE`.
+
+use crate::error::{usage, usage_hint};
+use crate::store::{default_path, load_run, Store};
+use anyhow::Context;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args, Debug)]
+pub struct HistoryArgs {
+    /// At most this many runs, newest first.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
+    limit: u32,
+    /// Print the list as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ShowArgs {
+    /// Run id, a unique prefix of one, or `latest`.
+    run: String,
+    /// Print the run document as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ExportArgs {
+    /// Run id, a unique prefix of one, or `latest`.
+    run: String,
+    /// Write to FILE instead of standard output (refuses to overwrite).
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ImportArgs {
+    /// A truebench.result/1 JSON document, as `export` writes it.
+    file: PathBuf,
+}
+
+pub fn history(a: HistoryArgs, db: Option<&Path>) -> anyhow::Result<()> {
+    let path = default_path(db)?;
+    let runs = match Store::open_ro(&path)? {
+        Some(s) => s.list(a.limit as usize)?,
+        None => vec![],
+    };
+    if a.json {
+        super::print_json(&runs)
+    } else {
+        print!("{}", crate::report::results_table::render_history(&runs));
+        Ok(())
+    }
+}
+
+pub fn show(a: ShowArgs, db: Option<&Path>) -> anyhow::Result<()> {
+    let doc = load_run(&default_path(db)?, &a.run)?;
+    if a.json {
+        super::print_json(&doc)
+    } else {
+        print!("{}", crate::report::results_table::render(&doc));
+        Ok(())
+    }
+}
+
+pub fn export(a: ExportArgs, db: Option<&Path>) -> anyhow::Result<()> {
+    let doc = load_run(&default_path(db)?, &a.run)?;
+    let text = serde_json::to_string_pretty(&doc)? + "\n";
+    match a.output {
+        None => {
+            std::io::stdout().write_all(text.as_bytes())?;
+        }
+        Some(p) => {
+            if p.exists() {
+                return Err(usage_hint(
+                    format!("{} already exists", p.display()),
+                    "choose another file name",
+                ));
+            }
+            let dir = p
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            let mut tmp = tempfile::NamedTempFile::new_in(dir)
+                .map_err(|e| usage(format!("cannot write in {}: {e}", dir.display())))?;
+            tmp.write_all(text.as_bytes())?;
+            tmp.persist_noclobber(&p)
+                .map_err(|e| usage(format!("cannot write {}: {}", p.display(), e.error)))?;
+            eprintln!("truebench: wrote run {} to {}", doc.run_id, p.display());
+        }
+    }
+    Ok(())
+}
+
+pub fn import(a: ImportArgs, db: Option<&Path>) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(&a.file)
+        .map_err(|e| usage(format!("cannot read {}: {e}", a.file.display())))?;
+    let value: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| usage(format!("{} is not valid JSON: {e}", a.file.display())))?;
+    let doc = crate::result::validate(&value)
+        .map_err(|why| usage(format!("{} refused: {why}", a.file.display())))?;
+    let path = default_path(db)?;
+    let mut store = Store::open_rw(&path)?;
+    if store.contains(&doc.run_id)? {
+        return Err(usage_hint(
+            format!("run {} is already in {}", doc.run_id, path.display()),
+            "nothing was imported",
+        ));
+    }
+    store
+        .insert(&doc)
+        .with_context(|| format!("importing {}", a.file.display()))?;
+    println!(
+        "imported run {} ({} results) into {}",
+        doc.run_id,
+        doc.results.len(),
+        path.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,171 @@
+//! Comparing two runs: per benchmark and placement, both medians, their ratio, whether the
+//! confidence intervals overlap and whether a rank test says the difference is real; and
+//! the environment differences that could explain it.
+
+use crate::measure::stats::mann_whitney_p;
+use crate::result::{BenchResult, RunDocument};
+use serde::Serialize;
+use serde_json::Value;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub benchmark: String,
+    pub placement: String,
+    pub params: String,
+    pub unit: String,
+    pub a_median: f64,
+    pub b_median: f64,
+    /// b / a.
+    pub ratio: f64,
+    pub ci_overlap: bool,
+    /// Two-sided Mann-Whitney p-value; null with fewer than 3 samples a side.
+    pub p_value: Option<f64>,
+    /// `faster`, `slower` (for B relative to A) or `no real difference`.
+    pub verdict: String,
+    /// Set when the two results come from different definition versions.
+    pub warning: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EnvDiff {
+    pub what: String,
+    pub a: Value,
+    pub b: Value,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub a: String,
+    pub b: String,
+    pub rows: Vec<Row>,
+    pub only_in_a: Vec<String>,
+    pub only_in_b: Vec<String>,
+    pub env_differences: Vec<EnvDiff>,
+}
+
+/// Environment facts that change results, as (label, JSON pointer into the probe document).
+const ENV_KEYS: &[(&str, &str)] = &[
+    ("host", "/hostname"),
+    ("CPU model", "/kernel/cpu_model"),
+    ("packages", "/topology/packages"),
+    ("cores", "/topology/cores"),
+    ("logical CPUs", "/topology/threads"),
+    ("threads per core", "/topology/threads_per_core"),
+    ("LLC groups", "/topology/llc_groups"),
+    ("NUMA nodes", "/numa/nodes"),
+    ("usable CPUs", "/cpus/usable"),
+    ("CPU quota", "/cpus/cgroup_quota"),
+    ("VM", "/virtualization/vm"),
+    ("container", "/virtualization/container"),
+    ("clocksource", "/clock/clocksource"),
+    ("kernel", "/kernel/release"),
+    ("cpufreq governor", "/kernel/cpufreq_governor"),
+    ("THP", "/kernel/thp"),
+];
+
+fn env_value(env: &Value, pointer: &str) -> Value {
+    let v = env.pointer(pointer).cloned().unwrap_or(Value::Null);
+    // Compare NUMA nodes by their CPUs, not by memory that moves at run time.
+    if pointer == "/numa/nodes" {
+        if let Value::Array(nodes) = &v {
+            return Value::Array(nodes.iter().map(|n| n["cpus"].clone()).collect());
+        }
+    }
+    v
+}
+
+fn verdict(a: &BenchResult, b: &BenchResult, p: Option<f64>, overlap: bool) -> String {
+    let real = match p {
+        Some(p) => p < 0.05 && !overlap,
+        None => !overlap,
+    };
+    if !real {
+        return "no real difference".into();
+    }
+    let b_higher = b.stats.median > a.stats.median;
+    if b_higher != a.lower_is_better {
+        "B better".into()
+    } else {
+        "B worse".into()
+    }
+}
+
+pub fn compare(a: &RunDocument, b: &RunDocument) -> Comparison {
+    let mut rows = Vec::new();
+    let mut only_in_a = Vec::new();
+    for ra in &a.results {
+        let same = b.results.iter().find(|rb| rb.key() == ra.key());
+        let other_version = b.results.iter().find(|rb| {
+            rb.base_id() == ra.base_id()
+                && rb.benchmark != ra.benchmark
+                && rb.placement.name == ra.placement.name
+                && rb.params == ra.params
+        });
+        let Some(rb) = same.or(other_version) else {
+            only_in_a.push(ra.key());
+            continue;
+        };
+        let overlap =
+            ra.stats.ci95_low <= rb.stats.ci95_high && rb.stats.ci95_low <= ra.stats.ci95_high;
+        let p = mann_whitney_p(&ra.samples, &rb.samples);
+        rows.push(Row {
+            benchmark: ra.benchmark.clone(),
+            placement: ra.placement.name.clone(),
+            params: ra
+                .params
+                .iter()
+                .map(|(k, v)| {
+                    format!(
+                        "{k}={}",
+                        v.as_str().map(String::from).unwrap_or(v.to_string())
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(","),
+            unit: ra.unit.clone(),
+            a_median: ra.stats.median,
+            b_median: rb.stats.median,
+            ratio: rb.stats.median / ra.stats.median,
+            ci_overlap: overlap,
+            p_value: p,
+            verdict: verdict(ra, rb, p, overlap),
+            warning: (rb.benchmark != ra.benchmark).then(|| {
+                format!(
+                    "definitions differ ({} vs {}): not comparable",
+                    ra.benchmark, rb.benchmark
+                )
+            }),
+        });
+    }
+    let only_in_b = b
+        .results
+        .iter()
+        .filter(|rb| {
+            !a.results.iter().any(|ra| {
+                ra.base_id() == rb.base_id()
+                    && ra.placement.name == rb.placement.name
+                    && ra.params == rb.params
+            })
+        })
+        .map(BenchResult::key)
+        .collect();
+    let env_differences = ENV_KEYS
+        .iter()
+        .filter_map(|(label, ptr)| {
+            let (va, vb) = (env_value(&a.env, ptr), env_value(&b.env, ptr));
+            (va != vb).then(|| EnvDiff {
+                what: label.to_string(),
+                a: va,
+                b: vb,
+            })
+        })
+        .collect();
+    Comparison {
+        a: a.run_id.clone(),
+        b: b.run_id.clone(),
+        rows,
+        only_in_a,
+        only_in_b,
+        env_differences,
+    }
+}

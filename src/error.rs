@@ -1,0 +1,77 @@
+//! Error kinds that decide the exit code: bad usage or bad input (exit 2, nothing written),
+//! an interrupted run (exit 130), and everything else (exit 1).
+
+use std::fmt;
+
+/// Bad usage or bad input: the command was refused before it changed anything.
+/// Raised with `anyhow::Error::new(UsageError::new(..))` so `main` can map it to exit 2.
+#[derive(Debug)]
+pub struct UsageError {
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl UsageError {
+    pub fn new(message: impl Into<String>) -> Self {
+        UsageError {
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.message)?;
+        if let Some(h) = &self.hint {
+            write!(f, " (hint: {h})")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// Shorthand: an `anyhow::Error` that exits 2.
+pub fn usage(message: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(UsageError::new(message))
+}
+
+/// Shorthand: an `anyhow::Error` that exits 2 and carries a hint.
+pub fn usage_hint(message: impl Into<String>, hint: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(UsageError::new(message).with_hint(hint))
+}
+
+/// The run was stopped by Ctrl-C; finished results were kept. Exit 130.
+#[derive(Debug)]
+pub struct Interrupted;
+
+impl fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "interrupted; finished results were kept")
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// Exit codes of DESIGN.md.
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_FAILED: i32 = 1;
+pub const EXIT_USAGE: i32 = 2;
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// The exit code an error maps to.
+pub fn exit_code(err: &anyhow::Error) -> i32 {
+    if err.downcast_ref::<UsageError>().is_some() {
+        EXIT_USAGE
+    } else if err.downcast_ref::<Interrupted>().is_some() {
+        EXIT_INTERRUPTED
+    } else {
+        EXIT_FAILED
+    }
+}

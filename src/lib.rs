@@ -1,0 +1,19 @@
+//! truebench: a Linux system benchmark whose numbers can be trusted on bare metal,
+//! virtual machines and containers, and which explains them.
+//!
+//! The pipeline is `probe -> plan -> run -> observe -> analyze -> store -> present`
+//! (see docs/methodology.md). Each stage is a module here; the binary in `main.rs`
+//! only parses the command line and maps errors to exit codes.
+
+pub mod bench;
+pub mod cli;
+pub mod compare;
+pub mod error;
+pub mod findings;
+pub mod interrupt;
+pub mod lock;
+pub mod measure;
+pub mod probe;
+pub mod report;
+pub mod result;
+pub mod store;

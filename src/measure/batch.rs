@@ -1,0 +1,115 @@
+//! Batch timing (trust contract rule 1): time many iterations per interval, sized so each
+//! interval lasts at least 10^4 times the cost of reading the clock, and record the
+//! timer's share of the measured time.
+
+use super::clocks::{now_ns, Clock, Path};
+
+/// Each timed interval lasts at least this many clock-read costs.
+pub const MIN_INTERVAL_IN_CLOCK_READS: f64 = 1e4;
+
+/// The cost of one CLOCK_MONOTONIC read in ns, measured over a 1 ms batch, median of 5.
+pub fn timing_clock_cost_ns() -> f64 {
+    let mut v: Vec<f64> = (0..5)
+        .map(|_| {
+            let n = 20_000;
+            let t0 = now_ns();
+            Clock::Monotonic.read_n(Path::Vdso, n);
+            (now_ns() - t0) as f64 / n as f64
+        })
+        .collect();
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[2]
+}
+
+/// One timed batch: the wall time of `iterations` runs of `work`.
+#[derive(Debug, Clone, Copy)]
+pub struct Batch {
+    pub iterations: u64,
+    pub elapsed_ns: u64,
+}
+
+impl Batch {
+    pub fn ns_per_iteration(&self) -> f64 {
+        self.elapsed_ns as f64 / self.iterations as f64
+    }
+}
+
+/// Time one batch of `iterations`; `work(n)` must do n iterations.
+pub fn time_batch<F: FnMut(u64)>(work: &mut F, iterations: u64) -> Batch {
+    let t0 = now_ns();
+    work(iterations);
+    let t1 = now_ns();
+    Batch {
+        iterations,
+        elapsed_ns: (t1 - t0).max(1),
+    }
+}
+
+/// Find an iteration count whose batch lasts at least `min_ns` (doubling, then scaling).
+pub fn calibrate<F: FnMut(u64)>(work: &mut F, min_ns: f64) -> u64 {
+    let mut n = 1u64;
+    loop {
+        let b = time_batch(work, n);
+        if b.elapsed_ns as f64 >= min_ns {
+            return n;
+        }
+        if b.elapsed_ns as f64 >= min_ns / 16.0 {
+            // Close enough to extrapolate, with 20% headroom.
+            let scaled = (n as f64 * min_ns / b.elapsed_ns as f64 * 1.2).ceil() as u64;
+            return scaled.max(n + 1);
+        }
+        n = n.saturating_mul(4);
+    }
+}
+
+/// The smallest interval the trust contract allows, given the clock cost, and at least `floor_ns`.
+pub fn min_interval_ns(clock_cost_ns: f64, floor_ns: f64) -> f64 {
+    (clock_cost_ns * MIN_INTERVAL_IN_CLOCK_READS).max(floor_ns)
+}
+
+/// The timer's share of a batch: the two clock reads around it over its duration.
+pub fn timer_share(clock_cost_ns: f64, batches: &[Batch]) -> f64 {
+    let total: u64 = batches.iter().map(|b| b.elapsed_ns).sum();
+    if total == 0 {
+        return 0.0;
+    }
+    clock_cost_ns * 2.0 * batches.len() as f64 / total as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calibration_reaches_the_minimum_interval() {
+        let mut work = |n: u64| {
+            let mut x = 0u64;
+            for i in 0..n {
+                x = std::hint::black_box(x.wrapping_add(i));
+            }
+        };
+        let n = calibrate(&mut work, 200_000.0);
+        let b = time_batch(&mut work, n);
+        // Timing noise can shorten a batch; a tenth of the target would mean no calibration.
+        assert!(
+            b.elapsed_ns as f64 > 20_000.0,
+            "batch of {n} lasted {} ns",
+            b.elapsed_ns
+        );
+    }
+
+    #[test]
+    fn timer_share_counts_two_reads_per_batch() {
+        let b = [Batch {
+            iterations: 1,
+            elapsed_ns: 1_000_000,
+        }];
+        assert!((timer_share(50.0, &b) - 1e-4).abs() < 1e-12);
+    }
+
+    #[test]
+    fn min_interval_is_ten_thousand_reads() {
+        assert_eq!(min_interval_ns(20.0, 1.0), 200_000.0);
+        assert_eq!(min_interval_ns(20.0, 1e6), 1e6);
+    }
+}

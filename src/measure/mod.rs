@@ -1,0 +1,6 @@
+//! Measurement: the clocks we can read and what a read costs, batch timing that keeps the
+//! timer's share of every interval small, and the statistics reported for every result.
+
+pub mod batch;
+pub mod clocks;
+pub mod stats;

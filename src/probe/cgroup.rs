@@ -1,0 +1,274 @@
+//! The cgroup limits on this process: cpuset (v2 `cpuset.cpus.effective`, v1
+//! `cpuset.effective_cpus`) and CPU quota (v2 `cpu.max`, v1 `cpu.cfs_quota_us` /
+//! `cpu.cfs_period_us`), found through /proc/self/cgroup and /proc/self/mountinfo.
+//! Quotas are walked up to the mount root, since any ancestor's quota binds.
+
+use super::cpulist::parse_list;
+use super::sysroot::SysRoot;
+use super::Unavailable;
+use procfs_core::process::MountInfos;
+use procfs_core::{FromRead, ProcessCGroups};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CgroupInfo {
+    /// `v1`, `v2` or `hybrid` (v1 controllers with a cgroup2 mount beside them).
+    pub hierarchy: String,
+    /// This process's cgroup path per controller family (`cpu`, `cpuset`, `unified`).
+    pub paths: std::collections::BTreeMap<String, String>,
+    /// CPUs of the cpuset, or None when no cpuset controller applies.
+    pub cpuset: Option<Vec<u32>>,
+    /// The tightest CPU quota in CPUs (quota / period), or None when unlimited.
+    pub quota_cpus: Option<f64>,
+    pub quota_us: Option<i64>,
+    pub period_us: Option<i64>,
+    /// Where the quota came from (file path inside the root).
+    pub quota_source: Option<String>,
+    /// Throttling counters of this cgroup so far (`cpu.stat`).
+    pub nr_periods: Option<u64>,
+    pub nr_throttled: Option<u64>,
+    pub throttled_us: Option<u64>,
+}
+
+/// A mounted hierarchy: its mount point, the cgroup path at its root, and its kind.
+struct Mount {
+    point: PathBuf,
+    root: String,
+    v2: bool,
+    controllers: Vec<String>,
+}
+
+fn mounts(root: &SysRoot) -> Vec<Mount> {
+    let Ok(f) = std::fs::File::open(root.path("/proc/self/mountinfo")) else {
+        return vec![];
+    };
+    let Ok(infos) = MountInfos::from_read(f) else {
+        return vec![];
+    };
+    infos
+        .into_iter()
+        .filter(|m| m.fs_type == "cgroup" || m.fs_type == "cgroup2")
+        .map(|m| Mount {
+            controllers: m.super_options.keys().cloned().collect(),
+            point: m.mount_point.clone(),
+            root: m.root.clone(),
+            v2: m.fs_type == "cgroup2",
+        })
+        .collect()
+}
+
+/// The directory of cgroup `path` in a hierarchy mounted at `m`, inside the sysroot.
+fn cgroup_dir(root: &SysRoot, m: &Mount, path: &str) -> PathBuf {
+    let rel = path.strip_prefix(m.root.as_str()).unwrap_or(path);
+    let rel = rel.trim_start_matches('/');
+    let base = root.path(&m.point);
+    if rel.is_empty() {
+        base
+    } else {
+        base.join(rel)
+    }
+}
+
+fn read_file(dir: &Path, name: &str) -> Option<String> {
+    std::fs::read_to_string(dir.join(name))
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+/// (quota_us, period_us) from `cpu.max` (`max 100000` or `150000 100000`).
+pub fn parse_cpu_max(s: &str) -> Option<(Option<i64>, i64)> {
+    let mut it = s.split_whitespace();
+    let q = it.next()?;
+    let period: i64 = it.next().unwrap_or("100000").parse().ok()?;
+    if q == "max" {
+        Some((None, period))
+    } else {
+        Some((Some(q.parse().ok()?), period))
+    }
+}
+
+/// Parse `cpu.stat` key/value lines into (nr_periods, nr_throttled, throttled_us).
+fn parse_cpu_stat(s: &str, v2: bool) -> (Option<u64>, Option<u64>, Option<u64>) {
+    let get = |k: &str| {
+        s.lines().find_map(|l| {
+            let (a, b) = l.split_once(' ')?;
+            (a == k).then(|| b.trim().parse::<u64>().ok()).flatten()
+        })
+    };
+    let throttled = if v2 {
+        get("throttled_usec")
+    } else {
+        get("throttled_time").map(|ns| ns / 1000)
+    };
+    (get("nr_periods"), get("nr_throttled"), throttled)
+}
+
+/// The quota at `dir` and each ancestor up to `stop`, keeping the tightest.
+fn tightest_quota(dir: &Path, stop: &Path, v2: bool, root: &SysRoot) -> Option<(i64, i64, String)> {
+    let mut best: Option<(i64, i64, String)> = None;
+    let mut cur = Some(dir.to_path_buf());
+    while let Some(d) = cur {
+        let q = if v2 {
+            read_file(&d, "cpu.max")
+                .and_then(|s| parse_cpu_max(&s))
+                .and_then(|(q, p)| q.map(|q| (q, p, "cpu.max")))
+        } else {
+            let q: Option<i64> = read_file(&d, "cpu.cfs_quota_us").and_then(|s| s.parse().ok());
+            let p: Option<i64> = read_file(&d, "cpu.cfs_period_us").and_then(|s| s.parse().ok());
+            match (q, p) {
+                (Some(q), Some(p)) if q > 0 => Some((q, p, "cpu.cfs_quota_us")),
+                _ => None,
+            }
+        };
+        if let Some((q, p, file)) = q {
+            if p > 0 {
+                let shown = d
+                    .join(file)
+                    .strip_prefix(root.root())
+                    .map(|r| format!("/{}", r.display()))
+                    .unwrap_or_else(|_| d.join(file).display().to_string());
+                let tighter = best
+                    .as_ref()
+                    .is_none_or(|(bq, bp, _)| (q as f64 / p as f64) < (*bq as f64 / *bp as f64));
+                if tighter {
+                    best = Some((q, p, shown));
+                }
+            }
+        }
+        if d == stop {
+            break;
+        }
+        cur = d
+            .parent()
+            .map(Path::to_path_buf)
+            .filter(|p| p.starts_with(stop));
+    }
+    best
+}
+
+pub fn read(root: &SysRoot, missing: &mut Unavailable) -> Option<CgroupInfo> {
+    let groups = std::fs::File::open(root.path("/proc/self/cgroup"))
+        .ok()
+        .and_then(|f| ProcessCGroups::from_read(f).ok());
+    let Some(groups) = groups else {
+        missing.add("cgroup", "no /proc/self/cgroup");
+        return None;
+    };
+    let mounts = mounts(root);
+    let has_v1 = mounts.iter().any(|m| !m.v2);
+    let has_v2 = mounts.iter().any(|m| m.v2);
+    let hierarchy = match (has_v1, has_v2) {
+        (true, true) => "hybrid",
+        (true, false) => "v1",
+        (false, true) => "v2",
+        (false, false) => {
+            missing.add("cgroup", "no cgroup filesystem in /proc/self/mountinfo");
+            return None;
+        }
+    };
+    let mut info = CgroupInfo {
+        hierarchy: hierarchy.into(),
+        paths: Default::default(),
+        cpuset: None,
+        quota_cpus: None,
+        quota_us: None,
+        period_us: None,
+        quota_source: None,
+        nr_periods: None,
+        nr_throttled: None,
+        throttled_us: None,
+    };
+
+    // Find (mount, path) for a controller: a v1 hierarchy that has it, else the v2 one when
+    // its root lists the controller in cgroup.controllers.
+    let locate = |ctrl: &str| -> Option<(&Mount, String)> {
+        for g in &groups.0 {
+            if g.hierarchy != 0 && g.controllers.iter().any(|c| c == ctrl) {
+                if let Some(m) = mounts
+                    .iter()
+                    .find(|m| !m.v2 && m.controllers.iter().any(|c| c == ctrl))
+                {
+                    return Some((m, g.pathname.clone()));
+                }
+            }
+        }
+        let g = groups.0.iter().find(|g| g.hierarchy == 0)?;
+        let m = mounts.iter().find(|m| m.v2)?;
+        let ctrls = read_file(&root.path(&m.point), "cgroup.controllers").unwrap_or_default();
+        ctrls
+            .split_whitespace()
+            .any(|c| c == ctrl)
+            .then(|| (m, g.pathname.clone()))
+    };
+
+    if let Some(g) = groups.0.iter().find(|g| g.hierarchy == 0) {
+        info.paths.insert("unified".into(), g.pathname.clone());
+    }
+
+    match locate("cpuset") {
+        Some((m, path)) => {
+            info.paths.insert("cpuset".into(), path.clone());
+            let dir = cgroup_dir(root, m, &path);
+            let names: &[&str] = if m.v2 {
+                &["cpuset.cpus.effective"]
+            } else {
+                &["cpuset.effective_cpus", "cpuset.cpus"]
+            };
+            info.cpuset = names
+                .iter()
+                .find_map(|n| read_file(&dir, n))
+                .and_then(|s| parse_list(&s).ok())
+                .filter(|v| !v.is_empty());
+        }
+        None => missing.add(
+            "cpus.cgroup_cpuset",
+            "no cpuset controller applies to this process",
+        ),
+    }
+
+    match locate("cpu") {
+        Some((m, path)) => {
+            info.paths.insert("cpu".into(), path.clone());
+            let dir = cgroup_dir(root, m, &path);
+            let stop = root.path(&m.point);
+            if let Some((q, p, src)) = tightest_quota(&dir, &stop, m.v2, root) {
+                info.quota_us = Some(q);
+                info.period_us = Some(p);
+                info.quota_cpus = Some(q as f64 / p as f64);
+                info.quota_source = Some(src);
+            }
+            if let Some(stat) = read_file(&dir, "cpu.stat") {
+                let (a, b, c) = parse_cpu_stat(&stat, m.v2);
+                info.nr_periods = a;
+                info.nr_throttled = b;
+                info.throttled_us = c;
+            }
+        }
+        None => missing.add(
+            "cpus.cgroup_quota",
+            "no cpu controller applies to this process (no quota can be set)",
+        ),
+    }
+    Some(info)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_max_parses_limited_and_unlimited() {
+        assert_eq!(parse_cpu_max("max 100000"), Some((None, 100000)));
+        assert_eq!(parse_cpu_max("150000 100000"), Some((Some(150000), 100000)));
+        assert_eq!(parse_cpu_max("garbage"), None);
+    }
+
+    #[test]
+    fn cpu_stat_reads_v1_and_v2_names() {
+        let v2 = "usage_usec 5\nnr_periods 10\nnr_throttled 3\nthrottled_usec 4500\n";
+        assert_eq!(parse_cpu_stat(v2, true), (Some(10), Some(3), Some(4500)));
+        let v1 = "nr_periods 7\nnr_throttled 2\nthrottled_time 9000000\n";
+        assert_eq!(parse_cpu_stat(v1, false), (Some(7), Some(2), Some(9000)));
+    }
+}

@@ -1,0 +1,110 @@
+//! CPU lists as the kernel writes them: ranges (`0-3,8,10-11`) and hex masks
+//! (`00000000,0000000f`), parsed to sorted CPU numbers and formatted back.
+
+use std::collections::BTreeSet;
+
+/// Parse a kernel range list such as `0-3,8,10-11`. An empty string is an empty list.
+pub fn parse_list(s: &str) -> Result<Vec<u32>, String> {
+    let mut set = BTreeSet::new();
+    for part in s.trim().split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let a: u32 = a.parse().map_err(|_| format!("bad CPU range '{part}'"))?;
+                let b: u32 = b.parse().map_err(|_| format!("bad CPU range '{part}'"))?;
+                if b < a || b - a > 1 << 20 {
+                    return Err(format!("bad CPU range '{part}'"));
+                }
+                set.extend(a..=b);
+            }
+            None => {
+                set.insert(
+                    part.parse()
+                        .map_err(|_| format!("bad CPU number '{part}'"))?,
+                );
+            }
+        }
+    }
+    Ok(set.into_iter().collect())
+}
+
+/// Parse a kernel hex mask such as `00000000,0000000f` (32-bit words, most significant first).
+pub fn parse_mask(s: &str) -> Result<Vec<u32>, String> {
+    let mut cpus = Vec::new();
+    let words: Vec<&str> = s.trim().split(',').collect();
+    for (i, word) in words.iter().rev().enumerate() {
+        let w = u32::from_str_radix(word.trim(), 16).map_err(|_| format!("bad CPU mask '{s}'"))?;
+        for bit in 0..32 {
+            if w & (1 << bit) != 0 {
+                cpus.push(i as u32 * 32 + bit);
+            }
+        }
+    }
+    Ok(cpus)
+}
+
+/// Format sorted CPU numbers as a compact range list (`0-3,8`).
+pub fn format_list(cpus: &[u32]) -> String {
+    let mut sorted = cpus.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let start = sorted[i];
+        let mut end = start;
+        while i + 1 < sorted.len() && sorted[i + 1] == end + 1 {
+            i += 1;
+            end = sorted[i];
+        }
+        out.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
+        i += 1;
+    }
+    out.join(",")
+}
+
+/// The CPUs present in both lists.
+pub fn intersect(a: &[u32], b: &[u32]) -> Vec<u32> {
+    let b: BTreeSet<u32> = b.iter().copied().collect();
+    a.iter().copied().filter(|c| b.contains(c)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn parses_ranges_and_singles() {
+        assert_eq!(
+            parse_list("0-3,8,10-11").unwrap(),
+            vec![0, 1, 2, 3, 8, 10, 11]
+        );
+        assert_eq!(parse_list("").unwrap(), Vec::<u32>::new());
+        assert_eq!(parse_list("5\n").unwrap(), vec![5]);
+    }
+
+    #[test]
+    fn rejects_garbage() {
+        assert!(parse_list("a-b").is_err());
+        assert!(parse_list("3-1").is_err());
+        assert!(parse_mask("xyz").is_err());
+    }
+
+    #[test]
+    fn parses_masks_across_words() {
+        assert_eq!(parse_mask("0000000f").unwrap(), vec![0, 1, 2, 3]);
+        assert_eq!(parse_mask("00000001,00000003").unwrap(), vec![0, 1, 32]);
+    }
+
+    proptest! {
+        #[test]
+        fn format_then_parse_round_trips(cpus in proptest::collection::btree_set(0u32..600, 0..80)) {
+            let v: Vec<u32> = cpus.into_iter().collect();
+            prop_assert_eq!(parse_list(&format_list(&v)).unwrap(), v);
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! The environment as data (`truebench probe`): CPUs and limits, topology and caches,
+//! NUMA, virtualization layers, clocks, kernel, PMU, steal and load, plus the findings
+//! they raise. A pure function of a system root, so captured trees test it.
+
+pub mod cgroup;
+pub mod clock;
+pub mod cpulist;
+pub mod cpus;
+pub mod kernel;
+pub mod numa;
+pub mod pmu;
+pub mod sysroot;
+pub mod topology;
+pub mod virt;
+
+use crate::findings::Finding;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use sysroot::SysRoot;
+
+pub const SCHEMA: &str = "truebench.probe/1";
+
+/// Metrics that could not be read, each with its reason (never reported as 0).
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(transparent)]
+pub struct Unavailable(pub BTreeMap<String, String>);
+
+impl Unavailable {
+    pub fn add(&mut self, key: &str, reason: &str) {
+        self.0.insert(key.to_string(), reason.to_string());
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CpusDoc {
+    pub online: Vec<u32>,
+    pub possible: Vec<u32>,
+    pub offline: Vec<u32>,
+    /// The affinity mask of this process.
+    pub allowed: Vec<u32>,
+    pub cgroup_cpuset: Option<Vec<u32>>,
+    /// The CPU quota in CPUs, or null when unlimited.
+    pub cgroup_quota: Option<f64>,
+    pub isolated: Vec<u32>,
+    pub nohz_full: Option<Vec<u32>>,
+    /// CPUs this process may really run on: affinity ∩ cpuset ∩ online.
+    pub usable: Vec<u32>,
+    pub usable_width: usize,
+    /// The CPU capacity it may really use: min(usable width, quota).
+    pub capacity: f64,
+    /// Which limit decides the capacity, in words.
+    pub capacity_basis: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ProbeDoc {
+    pub schema: String,
+    pub probed_at: String,
+    /// The system root read (`/`, or the captured tree of --root).
+    pub root: String,
+    /// False when read from a captured tree: live-only measurements were skipped.
+    pub live: bool,
+    pub hostname: Option<String>,
+    pub cpus: CpusDoc,
+    pub cgroup: Option<cgroup::CgroupInfo>,
+    pub topology: topology::Topology,
+    pub numa: numa::Numa,
+    pub virtualization: virt::Virtualization,
+    pub clock: clock::ClockInfo,
+    pub kernel: kernel::KernelInfo,
+    pub pmu: pmu::Pmu,
+    pub steal: Option<kernel::Steal>,
+    pub load: Option<kernel::Load>,
+    pub unavailable: Unavailable,
+    pub findings: Vec<Finding>,
+    /// How long the probe took, in ms.
+    pub probe_ms: f64,
+}
+
+fn cpus_doc(sets: cpus::CpuSets, cg: Option<&cgroup::CgroupInfo>) -> CpusDoc {
+    let cpuset = cg.and_then(|c| c.cpuset.clone());
+    let quota = cg.and_then(|c| c.quota_cpus);
+    let mut usable = cpulist::intersect(&sets.allowed, &sets.online);
+    if let Some(cs) = &cpuset {
+        usable = cpulist::intersect(&usable, cs);
+    }
+    let width = usable.len();
+    let (capacity, basis) = match quota {
+        Some(q) if q < width as f64 => (
+            q,
+            format!("cgroup quota {q:.2} CPUs (narrower than the {width} usable CPUs)"),
+        ),
+        _ => (
+            width as f64,
+            format!(
+                "{width} CPUs in affinity ∩ {}online{}",
+                if cpuset.is_some() { "cpuset ∩ " } else { "" },
+                if quota.is_some() {
+                    "; the quota is wider"
+                } else {
+                    "; no quota"
+                }
+            ),
+        ),
+    };
+    CpusDoc {
+        online: sets.online,
+        possible: sets.possible,
+        offline: sets.offline,
+        allowed: sets.allowed,
+        cgroup_cpuset: cpuset,
+        cgroup_quota: quota,
+        isolated: sets.isolated,
+        nohz_full: sets.nohz_full,
+        usable,
+        usable_width: width,
+        capacity,
+        capacity_basis: basis,
+    }
+}
+
+/// Probe the system under `root`.
+pub fn probe(root: &SysRoot) -> ProbeDoc {
+    let t0 = std::time::Instant::now();
+    let mut missing = Unavailable::default();
+    let sets = cpus::read(root, &mut missing);
+    let cg = cgroup::read(root, &mut missing);
+    let topology = topology::read(root, &sets.online);
+    let numa = numa::read(root, &sets.online, &mut missing);
+    let cpus = cpus_doc(sets, cg.as_ref());
+    let hostname = if root.is_live() {
+        nix::unistd::gethostname()
+            .ok()
+            .map(|h| h.to_string_lossy().into_owned())
+    } else {
+        root.read_opt("/proc/sys/kernel/hostname")
+    };
+    let mut doc = ProbeDoc {
+        schema: SCHEMA.into(),
+        probed_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        root: root.root().display().to_string(),
+        live: root.is_live(),
+        hostname,
+        cpus,
+        cgroup: cg,
+        topology,
+        numa,
+        virtualization: virt::read(root),
+        clock: clock::read(root, &mut missing),
+        kernel: kernel::read(root, &mut missing),
+        pmu: pmu::read(root),
+        steal: kernel::steal(root, &mut missing),
+        load: kernel::load(root, &mut missing),
+        unavailable: Unavailable::default(),
+        findings: vec![],
+        probe_ms: 0.0,
+    };
+    if doc.pmu.available != Some(true) {
+        if let Some(r) = &doc.pmu.reason {
+            missing.add("pmu", r);
+        }
+    }
+    doc.unavailable = missing;
+    doc.findings = crate::findings::probe::evaluate(&doc);
+    doc.probe_ms = t0.elapsed().as_secs_f64() * 1e3;
+    doc
+}

@@ -1,0 +1,33 @@
+//! Presenting results: terminal text and tables (JSON is the serde form of each document).
+
+pub mod compare_table;
+pub mod probe_text;
+pub mod results_table;
+pub mod units;
+
+use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
+
+/// A table in the house style.
+pub fn table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(header.to_vec());
+    t
+}
+
+/// Findings as indented text lines, with their evidence.
+pub fn findings_text(findings: &[crate::findings::Finding]) -> String {
+    let mut s = String::new();
+    for f in findings {
+        let sev = match f.severity {
+            crate::findings::Severity::Warning => "warning",
+            crate::findings::Severity::Info => "info",
+        };
+        s.push_str(&format!("  [{sev}] {}: {}\n", f.id, f.message));
+        for e in &f.evidence {
+            s.push_str(&format!("      evidence: {e}\n"));
+        }
+    }
+    s
+}

@@ -1,0 +1,239 @@
+//! The probe as a readable summary, with a compact topology picture in the manner of
+//! lstopo: packages > LLC groups > cores > CPUs (summarised on large machines).
+
+use super::units::{bytes, num};
+use crate::probe::cpulist::format_list;
+use crate::probe::ProbeDoc;
+use std::fmt::Write;
+
+fn list(v: &[u32]) -> String {
+    format!("[{}]", format_list(v))
+}
+
+/// Private caches of a core, smallest level first: "L1d 32 KiB, L1i 64 KiB, L2 512 KiB".
+fn private_caches(p: &ProbeDoc, core: &[u32]) -> String {
+    p.topology
+        .caches
+        .iter()
+        .filter(|c| c.cpus.iter().all(|x| core.contains(x)) && c.cpus.contains(&core[0]))
+        .map(|c| {
+            let t = match c.kind.as_str() {
+                "Data" => "d",
+                "Instruction" => "i",
+                _ => "",
+            };
+            format!(
+                "L{}{t} {}",
+                c.level,
+                c.size_bytes.map(bytes).unwrap_or_else(|| "?".into())
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub fn render(p: &ProbeDoc) -> String {
+    let mut s = String::new();
+    let t = &p.topology;
+    let _ = writeln!(
+        s,
+        "Machine {}{}{}",
+        p.hostname.as_deref().unwrap_or("(unknown host)"),
+        p.kernel
+            .cpu_model
+            .as_deref()
+            .map(|m| format!(" — {m}"))
+            .unwrap_or_default(),
+        if p.live {
+            String::new()
+        } else {
+            format!(" (captured tree {})", p.root)
+        }
+    );
+    let v = &p.virtualization;
+    let _ = writeln!(
+        s,
+        "  VM layer: {}   container layer: {}",
+        v.vm.as_deref().unwrap_or("none"),
+        v.container.as_deref().unwrap_or("none")
+    );
+    for e in &v.evidence {
+        let _ = writeln!(s, "    evidence: {e}");
+    }
+    let c = &p.cpus;
+    let _ = writeln!(
+        s,
+        "CPUs: online {} of possible {}{}; affinity {}; cgroup cpuset {}; quota {}",
+        list(&c.online),
+        list(&c.possible),
+        if c.offline.is_empty() {
+            String::new()
+        } else {
+            format!(" (offline {})", list(&c.offline))
+        },
+        list(&c.allowed),
+        c.cgroup_cpuset
+            .as_deref()
+            .map(list)
+            .unwrap_or_else(|| "none".into()),
+        c.cgroup_quota
+            .map(|q| format!("{q:.2} CPUs"))
+            .unwrap_or_else(|| "unlimited".into()),
+    );
+    let _ = writeln!(
+        s,
+        "  usable capacity: {} CPUs ({})",
+        num(c.capacity),
+        c.capacity_basis
+    );
+    if !c.isolated.is_empty() {
+        let _ = writeln!(s, "  isolated: {}", list(&c.isolated));
+    }
+    let _ = writeln!(
+        s,
+        "Topology: {} package(s), {} die(s), {} core(s), {} CPU(s), {} thread(s) per core{}",
+        t.packages,
+        t.dies,
+        t.cores,
+        t.threads,
+        t.threads_per_core,
+        t.clusters
+            .map(|n| format!(", {n} cluster(s)"))
+            .unwrap_or_default()
+    );
+    let llc_level = t.llc_level.unwrap_or(0);
+    for (pkg, cpus) in t.package_cpus() {
+        let _ = writeln!(s, "  Package {pkg} {}", list(&cpus));
+        for g in t
+            .llc_groups
+            .iter()
+            .filter(|g| g.iter().any(|x| cpus.contains(x)))
+        {
+            let size = t
+                .caches
+                .iter()
+                .find(|c| c.level == llc_level && &c.cpus == g)
+                .and_then(|c| c.size_bytes)
+                .map(bytes)
+                .unwrap_or_else(|| "?".into());
+            let cores: Vec<Vec<u32>> = t
+                .core_sets()
+                .into_iter()
+                .filter(|core| core.iter().all(|x| g.contains(x)))
+                .collect();
+            let _ = writeln!(
+                s,
+                "    L{llc_level} {size} (LLC) {}: {} core(s)",
+                list(g),
+                cores.len()
+            );
+            if cores.len() <= 16 {
+                for core in &cores {
+                    let _ = writeln!(s, "      Core {} — {}", list(core), private_caches(p, core));
+                }
+            } else {
+                let _ = writeln!(
+                    s,
+                    "      {} cores like {} — {}",
+                    cores.len(),
+                    list(&cores[0]),
+                    private_caches(p, &cores[0])
+                );
+            }
+        }
+    }
+    let _ = writeln!(
+        s,
+        "NUMA ({}): {} node(s)",
+        p.numa.source,
+        p.numa.nodes.len()
+    );
+    for (i, n) in p.numa.nodes.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "  node {} {} memory {} distances {:?}",
+            n.id,
+            list(&n.cpus),
+            n.memory_bytes
+                .map(bytes)
+                .unwrap_or_else(|| "unknown".into()),
+            p.numa.distances.get(i).cloned().unwrap_or_default()
+        );
+    }
+    let k = &p.clock;
+    let _ = writeln!(
+        s,
+        "Clock: clocksource {} (available: {}); TSC flags: {}",
+        k.clocksource.as_deref().unwrap_or("unknown"),
+        k.available.join(" "),
+        if k.tsc_flags.is_empty() {
+            "none".into()
+        } else {
+            k.tsc_flags.join(" ")
+        }
+    );
+    if k.read_cost_ns.is_empty() {
+        let _ = writeln!(s, "  read costs: not measured (captured tree)");
+    } else {
+        for (name, ns) in &k.read_cost_ns {
+            let sys = k
+                .syscall_cost_ns
+                .get(name)
+                .map(|x| format!(", {} ns via syscall", num(*x)))
+                .unwrap_or_default();
+            let _ = writeln!(s, "  {name:<17} {} ns per read{sys}", num(*ns));
+        }
+    }
+    let kr = &p.kernel;
+    let _ = writeln!(
+        s,
+        "Kernel {}; cpufreq {}; THP {}; idle driver {}",
+        kr.release.as_deref().unwrap_or("unknown"),
+        match (&kr.cpufreq_driver, &kr.cpufreq_governor) {
+            (Some(d), Some(g)) => format!("{d}/{g}"),
+            _ => kr
+                .cpuinfo_mhz
+                .map(|m| format!("absent ({m:.0} MHz in /proc/cpuinfo)"))
+                .unwrap_or_else(|| "absent".into()),
+        },
+        kr.thp.as_deref().unwrap_or("unknown"),
+        kr.idle_driver.as_deref().unwrap_or("none"),
+    );
+    let _ = writeln!(
+        s,
+        "PMU: {}",
+        match p.pmu.available {
+            Some(true) => "hardware counters available".to_string(),
+            _ => p.pmu.reason.clone().unwrap_or_default(),
+        }
+    );
+    if let Some(st) = &p.steal {
+        let _ = writeln!(
+            s,
+            "Steal so far: {:.1} s ({:.3}% of CPU time)",
+            st.seconds,
+            st.share * 100.0
+        );
+    }
+    if let Some(l) = &p.load {
+        let _ = writeln!(
+            s,
+            "Load average: {:.2} {:.2} {:.2} ({} runnable of {} tasks)",
+            l.one, l.five, l.fifteen, l.runnable, l.tasks
+        );
+    }
+    if !p.unavailable.0.is_empty() {
+        let _ = writeln!(s, "Not available:");
+        for (k, why) in &p.unavailable.0 {
+            let _ = writeln!(s, "  {k}: {why}");
+        }
+    }
+    if p.findings.is_empty() {
+        let _ = writeln!(s, "Findings: none");
+    } else {
+        let _ = writeln!(s, "Findings:");
+        s.push_str(&super::findings_text(&p.findings));
+    }
+    let _ = writeln!(s, "(probe took {:.0} ms)", p.probe_ms);
+    s
+}

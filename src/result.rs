@@ -1,0 +1,192 @@
+//! The versioned result document (`truebench.result/1`): one per run, with the probe
+//! document, every result's raw samples, statistics, unit, placement, quality and findings.
+//! Its JSON schema lives in docs/result.schema.json; `validate` checks a document against
+//! that schema and against its own content (statistics recomputed from the samples).
+
+use crate::findings::Finding;
+use crate::measure::stats::Stats;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+pub const SCHEMA: &str = "truebench.result/1";
+const SCHEMA_JSON: &str = include_str!("../docs/result.schema.json");
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+    /// The git commit the binary was built from, or "unknown".
+    pub commit: String,
+}
+
+impl Tool {
+    pub fn current() -> Tool {
+        Tool {
+            name: "truebench".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            commit: option_env!("TRUEBENCH_GIT_COMMIT")
+                .unwrap_or("unknown")
+                .into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Placement {
+    /// `os` (not pinned), a named placement, or `cpus` for an explicit list.
+    pub name: String,
+    /// The CPUs the tasks were pinned to; null when not pinned.
+    pub cpus: Option<Vec<u32>>,
+    /// What was seen while it ran (CPUs used, migrations, switches); null when not observed.
+    pub observed: Option<Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Quality {
+    /// Measured clock-read cost x clock reads / measured time (0..1).
+    pub timer_share: f64,
+    /// Cost of one read of the timing clock, ns.
+    pub clock_cost_ns: f64,
+    /// Iterations per timed batch.
+    pub batch_iterations: u64,
+    /// Mean duration of a timed batch, ns.
+    pub batch_ns: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchResult {
+    /// `family.name@version`.
+    pub benchmark: String,
+    pub params: BTreeMap<String, Value>,
+    pub placement: Placement,
+    /// The unit of every sample and statistic, with its counting rule (`ns/read`).
+    pub unit: String,
+    /// Whether a lower value is better (latency) or a higher one (throughput).
+    pub lower_is_better: bool,
+    pub samples: Vec<f64>,
+    pub stats: Stats,
+    pub quality: Quality,
+    pub findings: Vec<Finding>,
+}
+
+impl BenchResult {
+    /// The key that identifies "the same measurement" across runs: benchmark, placement, params.
+    pub fn key(&self) -> String {
+        format!(
+            "{} [{}] {}",
+            self.benchmark,
+            self.placement.name,
+            serde_json::to_string(&self.params).unwrap_or_default()
+        )
+    }
+
+    /// `family.name` without the version.
+    pub fn base_id(&self) -> &str {
+        self.benchmark.split('@').next().unwrap_or(&self.benchmark)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunDocument {
+    pub schema: String,
+    pub run_id: String,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub host: Option<String>,
+    pub suites: Vec<String>,
+    /// True when Ctrl-C stopped the run: the results are the ones finished before it.
+    pub interrupted: bool,
+    pub tool: Tool,
+    /// The probe document (`truebench.probe/1`) of the machine the run measured.
+    pub env: Value,
+    pub findings: Vec<Finding>,
+    pub results: Vec<BenchResult>,
+}
+
+impl RunDocument {
+    /// A short line for `history`: the first result's median with its unit.
+    pub fn headline(&self) -> String {
+        match self.results.first() {
+            Some(r) => {
+                let p = r
+                    .params
+                    .iter()
+                    .map(|(k, v)| {
+                        format!(
+                            "{k}={}",
+                            v.as_str().map(String::from).unwrap_or(v.to_string())
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join(",");
+                format!("{} {} {:.4} {}", r.benchmark, p, r.stats.median, r.unit)
+            }
+            None => "no results".into(),
+        }
+    }
+}
+
+/// The schema document (docs/result.schema.json).
+pub fn schema_value() -> Value {
+    serde_json::from_str(SCHEMA_JSON).expect("docs/result.schema.json is valid JSON")
+}
+
+/// The probe part of the schema, as a schema of its own.
+pub fn probe_schema_value() -> Value {
+    let mut s = schema_value();
+    let defs = s["$defs"].take();
+    serde_json::json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs, "$ref": "#/$defs/probe"})
+}
+
+fn schema_errors(schema: &Value, doc: &Value) -> Vec<String> {
+    let validator = jsonschema::validator_for(schema).expect("the embedded schema compiles");
+    validator
+        .iter_errors(doc)
+        .take(5)
+        .map(|e| format!("{} at '{}'", e, e.instance_path))
+        .collect()
+}
+
+/// Check a probe document against the schema.
+pub fn validate_probe(doc: &Value) -> Result<(), String> {
+    let errs = schema_errors(&probe_schema_value(), doc);
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(errs.join("; "))
+    }
+}
+
+/// Check a JSON value as a result document: its schema, then its content. Returns the
+/// typed document or the reasons it is refused.
+pub fn validate(doc: &Value) -> Result<RunDocument, String> {
+    match doc.get("schema").and_then(Value::as_str) {
+        Some(SCHEMA) => {}
+        Some(other) => return Err(format!("schema is '{other}', expected '{SCHEMA}'")),
+        None => return Err(format!("no 'schema' key: not a {SCHEMA} document")),
+    }
+    let errs = schema_errors(&schema_value(), doc);
+    if !errs.is_empty() {
+        return Err(format!("does not match {SCHEMA}: {}", errs.join("; ")));
+    }
+    let run: RunDocument =
+        serde_json::from_value(doc.clone()).map_err(|e| format!("unreadable content: {e}"))?;
+    for (i, r) in run.results.iter().enumerate() {
+        let Some(s) = Stats::of(&r.samples) else {
+            return Err(format!("results[{i}] ({}): no usable samples", r.benchmark));
+        };
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-12);
+        if s.n != r.stats.n
+            || !close(s.median, r.stats.median)
+            || !close(s.ci95_low, r.stats.ci95_low)
+            || !close(s.ci95_high, r.stats.ci95_high)
+        {
+            return Err(format!(
+                "results[{i}] ({}): stats do not match the samples (median {} recorded, {} recomputed)",
+                r.benchmark, r.stats.median, s.median
+            ));
+        }
+    }
+    Ok(run)
+}
