@@ -31,7 +31,7 @@ impl Benchmark for ClockRead {
     }
 
     fn describe(&self) -> &'static str {
-        "ns per clock read, per clock (monotonic, monotonic_raw, realtime, monotonic_coarse, boottime, rdtsc) and path (vdso = clock_gettime through libc; syscall = raw system call)"
+        "ns per clock read, per clock (monotonic, monotonic_raw, realtime, monotonic_coarse, boottime, rdtsc) and path (vdso = clock_gettime through libc; syscall = the raw system call; instruction = rdtsc)"
     }
 
     fn planned(&self, _ctx: &RunContext) -> usize {
@@ -47,10 +47,7 @@ impl Benchmark for ClockRead {
             let samples: Vec<f64> = batches.iter().map(|b| b.ns_per_iteration()).collect();
             let stats = Stats::of(&samples)
                 .ok_or_else(|| anyhow::anyhow!("no valid samples for {}", clock.name()))?;
-            let path_name = match path {
-                Path::Vdso => "vdso",
-                Path::Syscall => "syscall",
-            };
+            let path_name = clock.path_label(path);
             let mut r = BenchResult {
                 benchmark: self.id().into(),
                 params: [

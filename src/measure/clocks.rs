@@ -61,6 +61,15 @@ impl Clock {
         }
     }
 
+    /// The read path as reported in results: `vdso`, `syscall`, or `instruction` for rdtsc.
+    pub fn path_label(self, path: Path) -> &'static str {
+        match (self, path) {
+            (Clock::Rdtsc, _) => "instruction",
+            (_, Path::Vdso) => "vdso",
+            (_, Path::Syscall) => "syscall",
+        }
+    }
+
     /// Whether this clock can be read here through `path`.
     pub fn supports(self, path: Path) -> bool {
         match (self, path) {

@@ -151,9 +151,17 @@ fn detect_vm(root: &SysRoot, ev: &mut Vec<String>) -> Option<String> {
     if let Some(cs) =
         root.read_opt("/sys/devices/system/clocksource/clocksource0/available_clocksource")
     {
-        for pv in ["kvm-clock", "xen", "hyperv_clocksource_tsc_page"] {
+        for (pv, name) in [
+            ("kvm-clock", "kvm"),
+            ("xen", "xen"),
+            ("hyperv_clocksource_tsc_page", "microsoft"),
+        ] {
             if cs.split_whitespace().any(|w| w == pv) {
-                ev.push(format!("paravirtual clocksource '{pv}' available"));
+                ev.push(format!("paravirtual clocksource '{pv}' available ({name})"));
+                // Names the hypervisor when only the generic CPU flag said "some VM".
+                if vm.as_deref() == Some("vm-other") {
+                    vm = Some(name.to_string());
+                }
             }
         }
     }
