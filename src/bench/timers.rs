@@ -44,6 +44,9 @@ impl Benchmark for ClockRead {
                 return Err(Interrupted.into());
             }
             let batches = cost_batches(clock, path, ctx.samples, ctx.min_batch_ns);
+            if batches.len() < ctx.samples {
+                return Err(Interrupted.into()); // an unfinished result is not kept
+            }
             let samples: Vec<f64> = batches.iter().map(|b| b.ns_per_iteration()).collect();
             let stats = Stats::of(&samples)
                 .ok_or_else(|| anyhow::anyhow!("no valid samples for {}", clock.name()))?;

@@ -132,7 +132,8 @@ pub fn now_ns() -> u64 {
 }
 
 /// Samples of the cost of one read of `clock` through `path`, in ns, each timed as one batch
-/// on CLOCK_MONOTONIC lasting at least `min_interval_ns`. Returns the batches.
+/// on CLOCK_MONOTONIC lasting at least `min_interval_ns`. Returns the batches: fewer than
+/// `samples` when Ctrl-C arrived meanwhile.
 pub fn cost_batches(
     clock: Clock,
     path: Path,
@@ -145,7 +146,10 @@ pub fn cost_batches(
     };
     work(1000); // warm up: fault in the vDSO page, settle the branch predictors
     let n = calibrate(&mut work, min_interval_ns);
-    (0..samples).map(|_| time_batch(&mut work, n)).collect()
+    // Stops early (fewer batches) when an interrupt is requested; the caller drops the result.
+    (0..samples)
+        .map_while(|_| (!crate::interrupt::requested()).then(|| time_batch(&mut work, n)))
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,0 +1,476 @@
+//! The command line end to end: probe on this machine, run/history/show/export/import/
+//! compare, the run lock, Ctrl-C, and bad inputs (exit 2, one `error:` line, no change to
+//! the database).
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use tempfile::TempDir;
+
+/// A private database and lock file per test, so tests run in parallel.
+struct Env {
+    dir: TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        Env {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+    fn db(&self) -> PathBuf {
+        self.dir.path().join("results.db")
+    }
+    fn cmd(&self) -> Command {
+        let mut c = Command::cargo_bin("truebench").unwrap();
+        c.env("TRUEBENCH_DB", self.db())
+            .env("TRUEBENCH_LOCK", self.dir.path().join("run.lock"))
+            .env_remove("XDG_DATA_HOME");
+        c
+    }
+    fn json(&self, args: &[&str]) -> Value {
+        let out = self.cmd().args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: not JSON: {e}"))
+    }
+    /// A quick stored run; returns its document.
+    fn run(&self) -> Value {
+        self.json(&["run", "timers", "--samples", "5", "--json"])
+    }
+    fn file(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+}
+
+fn fixture(name: &str) -> String {
+    format!(
+        "{}/tests/fixtures/sysroots/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+/// The database's bytes (with its WAL), to prove a refused command changed nothing.
+fn db_state(db: &Path) -> Vec<u8> {
+    let mut v = std::fs::read(db).unwrap_or_default();
+    v.extend(std::fs::read(db.with_extension("db-wal")).unwrap_or_default());
+    v
+}
+
+#[test]
+fn probe_json_describes_this_machine() {
+    let env = Env::new();
+    let p = env.json(&["probe", "--json"]);
+    truebench::result::validate_probe(&p).unwrap();
+    assert_eq!(p["schema"], "truebench.probe/1");
+    let online = p["cpus"]["online"].as_array().unwrap();
+    let nproc = std::thread::available_parallelism().unwrap().get();
+    assert!(
+        online.len() >= nproc,
+        "{} online CPUs but {nproc} available",
+        online.len()
+    );
+    assert!(p["clock"]["clocksource"].is_string());
+    let mono = p["clock"]["read_cost_ns"]["monotonic"].as_f64().unwrap();
+    let sys = p["clock"]["syscall_cost_ns"]["monotonic"].as_f64().unwrap();
+    assert!(
+        (1.0..5000.0).contains(&mono),
+        "monotonic read {mono} ns is implausible"
+    );
+    assert!(
+        (20.0..50_000.0).contains(&sys),
+        "syscall read {sys} ns is implausible"
+    );
+    assert!(
+        p["probe_ms"].as_f64().unwrap() < 1000.0,
+        "probe took {} ms",
+        p["probe_ms"]
+    );
+    // The container layer rests on namespaces: a marker file alone never makes one.
+    if p["virtualization"]["container"].is_string() {
+        let ev = p["virtualization"]["evidence"].to_string();
+        assert!(
+            ev.contains("non-initial namespaces") || ev.contains("container="),
+            "{ev}"
+        );
+    }
+}
+
+/// This project's machine: a KVM guest with a stray /.dockerenv. Only meaningful there.
+#[test]
+fn probe_on_the_project_vm_says_kvm_not_container() {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let is_project_vm = Path::new("/.dockerenv").exists()
+        && cpuinfo.contains(" hypervisor")
+        && std::fs::read_link("/proc/self/ns/pid")
+            .map(|l| l.to_string_lossy().contains("4026531836"))
+            .unwrap_or(false);
+    if !is_project_vm {
+        eprintln!("skipped: not the project's KVM guest with a stray /.dockerenv");
+        return;
+    }
+    let p = Env::new().json(&["probe", "--json"]);
+    assert_eq!(p["virtualization"]["vm"], "kvm");
+    assert_eq!(p["virtualization"]["container"], Value::Null);
+    assert_eq!(p["cpus"]["online"].as_array().unwrap().len(), 2);
+    let ids: Vec<&str> = p["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap())
+        .collect();
+    assert!(ids.contains(&"stray-container-marker"), "{ids:?}");
+    assert!(ids.contains(&"pmu-unavailable"), "{ids:?}");
+}
+
+#[test]
+fn probe_text_draws_the_topology() {
+    let out = Env::new()
+        .cmd()
+        .args(["probe", "--root", &fixture("epyc-multi-llc-2node")])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("Package 0 [0-31]"), "{text}");
+    assert!(
+        text.contains("L3 16 MiB (LLC) [0-3,16-19]: 4 core(s)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Core [0,16] — L1d 32 KiB, L1i 32 KiB, L2 512 KiB"),
+        "{text}"
+    );
+    assert!(text.contains("not measured (captured tree)"), "{text}");
+}
+
+#[test]
+fn run_stores_a_valid_document_with_plausible_timers() {
+    let env = Env::new();
+    let doc = env.run();
+    let run = truebench::result::validate(&doc).unwrap();
+    assert_eq!(run.suites, vec!["timers"]);
+    assert!(!run.interrupted);
+    assert!(run.results.len() >= 10, "{} results", run.results.len());
+    for r in &run.results {
+        assert_eq!(r.benchmark, "timers.clock-read@1");
+        assert_eq!(r.unit, "ns/read");
+        assert_eq!(r.stats.n, 5);
+        assert_eq!(r.samples.len(), 5);
+        assert!(
+            r.quality.timer_share < 0.001,
+            "{}: timer share {}",
+            r.key(),
+            r.quality.timer_share
+        );
+        assert!(
+            r.quality.batch_ns >= 2e6 * 0.9,
+            "{}: batch {} ns",
+            r.key(),
+            r.quality.batch_ns
+        );
+        assert!(
+            (0.1..100_000.0).contains(&r.stats.median),
+            "{}: {} ns",
+            r.key(),
+            r.stats.median
+        );
+    }
+    let clock = |c: &str, p: &str| {
+        run.results
+            .iter()
+            .find(|r| r.params["clock"] == c && r.params["path"] == p)
+            .unwrap()
+            .stats
+            .median
+    };
+    assert!(clock("monotonic_coarse", "vdso") < clock("monotonic", "syscall"));
+    let hist = env.json(&["history", "--json"]);
+    assert_eq!(hist.as_array().unwrap().len(), 1);
+    assert_eq!(hist[0]["run_id"], doc["run_id"]);
+}
+
+#[test]
+fn show_export_import_compare_round_trip() {
+    let env = Env::new();
+    let a = env.run();
+    let b = env.run();
+    let (ida, idb) = (a["run_id"].as_str().unwrap(), b["run_id"].as_str().unwrap());
+
+    let shown = env.json(&["show", ida, "--json"]);
+    assert_eq!(shown, a);
+    let text = env.cmd().args(["show", "latest"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&text.stdout).contains(idb));
+
+    let file = env.dir.path().join("a.json");
+    env.cmd()
+        .args(["export", ida, "-o"])
+        .arg(&file)
+        .assert()
+        .success();
+    let exported: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(exported, a);
+
+    // Import into a second database: the same document comes back out.
+    let other = Env::new();
+    other.cmd().arg("import").arg(&file).assert().success();
+    assert_eq!(other.json(&["export", ida]), a);
+
+    let c = env.json(&["compare", ida, idb, "--json"]);
+    let rows = c["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), a["results"].as_array().unwrap().len());
+    for r in rows {
+        assert!(r["ratio"].as_f64().unwrap() > 0.0);
+        assert!(r["verdict"].is_string());
+    }
+    assert_eq!(
+        c["env_differences"].as_array().unwrap().len(),
+        0,
+        "{}",
+        c["env_differences"]
+    );
+    let text = String::from_utf8(
+        env.cmd()
+            .args(["compare", ida, idb])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(text.contains("B/A") && text.contains("ns/read"), "{text}");
+}
+
+#[test]
+fn compare_names_environment_differences() {
+    let env = Env::new();
+    let a = env.run();
+    // The same run as if measured in the docker container fixture with another clocksource.
+    let mut b = a.clone();
+    b["run_id"] = "20990101T000000Z-beef".into();
+    b["env"]["virtualization"]["container"] = "docker".into();
+    b["env"]["clock"]["clocksource"] = "kvm-clock".into();
+    b["env"]["cpus"]["cgroup_quota"] = 1.5.into();
+    let f = env.file("b.json", &b.to_string());
+    env.cmd().arg("import").arg(&f).assert().success();
+    let c = env.json(&[
+        "compare",
+        a["run_id"].as_str().unwrap(),
+        "20990101",
+        "--json",
+    ]);
+    let whats: Vec<&str> = c["env_differences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["what"].as_str().unwrap())
+        .collect();
+    assert_eq!(whats, vec!["CPU quota", "container", "clocksource"]);
+}
+
+#[test]
+fn a_second_run_refuses_and_names_the_holder() {
+    use nix::fcntl::{Flock, FlockArg};
+    let env = Env::new();
+    let lock_path = env.dir.path().join("run.lock");
+    std::fs::write(
+        &lock_path,
+        "pid 4242 since 2026-11-22T00:00:00Z: truebench run timers\n",
+    )
+    .unwrap();
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&lock_path)
+        .unwrap();
+    let held = Flock::lock(f, FlockArg::LockExclusiveNonblock)
+        .map_err(|(_, e)| e)
+        .unwrap();
+    let out = env
+        .cmd()
+        .args(["run", "timers", "--samples", "3"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("error: another truebench run holds the lock"),
+        "{err}"
+    );
+    assert!(err.contains("pid 4242"), "{err}");
+    assert!(
+        !env.db().exists()
+            || env
+                .json(&["history", "--json"])
+                .as_array()
+                .unwrap()
+                .is_empty()
+    );
+    drop(held);
+    env.cmd()
+        .args(["run", "timers", "--samples", "3"])
+        .assert()
+        .success();
+}
+
+#[test]
+fn ctrl_c_keeps_finished_results_and_exits_130() {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    let env = Env::new();
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("truebench"));
+    cmd.env("TRUEBENCH_DB", env.db())
+        .env("TRUEBENCH_LOCK", env.dir.path().join("run.lock"))
+        .args(["run", "timers", "--samples", "400"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("error: interrupted"));
+    let doc = env.json(&["show", "latest", "--json"]);
+    let run = truebench::result::validate(&doc).unwrap();
+    assert!(run.interrupted);
+    assert!(
+        run.results.len() < 11,
+        "all {} results finished before the interrupt",
+        run.results.len()
+    );
+    for r in &run.results {
+        assert_eq!(r.stats.n, 400, "an unfinished result was kept");
+    }
+    // The lock was released: another run can start.
+    env.cmd()
+        .args(["run", "timers", "--samples", "3"])
+        .assert()
+        .success();
+}
+
+#[test]
+fn every_command_answers_help() {
+    let env = Env::new();
+    for sub in [
+        "probe", "run", "history", "show", "export", "import", "compare",
+    ] {
+        let out = env.cmd().args([sub, "--help"]).output().unwrap();
+        assert!(out.status.success(), "{sub} --help");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("Usage: truebench"),
+            "{sub} --help"
+        );
+    }
+    let out = env.cmd().arg("--help").output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Exit codes"));
+    let list = env.cmd().args(["run", "--list"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&list.stdout).contains("timers.clock-read@1"));
+}
+
+#[test]
+fn bad_inputs_exit_2_with_one_error_line_and_change_nothing() {
+    let env = Env::new();
+    let a = env.run();
+    let id = a["run_id"].as_str().unwrap().to_string();
+    let before = db_state(&env.db());
+
+    let broken = env.file("broken.json", "{\"schema\": \"truebench.result/1\", ");
+    let probe_doc = env.file(
+        "probe.json",
+        &env.json(&["probe", "--json", "--root", &fixture("arm-no-l3")])
+            .to_string(),
+    );
+    let mut tampered = a.clone();
+    tampered["run_id"] = "20990101T000000Z-dead".into();
+    tampered["results"][0]["stats"]["median"] = 12345.0.into();
+    let tampered = env.file("tampered.json", &tampered.to_string());
+    let mut no_results_key = a.clone();
+    no_results_key.as_object_mut().unwrap().remove("results");
+    let no_results_key = env.file("incomplete.json", &no_results_key.to_string());
+    let plain_file = env.file("plain.txt", "not a directory");
+    let existing = env.file("exists.json", "{}");
+    let dir = env.dir.path().to_str().unwrap().to_string();
+    let db_in_proc = "/proc/version/results.db".to_string();
+
+    let cases: Vec<Vec<String>> = vec![
+        vec!["frobnicate".into()],
+        vec!["run".into(), "nosuchsuite".into()],
+        vec![
+            "run".into(),
+            "timers".into(),
+            "--samples".into(),
+            "many".into(),
+        ],
+        vec![
+            "run".into(),
+            "timers".into(),
+            "--samples".into(),
+            "0".into(),
+        ],
+        vec!["probe".into(), "--root".into(), "/nonexistent/tree".into()],
+        vec![
+            "probe".into(),
+            "--root".into(),
+            plain_file.display().to_string(),
+        ],
+        vec!["probe".into(), "--root".into(), dir.clone()],
+        vec!["import".into(), broken.display().to_string()],
+        vec!["import".into(), probe_doc.display().to_string()],
+        vec!["import".into(), tampered.display().to_string()],
+        vec!["import".into(), no_results_key.display().to_string()],
+        vec!["import".into(), "/nonexistent/run.json".into()],
+        vec!["show".into(), "nosuchrun".into()],
+        vec!["compare".into(), id.clone(), "nosuchrun".into()],
+        vec![
+            "export".into(),
+            id.clone(),
+            "-o".into(),
+            existing.display().to_string(),
+        ],
+        vec!["history".into(), "--limit".into(), "0".into()],
+        vec!["--db".into(), dir.clone(), "history".into()],
+        vec!["--db".into(), db_in_proc, "run".into(), "timers".into()],
+        vec![
+            "import".into(),
+            env.dir.path().join("a.json").display().to_string(),
+        ],
+    ];
+    // The last case: the run is already in the database.
+    std::fs::write(env.dir.path().join("a.json"), a.to_string()).unwrap();
+
+    for args in &cases {
+        let out = env.cmd().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: exit {:?}, stderr {err}",
+            out.status.code()
+        );
+        let first = err.lines().next().unwrap_or("");
+        assert!(
+            first.starts_with("error:"),
+            "{args:?}: stderr starts {first:?}"
+        );
+        assert!(
+            out.stdout.is_empty(),
+            "{args:?}: printed {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert_eq!(db_state(&env.db()), before, "{args:?} changed the database");
+    }
+    assert_eq!(
+        std::fs::read_to_string(&existing).unwrap(),
+        "{}",
+        "export overwrote a file"
+    );
+}
