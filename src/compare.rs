@@ -169,3 +169,111 @@ pub fn compare(a: &RunDocument, b: &RunDocument) -> Comparison {
         env_differences,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::stats::Stats;
+    use crate::result::{Placement, Quality, Tool};
+    use serde_json::json;
+
+    fn result(bench: &str, samples: &[f64], lower_is_better: bool) -> BenchResult {
+        BenchResult {
+            benchmark: bench.into(),
+            params: [("clock".to_string(), json!("monotonic"))]
+                .into_iter()
+                .collect(),
+            placement: Placement {
+                name: "os".into(),
+                cpus: None,
+                observed: None,
+            },
+            unit: "ns/read".into(),
+            lower_is_better,
+            samples: samples.to_vec(),
+            stats: Stats::of(samples).unwrap(),
+            quality: Quality {
+                timer_share: 0.0,
+                clock_cost_ns: 20.0,
+                batch_iterations: 1,
+                batch_ns: 1e6,
+            },
+            findings: vec![],
+        }
+    }
+
+    fn run(id: &str, results: Vec<BenchResult>, clocksource: &str) -> RunDocument {
+        RunDocument {
+            schema: crate::result::SCHEMA.into(),
+            run_id: id.into(),
+            started_at: "2026-11-22T00:00:00Z".into(),
+            finished_at: None,
+            host: None,
+            suites: vec!["timers".into()],
+            interrupted: false,
+            tool: Tool::current(),
+            env: json!({"clock": {"clocksource": clocksource}, "topology": {"threads": 2}}),
+            findings: vec![],
+            results,
+        }
+    }
+
+    fn spread(base: f64) -> Vec<f64> {
+        (0..10).map(|i| base + i as f64 * 0.1).collect()
+    }
+
+    #[test]
+    fn a_real_slowdown_is_called_worse_and_noise_is_not() {
+        let a = run(
+            "a",
+            vec![result("timers.clock-read@1", &spread(20.0), true)],
+            "tsc",
+        );
+        let slow = run(
+            "b",
+            vec![result("timers.clock-read@1", &spread(40.0), true)],
+            "kvm-clock",
+        );
+        let c = compare(&a, &slow);
+        assert_eq!(c.rows[0].verdict, "B worse");
+        assert!((c.rows[0].ratio - 40.45 / 20.45).abs() < 1e-9);
+        assert!(!c.rows[0].ci_overlap);
+        assert_eq!(c.env_differences.len(), 1);
+        assert_eq!(c.env_differences[0].what, "clocksource");
+
+        let same = run(
+            "c",
+            vec![result("timers.clock-read@1", &spread(20.05), true)],
+            "tsc",
+        );
+        let c = compare(&a, &same);
+        assert_eq!(c.rows[0].verdict, "no real difference");
+        assert!(c.env_differences.is_empty());
+    }
+
+    #[test]
+    fn higher_is_better_flips_the_verdict() {
+        let a = run("a", vec![result("x.rate@1", &spread(20.0), false)], "tsc");
+        let b = run("b", vec![result("x.rate@1", &spread(40.0), false)], "tsc");
+        assert_eq!(compare(&a, &b).rows[0].verdict, "B better");
+    }
+
+    #[test]
+    fn different_definition_versions_warn() {
+        let a = run("a", vec![result("x.rate@1", &spread(20.0), false)], "tsc");
+        let b = run("b", vec![result("x.rate@2", &spread(20.0), false)], "tsc");
+        let c = compare(&a, &b);
+        assert!(c.rows[0]
+            .warning
+            .as_deref()
+            .unwrap()
+            .contains("not comparable"));
+        assert!(c.only_in_a.is_empty() && c.only_in_b.is_empty());
+        let other = run("c", vec![result("y.rate@1", &spread(20.0), false)], "tsc");
+        let c = compare(&a, &other);
+        assert_eq!(
+            (c.only_in_a.len(), c.only_in_b.len(), c.rows.len()),
+            (1, 1, 0)
+        );
+    }
+}

@@ -120,7 +120,13 @@ impl RunDocument {
                     })
                     .collect::<Vec<_>>()
                     .join(",");
-                format!("{} {} {:.4} {}", r.benchmark, p, r.stats.median, r.unit)
+                format!(
+                    "{} {} {} {}",
+                    r.benchmark,
+                    p,
+                    crate::report::units::num(r.stats.median),
+                    r.unit
+                )
             }
             None => "no results".into(),
         }

@@ -229,3 +229,65 @@ fn offline_cpus(p: &ProbeDoc) -> Option<Finding> {
         )],
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::{probe, sysroot::SysRoot};
+
+    fn fixture(name: &str) -> ProbeDoc {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/sysroots")
+            .join(name);
+        probe(&SysRoot::captured(dir))
+    }
+
+    #[test]
+    fn clock_read_syscall_when_vdso_costs_like_the_syscall() {
+        let mut p = fixture("this-vm");
+        p.clock.read_cost_ns.insert("monotonic".into(), 22.0);
+        p.clock.syscall_cost_ns.insert("monotonic".into(), 180.0);
+        assert!(clock_read_syscall(&p).is_none());
+        p.clock.read_cost_ns.insert("monotonic".into(), 175.0);
+        let f = clock_read_syscall(&p).unwrap();
+        assert!(
+            f.evidence[0].contains("175.0 ns via vDSO vs 180.0 ns via syscall"),
+            "{:?}",
+            f.evidence
+        );
+        assert!(f.evidence.iter().any(|e| e.contains("clocksource tsc")));
+    }
+
+    #[test]
+    fn pmu_finding_only_when_the_counter_failed() {
+        let mut p = fixture("this-vm");
+        assert!(
+            pmu_unavailable(&p).is_none(),
+            "not tried is not unavailable"
+        );
+        p.pmu.available = Some(false);
+        p.pmu.reason = Some("hardware events not supported".into());
+        assert!(pmu_unavailable(&p).unwrap().evidence[0].contains("not supported"));
+    }
+
+    #[test]
+    fn steal_severity_grows_with_the_share() {
+        let mut p = fixture("vm-private-llc");
+        assert_eq!(steal_time(&p).unwrap().severity, Severity::Info);
+        p.steal.as_mut().unwrap().share = 0.08;
+        assert_eq!(steal_time(&p).unwrap().severity, Severity::Warning);
+        p.steal.as_mut().unwrap().share = 0.001;
+        assert!(steal_time(&p).is_none());
+    }
+
+    #[test]
+    fn quota_equal_to_the_cpuset_is_no_finding() {
+        let mut p = fixture("container-quota");
+        assert!(cpu_quota_below_cpuset(&p)
+            .unwrap()
+            .message
+            .contains("1.50 CPUs"));
+        p.cpus.cgroup_quota = Some(6.0);
+        assert!(cpu_quota_below_cpuset(&p).is_none());
+    }
+}
