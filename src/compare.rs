@@ -111,17 +111,7 @@ pub fn compare(a: &RunDocument, b: &RunDocument) -> Comparison {
         rows.push(Row {
             benchmark: ra.benchmark.clone(),
             placement: ra.placement.name.clone(),
-            params: ra
-                .params
-                .iter()
-                .map(|(k, v)| {
-                    format!(
-                        "{k}={}",
-                        v.as_str().map(String::from).unwrap_or(v.to_string())
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join(","),
+            params: ra.params_text(),
             unit: ra.unit.clone(),
             a_median: ra.stats.median,
             b_median: rb.stats.median,
@@ -173,33 +163,30 @@ pub fn compare(a: &RunDocument, b: &RunDocument) -> Comparison {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::stats::Stats;
     use crate::result::{Placement, Quality, Tool};
     use serde_json::json;
 
     fn result(bench: &str, samples: &[f64], lower_is_better: bool) -> BenchResult {
-        BenchResult {
-            benchmark: bench.into(),
-            params: [("clock".to_string(), json!("monotonic"))]
-                .into_iter()
-                .collect(),
-            placement: Placement {
-                name: "os".into(),
-                cpus: None,
-                observed: None,
-            },
-            unit: "ns/read".into(),
+        let quality = Quality {
+            timer_share: 0.0,
+            clock_cost_ns: 20.0,
+            batch_iterations: 1,
+            batch_ns: 1e6,
+        };
+        let params = [("clock".to_string(), json!("monotonic"))]
+            .into_iter()
+            .collect();
+        let os = Placement::os();
+        BenchResult::new(
+            bench,
+            params,
+            os,
+            "ns/read",
             lower_is_better,
-            samples: samples.to_vec(),
-            stats: Stats::of(samples).unwrap(),
-            quality: Quality {
-                timer_share: 0.0,
-                clock_cost_ns: 20.0,
-                batch_iterations: 1,
-                batch_ns: 1e6,
-            },
-            findings: vec![],
-        }
+            samples.to_vec(),
+            quality,
+        )
+        .unwrap()
     }
 
     fn run(id: &str, results: Vec<BenchResult>, clocksource: &str) -> RunDocument {

@@ -42,6 +42,17 @@ pub struct Placement {
     pub observed: Option<Value>,
 }
 
+impl Placement {
+    /// Not pinned: the scheduler placed the tasks (`os`), nothing observed.
+    pub fn os() -> Placement {
+        Placement {
+            name: "os".into(),
+            cpus: None,
+            observed: None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Quality {
     /// Measured clock-read cost x clock reads / measured time (0..1).
@@ -71,6 +82,42 @@ pub struct BenchResult {
 }
 
 impl BenchResult {
+    /// A result from its raw samples: the statistics are computed here, so they always
+    /// match the samples. None when there is no usable sample.
+    pub fn new(
+        benchmark: &str,
+        params: BTreeMap<String, Value>,
+        placement: Placement,
+        unit: &str,
+        lower_is_better: bool,
+        samples: Vec<f64>,
+        quality: Quality,
+    ) -> Option<BenchResult> {
+        Some(BenchResult {
+            benchmark: benchmark.into(),
+            params,
+            placement,
+            unit: unit.into(),
+            lower_is_better,
+            stats: Stats::of(&samples)?,
+            samples,
+            quality,
+            findings: vec![],
+        })
+    }
+
+    /// The params as `k=v,k=v` (strings unquoted).
+    pub fn params_text(&self) -> String {
+        self.params
+            .iter()
+            .map(|(k, v)| match v.as_str() {
+                Some(s) => format!("{k}={s}"),
+                None => format!("{k}={v}"),
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
     /// The key that identifies "the same measurement" across runs: benchmark, placement, params.
     pub fn key(&self) -> String {
         format!(
@@ -109,21 +156,10 @@ impl RunDocument {
     pub fn headline(&self) -> String {
         match self.results.first() {
             Some(r) => {
-                let p = r
-                    .params
-                    .iter()
-                    .map(|(k, v)| {
-                        format!(
-                            "{k}={}",
-                            v.as_str().map(String::from).unwrap_or(v.to_string())
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join(",");
                 format!(
                     "{} {} {} {}",
                     r.benchmark,
-                    p,
+                    r.params_text(),
                     crate::report::units::num(r.stats.median),
                     r.unit
                 )

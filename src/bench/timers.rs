@@ -7,7 +7,6 @@ use crate::error::Interrupted;
 use crate::findings::results::annotate;
 use crate::measure::batch::timer_share;
 use crate::measure::clocks::{cost_batches, Clock, Path};
-use crate::measure::stats::Stats;
 use crate::result::{BenchResult, Placement, Quality};
 use serde_json::json;
 
@@ -48,35 +47,22 @@ impl Benchmark for ClockRead {
                 return Err(Interrupted.into()); // an unfinished result is not kept
             }
             let samples: Vec<f64> = batches.iter().map(|b| b.ns_per_iteration()).collect();
-            let stats = Stats::of(&samples)
-                .ok_or_else(|| anyhow::anyhow!("no valid samples for {}", clock.name()))?;
-            let path_name = clock.path_label(path);
-            let mut r = BenchResult {
-                benchmark: self.id().into(),
-                params: [
-                    ("clock".to_string(), json!(clock.name())),
-                    ("path".to_string(), json!(path_name)),
-                ]
-                .into_iter()
-                .collect(),
-                placement: Placement {
-                    name: "os".into(),
-                    cpus: None,
-                    observed: None,
-                },
-                unit: "ns/read".into(),
-                lower_is_better: true,
-                samples,
-                stats,
-                quality: Quality {
-                    timer_share: timer_share(ctx.clock_cost_ns, &batches),
-                    clock_cost_ns: ctx.clock_cost_ns,
-                    batch_iterations: batches[0].iterations,
-                    batch_ns: batches.iter().map(|b| b.elapsed_ns as f64).sum::<f64>()
-                        / batches.len() as f64,
-                },
-                findings: vec![],
+            let quality = Quality {
+                timer_share: timer_share(ctx.clock_cost_ns, &batches),
+                clock_cost_ns: ctx.clock_cost_ns,
+                batch_iterations: batches[0].iterations,
+                batch_ns: batches.iter().map(|b| b.elapsed_ns as f64).sum::<f64>()
+                    / batches.len() as f64,
             };
+            let params = [
+                ("clock".to_string(), json!(clock.name())),
+                ("path".to_string(), json!(clock.path_label(path))),
+            ]
+            .into_iter()
+            .collect();
+            let os = Placement::os();
+            let mut r = BenchResult::new(self.id(), params, os, "ns/read", true, samples, quality)
+                .ok_or_else(|| anyhow::anyhow!("no valid samples for {}", clock.name()))?;
             annotate(&mut r);
             emit(r);
         }

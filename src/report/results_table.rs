@@ -5,18 +5,6 @@ use super::units::{num, pct};
 use crate::result::RunDocument;
 use crate::store::RunSummary;
 
-fn params(p: &std::collections::BTreeMap<String, serde_json::Value>) -> String {
-    p.iter()
-        .map(|(k, v)| {
-            format!(
-                "{k}={}",
-                v.as_str().map(String::from).unwrap_or(v.to_string())
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 pub fn render(doc: &RunDocument) -> String {
     let mut t = super::table(&[
         "benchmark",
@@ -33,7 +21,7 @@ pub fn render(doc: &RunDocument) -> String {
         let s = &r.stats;
         t.add_row(vec![
             r.benchmark.clone(),
-            params(&r.params),
+            r.params_text(),
             r.placement.name.clone(),
             num(s.median),
             format!("{} – {}", num(s.ci95_low), num(s.ci95_high)),
@@ -58,7 +46,7 @@ pub fn render(doc: &RunDocument) -> String {
     for r in &doc.results {
         for f in &r.findings {
             let mut f = f.clone();
-            f.message = format!("{} {}: {}", r.benchmark, params(&r.params), f.message);
+            f.message = format!("{} {}: {}", r.benchmark, r.params_text(), f.message);
             findings.push(f);
         }
     }
