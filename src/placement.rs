@@ -1,0 +1,396 @@
+//! Named placements resolved against the probed topology into concrete CPUs for the tasks
+//! of a benchmark, and per-task pinning that is verified before the measured loop.
+//!
+//! CPUs are picked by topology relation (SMT siblings, LLC groups, packages, NUMA nodes
+//! from the probe), never by CPU-number arithmetic. A placement that cannot exist on this
+//! machine is returned as not applicable with the reason, never silently dropped.
+
+use crate::probe::ProbeDoc;
+use serde::Serialize;
+
+/// The named placements, in the order a full matrix runs them.
+pub const NAMES: &[&str] = &[
+    "same-cpu",
+    "smt-sibling",
+    "same-llc",
+    "cross-llc",
+    "cross-package",
+    "cross-node",
+    "os",
+];
+
+/// A placement resolved for two tasks: their CPUs, or None for `os` (not pinned).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Resolved {
+    pub name: String,
+    pub cpus: Option<[u32; 2]>,
+    /// The relation in words: "CPUs 0 and 20: SMT siblings of core [0,20]".
+    pub why: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NotApplicable {
+    pub name: String,
+    pub reason: String,
+}
+
+/// How two CPUs relate, from the closest relation to the farthest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Relation {
+    SameCpu,
+    SmtSibling,
+    SameLlc,
+    CrossLlc,
+    CrossPackage,
+    CrossNode,
+}
+
+impl Relation {
+    pub fn name(self) -> &'static str {
+        match self {
+            Relation::SameCpu => "same-cpu",
+            Relation::SmtSibling => "smt-sibling",
+            Relation::SameLlc => "same-llc",
+            Relation::CrossLlc => "cross-llc",
+            Relation::CrossPackage => "cross-package",
+            Relation::CrossNode => "cross-node",
+        }
+    }
+}
+
+/// Facts about CPUs that placements need, taken once from the probe.
+pub struct Topo<'a> {
+    p: &'a ProbeDoc,
+}
+
+impl<'a> Topo<'a> {
+    pub fn new(p: &'a ProbeDoc) -> Self {
+        Topo { p }
+    }
+
+    /// CPUs this process may run on (affinity ∩ cpuset ∩ online), ascending.
+    pub fn usable(&self) -> &[u32] {
+        &self.p.cpus.usable
+    }
+
+    fn core_of(&self, cpu: u32) -> Option<&Vec<u32>> {
+        self.p.topology.place(cpu).map(|pl| &pl.core_cpus)
+    }
+
+    fn package_of(&self, cpu: u32) -> Option<i64> {
+        self.p.topology.place(cpu).map(|pl| pl.package)
+    }
+
+    fn node_of(&self, cpu: u32) -> Option<u32> {
+        self.p
+            .numa
+            .nodes
+            .iter()
+            .find(|n| n.cpus.contains(&cpu))
+            .map(|n| n.id)
+    }
+
+    /// The closest relation between two CPUs. Different nodes outrank different packages
+    /// (a node boundary inside a package is still a memory boundary).
+    pub fn relation(&self, a: u32, b: u32) -> Relation {
+        if a == b {
+            return Relation::SameCpu;
+        }
+        if self.core_of(a).is_some_and(|c| c.contains(&b)) {
+            return Relation::SmtSibling;
+        }
+        if self.node_of(a) != self.node_of(b) {
+            return Relation::CrossNode;
+        }
+        if self.package_of(a) != self.package_of(b) {
+            return Relation::CrossPackage;
+        }
+        if self.p.topology.llc_of(a).is_some_and(|g| g.contains(&b)) {
+            return Relation::SameLlc;
+        }
+        Relation::CrossLlc
+    }
+
+    /// Whether a pair of distinct CPUs fits the named relation.
+    fn fits(&self, a: u32, b: u32, rel: Relation) -> bool {
+        let same_core = self.core_of(a).is_some_and(|c| c.contains(&b));
+        let same_llc = self.p.topology.llc_of(a).is_some_and(|g| g.contains(&b));
+        let same_pkg = self.package_of(a) == self.package_of(b);
+        match rel {
+            Relation::SameCpu => a == b,
+            Relation::SmtSibling => same_core,
+            Relation::SameLlc => same_llc && !same_core,
+            Relation::CrossLlc => same_pkg && !same_llc,
+            Relation::CrossPackage => !same_pkg,
+            Relation::CrossNode => self.node_of(a) != self.node_of(b),
+        }
+    }
+
+    /// A usable pair fitting the relation: among the fitting pairs, the one whose closest
+    /// relation is nearest (cross-llc prefers a pair inside one node), then ascending CPUs.
+    pub fn first_pair(&self, rel: Relation) -> Option<[u32; 2]> {
+        let u = self.usable();
+        if rel == Relation::SameCpu {
+            return u.first().map(|&c| [c, c]);
+        }
+        let mut best: Option<(Relation, [u32; 2])> = None;
+        for (i, &a) in u.iter().enumerate() {
+            for &b in &u[i + 1..] {
+                if self.fits(a, b, rel) {
+                    let r = self.relation(a, b);
+                    if best.is_none_or(|(br, _)| r < br) {
+                        best = Some((r, [a, b]));
+                    }
+                    if r == rel {
+                        return Some([a, b]);
+                    }
+                }
+            }
+        }
+        best.map(|(_, pair)| pair)
+    }
+
+    /// Why no usable pair has this relation here.
+    fn absent_reason(&self, rel: Relation) -> String {
+        let t = &self.p.topology;
+        let u = self.usable().len();
+        match rel {
+            _ if u == 0 => "no usable CPU".into(),
+            Relation::SameCpu => unreachable!("same-cpu exists whenever a CPU is usable"),
+            _ if u < 2 => format!("only {u} usable CPU"),
+            Relation::SmtSibling if t.threads_per_core < 2 => "no SMT (one thread per core)".into(),
+            Relation::SmtSibling => "no core has two usable SMT threads".into(),
+            Relation::SameLlc if t.llc_groups.iter().all(|g| self.cores_in(g) < 2) => {
+                "no LLC is shared by two cores (each core has its own)".into()
+            }
+            Relation::SameLlc => "no two usable cores share an LLC".into(),
+            Relation::CrossLlc if t.llc_groups.len() < 2 => "one LLC".into(),
+            Relation::CrossLlc => "one LLC per package among usable CPUs".into(),
+            Relation::CrossPackage if t.packages < 2 => "one package".into(),
+            Relation::CrossPackage => "usable CPUs are all in one package".into(),
+            Relation::CrossNode if self.p.numa.nodes.len() < 2 => "one NUMA node".into(),
+            Relation::CrossNode => "usable CPUs are all in one NUMA node".into(),
+        }
+    }
+
+    fn cores_in(&self, cpus: &[u32]) -> usize {
+        self.p
+            .topology
+            .core_sets()
+            .iter()
+            .filter(|c| c.iter().any(|x| cpus.contains(x)))
+            .count()
+    }
+}
+
+fn relation_from_name(name: &str) -> Option<Relation> {
+    [
+        Relation::SameCpu,
+        Relation::SmtSibling,
+        Relation::SameLlc,
+        Relation::CrossLlc,
+        Relation::CrossPackage,
+        Relation::CrossNode,
+    ]
+    .into_iter()
+    .find(|r| r.name() == name)
+}
+
+/// Check placement names given by the user: Err(bad name) for one that does not exist.
+pub fn check_names(names: &[String]) -> Result<(), String> {
+    match names.iter().find(|n| !NAMES.contains(&n.as_str())) {
+        Some(bad) => Err(bad.clone()),
+        None => Ok(()),
+    }
+}
+
+/// Resolve one named placement for two tasks.
+pub fn resolve(name: &str, p: &ProbeDoc) -> Result<Resolved, NotApplicable> {
+    let topo = Topo::new(p);
+    if name == "os" {
+        return Ok(Resolved {
+            name: "os".into(),
+            cpus: None,
+            why: format!(
+                "not pinned: the scheduler chooses among CPUs [{}]",
+                crate::probe::cpulist::format_list(topo.usable())
+            ),
+        });
+    }
+    let rel = relation_from_name(name).ok_or_else(|| NotApplicable {
+        name: name.into(),
+        reason: "unknown placement".into(),
+    })?;
+    match topo.first_pair(rel) {
+        Some(pair) => Ok(Resolved {
+            name: name.into(),
+            cpus: Some(pair),
+            why: describe(&topo, pair, rel),
+        }),
+        None => Err(NotApplicable {
+            name: name.into(),
+            reason: topo.absent_reason(rel),
+        }),
+    }
+}
+
+fn describe(topo: &Topo, [a, b]: [u32; 2], rel: Relation) -> String {
+    let t = &topo.p.topology;
+    let list = |v: &[u32]| crate::probe::cpulist::format_list(v);
+    match rel {
+        Relation::SameCpu => format!("both tasks on CPU {a}"),
+        Relation::SmtSibling => format!(
+            "CPUs {a} and {b}: SMT siblings of core [{}]",
+            list(topo.core_of(a).unwrap())
+        ),
+        Relation::SameLlc => format!(
+            "CPUs {a} and {b}: different cores sharing the L{} [{}]",
+            t.llc_level.unwrap_or(0),
+            list(t.llc_of(a).unwrap())
+        ),
+        Relation::CrossLlc => format!("CPUs {a} and {b}: same package, different LLCs"),
+        Relation::CrossPackage => format!(
+            "CPUs {a} and {b}: packages {} and {}",
+            topo.package_of(a).unwrap_or(-1),
+            topo.package_of(b).unwrap_or(-1)
+        ),
+        Relation::CrossNode => format!(
+            "CPUs {a} and {b}: NUMA nodes {} and {}",
+            topo.node_of(a).unwrap_or(0),
+            topo.node_of(b).unwrap_or(0)
+        ),
+    }
+}
+
+/// An explicit CPU pair (`--cpus A,B`), checked against the usable CPUs.
+pub fn explicit(cpus: &[u32], p: &ProbeDoc) -> Result<Resolved, String> {
+    let topo = Topo::new(p);
+    let pair: [u32; 2] = match cpus {
+        [a] => [*a, *a],
+        [a, b] => [*a, *b],
+        _ => return Err(format!("--cpus takes one or two CPUs, got {}", cpus.len())),
+    };
+    for c in pair {
+        if !topo.usable().contains(&c) {
+            return Err(format!(
+                "CPU {c} is not usable here (usable: [{}])",
+                crate::probe::cpulist::format_list(topo.usable())
+            ));
+        }
+    }
+    let rel = topo.relation(pair[0], pair[1]);
+    Ok(Resolved {
+        name: "cpus".into(),
+        cpus: Some(pair),
+        why: format!("explicit: {}", describe(&topo, pair, rel)),
+    })
+}
+
+/// Resolve a list of placement names: the applicable ones in the order of `NAMES`, and
+/// the others with their reasons.
+pub fn resolve_all(names: &[String], p: &ProbeDoc) -> (Vec<Resolved>, Vec<NotApplicable>) {
+    let mut ok = Vec::new();
+    let mut na = Vec::new();
+    for n in NAMES.iter().filter(|n| names.iter().any(|x| x == *n)) {
+        match resolve(n, p) {
+            Ok(r) => match ok
+                .iter()
+                .find(|o: &&Resolved| o.cpus.is_some() && o.cpus == r.cpus)
+            {
+                // Packages that are NUMA nodes give cross-package and cross-node one pair.
+                Some(earlier) => na.push(NotApplicable {
+                    name: r.name.clone(),
+                    reason: format!("same CPUs as {} ({})", earlier.name, r.why),
+                }),
+                None => ok.push(r),
+            },
+            Err(e) => na.push(e),
+        }
+    }
+    (ok, na)
+}
+
+/// Pin the calling thread to one CPU and verify it: the mask reads back as that CPU alone
+/// and the thread runs there. Returns a description of the failure otherwise.
+pub fn pin_current_thread(cpu: u32) -> Result<(), String> {
+    use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
+    use nix::unistd::Pid;
+    let mut set = CpuSet::new();
+    set.set(cpu as usize)
+        .map_err(|e| format!("CPU {cpu}: {e}"))?;
+    sched_setaffinity(Pid::from_raw(0), &set)
+        .map_err(|e| format!("sched_setaffinity(CPU {cpu}): {e}"))?;
+    let got = sched_getaffinity(Pid::from_raw(0)).map_err(|e| format!("sched_getaffinity: {e}"))?;
+    let count = (0..CpuSet::count())
+        .filter(|&i| got.is_set(i).unwrap_or(false))
+        .count();
+    if count != 1 || !got.is_set(cpu as usize).unwrap_or(false) {
+        return Err(format!(
+            "affinity of CPU {cpu} did not hold ({count} CPUs in the mask)"
+        ));
+    }
+    // The kernel migrates the thread at the next scheduling point; yield until it is there.
+    for _ in 0..100 {
+        if current_cpu() == Some(cpu) {
+            return Ok(());
+        }
+        std::thread::yield_now();
+    }
+    Err(format!(
+        "thread pinned to CPU {cpu} but still runs on {:?}",
+        current_cpu()
+    ))
+}
+
+/// The CPU the calling thread runs on now (getcpu through the vDSO: tens of ns).
+pub fn current_cpu() -> Option<u32> {
+    // SAFETY: sched_getcpu has no preconditions.
+    let c = unsafe { libc::sched_getcpu() };
+    (c >= 0).then_some(c as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::{probe, sysroot::SysRoot};
+
+    fn fixture(name: &str) -> ProbeDoc {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/sysroots")
+            .join(name);
+        probe(&SysRoot::captured(dir))
+    }
+
+    #[test]
+    fn relations_follow_the_topology_not_the_numbering() {
+        let p = fixture("two-socket-smt");
+        let t = Topo::new(&p);
+        assert_eq!(t.relation(0, 20), Relation::SmtSibling);
+        assert_eq!(t.relation(0, 1), Relation::SameLlc);
+        assert_eq!(t.relation(0, 10), Relation::CrossNode);
+        let e = fixture("epyc-multi-llc-2node");
+        let t = Topo::new(&e);
+        assert_eq!(t.relation(0, 16), Relation::SmtSibling);
+        assert_eq!(t.relation(0, 4), Relation::CrossLlc);
+        assert_eq!(t.relation(0, 8), Relation::CrossNode);
+    }
+
+    #[test]
+    fn explicit_pairs_are_checked_against_usable_cpus() {
+        let p = fixture("container-quota");
+        assert!(explicit(&[0, 5], &p).is_ok());
+        assert!(explicit(&[0, 9], &p).unwrap_err().contains("not usable"));
+        assert!(explicit(&[0, 1, 2], &p).is_err());
+        assert_eq!(explicit(&[3], &p).unwrap().cpus, Some([3, 3]));
+    }
+
+    #[test]
+    fn unknown_names_are_caught() {
+        assert_eq!(
+            check_names(&["same-cpu".into(), "sideways".into()]),
+            Err("sideways".into())
+        );
+        assert!(check_names(&["os".into()]).is_ok());
+    }
+}
