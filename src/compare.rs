@@ -202,6 +202,7 @@ mod tests {
             env: json!({"clock": {"clocksource": clocksource}, "topology": {"threads": 2}}),
             findings: vec![],
             results,
+            skipped: vec![],
         }
     }
 

@@ -13,6 +13,7 @@ pub mod findings;
 pub mod interrupt;
 pub mod lock;
 pub mod measure;
+pub mod observe;
 pub mod placement;
 pub mod probe;
 pub mod report;

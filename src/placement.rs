@@ -311,36 +311,39 @@ pub fn resolve_all(names: &[String], p: &ProbeDoc) -> (Vec<Resolved>, Vec<NotApp
     (ok, na)
 }
 
-/// Pin the calling thread to one CPU and verify it: the mask reads back as that CPU alone
-/// and the thread runs there. Returns a description of the failure otherwise.
-pub fn pin_current_thread(cpu: u32) -> Result<(), String> {
-    use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
-    use nix::unistd::Pid;
-    let mut set = CpuSet::new();
-    set.set(cpu as usize)
-        .map_err(|e| format!("CPU {cpu}: {e}"))?;
-    sched_setaffinity(Pid::from_raw(0), &set)
-        .map_err(|e| format!("sched_setaffinity(CPU {cpu}): {e}"))?;
-    let got = sched_getaffinity(Pid::from_raw(0)).map_err(|e| format!("sched_getaffinity: {e}"))?;
-    let count = (0..CpuSet::count())
-        .filter(|&i| got.is_set(i).unwrap_or(false))
-        .count();
-    if count != 1 || !got.is_set(cpu as usize).unwrap_or(false) {
-        return Err(format!(
-            "affinity of CPU {cpu} did not hold ({count} CPUs in the mask)"
-        ));
+/// Pin the calling thread to one CPU and verify it runs there. Only raw system calls: safe
+/// in a child between fork and exit. False when the CPU cannot be set (or is >= 1024).
+pub fn pin_raw(cpu: u32) -> bool {
+    if cpu as usize >= libc::CPU_SETSIZE as usize {
+        return false;
     }
-    // The kernel migrates the thread at the next scheduling point; yield until it is there.
-    for _ in 0..100 {
-        if current_cpu() == Some(cpu) {
-            return Ok(());
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; the calls take valid pointers.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu as usize, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return false;
         }
-        std::thread::yield_now();
+        // The kernel moves the thread at its next scheduling point; yield until it is there.
+        for _ in 0..1000 {
+            if libc::sched_getcpu() == cpu as i32 {
+                return true;
+            }
+            libc::sched_yield();
+        }
     }
-    Err(format!(
-        "thread pinned to CPU {cpu} but still runs on {:?}",
-        current_cpu()
-    ))
+    false
+}
+
+/// Pin the calling thread to one CPU and verify it (see `pin_raw`), with the reason on failure.
+pub fn pin_current_thread(cpu: u32) -> Result<(), String> {
+    if pin_raw(cpu) {
+        Ok(())
+    } else {
+        Err(format!(
+            "could not pin a task to CPU {cpu} (sched_setaffinity refused, or the task did not move there)"
+        ))
+    }
 }
 
 /// The CPU the calling thread runs on now (getcpu through the vDSO: tens of ns).

@@ -79,6 +79,9 @@ pub struct BenchResult {
     pub stats: Stats,
     pub quality: Quality,
     pub findings: Vec<Finding>,
+    /// Figures derived from the median, each key naming its unit (`round_trips_per_s`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub derived: BTreeMap<String, f64>,
 }
 
 impl BenchResult {
@@ -103,6 +106,7 @@ impl BenchResult {
             samples,
             quality,
             findings: vec![],
+            derived: BTreeMap::new(),
         })
     }
 
@@ -134,6 +138,15 @@ impl BenchResult {
     }
 }
 
+/// A case a benchmark could not run here, with the reason (never silently dropped).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Skipped {
+    pub benchmark: String,
+    /// The placement or test that was skipped.
+    pub case: String,
+    pub reason: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunDocument {
     pub schema: String,
@@ -149,6 +162,9 @@ pub struct RunDocument {
     pub env: Value,
     pub findings: Vec<Finding>,
     pub results: Vec<BenchResult>,
+    /// Cases not run here, each with its reason.
+    #[serde(default)]
+    pub skipped: Vec<Skipped>,
 }
 
 impl RunDocument {

@@ -1,14 +1,38 @@
 //! Benchmarks: one trait, one registry table (as stress-ng registers its stressors), one
 //! module per family. A suite is a family name; `run SUITE` runs every benchmark in it.
 
+pub mod ctx;
 pub mod timers;
 
 use crate::probe::ProbeDoc;
 use crate::result::BenchResult;
 
+/// Choices from the command line that benchmarks read (each uses the ones that apply).
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Placement names (`--placement`); empty = every applicable one plus `os`.
+    pub placements: Vec<String>,
+    /// An explicit CPU pair (`--cpus A,B`).
+    pub cpus: Option<Vec<u32>>,
+    /// Task modes (`--mode`): `process`, `thread`.
+    pub modes: Vec<String>,
+    /// Memory each side touches per hop (`--footprint KB`).
+    pub footprint_kb: u64,
+}
+
+/// What a benchmark hands back as it goes: a finished result, or a case it could not run
+/// here, with the reason (a placement that cannot exist, a missing tool).
+pub enum Emitted {
+    Result(Box<BenchResult>),
+    Skipped(Skipped),
+}
+
+pub use crate::result::Skipped;
+
 /// What a benchmark gets to run with.
 pub struct RunContext<'a> {
     pub probe: &'a ProbeDoc,
+    pub options: &'a RunOptions,
     /// Samples (timed batches) per result.
     pub samples: usize,
     /// Cost of one read of the timing clock (CLOCK_MONOTONIC), ns.
@@ -26,7 +50,7 @@ pub trait Benchmark: Sync {
     fn planned(&self, ctx: &RunContext) -> usize;
     /// Run, handing each finished result to `emit` at once (so Ctrl-C keeps it). Returns
     /// `Err(Interrupted)` when an interrupt was requested between results.
-    fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(BenchResult)) -> anyhow::Result<()>;
+    fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(Emitted)) -> anyhow::Result<()>;
 }
 
 impl dyn Benchmark {
@@ -36,7 +60,7 @@ impl dyn Benchmark {
 }
 
 /// Every benchmark, in run order.
-pub static REGISTRY: &[&dyn Benchmark] = &[&timers::ClockRead];
+pub static REGISTRY: &[&dyn Benchmark] = &[&timers::ClockRead, &ctx::PipeRoundTrip];
 
 /// The suites `truebench run` runs when none is named.
 pub const DEFAULT_SUITES: &[&str] = &["timers"];

@@ -2,7 +2,7 @@
 //! per clock and read path (vDSO or system call), in ns per read, so the timer's share of
 //! any other result can be judged, and a clock read that became a syscall shows.
 
-use super::{Benchmark, RunContext};
+use super::{Benchmark, Emitted, RunContext};
 use crate::error::Interrupted;
 use crate::findings::results::annotate;
 use crate::measure::batch::timer_share;
@@ -37,7 +37,7 @@ impl Benchmark for ClockRead {
         cases().len()
     }
 
-    fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(BenchResult)) -> anyhow::Result<()> {
+    fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(Emitted)) -> anyhow::Result<()> {
         for (clock, path) in cases() {
             if crate::interrupt::requested() {
                 return Err(Interrupted.into());
@@ -64,7 +64,7 @@ impl Benchmark for ClockRead {
             let mut r = BenchResult::new(self.id(), params, os, "ns/read", true, samples, quality)
                 .ok_or_else(|| anyhow::anyhow!("no valid samples for {}", clock.name()))?;
             annotate(&mut r);
-            emit(r);
+            emit(Emitted::Result(Box::new(r)));
         }
         Ok(())
     }

@@ -1,8 +1,8 @@
 //! `truebench run [SUITE,...]`: probe, run the suites' benchmarks with progress on stderr,
 //! store the run, print its table (or `--json` document). Ctrl-C keeps finished results.
 
-use crate::bench::{self, RunContext, DEFAULT_SUITES};
-use crate::error::{usage_hint, Interrupted};
+use crate::bench::{self, Emitted, RunContext, RunOptions, DEFAULT_SUITES};
+use crate::error::{usage, usage_hint, Interrupted};
 use crate::findings::{Finding, Severity};
 use crate::measure::batch::{min_interval_ns, timing_clock_cost_ns};
 use crate::probe::{kernel, probe, sysroot::SysRoot, Unavailable};
@@ -26,6 +26,19 @@ pub struct Args {
     /// List the suites and their benchmarks, and exit.
     #[arg(long)]
     list: bool,
+    /// Placements for communication tests, comma-separated: os, same-cpu, smt-sibling,
+    /// same-llc, cross-llc, cross-package, cross-node (default: every applicable one and os).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    placement: Vec<String>,
+    /// An explicit CPU pair for communication tests (`--cpus 0,3`), as placement `cpus`.
+    #[arg(long, value_delimiter = ',', value_name = "A,B")]
+    cpus: Option<Vec<u32>>,
+    /// Task mode for ctx tests: process (fork), thread, or both.
+    #[arg(long, default_value = "both", value_parser = ["process", "thread", "both"])]
+    mode: String,
+    /// KiB of its own memory each side of a ctx test touches per hop (lmbench lat_ctx style).
+    #[arg(long, default_value_t = 0, value_name = "KB", value_parser = clap::value_parser!(u64).range(0..=1_048_576))]
+    footprint: u64,
 }
 
 /// Shortest timed batch, whatever the clock costs.
@@ -109,6 +122,31 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         )
     })?;
 
+    crate::placement::check_names(&a.placement).map_err(|bad| {
+        usage_hint(
+            format!("unknown placement '{bad}'"),
+            format!("placements: {}", crate::placement::NAMES.join(", ")),
+        )
+    })?;
+    let options = RunOptions {
+        placements: a.placement.clone(),
+        cpus: a.cpus.clone(),
+        modes: match a.mode.as_str() {
+            "both" => vec!["process".into(), "thread".into()],
+            m => vec![m.to_string()],
+        },
+        footprint_kb: a.footprint,
+    };
+
+    if std::io::stderr().is_terminal() {
+        eprintln!("truebench: probing the machine...");
+    }
+    let live = SysRoot::live();
+    let env = probe(&live);
+    if let Some(cpus) = &options.cpus {
+        crate::placement::explicit(cpus, &env).map_err(|e| usage(format!("--cpus: {e}")))?;
+    }
+
     let db_path = default_path(db)?;
     let mut store = Store::open_rw(&db_path)?;
     let _lock = crate::lock::acquire(&format!("truebench run {}", names.join(",")))?;
@@ -116,12 +154,10 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
 
     let started = chrono::Utc::now();
     let t0 = std::time::Instant::now();
-    eprintln!("truebench: probing the machine...");
-    let live = SysRoot::live();
-    let env = probe(&live);
     let clock_cost_ns = timing_clock_cost_ns();
     let ctx = RunContext {
         probe: &env,
+        options: &options,
         samples: a.samples as usize,
         clock_cost_ns,
         min_batch_ns: min_interval_ns(clock_cost_ns, BATCH_FLOOR_NS),
@@ -131,11 +167,15 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     let total: usize = benches.iter().map(|b| b.planned(&ctx)).sum();
     let pb = progress(total as u64);
     let mut results = Vec::new();
+    let mut skipped = Vec::new();
     let mut interrupted = false;
     for b in &benches {
         pb.set_message(b.id());
-        let outcome = b.run(&ctx, &mut |r| {
-            results.push(r);
+        let outcome = b.run(&ctx, &mut |e| {
+            match e {
+                Emitted::Result(r) => results.push(*r),
+                Emitted::Skipped(s) => skipped.push(s),
+            }
             pb.inc(1);
         });
         match outcome {
@@ -173,6 +213,7 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         env: serde_json::to_value(&env)?,
         findings,
         results,
+        skipped,
     };
     store.insert(&doc)?;
     if a.json {

@@ -45,18 +45,26 @@ pub fn time_batch<F: FnMut(u64)>(work: &mut F, iterations: u64) -> Batch {
     }
 }
 
-/// Find an iteration count whose batch lasts at least `min_ns` (doubling, then scaling).
+/// Find an iteration count whose batch lasts at least `min_ns`: grow by 4x until a batch
+/// is long enough to extrapolate from, then verify that the faster of two batches of the
+/// chosen count reaches `min_ns` (a preempted calibration batch would otherwise look long
+/// and leave the measured batches short), growing again if it does not.
 pub fn calibrate<F: FnMut(u64)>(work: &mut F, min_ns: f64) -> u64 {
     let mut n = 1u64;
     loop {
         let b = time_batch(work, n);
-        if b.elapsed_ns as f64 >= min_ns {
-            return n;
-        }
-        if b.elapsed_ns as f64 >= min_ns / 16.0 {
-            // Close enough to extrapolate, with 20% headroom.
-            let scaled = (n as f64 * min_ns / b.elapsed_ns as f64 * 1.2).ceil() as u64;
-            return scaled.max(n + 1);
+        let t = b.elapsed_ns as f64;
+        if t >= min_ns / 16.0 {
+            let target = (n as f64 * min_ns / t * 1.2).ceil() as u64;
+            n = target.max(n);
+            let fastest = time_batch(work, n)
+                .elapsed_ns
+                .min(time_batch(work, n).elapsed_ns);
+            if fastest as f64 >= min_ns {
+                return n;
+            }
+            n = (n as f64 * min_ns / fastest as f64 * 1.2).ceil() as u64;
+            continue;
         }
         n = n.saturating_mul(4);
     }

@@ -1,12 +1,55 @@
 //! A run's results as a table (per result: median, 95% CI, CV, n, unit, timer share,
-//! placement), followed by findings; and the run history as a table.
+//! placement; for placement matrices the ratio to same-cpu and what was observed),
+//! followed by the cases not run here and the findings; and the run history as a table.
 
 use super::units::{num, pct};
-use crate::result::RunDocument;
+use crate::result::{BenchResult, RunDocument};
 use crate::store::RunSummary;
+use serde_json::Value;
+
+/// The same-cpu result with the same benchmark and params, when the run has one.
+fn same_cpu_of<'a>(doc: &'a RunDocument, r: &BenchResult) -> Option<&'a BenchResult> {
+    doc.results.iter().find(|o| {
+        o.placement.name == "same-cpu" && o.benchmark == r.benchmark && o.params == r.params
+    })
+}
+
+fn list(v: &Value) -> String {
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .unwrap_or_else(|| "?".into())
+}
+
+/// "A[0] B[0,1] together 90%, migrations 0/3": what `placement.observed` says, briefly.
+pub fn observed_summary(obs: &Value) -> String {
+    let t = &obs["tasks"];
+    let mut s = format!(
+        "A[{}] B[{}]",
+        list(&t["a"]["cpus_seen"]),
+        list(&t["b"]["cpus_seen"])
+    );
+    if let Some(f) = obs["colocated_fraction"].as_f64() {
+        s.push_str(&format!(" together {:.0}%", f * 100.0));
+    }
+    let m = |side: &str| {
+        t[side]["migrations"]
+            .as_u64()
+            .map(|x| x.to_string())
+            .unwrap_or_else(|| "n/a".into())
+    };
+    s.push_str(&format!(", migrations {}/{}", m("a"), m("b")));
+    s
+}
 
 pub fn render(doc: &RunDocument) -> String {
-    let mut t = super::table(&[
+    let matrix = doc.results.iter().any(|r| r.placement.name == "same-cpu");
+    let observed = doc.results.iter().any(|r| r.placement.observed.is_some());
+    let mut header = vec![
         "benchmark",
         "params",
         "placement",
@@ -15,21 +58,48 @@ pub fn render(doc: &RunDocument) -> String {
         "CV",
         "n",
         "unit",
-        "timer share",
-    ]);
+    ];
+    if matrix {
+        header.push("vs same-cpu");
+    }
+    header.push("timer share");
+    if observed {
+        header.push("observed");
+    }
+    let mut t = super::table(&header);
     for r in &doc.results {
         let s = &r.stats;
-        t.add_row(vec![
+        let mut row = vec![
             r.benchmark.clone(),
             r.params_text(),
-            r.placement.name.clone(),
+            match &r.placement.cpus {
+                Some(c) => format!("{} {:?}", r.placement.name, c),
+                None => r.placement.name.clone(),
+            },
             num(s.median),
             format!("{} – {}", num(s.ci95_low), num(s.ci95_high)),
             pct(s.cv),
             s.n.to_string(),
             r.unit.clone(),
-            pct(r.quality.timer_share),
-        ]);
+        ];
+        if matrix {
+            row.push(
+                same_cpu_of(doc, r)
+                    .map(|b| format!("{:.2}x", s.median / b.stats.median))
+                    .unwrap_or_default(),
+            );
+        }
+        row.push(pct(r.quality.timer_share));
+        if observed {
+            row.push(
+                r.placement
+                    .observed
+                    .as_ref()
+                    .map(observed_summary)
+                    .unwrap_or_default(),
+            );
+        }
+        t.add_row(row);
     }
     let mut out = format!(
         "Run {} on {} at {}{}\n{t}\n",
@@ -42,11 +112,23 @@ pub fn render(doc: &RunDocument) -> String {
             ""
         }
     );
+    if !doc.skipped.is_empty() {
+        out.push_str("Not run here:\n");
+        for s in &doc.skipped {
+            out.push_str(&format!("  {} {}: {}\n", s.benchmark, s.case, s.reason));
+        }
+    }
     let mut findings = doc.findings.clone();
     for r in &doc.results {
         for f in &r.findings {
             let mut f = f.clone();
-            f.message = format!("{} {}: {}", r.benchmark, r.params_text(), f.message);
+            f.message = format!(
+                "{} {} [{}]: {}",
+                r.benchmark,
+                r.params_text(),
+                r.placement.name,
+                f.message
+            );
             findings.push(f);
         }
     }

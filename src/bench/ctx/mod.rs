@@ -1,0 +1,189 @@
+//! The `ctx` suite: `ctx.pipe@1`, the context-switch test UnixBench gets wrong, done per
+//! placement. Two tasks pass a token through two pipes; one round trip = write, read on the
+//! other side, write back, read. Reported in ns per round trip for every applicable
+//! placement plus `os` (unpinned), in process (fork) and thread mode, with what was
+//! observed: where each task ran, migrations and switches. The os row gets a finding that
+//! says what it really measured.
+
+mod pingpong;
+
+use super::{Benchmark, Emitted, RunContext, Skipped};
+use crate::error::Interrupted;
+use crate::findings::placement::explain_os;
+use crate::findings::results::annotate;
+use crate::measure::batch::timer_share;
+use crate::placement::{self, Resolved};
+use crate::result::{BenchResult, Placement, Quality};
+use pingpong::{measure, Measurement, Mode, Spec};
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+
+pub struct PipeRoundTrip;
+
+/// The shortest timed batch of round trips: scheduling noise averages out over many.
+const CTX_BATCH_FLOOR_NS: f64 = 20e6;
+
+/// The placements to run: `--cpus` and `--placement` when given, else all of them.
+fn wanted(ctx: &RunContext) -> (Vec<Resolved>, Vec<Skipped>) {
+    let o = ctx.options;
+    let mut names = o.placements.clone();
+    if names.is_empty() && o.cpus.is_none() {
+        names = placement::NAMES.iter().map(|s| s.to_string()).collect();
+    }
+    let (mut ok, na) = placement::resolve_all(&names, ctx.probe);
+    if let Some(c) = &o.cpus {
+        if let Ok(r) = placement::explicit(c, ctx.probe) {
+            // Before `os`, so the os finding can use it as the cross-CPU figure.
+            let at = ok.iter().position(|r| r.name == "os").unwrap_or(ok.len());
+            ok.insert(at, r);
+        }
+    }
+    let skipped = na
+        .into_iter()
+        .map(|n| Skipped {
+            benchmark: "ctx.pipe@1".into(),
+            case: n.name,
+            reason: n.reason,
+        })
+        .collect();
+    (ok, skipped)
+}
+
+fn modes(ctx: &RunContext) -> Vec<Mode> {
+    let m: Vec<Mode> = ctx
+        .options
+        .modes
+        .iter()
+        .filter_map(|m| Mode::from_name(m))
+        .collect();
+    if m.is_empty() {
+        vec![Mode::Process, Mode::Thread]
+    } else {
+        m
+    }
+}
+
+fn mode_name(m: Mode) -> &'static str {
+    match m {
+        Mode::Process => "process",
+        Mode::Thread => "thread",
+    }
+}
+
+fn counters_json(m: &Measurement, side: usize) -> (Value, Option<&'static str>) {
+    let (c, seen): (_, BTreeSet<u32>) = if side == 0 {
+        (m.a, m.observations.iter().map(|o| o.0).collect())
+    } else {
+        (m.b, m.observations.iter().map(|o| o.1).collect())
+    };
+    let missing = c.migrations.is_none().then_some(
+        "no se.nr_migrations in /proc/PID/task/TID/sched (kernel without CONFIG_SCHED_DEBUG)",
+    );
+    (
+        json!({
+            "cpus_seen": seen.into_iter().collect::<Vec<_>>(),
+            "migrations": c.migrations,
+            "voluntary_switches": c.voluntary_switches,
+            "involuntary_switches": c.involuntary_switches,
+        }),
+        missing,
+    )
+}
+
+/// What was observed while the placement ran.
+fn observed(m: &Measurement, r: &Resolved) -> Value {
+    let n = m.observations.len();
+    let together = m.observations.iter().filter(|(a, b)| a == b).count();
+    let round_trips: u64 = m.batches.iter().map(|b| b.iterations).sum();
+    let (a, miss_a) = counters_json(m, 0);
+    let (b, miss_b) = counters_json(m, 1);
+    let mut v = json!({
+        "relation": r.why,
+        "pinned": r.cpus.is_some(),
+        "observations": n,
+        "colocated_fraction": if n > 0 { together as f64 / n as f64 } else { 0.0 },
+        "round_trips": round_trips,
+        "tasks": {"a": a, "b": b},
+    });
+    if let Some(why) = miss_a.or(miss_b) {
+        v["unavailable"] = json!({"migrations": why});
+    }
+    v
+}
+
+impl Benchmark for PipeRoundTrip {
+    fn id(&self) -> &'static str {
+        "ctx.pipe@1"
+    }
+
+    fn describe(&self) -> &'static str {
+        "ns per round trip of a token passed through two pipes between two tasks (process or thread), per placement, with where the tasks were seen"
+    }
+
+    fn planned(&self, ctx: &RunContext) -> usize {
+        let (ok, na) = wanted(ctx);
+        ok.len() * modes(ctx).len() + na.len()
+    }
+
+    fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(Emitted)) -> anyhow::Result<()> {
+        let (resolved, skipped) = wanted(ctx);
+        for s in skipped {
+            emit(Emitted::Skipped(s));
+        }
+        for mode in modes(ctx) {
+            let mut done: Vec<BenchResult> = Vec::new();
+            for r in &resolved {
+                let spec = Spec {
+                    mode,
+                    cpus: r.cpus,
+                    footprint: (ctx.options.footprint_kb * 1024) as usize,
+                    samples: ctx.samples,
+                    min_batch_ns: ctx.min_batch_ns.max(CTX_BATCH_FLOOR_NS),
+                };
+                let m = measure(&spec)?;
+                if m.interrupted {
+                    return Err(Interrupted.into());
+                }
+                let samples: Vec<f64> = m.batches.iter().map(|b| b.ns_per_iteration()).collect();
+                let quality = Quality {
+                    timer_share: timer_share(ctx.clock_cost_ns, &m.batches),
+                    clock_cost_ns: ctx.clock_cost_ns,
+                    batch_iterations: m.batches[0].iterations,
+                    batch_ns: m.batches.iter().map(|b| b.elapsed_ns as f64).sum::<f64>()
+                        / m.batches.len() as f64,
+                };
+                let params = [
+                    ("mode".to_string(), json!(mode_name(mode))),
+                    ("footprint_kb".to_string(), json!(ctx.options.footprint_kb)),
+                ]
+                .into_iter()
+                .collect();
+                let placement = Placement {
+                    name: r.name.clone(),
+                    cpus: r.cpus.map(|c| c.to_vec()),
+                    observed: Some(observed(&m, r)),
+                };
+                let mut res = BenchResult::new(
+                    self.id(),
+                    params,
+                    placement,
+                    "ns/round-trip",
+                    true,
+                    samples,
+                    quality,
+                )
+                .ok_or_else(|| anyhow::anyhow!("ctx.pipe: no valid samples"))?;
+                res.derived
+                    .insert("round_trips_per_s".into(), 1e9 / res.stats.median);
+                annotate(&mut res);
+                if r.name == "os" {
+                    res.findings
+                        .extend(explain_os(&res, &done, &ctx.probe.findings));
+                }
+                done.push(res.clone());
+                emit(Emitted::Result(Box::new(res)));
+            }
+        }
+        Ok(())
+    }
+}

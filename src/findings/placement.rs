@@ -1,0 +1,189 @@
+//! Rules over a placement matrix: what the unpinned (`os`) run really measured, judged by
+//! where its tasks were seen and by the pinned figures it sits between.
+
+use super::{Finding, Severity};
+use crate::report::units::num;
+use crate::result::BenchResult;
+
+/// Colocated at least this often: the os run measured same-CPU switching.
+pub const COLOCATED: f64 = 0.8;
+/// Colocated at most this often: the os run paid the cross-CPU price.
+pub const SPREAD: f64 = 0.2;
+
+/// Pinned cross-CPU placements, nearest first: the figure an os run that spread would show.
+const CROSS_ORDER: &[&str] = &[
+    "same-llc",
+    "smt-sibling",
+    "cross-llc",
+    "cross-package",
+    "cross-node",
+    "cpus",
+];
+
+fn figure(r: &BenchResult) -> String {
+    format!("{} {} {}", r.placement.name, num(r.stats.median), r.unit)
+}
+
+/// Explain the os result of one benchmark and mode, given the pinned results beside it
+/// and the probe's findings (for `llc-not-shared`).
+pub fn explain_os(os: &BenchResult, pinned: &[BenchResult], probe: &[Finding]) -> Option<Finding> {
+    let obs = os.placement.observed.as_ref()?;
+    let frac = obs.get("colocated_fraction")?.as_f64()?;
+    let n = obs
+        .get("observations")
+        .and_then(|v| v.as_u64())
+        .unwrap_or(0);
+    let same = pinned.iter().find(|r| r.placement.name == "same-cpu");
+    let cross = CROSS_ORDER.iter().find_map(|name| {
+        pinned.iter().find(|r| {
+            r.placement.name == *name
+                && r.placement
+                    .cpus
+                    .as_ref()
+                    .is_some_and(|c| c.len() == 2 && c[0] != c[1])
+        })
+    });
+    let mut evidence = vec![
+        format!(
+            "os: {} {}, CV {:.0}%",
+            num(os.stats.median),
+            os.unit,
+            os.stats.cv * 100.0
+        ),
+        format!(
+            "both tasks on one CPU in {:.0}% of {n} observations",
+            frac * 100.0
+        ),
+        format!(
+            "CPUs seen: A {}, B {}",
+            obs["tasks"]["a"]["cpus_seen"], obs["tasks"]["b"]["cpus_seen"]
+        ),
+    ];
+    evidence.extend(same.map(figure));
+    evidence.extend(cross.map(figure));
+    let between = match (same, cross) {
+        (Some(s), Some(c)) => format!(
+            " (same-cpu {} vs {} {}: {:.1}x apart)",
+            num(s.stats.median),
+            c.placement.name,
+            num(c.stats.median),
+            c.stats.median / s.stats.median
+        ),
+        _ => String::new(),
+    };
+    if frac >= COLOCATED {
+        if let Some(f) = probe.iter().find(|f| f.id == "llc-not-shared") {
+            evidence.push(format!("probe: llc-not-shared: {}", f.evidence.join("; ")));
+        }
+        Some(Finding::new(
+            "os-placement-colocated",
+            Severity::Warning,
+            format!(
+                "Unpinned, the scheduler kept both tasks on one CPU in {:.0}% of observations: the os figure measures same-CPU switching, not communication between CPUs{between}. A machine whose scheduler spreads the pair will score far worse on the same hardware; compare the pinned rows.",
+                frac * 100.0
+            ),
+            evidence,
+        ))
+    } else if frac <= SPREAD {
+        Some(Finding::new(
+            "os-placement-spread",
+            Severity::Info,
+            format!(
+                "Unpinned, the tasks ran on different CPUs in {:.0}% of observations and pay the cross-CPU price{between}.",
+                (1.0 - frac) * 100.0
+            ),
+            evidence,
+        ))
+    } else {
+        Some(Finding::new(
+            "os-placement-mixed",
+            Severity::Warning,
+            format!(
+                "Unpinned, the tasks shared one CPU in {:.0}% of observations and ran apart in the rest: the os figure mixes same-CPU and cross-CPU costs{between}, and changes from run to run with the scheduler's choice.",
+                frac * 100.0
+            ),
+            evidence,
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::{Placement, Quality};
+    use serde_json::json;
+
+    fn r(name: &str, cpus: Option<Vec<u32>>, median: f64, frac: Option<f64>) -> BenchResult {
+        let observed = frac.map(|f| {
+            json!({"colocated_fraction": f, "observations": 10,
+                   "tasks": {"a": {"cpus_seen": [0]}, "b": {"cpus_seen": [0, 1]}}})
+        });
+        let q = Quality {
+            timer_share: 0.0,
+            clock_cost_ns: 20.0,
+            batch_iterations: 1,
+            batch_ns: 1e7,
+        };
+        let samples: Vec<f64> = (0..10).map(|i| median + i as f64 - 4.5).collect();
+        let p = Placement {
+            name: name.into(),
+            cpus,
+            observed,
+        };
+        BenchResult::new(
+            "ctx.pipe@1",
+            Default::default(),
+            p,
+            "ns/round-trip",
+            true,
+            samples,
+            q,
+        )
+        .unwrap()
+    }
+
+    fn pinned() -> Vec<BenchResult> {
+        vec![
+            r("same-cpu", Some(vec![0, 0]), 2000.0, Some(1.0)),
+            r("same-llc", Some(vec![0, 1]), 50000.0, Some(0.0)),
+        ]
+    }
+
+    #[test]
+    fn colocated_os_cites_both_figures_and_the_llc_finding() {
+        let os = r("os", None, 2100.0, Some(0.9));
+        let llc = Finding::new(
+            "llc-not-shared",
+            Severity::Warning,
+            "x",
+            vec!["package 0: 4 cores".into()],
+        );
+        let f = explain_os(&os, &pinned(), &[llc]).unwrap();
+        assert_eq!(f.id, "os-placement-colocated");
+        assert!(f.message.contains("90%"), "{}", f.message);
+        assert!(f.message.contains("25.0x apart"), "{}", f.message);
+        assert!(f.evidence.iter().any(|e| e.starts_with("same-cpu 2000")));
+        assert!(f.evidence.iter().any(|e| e.starts_with("same-llc 50000")));
+        assert!(f
+            .evidence
+            .iter()
+            .any(|e| e.contains("llc-not-shared: package 0")));
+    }
+
+    #[test]
+    fn spread_and_mixed_os_runs() {
+        let spread = explain_os(&r("os", None, 48000.0, Some(0.1)), &pinned(), &[]).unwrap();
+        assert_eq!(spread.id, "os-placement-spread");
+        assert!(spread.message.contains("90%"));
+        let mixed = explain_os(&r("os", None, 20000.0, Some(0.5)), &pinned(), &[]).unwrap();
+        assert_eq!(mixed.id, "os-placement-mixed");
+    }
+
+    #[test]
+    fn no_observation_no_finding_and_alone_still_explained() {
+        assert!(explain_os(&r("os", None, 2000.0, None), &pinned(), &[]).is_none());
+        let alone = explain_os(&r("os", None, 2000.0, Some(1.0)), &[], &[]).unwrap();
+        assert_eq!(alone.id, "os-placement-colocated");
+        assert!(!alone.message.contains("apart"));
+    }
+}

@@ -1,0 +1,4 @@
+//! Observing tasks while a benchmark runs: where they ran, migrations, voluntary and
+//! involuntary context switches, from /proc per task.
+
+pub mod task;
