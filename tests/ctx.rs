@@ -1,0 +1,166 @@
+//! The ctx suite on this machine: a short real run per placement with plausibility bounds,
+//! the observed placement of pinned runs, the os finding, and bad placement options.
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn cmd(dir: &tempfile::TempDir) -> Command {
+    let mut c = Command::cargo_bin("truebench").unwrap();
+    c.env("TRUEBENCH_DB", dir.path().join("r.db"))
+        .env("TRUEBENCH_LOCK", dir.path().join("lock"));
+    c
+}
+
+fn run(dir: &tempfile::TempDir, args: &[&str]) -> Value {
+    let out = cmd(dir)
+        .args(["run", "ctx", "--samples", "5", "--json"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    truebench::result::validate(&doc).unwrap();
+    doc
+}
+
+#[test]
+fn pinned_runs_stay_where_they_were_put_and_cost_plausible_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = run(
+        &dir,
+        &["--placement", "same-cpu,same-llc,os", "--mode", "process"],
+    );
+    let results = doc["results"].as_array().unwrap();
+    let usable = doc["env"]["cpus"]["usable"].as_array().unwrap().len();
+    for r in results {
+        assert_eq!(r["benchmark"], "ctx.pipe@1");
+        assert_eq!(r["unit"], "ns/round-trip");
+        let median = r["stats"]["median"].as_f64().unwrap();
+        // A pipe round trip is two writes, two reads and two wake-ups: 0.2 µs to 5 ms.
+        assert!(
+            (200.0..5e6).contains(&median),
+            "{}: {median} ns",
+            r["placement"]["name"]
+        );
+        let obs = &r["placement"]["observed"];
+        assert_eq!(obs["observations"], 5);
+        assert!(r["derived"]["round_trips_per_s"].as_f64().unwrap() > 0.0);
+        if let Some(cpus) = r["placement"]["cpus"].as_array() {
+            // Pinned: every observation saw each task on its own CPU.
+            assert_eq!(
+                obs["tasks"]["a"]["cpus_seen"],
+                Value::Array(vec![cpus[0].clone()]),
+                "{obs}"
+            );
+            assert_eq!(
+                obs["tasks"]["b"]["cpus_seen"],
+                Value::Array(vec![cpus[1].clone()]),
+                "{obs}"
+            );
+            let want = if cpus[0] == cpus[1] { 1.0 } else { 0.0 };
+            assert_eq!(obs["colocated_fraction"].as_f64().unwrap(), want);
+        }
+    }
+    let names: Vec<&str> = results
+        .iter()
+        .map(|r| r["placement"]["name"].as_str().unwrap())
+        .collect();
+    if usable >= 2 {
+        assert_eq!(
+            names,
+            vec!["same-cpu", "same-llc", "os"]
+                .into_iter()
+                .filter(|n| *n != "same-llc"
+                    || doc["skipped"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .all(|s| s["case"] != "same-llc"))
+                .collect::<Vec<_>>()
+        );
+    }
+    // The os row always carries its explanation.
+    let os = results
+        .iter()
+        .find(|r| r["placement"]["name"] == "os")
+        .unwrap();
+    let ids: Vec<&str> = os["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        ids.iter().any(|i| i.starts_with("os-placement-")),
+        "os row without a placement finding: {ids:?}"
+    );
+}
+
+#[test]
+fn every_placement_is_run_or_listed_with_its_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = run(&dir, &["--mode", "thread"]);
+    let mut seen: Vec<String> = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["placement"]["name"].as_str().unwrap().to_string())
+        .collect();
+    for s in doc["skipped"].as_array().unwrap() {
+        assert!(!s["reason"].as_str().unwrap().is_empty());
+        seen.push(s["case"].as_str().unwrap().to_string());
+    }
+    seen.sort();
+    let mut all: Vec<String> = truebench::placement::NAMES
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    all.sort();
+    assert_eq!(seen, all);
+}
+
+#[test]
+fn explicit_cpus_and_footprint() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = run(
+        &dir,
+        &["--cpus", "0", "--mode", "thread", "--footprint", "16"],
+    );
+    let r = &doc["results"].as_array().unwrap()[0];
+    assert_eq!(r["placement"]["name"], "cpus");
+    assert_eq!(r["placement"]["cpus"], serde_json::json!([0, 0]));
+    assert_eq!(r["params"]["footprint_kb"], 16);
+}
+
+#[test]
+fn bad_placement_options_exit_2_and_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        vec!["--placement", "diagonal"],
+        vec!["--cpus", "0,9999"],
+        vec!["--cpus", "0,1,2"],
+        vec!["--cpus", "x"],
+        vec!["--mode", "fiber"],
+        vec!["--footprint", "-3"],
+    ] {
+        let out = cmd(&dir).args(["run", "ctx"]).args(&args).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stderr).starts_with("error:"),
+            "{args:?}"
+        );
+        assert!(
+            !dir.path().join("r.db").exists(),
+            "{args:?} created the database"
+        );
+    }
+}
