@@ -163,77 +163,40 @@ pub fn compare(a: &RunDocument, b: &RunDocument) -> Comparison {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::{Placement, Quality, Tool};
+    use crate::result::testing;
     use serde_json::json;
 
-    fn result(bench: &str, samples: &[f64], lower_is_better: bool) -> BenchResult {
-        let quality = Quality {
-            timer_share: 0.0,
-            clock_cost_ns: 20.0,
-            batch_iterations: 1,
-            batch_ns: 1e6,
-        };
-        let params = [("clock".to_string(), json!("monotonic"))]
-            .into_iter()
-            .collect();
-        let os = Placement::os();
-        BenchResult::new(
-            bench,
-            params,
-            os,
-            "ns/read",
-            lower_is_better,
-            samples.to_vec(),
-            quality,
-        )
-        .unwrap()
+    /// A result of 10 samples spread ±4.5 around `median`.
+    fn result(bench: &str, median: f64, lower_is_better: bool) -> BenchResult {
+        let mut r = testing::result(bench, "os", None, json!({"clock": "monotonic"}), median);
+        r.lower_is_better = lower_is_better;
+        r
     }
 
     fn run(id: &str, results: Vec<BenchResult>, clocksource: &str) -> RunDocument {
-        RunDocument {
-            schema: crate::result::SCHEMA.into(),
-            run_id: id.into(),
-            started_at: "2026-11-22T00:00:00Z".into(),
-            finished_at: None,
-            host: None,
-            suites: vec!["timers".into()],
-            interrupted: false,
-            tool: Tool::current(),
-            env: json!({"clock": {"clocksource": clocksource}, "topology": {"threads": 2}}),
-            findings: vec![],
+        testing::run(
+            id,
             results,
-            skipped: vec![],
-        }
-    }
-
-    fn spread(base: f64) -> Vec<f64> {
-        (0..10).map(|i| base + i as f64 * 0.1).collect()
+            json!({"clock": {"clocksource": clocksource}, "topology": {"threads": 2}}),
+        )
     }
 
     #[test]
     fn a_real_slowdown_is_called_worse_and_noise_is_not() {
-        let a = run(
-            "a",
-            vec![result("timers.clock-read@1", &spread(20.0), true)],
-            "tsc",
-        );
+        let a = run("a", vec![result("timers.clock-read@1", 20.0, true)], "tsc");
         let slow = run(
             "b",
-            vec![result("timers.clock-read@1", &spread(40.0), true)],
+            vec![result("timers.clock-read@1", 40.0, true)],
             "kvm-clock",
         );
         let c = compare(&a, &slow);
         assert_eq!(c.rows[0].verdict, "B worse");
-        assert!((c.rows[0].ratio - 40.45 / 20.45).abs() < 1e-9);
+        assert_eq!(c.rows[0].ratio, 2.0);
         assert!(!c.rows[0].ci_overlap);
         assert_eq!(c.env_differences.len(), 1);
         assert_eq!(c.env_differences[0].what, "clocksource");
 
-        let same = run(
-            "c",
-            vec![result("timers.clock-read@1", &spread(20.05), true)],
-            "tsc",
-        );
+        let same = run("c", vec![result("timers.clock-read@1", 20.05, true)], "tsc");
         let c = compare(&a, &same);
         assert_eq!(c.rows[0].verdict, "no real difference");
         assert!(c.env_differences.is_empty());
@@ -241,15 +204,15 @@ mod tests {
 
     #[test]
     fn higher_is_better_flips_the_verdict() {
-        let a = run("a", vec![result("x.rate@1", &spread(20.0), false)], "tsc");
-        let b = run("b", vec![result("x.rate@1", &spread(40.0), false)], "tsc");
+        let a = run("a", vec![result("x.rate@1", 20.0, false)], "tsc");
+        let b = run("b", vec![result("x.rate@1", 40.0, false)], "tsc");
         assert_eq!(compare(&a, &b).rows[0].verdict, "B better");
     }
 
     #[test]
     fn different_definition_versions_warn() {
-        let a = run("a", vec![result("x.rate@1", &spread(20.0), false)], "tsc");
-        let b = run("b", vec![result("x.rate@2", &spread(20.0), false)], "tsc");
+        let a = run("a", vec![result("x.rate@1", 20.0, false)], "tsc");
+        let b = run("b", vec![result("x.rate@2", 20.0, false)], "tsc");
         let c = compare(&a, &b);
         assert!(c.rows[0]
             .warning
@@ -257,7 +220,7 @@ mod tests {
             .unwrap()
             .contains("not comparable"));
         assert!(c.only_in_a.is_empty() && c.only_in_b.is_empty());
-        let other = run("c", vec![result("y.rate@1", &spread(20.0), false)], "tsc");
+        let other = run("c", vec![result("y.rate@1", 20.0, false)], "tsc");
         let c = compare(&a, &other);
         assert_eq!(
             (c.only_in_a.len(), c.only_in_b.len(), c.rows.len()),

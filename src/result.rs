@@ -248,3 +248,56 @@ pub fn validate(doc: &Value) -> Result<RunDocument, String> {
     }
     Ok(run)
 }
+
+/// Builders of synthetic results and runs for unit tests.
+#[cfg(test)]
+pub mod testing {
+    use super::*;
+
+    /// A result of `bench` at `placement` whose samples spread ±4.5 around `median`.
+    pub fn result(
+        bench: &str,
+        placement: &str,
+        cpus: Option<Vec<u32>>,
+        params: Value,
+        median: f64,
+    ) -> BenchResult {
+        let q = Quality {
+            timer_share: 0.0,
+            clock_cost_ns: 20.0,
+            batch_iterations: 1,
+            batch_ns: 1e7,
+        };
+        let samples: Vec<f64> = (0..10).map(|i| median + i as f64 - 4.5).collect();
+        let params = params
+            .as_object()
+            .cloned()
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
+        let p = Placement {
+            name: placement.into(),
+            cpus,
+            observed: None,
+        };
+        BenchResult::new(bench, params, p, "ns", true, samples, q).unwrap()
+    }
+
+    /// A run holding `results`, measured on a machine described by `env`.
+    pub fn run(id: &str, results: Vec<BenchResult>, env: Value) -> RunDocument {
+        RunDocument {
+            schema: SCHEMA.into(),
+            run_id: id.into(),
+            started_at: "2026-11-22T00:00:00Z".into(),
+            finished_at: None,
+            host: None,
+            suites: vec![],
+            interrupted: false,
+            tool: Tool::current(),
+            env,
+            findings: vec![],
+            results,
+            skipped: vec![],
+        }
+    }
+}

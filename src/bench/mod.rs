@@ -1,6 +1,7 @@
 //! Benchmarks: one trait, one registry table (as stress-ng registers its stressors), one
 //! module per family. A suite is a family name; `run SUITE` runs every benchmark in it.
 
+pub mod c2c;
 pub mod ctx;
 pub mod timers;
 
@@ -60,7 +61,8 @@ impl dyn Benchmark {
 }
 
 /// Every benchmark, in run order.
-pub static REGISTRY: &[&dyn Benchmark] = &[&timers::ClockRead, &ctx::PipeRoundTrip];
+pub static REGISTRY: &[&dyn Benchmark] =
+    &[&timers::ClockRead, &ctx::PipeRoundTrip, &c2c::CacheLine];
 
 /// The suites `truebench run` runs when none is named.
 pub const DEFAULT_SUITES: &[&str] = &["timers"];

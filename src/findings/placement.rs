@@ -110,36 +110,16 @@ pub fn explain_os(os: &BenchResult, pinned: &[BenchResult], probe: &[Finding]) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::{Placement, Quality};
+    use crate::result::testing::result;
     use serde_json::json;
 
     fn r(name: &str, cpus: Option<Vec<u32>>, median: f64, frac: Option<f64>) -> BenchResult {
-        let observed = frac.map(|f| {
+        let mut r = result("ctx.pipe@1", name, cpus, json!({}), median);
+        r.placement.observed = frac.map(|f| {
             json!({"colocated_fraction": f, "observations": 10,
                    "tasks": {"a": {"cpus_seen": [0]}, "b": {"cpus_seen": [0, 1]}}})
         });
-        let q = Quality {
-            timer_share: 0.0,
-            clock_cost_ns: 20.0,
-            batch_iterations: 1,
-            batch_ns: 1e7,
-        };
-        let samples: Vec<f64> = (0..10).map(|i| median + i as f64 - 4.5).collect();
-        let p = Placement {
-            name: name.into(),
-            cpus,
-            observed,
-        };
-        BenchResult::new(
-            "ctx.pipe@1",
-            Default::default(),
-            p,
-            "ns/round-trip",
-            true,
-            samples,
-            q,
-        )
-        .unwrap()
+        r
     }
 
     fn pinned() -> Vec<BenchResult> {

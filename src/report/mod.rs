@@ -1,5 +1,6 @@
 //! Presenting results: terminal text and tables (JSON is the serde form of each document).
 
+pub mod c2c_matrix;
 pub mod compare_table;
 pub mod probe_text;
 pub mod results_table;

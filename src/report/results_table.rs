@@ -112,6 +112,9 @@ pub fn render(doc: &RunDocument) -> String {
             ""
         }
     );
+    if let Some(m) = super::c2c_matrix::render(doc) {
+        out.push_str(&m);
+    }
     if !doc.skipped.is_empty() {
         out.push_str("Not run here:\n");
         for s in &doc.skipped {

@@ -1,0 +1,295 @@
+//! The `c2c` suite: `c2c.cacheline@1`, the hardware cost of talking between CPUs. Two
+//! threads pinned to CPUs A and B take turns swapping one cache line with compare-and-swap
+//! (A: PONG->PING, B: PING->PONG), as core-to-core-latency does; one-way latency is a
+//! round trip's time over two, in ns. Every CPU pair is measured on machines of up to 16
+//! usable CPUs; beyond that a few pairs per relation (SMT sibling, same LLC, cross LLC,
+//! cross package, cross node), and the result says so. Next to `ctx`, the OS cost.
+
+use super::{Benchmark, Emitted, RunContext, Skipped};
+use crate::error::Interrupted;
+use crate::findings::results::annotate;
+use crate::measure::batch::{calibrate, time_batch, timer_share, Batch};
+use crate::placement::{pin_current_thread, Relation, Topo};
+use crate::result::{BenchResult, Placement, Quality};
+use serde_json::json;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Barrier;
+
+pub struct CacheLine;
+
+/// Every pair is measured up to this many usable CPUs.
+pub const ALL_PAIRS_UP_TO: usize = 16;
+/// Pairs per relation on larger machines.
+pub const PAIRS_PER_RELATION: usize = 4;
+
+const PING: u64 = 1;
+const PONG: u64 = 2;
+const STOP: u64 = 3;
+
+/// One cache line to itself: no false sharing with anything else.
+#[repr(align(128))]
+struct Line(AtomicU64);
+
+/// The CPU pairs to measure and whether they are a sample.
+pub fn pairs(topo: &Topo) -> (Vec<([u32; 2], Relation)>, bool) {
+    let u = topo.usable();
+    if u.len() <= ALL_PAIRS_UP_TO {
+        let mut v = Vec::new();
+        for (i, &a) in u.iter().enumerate() {
+            for &b in &u[i + 1..] {
+                v.push(([a, b], topo.relation(a, b)));
+            }
+        }
+        return (v, false);
+    }
+    // Spread the first CPU of each pair over the machine, one pair per start CPU.
+    let stride = (u.len() / 8).max(1);
+    let mut v = Vec::new();
+    for rel in [
+        Relation::SmtSibling,
+        Relation::SameLlc,
+        Relation::CrossLlc,
+        Relation::CrossPackage,
+        Relation::CrossNode,
+    ] {
+        let mut n = 0;
+        for &a in u.iter().step_by(stride) {
+            if n == PAIRS_PER_RELATION {
+                break;
+            }
+            if let Some(&b) = u.iter().find(|&&b| b != a && topo.relation(a, b) == rel) {
+                v.push(([a.min(b), a.max(b)], rel));
+                n += 1;
+            }
+        }
+    }
+    v.sort();
+    v.dedup();
+    (v, true)
+}
+
+/// Ping-pong between threads pinned to `a` and `b`; one batch per sample.
+fn measure_pair(a: u32, b: u32, samples: usize, min_batch_ns: f64) -> anyhow::Result<Vec<Batch>> {
+    let line = Line(AtomicU64::new(PONG));
+    let ready = Barrier::new(2);
+    std::thread::scope(|s| {
+        let pong = s.spawn(|| -> Result<(), String> {
+            let pinned = pin_current_thread(b);
+            ready.wait();
+            pinned?;
+            loop {
+                match line
+                    .0
+                    .compare_exchange(PING, PONG, Ordering::Relaxed, Ordering::Relaxed)
+                {
+                    Ok(_) => {}
+                    Err(STOP) => return Ok(()),
+                    Err(_) => std::hint::spin_loop(),
+                }
+            }
+        });
+        let ping = s.spawn(|| -> anyhow::Result<Vec<Batch>> {
+            let pinned = pin_current_thread(a);
+            ready.wait();
+            let result = pinned.map_err(anyhow::Error::msg).map(|()| {
+                let mut work = |n: u64| {
+                    for _ in 0..n {
+                        while line
+                            .0
+                            .compare_exchange(PONG, PING, Ordering::Relaxed, Ordering::Relaxed)
+                            .is_err()
+                        {
+                            std::hint::spin_loop();
+                        }
+                    }
+                };
+                work(10_000); // warm up: both lines of play in cache, both CPUs awake
+                let n = calibrate(&mut work, min_batch_ns);
+                let mut out = Vec::with_capacity(samples);
+                for _ in 0..samples {
+                    if crate::interrupt::requested() {
+                        break;
+                    }
+                    out.push(time_batch(&mut work, n));
+                }
+                out
+            });
+            // Let the last PING be answered, then stop the partner (also on failure).
+            while line
+                .0
+                .compare_exchange(PONG, STOP, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+            {
+                if line.0.load(Ordering::Relaxed) == STOP {
+                    break;
+                }
+                std::hint::spin_loop();
+            }
+            result
+        });
+        let batches = ping
+            .join()
+            .map_err(|_| anyhow::anyhow!("ping thread panicked"))?;
+        pong.join()
+            .map_err(|_| anyhow::anyhow!("pong thread panicked"))?
+            .map_err(anyhow::Error::msg)?;
+        batches
+    })
+}
+
+impl Benchmark for CacheLine {
+    fn id(&self) -> &'static str {
+        "c2c.cacheline@1"
+    }
+
+    fn describe(&self) -> &'static str {
+        "ns one-way for a cache line passed between two pinned CPUs by compare-and-swap, per CPU pair (sampled per relation above 16 CPUs)"
+    }
+
+    fn planned(&self, ctx: &RunContext) -> usize {
+        pairs(&Topo::new(ctx.probe)).0.len().max(1)
+    }
+
+    fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(Emitted)) -> anyhow::Result<()> {
+        let topo = Topo::new(ctx.probe);
+        let (pairs, sampled) = pairs(&topo);
+        if pairs.is_empty() {
+            emit(Emitted::Skipped(Skipped {
+                benchmark: self.id().into(),
+                case: "all pairs".into(),
+                reason: format!(
+                    "needs two usable CPUs, this process has {}",
+                    topo.usable().len()
+                ),
+            }));
+            return Ok(());
+        }
+        for ([a, b], rel) in pairs {
+            let batches = match measure_pair(a, b, ctx.samples, ctx.min_batch_ns) {
+                Ok(b) => b,
+                Err(e) => {
+                    emit(Emitted::Skipped(Skipped {
+                        benchmark: self.id().into(),
+                        case: format!("CPUs {a},{b}"),
+                        reason: e.to_string(),
+                    }));
+                    continue;
+                }
+            };
+            if batches.len() < ctx.samples {
+                return Err(Interrupted.into());
+            }
+            // One-way: half a round trip.
+            let samples: Vec<f64> = batches.iter().map(|b| b.ns_per_iteration() / 2.0).collect();
+            let quality = Quality {
+                timer_share: timer_share(ctx.clock_cost_ns, &batches),
+                clock_cost_ns: ctx.clock_cost_ns,
+                batch_iterations: batches[0].iterations,
+                batch_ns: batches.iter().map(|b| b.elapsed_ns as f64).sum::<f64>()
+                    / batches.len() as f64,
+            };
+            let params = [
+                ("cpu_a".to_string(), json!(a)),
+                ("cpu_b".to_string(), json!(b)),
+                (
+                    "pairs".to_string(),
+                    json!(if sampled {
+                        "sampled per relation"
+                    } else {
+                        "all"
+                    }),
+                ),
+            ]
+            .into_iter()
+            .collect();
+            let placement = Placement {
+                name: rel.name().into(),
+                cpus: Some(vec![a, b]),
+                observed: None,
+            };
+            let mut r = BenchResult::new(
+                self.id(),
+                params,
+                placement,
+                "ns/one-way",
+                true,
+                samples,
+                quality,
+            )
+            .ok_or_else(|| anyhow::anyhow!("c2c: no valid samples"))?;
+            annotate(&mut r);
+            emit(Emitted::Result(Box::new(r)));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::{probe, sysroot::SysRoot};
+
+    fn fixture(name: &str) -> crate::probe::ProbeDoc {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/sysroots")
+            .join(name);
+        probe(&SysRoot::captured(dir))
+    }
+
+    #[test]
+    fn small_machines_get_every_pair() {
+        let p = fixture("arm-no-l3");
+        let (v, sampled) = pairs(&Topo::new(&p));
+        assert!(!sampled);
+        assert_eq!(v.len(), 8 * 7 / 2);
+        assert!(v.contains(&([0, 1], Relation::SameLlc)));
+        assert!(v.contains(&([3, 4], Relation::CrossLlc)));
+    }
+
+    #[test]
+    fn large_machines_get_a_few_pairs_per_relation() {
+        let p = fixture("epyc-256");
+        let (v, sampled) = pairs(&Topo::new(&p));
+        assert!(sampled);
+        for rel in [
+            Relation::SmtSibling,
+            Relation::SameLlc,
+            Relation::CrossLlc,
+            Relation::CrossNode,
+        ] {
+            let n = v.iter().filter(|(_, r)| *r == rel).count();
+            assert!((1..=PAIRS_PER_RELATION).contains(&n), "{rel:?}: {n} pairs");
+        }
+        // Packages are split into nodes here: a cross-package pair is always cross-node.
+        assert_eq!(
+            v.iter()
+                .filter(|(_, r)| *r == Relation::CrossPackage)
+                .count(),
+            0
+        );
+        assert!(v.len() <= 5 * PAIRS_PER_RELATION);
+        for ([a, b], rel) in &v {
+            assert_eq!(Topo::new(&p).relation(*a, *b), *rel);
+        }
+    }
+
+    #[test]
+    fn a_pair_measures_a_plausible_latency() {
+        let usable = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap();
+        let cpus: Vec<u32> = (0..64)
+            .filter(|&c| usable.is_set(c).unwrap_or(false))
+            .map(|c| c as u32)
+            .collect();
+        if cpus.len() < 2 {
+            eprintln!("skipped: one usable CPU");
+            return;
+        }
+        let b = measure_pair(cpus[0], cpus[1], 3, 1e6).unwrap();
+        assert_eq!(b.len(), 3);
+        for x in &b {
+            let one_way = x.ns_per_iteration() / 2.0;
+            // A cache line hand-off: tens of ns on bare metal, more in a busy VM; never sub-ns.
+            assert!((5.0..1e6).contains(&one_way), "{one_way} ns one-way");
+        }
+    }
+}
