@@ -171,3 +171,68 @@ fn bad_placement_options_exit_2_and_write_nothing() {
         );
     }
 }
+
+/// Processes (other than `except`) whose environment holds `marker`.
+fn processes_with(marker: &str, except: u32) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| pid != except)
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .map(|env| String::from_utf8_lossy(&env).contains(marker))
+                .unwrap_or(false)
+        })
+        .collect()
+}
+
+#[test]
+fn ctrl_c_in_process_mode_reaps_the_child() {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    let dir = tempfile::tempdir().unwrap();
+    let marker = format!("TRUEBENCH_TEST_MARKER={}", std::process::id());
+    let (k, v) = marker.split_once('=').unwrap();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("truebench"))
+        .env("TRUEBENCH_DB", dir.path().join("r.db"))
+        .env("TRUEBENCH_LOCK", dir.path().join("lock"))
+        .env(k, v)
+        .args([
+            "run",
+            "ctx",
+            "--mode",
+            "process",
+            "--placement",
+            "same-llc,same-cpu",
+            "--samples",
+            "1000",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Wait until the forked echo task exists, then interrupt.
+    let t0 = std::time::Instant::now();
+    while processes_with(&marker, pid).is_empty() && t0.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(
+        !processes_with(&marker, pid).is_empty(),
+        "no forked task seen"
+    );
+    kill(Pid::from_raw(pid as i32), Signal::SIGINT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert_eq!(
+        processes_with(&marker, 0),
+        Vec::<u32>::new(),
+        "tasks left behind after Ctrl-C"
+    );
+}

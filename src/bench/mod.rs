@@ -65,7 +65,7 @@ pub static REGISTRY: &[&dyn Benchmark] =
     &[&timers::ClockRead, &ctx::PipeRoundTrip, &c2c::CacheLine];
 
 /// The suites `truebench run` runs when none is named.
-pub const DEFAULT_SUITES: &[&str] = &["timers"];
+pub const DEFAULT_SUITES: &[&str] = &["timers", "ctx", "c2c"];
 
 /// All suite names, in registry order.
 pub fn suites() -> Vec<&'static str> {
