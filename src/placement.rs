@@ -356,14 +356,7 @@ pub fn current_cpu() -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::{probe, sysroot::SysRoot};
-
-    fn fixture(name: &str) -> ProbeDoc {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/sysroots")
-            .join(name);
-        probe(&SysRoot::captured(dir))
-    }
+    use crate::probe::fixture;
 
     #[test]
     fn relations_follow_the_topology_not_the_numbering() {

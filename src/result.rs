@@ -42,6 +42,19 @@ pub struct Placement {
     pub observed: Option<Value>,
 }
 
+impl Quality {
+    /// The quality of a result timed as `batches` with a clock costing `clock_cost_ns` a read.
+    pub fn of(clock_cost_ns: f64, batches: &[crate::measure::batch::Batch]) -> Quality {
+        let n = batches.len().max(1) as f64;
+        Quality {
+            timer_share: crate::measure::batch::timer_share(clock_cost_ns, batches),
+            clock_cost_ns,
+            batch_iterations: batches.first().map(|b| b.iterations).unwrap_or(0),
+            batch_ns: batches.iter().map(|b| b.elapsed_ns as f64).sum::<f64>() / n,
+        }
+    }
+}
+
 impl Placement {
     /// Not pinned: the scheduler placed the tasks (`os`), nothing observed.
     pub fn os() -> Placement {

@@ -1,29 +1,12 @@
 //! The c2c suite on this machine: every usable pair measured (this machine is small), with
 //! plausible latencies, and the matrix printed.
 
-use assert_cmd::Command;
-use serde_json::Value;
+mod common;
 
 #[test]
 fn run_c2c_measures_every_pair_and_prints_the_matrix() {
-    let dir = tempfile::tempdir().unwrap();
-    let cmd = || {
-        let mut c = Command::cargo_bin("truebench").unwrap();
-        c.env("TRUEBENCH_DB", dir.path().join("r.db"))
-            .env("TRUEBENCH_LOCK", dir.path().join("lock"));
-        c
-    };
-    let out = cmd()
-        .args(["run", "c2c", "--samples", "3", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    truebench::result::validate(&doc).unwrap();
+    let env = common::TestEnv::new();
+    let doc = env.run(&["c2c", "--samples", "3"]);
     let n = doc["env"]["cpus"]["usable"].as_array().unwrap().len();
     let results = doc["results"].as_array().unwrap();
     if n > truebench::bench::c2c::ALL_PAIRS_UP_TO {
@@ -43,7 +26,7 @@ fn run_c2c_measures_every_pair_and_prints_the_matrix() {
         let ns = r["stats"]["median"].as_f64().unwrap();
         assert!((5.0..1e6).contains(&ns), "{ns} ns one-way");
     }
-    let text = cmd().args(["show", "latest"]).output().unwrap();
+    let text = env.cmd().args(["show", "latest"]).output().unwrap();
     let text = String::from_utf8_lossy(&text.stdout);
     if n >= 2 {
         assert!(text.contains("Cache-line one-way latency, ns"), "{text}");

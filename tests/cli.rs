@@ -2,57 +2,15 @@
 //! compare, the run lock, Ctrl-C, and bad inputs (exit 2, one `error:` line, no change to
 //! the database).
 
-use assert_cmd::Command;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use tempfile::TempDir;
+use std::path::Path;
 
-/// A private database and lock file per test, so tests run in parallel.
-struct Env {
-    dir: TempDir,
-}
+mod common;
 
-impl Env {
-    fn new() -> Env {
-        Env {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-    fn db(&self) -> PathBuf {
-        self.dir.path().join("results.db")
-    }
-    fn cmd(&self) -> Command {
-        let mut c = Command::cargo_bin("truebench").unwrap();
-        c.env("TRUEBENCH_DB", self.db())
-            .env("TRUEBENCH_LOCK", self.dir.path().join("run.lock"))
-            .env_remove("XDG_DATA_HOME");
-        c
-    }
-    fn json(&self, args: &[&str]) -> Value {
-        let out = self.cmd().args(args).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: not JSON: {e}"))
-    }
-    /// A quick stored run; returns its document.
-    fn run(&self) -> Value {
-        self.json(&["run", "timers", "--samples", "5", "--json"])
-    }
-    fn file(&self, name: &str, text: &str) -> PathBuf {
-        let p = self.dir.path().join(name);
-        std::fs::write(&p, text).unwrap();
-        p
-    }
-}
+use common::TestEnv as Env;
 
 fn fixture(name: &str) -> String {
-    format!(
-        "{}/tests/fixtures/sysroots/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    )
+    common::fixture(name).display().to_string()
 }
 
 /// The database's bytes (with its WAL), to prove a refused command changed nothing.
@@ -152,7 +110,7 @@ fn probe_text_draws_the_topology() {
 #[test]
 fn run_stores_a_valid_document_with_plausible_timers() {
     let env = Env::new();
-    let doc = env.run();
+    let doc = env.run(&["timers", "--samples", "5"]);
     let run = truebench::result::validate(&doc).unwrap();
     assert_eq!(run.suites, vec!["timers"]);
     assert!(!run.interrupted);
@@ -198,8 +156,8 @@ fn run_stores_a_valid_document_with_plausible_timers() {
 #[test]
 fn show_export_import_compare_round_trip() {
     let env = Env::new();
-    let a = env.run();
-    let b = env.run();
+    let a = env.run(&["timers", "--samples", "5"]);
+    let b = env.run(&["timers", "--samples", "5"]);
     let (ida, idb) = (a["run_id"].as_str().unwrap(), b["run_id"].as_str().unwrap());
 
     let shown = env.json(&["show", ida, "--json"]);
@@ -248,7 +206,7 @@ fn show_export_import_compare_round_trip() {
 #[test]
 fn compare_names_environment_differences() {
     let env = Env::new();
-    let a = env.run();
+    let a = env.run(&["timers", "--samples", "5"]);
     // The same run as if measured in the docker container fixture with another clocksource.
     let mut b = a.clone();
     b["run_id"] = "20990101T000000Z-beef".into();
@@ -276,7 +234,7 @@ fn compare_names_environment_differences() {
 fn a_second_run_refuses_and_names_the_holder() {
     use nix::fcntl::{Flock, FlockArg};
     let env = Env::new();
-    let lock_path = env.dir.path().join("run.lock");
+    let lock_path = env.lock();
     std::fs::write(
         &lock_path,
         "pid 4242 since 2026-11-22T00:00:00Z: truebench run timers\n",
@@ -324,7 +282,7 @@ fn ctrl_c_keeps_finished_results_and_exits_130() {
     let env = Env::new();
     let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("truebench"));
     cmd.env("TRUEBENCH_DB", env.db())
-        .env("TRUEBENCH_LOCK", env.dir.path().join("run.lock"))
+        .env("TRUEBENCH_LOCK", env.lock())
         .args(["run", "timers", "--samples", "400"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
@@ -379,7 +337,7 @@ fn every_command_answers_help() {
 #[test]
 fn bad_inputs_exit_2_with_one_error_line_and_change_nothing() {
     let env = Env::new();
-    let a = env.run();
+    let a = env.run(&["timers", "--samples", "5"]);
     let id = a["run_id"].as_str().unwrap().to_string();
     let before = db_state(&env.db());
 

@@ -1,37 +1,20 @@
 //! The ctx suite on this machine: a short real run per placement with plausibility bounds,
 //! the observed placement of pinned runs, the os finding, and bad placement options.
 
-use assert_cmd::Command;
+mod common;
+
+use common::TestEnv;
 use serde_json::Value;
 
-fn cmd(dir: &tempfile::TempDir) -> Command {
-    let mut c = Command::cargo_bin("truebench").unwrap();
-    c.env("TRUEBENCH_DB", dir.path().join("r.db"))
-        .env("TRUEBENCH_LOCK", dir.path().join("lock"));
-    c
-}
-
-fn run(dir: &tempfile::TempDir, args: &[&str]) -> Value {
-    let out = cmd(dir)
-        .args(["run", "ctx", "--samples", "5", "--json"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    truebench::result::validate(&doc).unwrap();
-    doc
+fn run(env: &TestEnv, args: &[&str]) -> Value {
+    env.run(&[&["ctx", "--samples", "5"], args].concat())
 }
 
 #[test]
 fn pinned_runs_stay_where_they_were_put_and_cost_plausible_times() {
-    let dir = tempfile::tempdir().unwrap();
+    let env = TestEnv::new();
     let doc = run(
-        &dir,
+        &env,
         &["--placement", "same-cpu,same-llc,os", "--mode", "process"],
     );
     let results = doc["results"].as_array().unwrap();
@@ -109,8 +92,8 @@ fn pinned_runs_stay_where_they_were_put_and_cost_plausible_times() {
 
 #[test]
 fn every_placement_is_run_or_listed_with_its_reason() {
-    let dir = tempfile::tempdir().unwrap();
-    let doc = run(&dir, &["--mode", "thread"]);
+    let env = TestEnv::new();
+    let doc = run(&env, &["--mode", "thread"]);
     let mut seen: Vec<String> = doc["results"]
         .as_array()
         .unwrap()
@@ -132,9 +115,9 @@ fn every_placement_is_run_or_listed_with_its_reason() {
 
 #[test]
 fn explicit_cpus_and_footprint() {
-    let dir = tempfile::tempdir().unwrap();
+    let env = TestEnv::new();
     let doc = run(
-        &dir,
+        &env,
         &["--cpus", "0", "--mode", "thread", "--footprint", "16"],
     );
     let r = &doc["results"].as_array().unwrap()[0];
@@ -145,7 +128,7 @@ fn explicit_cpus_and_footprint() {
 
 #[test]
 fn bad_placement_options_exit_2_and_write_nothing() {
-    let dir = tempfile::tempdir().unwrap();
+    let env = TestEnv::new();
     for args in [
         vec!["--placement", "diagonal"],
         vec!["--cpus", "0,9999"],
@@ -154,7 +137,7 @@ fn bad_placement_options_exit_2_and_write_nothing() {
         vec!["--mode", "fiber"],
         vec!["--footprint", "-3"],
     ] {
-        let out = cmd(&dir).args(["run", "ctx"]).args(&args).output().unwrap();
+        let out = env.cmd().args(["run", "ctx"]).args(&args).output().unwrap();
         assert_eq!(
             out.status.code(),
             Some(2),
@@ -165,10 +148,7 @@ fn bad_placement_options_exit_2_and_write_nothing() {
             String::from_utf8_lossy(&out.stderr).starts_with("error:"),
             "{args:?}"
         );
-        assert!(
-            !dir.path().join("r.db").exists(),
-            "{args:?} created the database"
-        );
+        assert!(!env.db().exists(), "{args:?} created the database");
     }
 }
 
@@ -190,12 +170,12 @@ fn processes_with(marker: &str, except: u32) -> Vec<u32> {
 fn ctrl_c_in_process_mode_reaps_the_child() {
     use nix::sys::signal::{kill, Signal};
     use nix::unistd::Pid;
-    let dir = tempfile::tempdir().unwrap();
+    let env = TestEnv::new();
     let marker = format!("TRUEBENCH_TEST_MARKER={}", std::process::id());
     let (k, v) = marker.split_once('=').unwrap();
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("truebench"))
-        .env("TRUEBENCH_DB", dir.path().join("r.db"))
-        .env("TRUEBENCH_LOCK", dir.path().join("lock"))
+        .env("TRUEBENCH_DB", env.db())
+        .env("TRUEBENCH_LOCK", env.lock())
         .env(k, v)
         .args([
             "run",

@@ -1,15 +1,13 @@
 //! Placement resolution on every fixture tree: which CPUs each named placement picks, and
 //! which placements are not applicable and why.
 
-use std::path::PathBuf;
+mod common;
+
 use truebench::placement::{resolve_all, NAMES};
 use truebench::probe::{probe, sysroot::SysRoot};
 
 fn resolved(name: &str) -> Vec<(String, Result<[u32; 2], String>)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/sysroots")
-        .join(name);
-    let p = probe(&SysRoot::captured(dir));
+    let p = probe(&SysRoot::captured(common::fixture(name)));
     let all: Vec<String> = NAMES.iter().map(|s| s.to_string()).collect();
     let (ok, na) = resolve_all(&all, &p);
     let mut out: Vec<(String, Result<[u32; 2], String>)> = Vec::new();

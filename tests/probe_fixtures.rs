@@ -2,15 +2,12 @@
 //! LLC groups, NUMA, quotas, virtualization layers and findings, cross-checked with
 //! `lscpu --sysroot` where lscpu applies.
 
-use std::path::PathBuf;
 use std::process::Command;
 use truebench::probe::{cpulist::parse_list, probe, sysroot::SysRoot, ProbeDoc};
 
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/sysroots")
-        .join(name)
-}
+mod common;
+
+use common::fixture;
 
 fn probe_fixture(name: &str) -> ProbeDoc {
     probe(&SysRoot::captured(fixture(name)))

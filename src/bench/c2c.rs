@@ -8,7 +8,7 @@
 use super::{Benchmark, Emitted, RunContext, Skipped};
 use crate::error::Interrupted;
 use crate::findings::results::annotate;
-use crate::measure::batch::{calibrate, time_batch, timer_share, Batch};
+use crate::measure::batch::{calibrate, time_batch, Batch};
 use crate::placement::{pin_current_thread, Relation, Topo};
 use crate::result::{BenchResult, Placement, Quality};
 use serde_json::json;
@@ -181,13 +181,7 @@ impl Benchmark for CacheLine {
             }
             // One-way: half a round trip.
             let samples: Vec<f64> = batches.iter().map(|b| b.ns_per_iteration() / 2.0).collect();
-            let quality = Quality {
-                timer_share: timer_share(ctx.clock_cost_ns, &batches),
-                clock_cost_ns: ctx.clock_cost_ns,
-                batch_iterations: batches[0].iterations,
-                batch_ns: batches.iter().map(|b| b.elapsed_ns as f64).sum::<f64>()
-                    / batches.len() as f64,
-            };
+            let quality = Quality::of(ctx.clock_cost_ns, &batches);
             let params = [
                 ("cpu_a".to_string(), json!(a)),
                 ("cpu_b".to_string(), json!(b)),
@@ -227,14 +221,7 @@ impl Benchmark for CacheLine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::{probe, sysroot::SysRoot};
-
-    fn fixture(name: &str) -> crate::probe::ProbeDoc {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/sysroots")
-            .join(name);
-        probe(&SysRoot::captured(dir))
-    }
+    use crate::probe::fixture;
 
     #[test]
     fn small_machines_get_every_pair() {

@@ -5,7 +5,6 @@
 use super::{Benchmark, Emitted, RunContext};
 use crate::error::Interrupted;
 use crate::findings::results::annotate;
-use crate::measure::batch::timer_share;
 use crate::measure::clocks::{cost_batches, Clock, Path};
 use crate::result::{BenchResult, Placement, Quality};
 use serde_json::json;
@@ -47,13 +46,7 @@ impl Benchmark for ClockRead {
                 return Err(Interrupted.into()); // an unfinished result is not kept
             }
             let samples: Vec<f64> = batches.iter().map(|b| b.ns_per_iteration()).collect();
-            let quality = Quality {
-                timer_share: timer_share(ctx.clock_cost_ns, &batches),
-                clock_cost_ns: ctx.clock_cost_ns,
-                batch_iterations: batches[0].iterations,
-                batch_ns: batches.iter().map(|b| b.elapsed_ns as f64).sum::<f64>()
-                    / batches.len() as f64,
-            };
+            let quality = Quality::of(ctx.clock_cost_ns, &batches);
             let params = [
                 ("clock".to_string(), json!(clock.name())),
                 ("path".to_string(), json!(clock.path_label(path))),

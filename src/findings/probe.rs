@@ -233,14 +233,7 @@ fn offline_cpus(p: &ProbeDoc) -> Option<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::{probe, sysroot::SysRoot};
-
-    fn fixture(name: &str) -> ProbeDoc {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/sysroots")
-            .join(name);
-        probe(&SysRoot::captured(dir))
-    }
+    use crate::probe::fixture;
 
     #[test]
     fn clock_read_syscall_when_vdso_costs_like_the_syscall() {

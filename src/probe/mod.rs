@@ -165,3 +165,12 @@ pub fn probe(root: &SysRoot) -> ProbeDoc {
     doc.probe_ms = t0.elapsed().as_secs_f64() * 1e3;
     doc
 }
+
+/// The probe of a fixture tree (tests/fixtures/sysroots/NAME), for unit tests.
+#[cfg(test)]
+pub fn fixture(name: &str) -> ProbeDoc {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/sysroots")
+        .join(name);
+    probe(&SysRoot::captured(dir))
+}

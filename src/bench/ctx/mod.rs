@@ -11,7 +11,6 @@ use super::{Benchmark, Emitted, RunContext, Skipped};
 use crate::error::Interrupted;
 use crate::findings::placement::explain_os;
 use crate::findings::results::annotate;
-use crate::measure::batch::timer_share;
 use crate::placement::{self, Resolved};
 use crate::result::{BenchResult, Placement, Quality};
 use pingpong::{measure, Measurement, Mode, Spec};
@@ -145,13 +144,7 @@ impl Benchmark for PipeRoundTrip {
                     return Err(Interrupted.into());
                 }
                 let samples: Vec<f64> = m.batches.iter().map(|b| b.ns_per_iteration()).collect();
-                let quality = Quality {
-                    timer_share: timer_share(ctx.clock_cost_ns, &m.batches),
-                    clock_cost_ns: ctx.clock_cost_ns,
-                    batch_iterations: m.batches[0].iterations,
-                    batch_ns: m.batches.iter().map(|b| b.elapsed_ns as f64).sum::<f64>()
-                        / m.batches.len() as f64,
-                };
+                let quality = Quality::of(ctx.clock_cost_ns, &m.batches);
                 let params = [
                     ("mode".to_string(), json!(mode_name(mode))),
                     ("footprint_kb".to_string(), json!(ctx.options.footprint_kb)),

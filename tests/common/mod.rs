@@ -1,0 +1,70 @@
+//! Shared by the integration tests: a private database and lock file per test (so tests
+//! run in parallel), the truebench command bound to them, and fixture tree paths.
+#![allow(dead_code)] // each test file uses its own subset
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::PathBuf;
+use tempfile::TempDir;
+
+pub struct TestEnv {
+    pub dir: TempDir,
+}
+
+impl TestEnv {
+    pub fn new() -> TestEnv {
+        TestEnv {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn db(&self) -> PathBuf {
+        self.dir.path().join("results.db")
+    }
+
+    pub fn lock(&self) -> PathBuf {
+        self.dir.path().join("run.lock")
+    }
+
+    /// `truebench` with TRUEBENCH_DB and TRUEBENCH_LOCK pointing into this test's directory.
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::cargo_bin("truebench").unwrap();
+        c.env("TRUEBENCH_DB", self.db())
+            .env("TRUEBENCH_LOCK", self.lock())
+            .env_remove("XDG_DATA_HOME");
+        c
+    }
+
+    /// Run and parse stdout as JSON; the command must succeed.
+    pub fn json(&self, args: &[&str]) -> Value {
+        let out = self.cmd().args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: not JSON: {e}"))
+    }
+
+    /// Run suites with `--json`, validate the document, return it.
+    pub fn run(&self, args: &[&str]) -> Value {
+        let doc = self.json(&[&["run", "--json"], args].concat());
+        truebench::result::validate(&doc)
+            .unwrap_or_else(|e| panic!("{args:?}: invalid document: {e}"));
+        doc
+    }
+
+    /// Write a file in this test's directory.
+    pub fn file(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+}
+
+/// A fixture tree's path (tests/fixtures/sysroots/NAME).
+pub fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/sysroots")
+        .join(name)
+}
