@@ -3,6 +3,7 @@
 
 pub mod c2c;
 pub mod ctx;
+pub mod memory;
 pub mod timers;
 
 use crate::probe::ProbeDoc;
@@ -61,8 +62,12 @@ impl dyn Benchmark {
 }
 
 /// Every benchmark, in run order.
-pub static REGISTRY: &[&dyn Benchmark] =
-    &[&timers::ClockRead, &ctx::PipeRoundTrip, &c2c::CacheLine];
+pub static REGISTRY: &[&dyn Benchmark] = &[
+    &timers::ClockRead,
+    &ctx::PipeRoundTrip,
+    &c2c::CacheLine,
+    &memory::latency::Latency,
+];
 
 /// The suites `truebench run` runs when none is named.
 pub const DEFAULT_SUITES: &[&str] = &["timers", "ctx", "c2c"];
@@ -78,15 +83,26 @@ pub fn suites() -> Vec<&'static str> {
     v
 }
 
-/// The benchmarks of the named suites, or the name that is not a suite.
+/// The benchmarks named: a suite (`memory`), or one benchmark by `family.name` with or
+/// without its version (`memory.latency`, `memory.latency@1`). Err(the unknown name).
 pub fn select(names: &[String]) -> Result<Vec<&'static dyn Benchmark>, String> {
-    let known = suites();
-    let mut out = Vec::new();
+    let mut out: Vec<&'static dyn Benchmark> = Vec::new();
     for n in names {
-        if !known.contains(&n.as_str()) {
+        let matched: Vec<&'static dyn Benchmark> = REGISTRY
+            .iter()
+            .copied()
+            .filter(|b| {
+                b.suite() == n || b.id() == n || b.id().split('@').next() == Some(n.as_str())
+            })
+            .collect();
+        if matched.is_empty() {
             return Err(n.clone());
         }
-        out.extend(REGISTRY.iter().copied().filter(|b| b.suite() == n));
+        for b in matched {
+            if !out.iter().any(|o| o.id() == b.id()) {
+                out.push(b);
+            }
+        }
     }
     Ok(out)
 }

@@ -3,4 +3,5 @@
 
 pub mod batch;
 pub mod clocks;
+pub mod plateaus;
 pub mod stats;
