@@ -109,7 +109,7 @@ mod tests {
         let c = curve(
             &[
                 (32 * KIB, 1.3),
-                (1 * MIB, 5.0),
+                (MIB, 5.0),
                 (16 * MIB, 40.0),
                 (512 * MIB, 200.0),
             ],
@@ -129,7 +129,7 @@ mod tests {
         let mut c = curve(
             &[
                 (32 * KIB, 1.3),
-                (1 * MIB, 5.0),
+                (MIB, 5.0),
                 (16 * MIB, 40.0),
                 (512 * MIB, 200.0),
             ],
@@ -146,7 +146,7 @@ mod tests {
 
     #[test]
     fn a_curve_still_rising_has_not_reached_memory() {
-        let c = curve(&[(32 * KIB, 1.3), (1 * MIB, 5.0), (2 * MIB, 40.0)], &[]);
+        let c = curve(&[(32 * KIB, 1.3), (MIB, 5.0), (2 * MIB, 40.0)], &[]);
         let mut rising = c.clone();
         rising.push((4 * MIB, 80.0));
         let p = find(&rising);
