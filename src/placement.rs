@@ -311,6 +311,82 @@ pub fn resolve_all(names: &[String], p: &ProbeDoc) -> (Vec<Resolved>, Vec<NotApp
     (ok, na)
 }
 
+/// The usable CPUs as a tree: NUMA node > LLC group > core > CPU, each level in ascending
+/// order of its first CPU.
+fn cpu_tree(p: &ProbeDoc) -> Vec<Vec<Vec<Vec<u32>>>> {
+    let topo = Topo::new(p);
+    let usable = topo.usable();
+    let mut nodes: Vec<Vec<Vec<Vec<u32>>>> = Vec::new();
+    let mut node_ids: Vec<Option<u32>> = Vec::new();
+    for &cpu in usable {
+        let node = topo.node_of(cpu);
+        let ni = node_ids.iter().position(|n| *n == node).unwrap_or_else(|| {
+            node_ids.push(node);
+            nodes.push(Vec::new());
+            nodes.len() - 1
+        });
+        let llc = p.topology.llc_of(cpu).cloned().unwrap_or_else(|| vec![cpu]);
+        let core = topo.core_of(cpu).cloned().unwrap_or_else(|| vec![cpu]);
+        let groups = &mut nodes[ni];
+        let gi = match groups
+            .iter()
+            .position(|g| g.iter().flatten().any(|c| llc.contains(c)))
+        {
+            Some(i) => i,
+            None => {
+                groups.push(Vec::new());
+                groups.len() - 1
+            }
+        };
+        let cores = &mut groups[gi];
+        match cores
+            .iter_mut()
+            .find(|c| c.iter().any(|x| core.contains(x)))
+        {
+            Some(c) => c.push(cpu),
+            None => cores.push(vec![cpu]),
+        }
+    }
+    nodes
+}
+
+fn interleave<T: Clone>(lists: Vec<Vec<T>>) -> Vec<T> {
+    let longest = lists.iter().map(Vec::len).max().unwrap_or(0);
+    (0..longest)
+        .flat_map(|i| lists.iter().filter_map(move |l| l.get(i).cloned()))
+        .collect()
+}
+
+/// Thread placement `compact`: fill a core's SMT siblings, then the cores of one LLC, then
+/// the next LLC, then the next node. The first t CPUs hold t threads.
+pub fn compact_order(p: &ProbeDoc) -> Vec<u32> {
+    cpu_tree(p)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flatten()
+        .collect()
+}
+
+/// Thread placement `spread`: one thread per node, then per LLC, then per core, before any
+/// second SMT sibling (round-robin at every level).
+pub fn spread_order(p: &ProbeDoc) -> Vec<u32> {
+    let nodes: Vec<Vec<u32>> = cpu_tree(p)
+        .into_iter()
+        .map(|groups| {
+            let groups: Vec<Vec<u32>> = groups
+                .into_iter()
+                .map(|cores| {
+                    // Every core's first thread before any core's second.
+                    interleave(cores)
+                })
+                .collect();
+            interleave(groups)
+        })
+        .collect();
+    interleave(nodes)
+}
+
 /// Pin the calling thread to one CPU and verify it runs there. Only raw system calls: safe
 /// in a child between fork and exit. False when the CPU cannot be set (or is >= 1024).
 pub fn pin_raw(cpu: u32) -> bool {
@@ -379,6 +455,27 @@ mod tests {
         assert!(explicit(&[0, 9], &p).unwrap_err().contains("not usable"));
         assert!(explicit(&[0, 1, 2], &p).is_err());
         assert_eq!(explicit(&[3], &p).unwrap().cpus, Some([3, 3]));
+    }
+
+    #[test]
+    fn compact_fills_siblings_and_llcs_first_spread_goes_wide() {
+        let p = fixture("two-socket-smt");
+        let c = compact_order(&p);
+        assert_eq!(&c[..4], &[0, 20, 1, 21]);
+        let s = spread_order(&p);
+        assert_eq!(
+            &s[..4],
+            &[0, 10, 1, 11],
+            "one per node first, then per core"
+        );
+        assert_eq!(s.len(), 40);
+        let e = fixture("epyc-multi-llc-2node");
+        // Node 0 then node 1, and within a node LLC groups alternate.
+        assert_eq!(&spread_order(&e)[..4], &[0, 8, 4, 12]);
+        assert_eq!(&compact_order(&e)[..3], &[0, 16, 1]);
+        let mut all = spread_order(&e);
+        all.sort();
+        assert_eq!(all, (0..32).collect::<Vec<u32>>());
     }
 
     #[test]

@@ -20,6 +20,9 @@ pub struct RunOptions {
     pub modes: Vec<String>,
     /// Memory each side touches per hop (`--footprint KB`).
     pub footprint_kb: u64,
+    /// Bytes of each bandwidth array, all threads together (`--array-size`); None = sized
+    /// from the caches.
+    pub array_bytes: Option<u64>,
 }
 
 /// What a benchmark hands back as it goes: a finished result, or a case it could not run
@@ -66,7 +69,10 @@ pub static REGISTRY: &[&dyn Benchmark] = &[
     &timers::ClockRead,
     &ctx::PipeRoundTrip,
     &c2c::CacheLine,
+    &memory::bandwidth::Bandwidth,
     &memory::latency::Latency,
+    &memory::numa::Numa,
+    &memory::per_event::PerEvent,
 ];
 
 /// The suites `truebench run` runs when none is named.

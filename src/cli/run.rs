@@ -39,6 +39,17 @@ pub struct Args {
     /// KiB of its own memory each side of a ctx test touches per hop (lmbench lat_ctx style).
     #[arg(long, default_value_t = 0, value_name = "KB", value_parser = clap::value_parser!(u64).range(0..=1_048_576))]
     footprint: u64,
+    /// Size of each memory-bandwidth array, all threads together (e.g. 512M, 2G; default:
+    /// 4x the last-level caches, at least 128 MiB).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    array_size: Option<u64>,
+}
+
+/// `512M`, `2G`, `64K` or plain bytes.
+fn parse_size(s: &str) -> Result<u64, String> {
+    crate::probe::topology::parse_size(s)
+        .filter(|b| *b >= 4096)
+        .ok_or_else(|| format!("'{s}' is not a size of at least 4K (e.g. 512M, 2G)"))
 }
 
 /// Shortest timed batch, whatever the clock costs.
@@ -136,6 +147,7 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
             m => vec![m.to_string()],
         },
         footprint_kb: a.footprint,
+        array_bytes: a.array_size,
     };
 
     if std::io::stderr().is_terminal() {

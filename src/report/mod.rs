@@ -2,6 +2,7 @@
 
 pub mod c2c_matrix;
 pub mod compare_table;
+pub mod numa_matrix;
 pub mod probe_text;
 pub mod results_table;
 pub mod units;

@@ -112,8 +112,14 @@ pub fn render(doc: &RunDocument) -> String {
             ""
         }
     );
-    if let Some(m) = super::c2c_matrix::render(doc) {
-        out.push_str(&m);
+    for section in [
+        super::c2c_matrix::render(doc),
+        super::numa_matrix::render(doc),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        out.push_str(&section);
     }
     if !doc.skipped.is_empty() {
         out.push_str("Not run here:\n");

@@ -62,9 +62,14 @@ fn memory_plateau(curve: &[(u64, f64)]) -> bool {
 
 /// A chain of `lines` cache lines in one random cycle, in a fresh region. Returns the region
 /// and the address to start from.
-fn build_chain(size: u64, pages: Pages, seed: u64) -> anyhow::Result<(Region, usize)> {
+fn build_chain(
+    size: u64,
+    pages: Pages,
+    seed: u64,
+    node: Option<u32>,
+) -> anyhow::Result<(Region, usize)> {
     let lines = (size as usize / LINE).max(2);
-    let mut region = Region::map(lines * LINE, pages, None)?;
+    let mut region = Region::map(lines * LINE, pages, node)?;
     let words = region.words(lines * LINE / 8);
     let base = words.as_ptr() as usize;
     let mut order: Vec<u32> = (0..lines as u32).collect();
@@ -87,14 +92,15 @@ fn chase(p: &mut usize, n: u64) {
     *p = std::hint::black_box(q);
 }
 
-/// Measure one size: samples of ns per load.
-fn measure(
+/// Measure one size (memory on `node` when given): samples of ns per load.
+pub fn measure(
     size: u64,
     pages: Pages,
+    node: Option<u32>,
     samples: usize,
     min_batch_ns: f64,
 ) -> anyhow::Result<Vec<Batch>> {
-    let (_region, start) = build_chain(size, pages, 0x7275_6562 ^ size)?;
+    let (_region, start) = build_chain(size, pages, 0x7275_6562 ^ size, node)?;
     let mut p = start;
     let mut work = |n: u64| chase(&mut p, n);
     work(((size / LINE as u64) * 2).min(200_000)); // warm: walk the chain, fill the TLBs
@@ -170,7 +176,7 @@ impl Benchmark for Latency {
                     let mut done = Vec::new();
                     let mut curve = Vec::new();
                     for size in sizes(top) {
-                        let batches = measure(size, pages, ctx.samples, ctx.min_batch_ns)?;
+                        let batches = measure(size, pages, None, ctx.samples, ctx.min_batch_ns)?;
                         if batches.len() < ctx.samples {
                             return Ok((done, true));
                         }
@@ -257,7 +263,7 @@ mod tests {
 
     #[test]
     fn the_chain_is_one_cycle_over_every_line() {
-        let (_r, start) = build_chain(64 * 1024, Pages::Small, 1).unwrap();
+        let (_r, start) = build_chain(64 * 1024, Pages::Small, 1, None).unwrap();
         let mut seen = std::collections::HashSet::new();
         let mut p = start;
         for _ in 0..1024 {
@@ -269,8 +275,8 @@ mod tests {
 
     #[test]
     fn l1_loads_are_faster_than_memory_loads() {
-        let small = measure(16 * 1024, Pages::Small, 3, 1e6).unwrap();
-        let big = measure(128 * MIB, Pages::Small, 3, 1e6).unwrap();
+        let small = measure(16 * 1024, Pages::Small, None, 3, 1e6).unwrap();
+        let big = measure(128 * MIB, Pages::Small, None, 3, 1e6).unwrap();
         let (s, b) = (small[1].ns_per_iteration(), big[1].ns_per_iteration());
         assert!((0.2..20.0).contains(&s), "16 KiB: {s} ns per load");
         assert!(

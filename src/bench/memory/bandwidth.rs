@@ -1,0 +1,353 @@
+//! `memory.bandwidth@1`: STREAM's copy, scale, add and triad, plus sum (read-only) and fill
+//! (write-only), in MB/s (10^6 B/s, STREAM byte counting: loads and stores named in the
+//! loop, no write-allocate; `derived.est_dram_mb_s` adds it back for ordinary stores).
+//! Regular and, on x86-64, non-temporal-store variants side by side. Each thread owns
+//! page-aligned arrays it touches first, pinned by the `compact` or `spread` order, swept
+//! over 1, 2, 4 ... N threads. Each kernel pass is timed whole, from a barrier to a barrier;
+//! the first pass warms up and is dropped; the arrays are validated at the end.
+
+use super::kernels::{self, expected, relative_error, Arrays, Kernel};
+use super::region::{available_bytes, Pages, Region};
+use crate::bench::{Benchmark, Emitted, RunContext, Skipped};
+use crate::error::Interrupted;
+use crate::findings::results::annotate;
+use crate::findings::{Finding, Severity};
+use crate::measure::batch::Batch;
+use crate::measure::clocks::now_ns;
+use crate::placement::{compact_order, pin_current_thread, spread_order};
+use crate::report::units::bytes;
+use crate::result::{BenchResult, Placement, Quality};
+use anyhow::{anyhow, bail};
+use serde_json::json;
+use std::sync::Barrier;
+
+pub struct Bandwidth;
+
+const MIB: u64 = 1 << 20;
+/// Each array (all threads together) is at least this large.
+const MIN_ARRAY: u64 = 128 * MIB;
+
+/// The size of each of the three arrays (all threads together), and why.
+pub fn array_bytes(
+    reported_llc_total: u64,
+    measured_llc: Option<u64>,
+    available: Option<u64>,
+    asked: Option<u64>,
+) -> Result<(u64, String), String> {
+    if let Some(a) = asked {
+        if let Some(av) = available {
+            if 3 * a > av {
+                return Err(format!(
+                    "3 arrays of {} need {} but only {} is available",
+                    bytes(a),
+                    bytes(3 * a),
+                    bytes(av)
+                ));
+            }
+        }
+        return Ok((a, "as asked (--array-size)".into()));
+    }
+    let by_reported = 4 * reported_llc_total;
+    let by_measured = 4 * measured_llc.unwrap_or(0);
+    let want = by_reported.max(by_measured).max(MIN_ARRAY);
+    let why = format!(
+        "max(4 x reported LLC total {}, 4 x measured LLC {}, {})",
+        bytes(reported_llc_total),
+        measured_llc
+            .map(bytes)
+            .unwrap_or_else(|| "not measured".into()),
+        bytes(MIN_ARRAY)
+    );
+    match available {
+        Some(av) if 3 * want > av / 2 => {
+            let cut = (av / 6).max(MIB);
+            Ok((
+                cut,
+                format!(
+                    "{why} = {}, cut to {} to fit half the available memory",
+                    bytes(want),
+                    bytes(cut)
+                ),
+            ))
+        }
+        _ => Ok((want, why)),
+    }
+}
+
+/// Thread counts: 1, 2, 4, ... and N.
+pub fn thread_counts(n: usize) -> Vec<usize> {
+    let mut v: Vec<usize> = std::iter::successors(Some(1usize), |x| Some(x * 2))
+        .take_while(|x| *x < n)
+        .collect();
+    v.push(n.max(1));
+    v.dedup();
+    v
+}
+
+/// Per pass and kernel: the duration of the pass, from thread 0's view of the barriers.
+pub struct Passes {
+    /// durations[kernel][pass] in ns.
+    pub durations: Vec<Vec<u64>>,
+    pub interrupted: bool,
+}
+
+/// Run `passes` passes of every kernel on threads pinned to `cpus`, each with `n` elements
+/// per array. Validates the arrays and every Sum.
+pub fn run_passes(
+    cpus: &[u32],
+    n: usize,
+    passes: usize,
+    nt: bool,
+    node: Option<u32>,
+) -> anyhow::Result<Passes> {
+    let barrier = Barrier::new(cpus.len());
+    std::thread::scope(|s| {
+        let handles: Vec<_> = cpus
+            .iter()
+            .enumerate()
+            .map(|(tid, &cpu)| {
+                let barrier = &barrier;
+                s.spawn(move || -> anyhow::Result<Passes> {
+                    let pinned = pin_current_thread(cpu);
+                    // Allocate and first-touch on the pinned thread (NUMA-local pages).
+                    let mut regions = Vec::new();
+                    if pinned.is_ok() {
+                        for _ in 0..3 {
+                            regions.push(Region::map(n * 8, Pages::Small, node)?);
+                        }
+                    }
+                    barrier.wait();
+                    pinned.map_err(|e| anyhow!(e))?;
+                    let [ra, rb, rc] = &mut regions[..] else { bail!("three arrays expected") };
+                    let (a, b, c) = (ra.f64s(n), rb.f64s(n), rc.f64s(n));
+                    a.fill(1.0);
+                    b.fill(2.0);
+                    c.fill(0.0);
+                    let mut x = Arrays { a, b, c };
+                    let mut durations = vec![Vec::with_capacity(passes); Kernel::ALL.len()];
+                    let mut interrupted = false;
+                    for pass in 0..passes {
+                        // Decided by thread 0, seen by all at the barrier: stop together.
+                        barrier.wait();
+                        if crate::interrupt::requested() {
+                            interrupted = true;
+                            break;
+                        }
+                        for (ki, k) in Kernel::ALL.into_iter().enumerate() {
+                            barrier.wait();
+                            let t0 = now_ns();
+                            let sum = kernels::run(k, &mut x, nt);
+                            barrier.wait();
+                            let t1 = now_ns();
+                            if tid == 0 {
+                                durations[ki].push(t1 - t0);
+                            }
+                            if k == Kernel::Sum {
+                                let want = n as f64 * expected(pass + 1).0;
+                                if (sum - want).abs() > 1e-9 * want {
+                                    bail!("sum on CPU {cpu} gave {sum}, expected {want}");
+                                }
+                            }
+                        }
+                    }
+                    if !interrupted {
+                        let (ea, eb, ec) = expected(passes);
+                        for (name, v, want) in [("a", &*x.a, ea), ("b", &*x.b, eb), ("c", &*x.c, ec)] {
+                            let err = relative_error(v, want);
+                            if err > 1e-13 {
+                                bail!("array {name} on CPU {cpu} fails validation (average relative error {err:e})");
+                            }
+                        }
+                    }
+                    Ok(Passes { durations, interrupted })
+                })
+            })
+            .collect();
+        let mut first = None;
+        for h in handles {
+            let r = h
+                .join()
+                .map_err(|_| anyhow!("a bandwidth thread panicked"))??;
+            first.get_or_insert(r);
+        }
+        first.ok_or_else(|| anyhow!("no threads"))
+    })
+}
+
+pub fn reported_llc_total(ctx: &RunContext) -> u64 {
+    let t = &ctx.probe.topology;
+    t.caches
+        .iter()
+        .filter(|c| Some(c.level) == t.llc_level && c.kind != "Instruction")
+        .filter_map(|c| c.size_bytes)
+        .sum()
+}
+
+impl Benchmark for Bandwidth {
+    fn id(&self) -> &'static str {
+        "memory.bandwidth@1"
+    }
+
+    fn describe(&self) -> &'static str {
+        "MB/s (10^6 B/s, STREAM counting) of copy, scale, add, triad, sum and fill, regular and non-temporal stores, per thread count and placement (compact, spread)"
+    }
+
+    fn planned(&self, ctx: &RunContext) -> usize {
+        let t = thread_counts(ctx.probe.cpus.usable.len()).len();
+        t * 2 * Kernel::ALL.len() * if kernels::HAVE_NT { 2 } else { 1 }
+    }
+
+    fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(Emitted)) -> anyhow::Result<()> {
+        let (total, why) = array_bytes(
+            reported_llc_total(ctx),
+            None,
+            available_bytes(),
+            ctx.options.array_bytes,
+        )
+        .map_err(|e| crate::error::usage(format!("--array-size: {e}")))?;
+        if !kernels::HAVE_NT {
+            emit(Emitted::Skipped(Skipped {
+                benchmark: self.id().into(),
+                case: "stores=non-temporal".into(),
+                reason: "non-temporal store kernels exist for x86-64 only".into(),
+            }));
+        }
+        let orders = [
+            ("compact", compact_order(ctx.probe)),
+            ("spread", spread_order(ctx.probe)),
+        ];
+        let mut said_size = false;
+        for threads in thread_counts(ctx.probe.cpus.usable.len()) {
+            let mut seen: Vec<Vec<u32>> = Vec::new();
+            for (policy, order) in &orders {
+                let mut cpus = order[..threads.min(order.len())].to_vec();
+                cpus.sort_unstable();
+                if seen.contains(&cpus) {
+                    emit(Emitted::Skipped(Skipped {
+                        benchmark: self.id().into(),
+                        case: format!("{policy} threads={threads}"),
+                        reason: "same CPUs as compact".into(),
+                    }));
+                    continue;
+                }
+                seen.push(cpus.clone());
+                let cpus = order[..threads.min(order.len())].to_vec();
+                // Elements per thread per array, a multiple of 8 (the kernels' chunk).
+                let n = ((total / 8) as usize / threads).max(8) / 8 * 8;
+                for nt in if kernels::HAVE_NT {
+                    vec![false, true]
+                } else {
+                    vec![false]
+                } {
+                    let p = run_passes(&cpus, n, ctx.samples + 1, nt, None)?;
+                    if p.interrupted {
+                        return Err(Interrupted.into());
+                    }
+                    for (ki, k) in Kernel::ALL.into_iter().enumerate() {
+                        if nt && !k.stores() {
+                            continue; // Sum stores nothing: one form only
+                        }
+                        let elements = (n * threads) as u64;
+                        let batches: Vec<Batch> = p.durations[ki][1..]
+                            .iter()
+                            .map(|&ns| Batch {
+                                iterations: elements,
+                                elapsed_ns: ns.max(1),
+                            })
+                            .collect();
+                        let mb = k.bytes_per_element() as f64 * elements as f64 / 1e6;
+                        let samples: Vec<f64> = batches
+                            .iter()
+                            .map(|b| mb / (b.elapsed_ns as f64 / 1e9))
+                            .collect();
+                        let params = [
+                            ("kernel".to_string(), json!(k.name())),
+                            (
+                                "stores".to_string(),
+                                json!(if nt { "non-temporal" } else { "regular" }),
+                            ),
+                            ("threads".to_string(), json!(threads)),
+                            (
+                                "array_bytes".to_string(),
+                                json!(n as u64 * 8 * threads as u64),
+                            ),
+                        ]
+                        .into_iter()
+                        .collect();
+                        let placement = Placement {
+                            name: policy.to_string(),
+                            cpus: Some(cpus.clone()),
+                            observed: None,
+                        };
+                        let q = Quality::of(ctx.clock_cost_ns, &batches);
+                        let mut r = BenchResult::new(
+                            self.id(),
+                            params,
+                            placement,
+                            "MB/s",
+                            false,
+                            samples,
+                            q,
+                        )
+                        .ok_or_else(|| anyhow!("memory.bandwidth: no valid samples"))?;
+                        if !nt {
+                            r.derived.insert(
+                                "est_dram_mb_s".into(),
+                                r.stats.median * k.write_allocate_factor(),
+                            );
+                        }
+                        annotate(&mut r);
+                        if !said_size {
+                            said_size = true;
+                            r.findings.push(Finding::new(
+                                "memory-array-size",
+                                Severity::Info,
+                                format!("Each of the three arrays holds {} (all threads together), split evenly across the threads.", bytes(total)),
+                                vec![why.clone()],
+                            ));
+                        }
+                        emit(Emitted::Result(Box::new(r)));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_counts_double_then_end_at_n() {
+        assert_eq!(thread_counts(1), vec![1]);
+        assert_eq!(thread_counts(2), vec![1, 2]);
+        assert_eq!(thread_counts(6), vec![1, 2, 4, 6]);
+        assert_eq!(thread_counts(8), vec![1, 2, 4, 8]);
+    }
+
+    #[test]
+    fn arrays_outgrow_the_reported_llc_and_fit_memory() {
+        let (a, why) = array_bytes(480 * MIB, None, Some(24 << 30), None).unwrap();
+        assert_eq!(a, 1920 * MIB);
+        assert!(why.contains("480 MiB"), "{why}");
+        let (a, _) = array_bytes(8 * MIB, Some(16 * MIB), Some(24 << 30), None).unwrap();
+        assert_eq!(a, 128 * MIB);
+        let (a, why) = array_bytes(480 * MIB, None, Some(4 << 30), None).unwrap();
+        assert!(a <= (4u64 << 30) / 6 && why.contains("cut"), "{a} {why}");
+        assert!(array_bytes(8 * MIB, None, Some(1 << 30), Some(1 << 30))
+            .unwrap_err()
+            .contains("available"));
+    }
+
+    #[test]
+    fn a_short_threaded_run_validates() {
+        let cpus: Vec<u32> = vec![crate::placement::current_cpu().unwrap_or(0)];
+        for nt in [false, true] {
+            let p = run_passes(&cpus, 1 << 16, 3, nt, None).unwrap();
+            assert_eq!(p.durations.len(), 6);
+            assert!(p.durations.iter().all(|d| d.len() == 3));
+        }
+    }
+}
