@@ -23,6 +23,8 @@ pub struct RunOptions {
     /// Bytes of each bandwidth array, all threads together (`--array-size`); None = sized
     /// from the caches.
     pub array_bytes: Option<u64>,
+    /// Measure the timers under every available clocksource (`--clocksource-sweep`, root).
+    pub clocksource_sweep: bool,
 }
 
 /// What a benchmark hands back as it goes: a finished result, or a case it could not run

@@ -2,11 +2,15 @@
 //! per clock and read path (vDSO or system call), in ns per read, so the timer's share of
 //! any other result can be judged, and a clock read that became a syscall shows.
 
+use super::memory::per_event;
 use super::{Benchmark, Emitted, RunContext};
 use crate::error::Interrupted;
 use crate::findings::results::annotate;
+use crate::measure::batch::timing_clock_cost_ns;
 use crate::measure::clocks::{cost_batches, Clock, Path};
+use crate::measure::clocksource::{self, Switch};
 use crate::result::{BenchResult, Placement, Quality};
+use anyhow::Context;
 use serde_json::json;
 
 pub struct ClockRead;
@@ -32,33 +36,79 @@ impl Benchmark for ClockRead {
         "ns per clock read, per clock (monotonic, monotonic_raw, realtime, monotonic_coarse, boottime, rdtsc) and path (vdso = clock_gettime through libc; syscall = the raw system call; instruction = rdtsc)"
     }
 
-    fn planned(&self, _ctx: &RunContext) -> usize {
-        cases().len()
+    fn planned(&self, ctx: &RunContext) -> usize {
+        let sweeps = if ctx.options.clocksource_sweep {
+            clocksource::available().map(|v| v.len()).unwrap_or(1)
+        } else {
+            1
+        };
+        sweeps * (cases().len() + if ctx.options.clocksource_sweep { 2 } else { 0 })
     }
 
     fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(Emitted)) -> anyhow::Result<()> {
-        for (clock, path) in cases() {
-            if crate::interrupt::requested() {
+        if !ctx.options.clocksource_sweep {
+            return clock_reads(self.id(), ctx, None, emit);
+        }
+        // Every available clocksource in turn; the guard switches back whatever happens.
+        let switch = Switch::take(clocksource::CURRENT)?;
+        for cs in clocksource::available()? {
+            switch
+                .set(&cs)
+                .with_context(|| format!("switching to clocksource {cs}"))?;
+            // The timing clock's own cost changes with the clocksource.
+            let cost = timing_clock_cost_ns();
+            let here = RunContext {
+                clock_cost_ns: cost,
+                min_batch_ns: ctx.min_batch_ns.max(cost * 1e4),
+                ..*ctx
+            };
+            clock_reads(self.id(), &here, Some(&cs), emit)?;
+            let (pe, b) = per_event::measure(ctx.samples, here.min_batch_ns);
+            if pe.len() < ctx.samples {
                 return Err(Interrupted.into());
             }
-            let batches = cost_batches(clock, path, ctx.samples, ctx.min_batch_ns);
-            if batches.len() < ctx.samples {
-                return Err(Interrupted.into()); // an unfinished result is not kept
-            }
-            let samples: Vec<f64> = batches.iter().map(|b| b.ns_per_iteration()).collect();
-            let quality = Quality::of(ctx.clock_cost_ns, &batches);
-            let params = [
-                ("clock".to_string(), json!(clock.name())),
-                ("path".to_string(), json!(clock.path_label(path))),
-            ]
-            .into_iter()
-            .collect();
-            let os = Placement::os();
-            let mut r = BenchResult::new(self.id(), params, os, "ns/read", true, samples, quality)
-                .ok_or_else(|| anyhow::anyhow!("no valid samples for {}", clock.name()))?;
-            annotate(&mut r);
-            emit(Emitted::Result(Box::new(r)));
+            let tag = [("clocksource", json!(cs))];
+            let (p, b) = per_event::results("memory.per-event@1", &here, &pe, &b, &tag)
+                .ok_or_else(|| anyhow::anyhow!("per-event: no valid samples"))?;
+            emit(Emitted::Result(Box::new(p)));
+            emit(Emitted::Result(Box::new(b)));
         }
+        drop(switch);
         Ok(())
     }
+}
+
+/// One result per clock and read path; tagged with the clocksource during a sweep.
+fn clock_reads(
+    id: &str,
+    ctx: &RunContext,
+    clocksource: Option<&str>,
+    emit: &mut dyn FnMut(Emitted),
+) -> anyhow::Result<()> {
+    for (clock, path) in cases() {
+        if crate::interrupt::requested() {
+            return Err(Interrupted.into());
+        }
+        let batches = cost_batches(clock, path, ctx.samples, ctx.min_batch_ns);
+        if batches.len() < ctx.samples {
+            return Err(Interrupted.into()); // an unfinished result is not kept
+        }
+        let samples: Vec<f64> = batches.iter().map(|b| b.ns_per_iteration()).collect();
+        let quality = Quality::of(ctx.clock_cost_ns, &batches);
+        let mut params: std::collections::BTreeMap<String, serde_json::Value> = [
+            ("clock".to_string(), json!(clock.name())),
+            ("path".to_string(), json!(clock.path_label(path))),
+        ]
+        .into_iter()
+        .collect();
+        if let Some(cs) = clocksource {
+            params.insert("clocksource".into(), json!(cs));
+        }
+        let os = Placement::os();
+        let mut r = BenchResult::new(id, params, os, "ns/read", true, samples, quality)
+            .ok_or_else(|| anyhow::anyhow!("no valid samples for {}", clock.name()))?;
+        annotate(&mut r);
+        emit(Emitted::Result(Box::new(r)));
+    }
+    Ok(())
 }

@@ -43,6 +43,11 @@ pub struct Args {
     /// 4x the last-level caches, at least 128 MiB).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     array_size: Option<u64>,
+    /// Timers suite only, root only: measure every clock and the per-event memory figure
+    /// under each available clocksource, then restore the original (also on Ctrl-C or error).
+    /// Without this flag truebench never touches the clocksource.
+    #[arg(long)]
+    clocksource_sweep: bool,
 }
 
 /// `512M`, `2G`, `64K` or plain bytes.
@@ -112,6 +117,21 @@ fn steal_during(
     })
 }
 
+/// The clocksource at the end of the run differs from the one at its start (the kernel's
+/// watchdog switches away from an unstable TSC; a migration can do it too).
+fn clocksource_changed(before: Option<&str>, live: &SysRoot) -> Option<Finding> {
+    let after = live.read_opt(crate::measure::clocksource::CURRENT)?;
+    let before = before?;
+    (before != after).then(|| {
+        Finding::new(
+            "clocksource-changed",
+            Severity::Warning,
+            format!("The clocksource changed during the run, from {before} to {after}: clock-read costs, and anything timed per event, differ before and after."),
+            vec![format!("current_clocksource: {before} at the start, {after} at the end")],
+        )
+    })
+}
+
 pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     if a.list {
         list_suites();
@@ -148,7 +168,25 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         },
         footprint_kb: a.footprint,
         array_bytes: a.array_size,
+        clocksource_sweep: a.clocksource_sweep,
     };
+    if a.clocksource_sweep {
+        if !benches.iter().any(|b| b.suite() == "timers") {
+            return Err(usage_hint(
+                "--clocksource-sweep applies to the timers suite",
+                "truebench run timers --clocksource-sweep",
+            ));
+        }
+        if !nix::unistd::geteuid().is_root() {
+            return Err(usage_hint(
+                format!(
+                    "--clocksource-sweep needs root: it writes {}",
+                    crate::measure::clocksource::CURRENT
+                ),
+                "run it as root, or drop the flag",
+            ));
+        }
+    }
 
     if std::io::stderr().is_terminal() {
         eprintln!("truebench: probing the machine...");
@@ -206,6 +244,7 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     interrupted |= crate::interrupt::requested();
 
     let mut findings = env.findings.clone();
+    findings.extend(clocksource_changed(env.clock.clocksource.as_deref(), &live));
     let steal_after = kernel::steal(&live, &mut Unavailable::default());
     findings.extend(steal_during(
         steal_before.as_ref(),

@@ -3,5 +3,6 @@
 
 pub mod batch;
 pub mod clocks;
+pub mod clocksource;
 pub mod plateaus;
 pub mod stats;

@@ -1,0 +1,233 @@
+//! The timers suite and the timer problem end to end: a clock read forced through the
+//! system call (an LD_PRELOAD shim) leaves batch-timed results alone, collapses the
+//! per-event figure, and raises `clock-read-syscall`; the clocksource sweep restores the
+//! clocksource, also after Ctrl-C, and is refused without root.
+
+mod common;
+
+use common::TestEnv;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+
+const CURRENT: &str = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
+
+/// The tests that switch the clocksource run one at a time: each must see the real original
+/// (their private lock files do not exclude each other as the machine-wide one would).
+static SWITCHING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Build the shim with the C compiler (gcc or cc), once per test.
+fn slow_clock_shim(dir: &std::path::Path) -> PathBuf {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/slowclock.c");
+    let out = dir.join("slowclock.so");
+    let ok = Command::new("cc")
+        .args(["-O2", "-shared", "-fPIC", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    assert!(ok, "cc could not build the shim (.ci/run installs gcc)");
+    out
+}
+
+fn median(doc: &Value, timing: &str) -> f64 {
+    doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["params"]["timing"] == timing)
+        .unwrap()["stats"]["median"]
+        .as_f64()
+        .unwrap()
+}
+
+#[test]
+fn a_syscall_clock_collapses_per_event_timing_but_not_batch_timing() {
+    let env = TestEnv::new();
+    let shim = slow_clock_shim(env.dir.path());
+    let fast = env.run(&["memory.per-event", "--samples", "5"]);
+    let out = env
+        .cmd()
+        .env("LD_PRELOAD", &shim)
+        .args(["run", "memory.per-event", "--samples", "5", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let slow: Value = serde_json::from_slice(&out.stdout).unwrap();
+
+    let (fb, sb) = (median(&fast, "batch"), median(&slow, "batch"));
+    let (fp, sp) = (median(&fast, "per-event"), median(&slow, "per-event"));
+    assert!(
+        (sb / fb - 1.0).abs() < 0.25,
+        "batch-timed figure moved: {fb} -> {sb} MB/s"
+    );
+    assert!(
+        sp < 0.6 * fp,
+        "per-event figure did not collapse: {fp} -> {sp} MB/s"
+    );
+    // The slow run says why: its timer share is large and the probe flags the clock.
+    let pe = slow["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["params"]["timing"] == "per-event")
+        .unwrap();
+    assert!(
+        pe["quality"]["timer_share"].as_f64().unwrap() > 0.5,
+        "{}",
+        pe["quality"]
+    );
+    let ids: Vec<&str> = pe["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        ids.contains(&"timer-bound") && ids.contains(&"per-event-timing"),
+        "{ids:?}"
+    );
+    let env_ids: Vec<&str> = slow["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap())
+        .collect();
+    assert!(env_ids.contains(&"clock-read-syscall"), "{env_ids:?}");
+    let fast_ids: Vec<&str> = fast["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap())
+        .collect();
+    if !fast_ids.contains(&"clock-read-syscall") {
+        // On a machine with a working vDSO, the finding appears only with the shim.
+        assert!(!fast_ids.contains(&"clock-read-syscall"));
+    }
+}
+
+fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+fn current() -> String {
+    std::fs::read_to_string(CURRENT).unwrap().trim().to_string()
+}
+
+fn writable_clocksource() -> bool {
+    is_root()
+        && std::fs::OpenOptions::new()
+            .write(true)
+            .open(CURRENT)
+            .is_ok()
+}
+
+#[test]
+fn the_sweep_measures_every_clocksource_and_restores_the_original() {
+    if !writable_clocksource() {
+        eprintln!("skipped: needs root and a writable {CURRENT}");
+        return;
+    }
+    let _one_at_a_time = SWITCHING.lock().unwrap_or_else(|e| e.into_inner());
+    let before = current();
+    let env = TestEnv::new();
+    let doc = env.run(&["timers", "--clocksource-sweep", "--samples", "3"]);
+    assert_eq!(current(), before, "clocksource not restored");
+    let available = std::fs::read_to_string(
+        "/sys/devices/system/clocksource/clocksource0/available_clocksource",
+    )
+    .unwrap();
+    for cs in available.split_whitespace() {
+        let tagged = doc["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["params"]["clocksource"] == cs)
+            .count();
+        assert!(tagged >= 3, "{cs}: {tagged} results");
+    }
+}
+
+#[test]
+fn ctrl_c_during_the_sweep_restores_the_clocksource() {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    if !writable_clocksource() {
+        eprintln!("skipped: needs root and a writable {CURRENT}");
+        return;
+    }
+    let available = std::fs::read_to_string(
+        "/sys/devices/system/clocksource/clocksource0/available_clocksource",
+    )
+    .unwrap();
+    if available.split_whitespace().count() < 2 {
+        eprintln!("skipped: one clocksource only");
+        return;
+    }
+    let _one_at_a_time = SWITCHING.lock().unwrap_or_else(|e| e.into_inner());
+    let before = current();
+    let env = TestEnv::new();
+    let child = Command::new(assert_cmd::cargo::cargo_bin("truebench"))
+        .env("TRUEBENCH_DB", env.db())
+        .env("TRUEBENCH_LOCK", env.lock())
+        .args(["run", "timers", "--clocksource-sweep", "--samples", "60"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupt while another clocksource is in force.
+    let t0 = std::time::Instant::now();
+    while current() == before && t0.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_ne!(current(), before, "the sweep never switched");
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(current(), before, "clocksource not restored after Ctrl-C");
+}
+
+#[test]
+fn the_sweep_is_refused_without_root_and_outside_timers() {
+    use std::os::unix::process::CommandExt;
+    let env = TestEnv::new();
+    let out = env
+        .cmd()
+        .args(["run", "ctx", "--clocksource-sweep"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("applies to the timers suite"));
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("truebench"));
+    cmd.args(["run", "timers", "--clocksource-sweep"])
+        .env("TRUEBENCH_DB", "/nonexistent/never-written.db");
+    if is_root() {
+        cmd.uid(65534).gid(65534);
+    }
+    match cmd.output() {
+        Ok(out) => {
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                err.starts_with("error: --clocksource-sweep needs root"),
+                "{err}"
+            );
+        }
+        Err(e) => eprintln!("skipped the non-root half: cannot run the binary as nobody ({e})"),
+    }
+}
