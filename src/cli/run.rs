@@ -193,6 +193,11 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     }
     let live = SysRoot::live();
     let env = probe(&live);
+    if let Some(asked) = options.array_bytes {
+        let avail = crate::bench::memory::region::available_bytes();
+        crate::bench::memory::bandwidth::array_bytes(0, None, avail, Some(asked))
+            .map_err(|e| usage(format!("--array-size: {e}")))?;
+    }
     if let Some(cpus) = &options.cpus {
         crate::placement::explicit(cpus, &env).map_err(|e| usage(format!("--cpus: {e}")))?;
     }

@@ -7,6 +7,18 @@ use crate::report::units::bytes;
 
 /// The reported LLC must lie within this factor of the measured boundary.
 pub const MISMATCH_FACTOR: f64 = 2.0;
+/// A level counts as a cache only when memory is at least this much slower; a step closer
+/// to memory latency is a TLB or memory effect (e.g. page walks), not a cache.
+pub const CACHE_VS_MEMORY: f64 = 1.5;
+
+/// Whether plateau `i` is a cache: not the memory plateau, and clearly faster than memory.
+fn is_cache(plateaus: &[Plateau], i: usize, memory_reached: bool) -> bool {
+    if !memory_reached {
+        return true;
+    }
+    let mem = plateaus.last().map(|p| p.latency_ns).unwrap_or(f64::MAX);
+    i + 1 < plateaus.len() && plateaus[i].latency_ns * CACHE_VS_MEMORY <= mem
+}
 
 /// The measured levels as evidence lines ("L1: up to 32 KiB at 1.30 ns; ...").
 pub fn levels_text(plateaus: &[Plateau], memory_reached: bool) -> Vec<String> {
@@ -17,6 +29,8 @@ pub fn levels_text(plateaus: &[Plateau], memory_reached: bool) -> Vec<String> {
         .map(|(i, p)| {
             let name = if memory_reached && i + 1 == n {
                 "memory".to_string()
+            } else if !is_cache(plateaus, i, memory_reached) {
+                format!("level {} (within {CACHE_VS_MEMORY}x of memory latency: a TLB or memory step, not a cache)", i + 1)
             } else {
                 format!("level {}", i + 1)
             };
@@ -74,9 +88,12 @@ pub fn evaluate(
         ),
         evidence.clone(),
     ));
-    // The last cache level: the plateau before memory.
-    let llc = if judge_llc && memory_reached && plateaus.len() >= 2 {
-        plateaus.get(plateaus.len() - 2)
+    // The last cache level: the last plateau clearly faster than memory.
+    let llc = if judge_llc && memory_reached {
+        (0..plateaus.len())
+            .rev()
+            .find(|&i| is_cache(plateaus, i, true))
+            .map(|i| &plateaus[i])
     } else {
         None
     };
@@ -148,6 +165,33 @@ mod tests {
             .evidence
             .iter()
             .any(|e| e.starts_with("memory: from 24 MiB")));
+    }
+
+    #[test]
+    fn a_step_near_memory_latency_is_not_taken_for_the_llc() {
+        // This VM: 13.8 ns up to 4 MiB, then a 94 ns step to 22 MiB, memory at 123 ns.
+        let curve = vec![
+            p(4096, 32 << 10, Some(45 << 10), 1.5),
+            p(64 << 10, 256 << 10, Some(362 << 10), 4.2),
+            p(512 << 10, 4 * MIB, Some(6 * MIB), 13.8),
+            p(8 * MIB, 22 * MIB, Some(32 * MIB), 94.0),
+            p(32 * MIB, 128 * MIB, None, 123.0),
+        ];
+        let f = evaluate(&curve, true, Some(8 * MIB), &[], "thp", true);
+        assert!(f.iter().all(|x| x.id != "llc-size-mismatch"), "{f:#?}");
+        assert!(
+            f[0].evidence[3].contains("not a cache"),
+            "{:?}",
+            f[0].evidence
+        );
+        // Reported far off the 4 MiB level: a mismatch against that level.
+        let f = evaluate(&curve, true, Some(480 * MIB), &[], "thp", true);
+        let m = f.iter().find(|x| x.id == "llc-size-mismatch").unwrap();
+        assert!(
+            m.message.contains("between 4 MiB and 6 MiB"),
+            "{}",
+            m.message
+        );
     }
 
     #[test]

@@ -40,3 +40,39 @@ pub fn annotate(r: &mut BenchResult) {
         ));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::testing::result;
+    use serde_json::json;
+
+    fn ids(r: &BenchResult) -> Vec<&str> {
+        r.findings.iter().map(|f| f.id.as_str()).collect()
+    }
+
+    #[test]
+    fn timer_bound_above_one_percent_only() {
+        let mut r = result("x.y@1", "os", None, json!({}), 1000.0);
+        r.quality.timer_share = 0.009;
+        annotate(&mut r);
+        assert!(!ids(&r).contains(&"timer-bound"));
+        let mut r = result("x.y@1", "os", None, json!({}), 1000.0);
+        r.quality.timer_share = 0.55;
+        annotate(&mut r);
+        let f = r.findings.iter().find(|f| f.id == "timer-bound").unwrap();
+        assert!(f.message.contains("55.00%"), "{}", f.message);
+    }
+
+    #[test]
+    fn high_variation_cites_the_spread() {
+        let mut r = result("x.y@1", "os", None, json!({}), 10.0); // samples 5.5..14.5
+        annotate(&mut r);
+        let f = r
+            .findings
+            .iter()
+            .find(|f| f.id == "high-variation")
+            .unwrap();
+        assert!(f.evidence[0].contains("min 5.500"), "{:?}", f.evidence);
+    }
+}
