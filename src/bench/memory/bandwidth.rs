@@ -84,6 +84,14 @@ pub fn thread_counts(n: usize) -> Vec<usize> {
     v
 }
 
+/// Where array `k` starts in its mapping. Mappings of equal power-of-two sizes put a[i],
+/// b[i] and c[i] at the same address bits: the same cache sets, and loads that alias the
+/// stores 4 KiB apart (STREAM's OFFSET knob exists for this). A different number of cache
+/// lines per array breaks the alignment.
+pub fn stagger(k: usize) -> usize {
+    k * (4096 + 3 * 64) + k * k * 64
+}
+
 /// Per pass and kernel: the duration of the pass, from thread 0's view of the barriers.
 pub struct Passes {
     /// durations[kernel][pass] in ns.
@@ -112,14 +120,14 @@ pub fn run_passes(
                     // Allocate and first-touch on the pinned thread (NUMA-local pages).
                     let mut regions = Vec::new();
                     if pinned.is_ok() {
-                        for _ in 0..3 {
-                            regions.push(Region::map(n * 8, Pages::Small, node)?);
+                        for k in 0..3 {
+                            regions.push(Region::map(n * 8 + stagger(k), Pages::Small, node)?);
                         }
                     }
                     barrier.wait();
                     pinned.map_err(|e| anyhow!(e))?;
                     let [ra, rb, rc] = &mut regions[..] else { bail!("three arrays expected") };
-                    let (a, b, c) = (ra.f64s(n), rb.f64s(n), rc.f64s(n));
+                    let (a, b, c) = (ra.f64s_at(stagger(0), n), rb.f64s_at(stagger(1), n), rc.f64s_at(stagger(2), n));
                     a.fill(1.0);
                     b.fill(2.0);
                     c.fill(0.0);

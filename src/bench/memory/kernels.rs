@@ -89,6 +89,11 @@ pub fn run(k: Kernel, x: &mut Arrays, nt: bool) -> f64 {
         }
         return 0.0;
     }
+    regular(k, x)
+}
+
+/// The regular-store loops.
+fn regular(k: Kernel, x: &mut Arrays) -> f64 {
     match k {
         Kernel::Copy => chunked2(x.a, x.c, |a, _| a),
         Kernel::Scale => chunked2(x.c, x.b, |c, _| SCALAR * c),

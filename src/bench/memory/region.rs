@@ -113,6 +113,13 @@ impl Region {
         unsafe { std::slice::from_raw_parts_mut(self.ptr.cast::<f64>(), n) }
     }
 
+    /// `n` f64 values starting `offset` bytes into the region (offset a multiple of 64).
+    pub fn f64s_at(&mut self, offset: usize, n: usize) -> &mut [f64] {
+        assert!(offset % 64 == 0 && offset + n * 8 <= self.len);
+        // SAFETY: in bounds (checked), 64-byte aligned, exclusively borrowed.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(offset).cast::<f64>(), n) }
+    }
+
     /// The region as `n` usize values.
     pub fn words(&mut self, n: usize) -> &mut [usize] {
         assert!(n * std::mem::size_of::<usize>() <= self.len);
