@@ -78,7 +78,7 @@ pub static REGISTRY: &[&dyn Benchmark] = &[
 ];
 
 /// The suites `truebench run` runs when none is named.
-pub const DEFAULT_SUITES: &[&str] = &["timers", "ctx", "c2c"];
+pub const DEFAULT_SUITES: &[&str] = &["timers", "ctx", "c2c", "memory"];
 
 /// All suite names, in registry order.
 pub fn suites() -> Vec<&'static str> {
