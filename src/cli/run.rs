@@ -5,6 +5,8 @@ use crate::bench::{self, Emitted, RunContext, RunOptions, DEFAULT_SUITES};
 use crate::error::{usage, usage_hint, Interrupted};
 use crate::findings::{Finding, Severity};
 use crate::measure::batch::{min_interval_ns, timing_clock_cost_ns};
+use crate::measure::clocks::now_ns;
+use crate::observe::sampler::{Sample, Sampler};
 use crate::probe::{kernel, probe, sysroot::SysRoot, Unavailable};
 use crate::result::{RunDocument, Tool, SCHEMA};
 use crate::store::{default_path, Store};
@@ -132,6 +134,29 @@ fn clocksource_changed(before: Option<&str>, live: &SysRoot) -> Option<Finding> 
     })
 }
 
+/// Give every result the noise findings of its own measurement window (from the previous
+/// result's end to its own).
+fn annotate_noise(
+    results: &mut [crate::result::BenchResult],
+    ends: &[u64],
+    start: u64,
+    samples: Vec<Sample>,
+    usable: usize,
+) {
+    let ticks = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .unwrap_or(100) as f64;
+    let mut from = start;
+    for (r, &end) in results.iter_mut().zip(ends) {
+        if let Some((a, b)) = crate::findings::noise::window(&samples, from, end) {
+            r.findings
+                .extend(crate::findings::noise::evaluate(a, b, usable, ticks));
+        }
+        from = end;
+    }
+}
+
 pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     if a.list {
         list_suites();
@@ -219,6 +244,16 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     };
     let steal_before = kernel::steal(&live, &mut Unavailable::default());
 
+    let sampler = Sampler::start(
+        env.cpus.usable.clone(),
+        env.cgroup
+            .as_ref()
+            .and_then(|c| c.cpu_stat_path.clone())
+            .map(Into::into),
+    );
+    // When each result finished, on CLOCK_MONOTONIC: its measurement window ends there.
+    let mut finished_at: Vec<u64> = Vec::new();
+    let run_start_ns = now_ns();
     let total: usize = benches.iter().map(|b| b.planned(&ctx)).sum();
     let pb = progress(total as u64);
     let mut results = Vec::new();
@@ -228,7 +263,10 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         pb.set_message(b.id());
         let outcome = b.run(&ctx, &mut |e| {
             match e {
-                Emitted::Result(r) => results.push(*r),
+                Emitted::Result(r) => {
+                    results.push(*r);
+                    finished_at.push(now_ns());
+                }
                 Emitted::Skipped(s) => skipped.push(s),
             }
             pb.inc(1);
@@ -247,6 +285,13 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     }
     pb.finish_and_clear();
     interrupted |= crate::interrupt::requested();
+    annotate_noise(
+        &mut results,
+        &finished_at,
+        run_start_ns,
+        sampler.finish(),
+        env.cpus.usable.len(),
+    );
 
     let mut findings = env.findings.clone();
     findings.extend(clocksource_changed(env.clock.clocksource.as_deref(), &live));

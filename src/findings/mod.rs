@@ -2,6 +2,7 @@
 //! it. Ids are stable (DESIGN.md); each finding cites its evidence.
 
 pub mod memory;
+pub mod noise;
 pub mod placement;
 pub mod probe;
 pub mod results;

@@ -29,6 +29,8 @@ pub struct CgroupInfo {
     pub nr_periods: Option<u64>,
     pub nr_throttled: Option<u64>,
     pub throttled_us: Option<u64>,
+    /// The cgroup's cpu.stat file (inside the root), read again by the run sampler.
+    pub cpu_stat_path: Option<String>,
 }
 
 /// A mounted hierarchy: its mount point, the cgroup path at its root, and its kind.
@@ -178,6 +180,7 @@ pub fn read(root: &SysRoot, missing: &mut Unavailable) -> Option<CgroupInfo> {
         nr_periods: None,
         nr_throttled: None,
         throttled_us: None,
+        cpu_stat_path: None,
     };
 
     // Find (mount, path) for a controller: a v1 hierarchy that has it, else the v2 one when
@@ -237,6 +240,9 @@ pub fn read(root: &SysRoot, missing: &mut Unavailable) -> Option<CgroupInfo> {
                 info.period_us = Some(p);
                 info.quota_cpus = Some(q as f64 / p as f64);
                 info.quota_source = Some(src);
+            }
+            if dir.join("cpu.stat").exists() {
+                info.cpu_stat_path = Some(dir.join("cpu.stat").display().to_string());
             }
             if let Some(stat) = read_file(&dir, "cpu.stat") {
                 let (a, b, c) = parse_cpu_stat(&stat, m.v2);
