@@ -40,7 +40,7 @@ pub fn evaluate(before: &Sample, after: &Sample, usable: usize, ticks_per_s: f64
         })
         .filter(|x| x.2 > 0)
         .collect();
-    busy.sort_by(|a, b| b.2.cmp(&a.2));
+    busy.sort_by_key(|x| std::cmp::Reverse(x.2));
     let others: u64 = busy.iter().map(|x| x.2).sum();
     let share = others as f64 / capacity;
     if capacity > 0.0 && share >= NOISY_SHARE {
