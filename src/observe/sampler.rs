@@ -116,13 +116,9 @@ impl Sampler {
             .spawn(move || {
                 let mut v = vec![read_sample(me, &usable, cpu_stat.as_ref())];
                 while !flag.load(Ordering::Relaxed) {
-                    // Sleep in short steps so stopping is prompt.
-                    for _ in 0..(INTERVAL_MS / 10) {
-                        if flag.load(Ordering::Relaxed) {
-                            break;
-                        }
-                        std::thread::sleep(std::time::Duration::from_millis(10));
-                    }
+                    // One wake-up per interval (not a polling loop that would disturb the
+                    // benchmark); `finish` unparks the thread to stop it at once.
+                    std::thread::park_timeout(std::time::Duration::from_millis(INTERVAL_MS));
                     v.push(read_sample(me, &usable, cpu_stat.as_ref()));
                 }
                 v
@@ -134,10 +130,11 @@ impl Sampler {
     /// Stop and return the samples (none if the thread could not start).
     pub fn finish(mut self) -> Vec<Sample> {
         self.stop.store(true, Ordering::Relaxed);
-        self.handle
-            .take()
-            .and_then(|h| h.join().ok())
-            .unwrap_or_default()
+        let Some(h) = self.handle.take() else {
+            return vec![];
+        };
+        h.thread().unpark();
+        h.join().unwrap_or_default()
     }
 }
 
