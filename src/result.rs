@@ -178,6 +178,9 @@ pub struct RunDocument {
     /// Cases not run here, each with its reason.
     #[serde(default)]
     pub skipped: Vec<Skipped>,
+    /// A `truebench record` recording: rows per interval, summary, unavailable metrics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recording: Option<Value>,
 }
 
 impl RunDocument {
@@ -311,6 +314,7 @@ pub mod testing {
             findings: vec![],
             results,
             skipped: vec![],
+            recording: None,
         }
     }
 }

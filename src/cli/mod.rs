@@ -3,6 +3,7 @@
 
 mod compare;
 mod probe;
+mod record;
 mod run;
 mod runs;
 
@@ -41,6 +42,8 @@ pub enum Command {
     Probe(probe::Args),
     /// Run benchmark suites, store the run and print its results.
     Run(run::Args),
+    /// Record system metrics (and a process, and a business metric) per interval on one clock.
+    Record(record::Args),
     /// List stored runs, newest first.
     History(runs::HistoryArgs),
     /// Show one stored run's results and findings.
@@ -79,6 +82,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Probe(a) => probe::exec(a),
         Command::Run(a) => run::exec(a, db),
+        Command::Record(a) => record::exec(a, db),
         Command::History(a) => runs::history(a, db),
         Command::Show(a) => runs::show(a, db),
         Command::Export(a) => runs::export(a, db),

@@ -62,7 +62,7 @@ fn parse_size(s: &str) -> Result<u64, String> {
 /// Shortest timed batch, whatever the clock costs.
 const BATCH_FLOOR_NS: f64 = 2e6;
 
-fn run_id(started: &chrono::DateTime<chrono::Utc>) -> String {
+pub(crate) fn run_id(started: &chrono::DateTime<chrono::Utc>) -> String {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u32(std::process::id());
@@ -315,6 +315,7 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         findings,
         results,
         skipped,
+        recording: None,
     };
     store.insert(&doc)?;
     if a.json {

@@ -193,3 +193,38 @@ mod tests {
         }
     }
 }
+
+/// Pearson correlation of two equally long series; None when either is constant or they
+/// have fewer than 3 points.
+pub fn correlation(x: &[f64], y: &[f64]) -> Option<f64> {
+    let n = x.len().min(y.len());
+    if n < 3 {
+        return None;
+    }
+    let (mx, my) = (
+        x[..n].iter().sum::<f64>() / n as f64,
+        y[..n].iter().sum::<f64>() / n as f64,
+    );
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for i in 0..n {
+        let (dx, dy) = (x[i] - mx, y[i] - my);
+        sxy += dx * dy;
+        sxx += dx * dx;
+        syy += dy * dy;
+    }
+    (sxx > 0.0 && syy > 0.0).then(|| sxy / (sxx * syy).sqrt())
+}
+
+#[cfg(test)]
+mod correlation_tests {
+    use super::correlation;
+
+    #[test]
+    fn perfect_inverse_and_undefined_correlations() {
+        let x = [1.0, 2.0, 3.0, 4.0];
+        assert!((correlation(&x, &[2.0, 4.0, 6.0, 8.0]).unwrap() - 1.0).abs() < 1e-12);
+        assert!((correlation(&x, &[8.0, 6.0, 4.0, 2.0]).unwrap() + 1.0).abs() < 1e-12);
+        assert_eq!(correlation(&x, &[5.0; 4]), None);
+        assert_eq!(correlation(&x[..2], &x[..2]), None);
+    }
+}

@@ -1,5 +1,8 @@
 //! Observing tasks while a benchmark runs: where they ran, migrations, voluntary and
 //! involuntary context switches, from /proc per task.
 
+pub mod process;
+pub mod recorder;
 pub mod sampler;
+pub mod system;
 pub mod task;

@@ -121,6 +121,9 @@ pub fn render(doc: &RunDocument) -> String {
     {
         out.push_str(&section);
     }
+    if let Some(rec) = &doc.recording {
+        out.push_str(&recording_summary(rec));
+    }
     if !doc.skipped.is_empty() {
         out.push_str("Not run here:\n");
         for s in &doc.skipped {
@@ -146,6 +149,53 @@ pub fn render(doc: &RunDocument) -> String {
         out.push_str(&super::findings_text(&findings));
     }
     out
+}
+
+/// A recording in a few lines: its span, target, cost per unit of work, correlations and
+/// what could not be read.
+fn recording_summary(rec: &Value) -> String {
+    let rows = rec["rows"].as_array().map(Vec::len).unwrap_or(0);
+    let mut s = format!(
+        "Recording: {rows} intervals of {} s over {:.1} s; the recorder used {:.2}% of one CPU\n",
+        rec["interval_s"],
+        rec["duration_s"].as_f64().unwrap_or(0.0),
+        rec["recorder_cpu_share"].as_f64().unwrap_or(0.0) * 100.0
+    );
+    if let Some(t) = rec["target"].as_object() {
+        s.push_str(&format!(
+            "  target: pid {} {} (exit status {})\n",
+            t["pid"],
+            t["command"].as_str().unwrap_or(""),
+            t["exit_status"]
+        ));
+    }
+    let sum = &rec["summary"];
+    if let Some(units) = sum["units"].as_f64() {
+        s.push_str(&format!("  work done: {units:.0} units\n"));
+        for (k, v) in sum["per_unit"].as_object().into_iter().flatten() {
+            s.push_str(&format!(
+                "  per unit of work: {k} {}\n",
+                num(v.as_f64().unwrap_or(0.0))
+            ));
+        }
+        for (k, v) in sum["correlation_with_metric"]
+            .as_object()
+            .into_iter()
+            .flatten()
+        {
+            s.push_str(&format!(
+                "  correlation with the work rate: {k} {:+.2}\n",
+                v.as_f64().unwrap_or(0.0)
+            ));
+        }
+    }
+    for (k, v) in rec["unavailable"].as_object().into_iter().flatten() {
+        s.push_str(&format!(
+            "  not available: {k}: {}\n",
+            v.as_str().unwrap_or("")
+        ));
+    }
+    s
 }
 
 pub fn render_history(runs: &[RunSummary]) -> String {

@@ -1,0 +1,228 @@
+//! `truebench record`: timestamped system metrics, a target process's metrics and a
+//! business metric on one clock, one row per interval; then the cost per unit of work and
+//! each metric's correlation with the business rate. Rows are computed from two readings
+//! (pure), so they are tested on synthetic counters.
+
+use super::process::ProcCounters;
+use super::system::{cpu_shares, Counters, CpuShare};
+use crate::measure::stats::correlation;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Everything read at one instant.
+#[derive(Debug, Clone, Default)]
+pub struct Reading {
+    pub t_ns: u64,
+    pub sys: Counters,
+    pub target: Option<ProcCounters>,
+    /// The business metric's cumulative counter.
+    pub metric: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetRow {
+    /// CPU time of the process over the interval, % of one CPU.
+    pub cpu_pct: f64,
+    pub threads: usize,
+    pub cpus: Vec<u32>,
+    pub migrations_per_s: Option<f64>,
+    pub voluntary_per_s: Option<f64>,
+    pub involuntary_per_s: Option<f64>,
+    /// Time its threads waited runnable on a run queue, ms per second.
+    pub runq_wait_ms_per_s: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    /// End of the interval, seconds since the recording started.
+    pub t_s: f64,
+    pub interval_s: f64,
+    pub cpus: Vec<CpuShare>,
+    pub ctxt_per_s: f64,
+    pub intr_per_s: f64,
+    /// Function-call, reschedule and TLB-shootdown IPIs per second.
+    pub ipi_per_s: Option<[f64; 3]>,
+    pub runnable: Option<u32>,
+    /// Share of the interval in which some task waited for a CPU (PSI), %.
+    pub psi_cpu_some_pct: Option<f64>,
+    pub target: Option<TargetRow>,
+    /// The business metric's rate over the interval, units per second.
+    pub metric_per_s: Option<f64>,
+}
+
+fn per_s(a: Option<u64>, b: Option<u64>, secs: f64) -> Option<f64> {
+    Some(b?.saturating_sub(a?) as f64 / secs)
+}
+
+/// The row for the interval between two readings.
+pub fn row(a: &Reading, b: &Reading, start_ns: u64, ticks_per_s: f64) -> Row {
+    let secs = ((b.t_ns - a.t_ns) as f64 / 1e9).max(1e-9);
+    let target = match (&a.target, &b.target) {
+        (Some(x), Some(y)) => Some(TargetRow {
+            cpu_pct: y.cpu_ticks.saturating_sub(x.cpu_ticks) as f64 / ticks_per_s / secs * 100.0,
+            threads: y.threads,
+            cpus: y.cpus.clone(),
+            migrations_per_s: per_s(x.migrations, y.migrations, secs),
+            voluntary_per_s: per_s(x.voluntary, y.voluntary, secs),
+            involuntary_per_s: per_s(x.involuntary, y.involuntary, secs),
+            runq_wait_ms_per_s: per_s(x.runq_wait_ns, y.runq_wait_ns, secs).map(|ns| ns / 1e6),
+        }),
+        _ => None,
+    };
+    Row {
+        t_s: (b.t_ns - start_ns) as f64 / 1e9,
+        interval_s: secs,
+        cpus: cpu_shares(&a.sys, &b.sys),
+        ctxt_per_s: b.sys.ctxt.saturating_sub(a.sys.ctxt) as f64 / secs,
+        intr_per_s: b.sys.intr.saturating_sub(a.sys.intr) as f64 / secs,
+        ipi_per_s: a
+            .sys
+            .ipi
+            .zip(b.sys.ipi)
+            .map(|(x, y)| [0, 1, 2].map(|i| y[i].saturating_sub(x[i]) as f64 / secs)),
+        runnable: b.sys.procs_running,
+        psi_cpu_some_pct: per_s(a.sys.psi_some_us, b.sys.psi_some_us, secs).map(|us| us / 1e4),
+        target,
+        metric_per_s: a.metric.zip(b.metric).map(|(x, y)| (y - x) / secs),
+    }
+}
+
+/// The series that may explain the business rate, by name.
+fn series(rows: &[Row]) -> BTreeMap<&'static str, Vec<f64>> {
+    let mut m: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
+    for r in rows {
+        m.entry("ctxt_per_s").or_default().push(r.ctxt_per_s);
+        m.entry("intr_per_s").or_default().push(r.intr_per_s);
+        if let Some(p) = r.psi_cpu_some_pct {
+            m.entry("psi_cpu_some_pct").or_default().push(p);
+        }
+        if let Some(t) = &r.target {
+            m.entry("target_cpu_pct").or_default().push(t.cpu_pct);
+            for (k, v) in [
+                ("target_migrations_per_s", t.migrations_per_s),
+                ("target_involuntary_per_s", t.involuntary_per_s),
+                ("target_runq_wait_ms_per_s", t.runq_wait_ms_per_s),
+            ] {
+                if let Some(v) = v {
+                    m.entry(k).or_default().push(v);
+                }
+            }
+        }
+    }
+    m
+}
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Summary {
+    /// Work done over the recording, in business units.
+    pub units: Option<f64>,
+    /// Cost per unit of work: CPU-µs, context switches, migrations of the target.
+    pub per_unit: BTreeMap<String, f64>,
+    /// Pearson correlation of each metric with the business rate over the rows.
+    pub correlation_with_metric: BTreeMap<String, f64>,
+}
+
+pub fn summarize(rows: &[Row]) -> Summary {
+    let rated: Vec<&Row> = rows.iter().filter(|r| r.metric_per_s.is_some()).collect();
+    if rated.is_empty() {
+        return Summary::default();
+    }
+    let units: f64 = rated
+        .iter()
+        .map(|r| r.metric_per_s.unwrap_or(0.0) * r.interval_s)
+        .sum();
+    let mut per_unit = BTreeMap::new();
+    if units > 0.0 {
+        let total = |f: &dyn Fn(&TargetRow) -> Option<f64>| -> Option<f64> {
+            rated
+                .iter()
+                .map(|r| Some(f(r.target.as_ref()?)? * r.interval_s))
+                .sum()
+        };
+        if let Some(cpu_s) = total(&|t| Some(t.cpu_pct / 100.0)) {
+            per_unit.insert("target_cpu_us".into(), cpu_s * 1e6 / units);
+        }
+        if let (Some(v), Some(i)) = (
+            total(&|t| t.voluntary_per_s),
+            total(&|t| t.involuntary_per_s),
+        ) {
+            per_unit.insert("target_context_switches".into(), (v + i) / units);
+        }
+        if let Some(m) = total(&|t| t.migrations_per_s) {
+            per_unit.insert("target_migrations".into(), m / units);
+        }
+        let cs: f64 = rated.iter().map(|r| r.ctxt_per_s * r.interval_s).sum();
+        per_unit.insert("system_context_switches".into(), cs / units);
+    }
+    let owned: Vec<Row> = rated.iter().map(|r| (*r).clone()).collect();
+    let rate: Vec<f64> = owned.iter().filter_map(|r| r.metric_per_s).collect();
+    let correlation_with_metric = series(&owned)
+        .into_iter()
+        .filter(|(_, v)| v.len() == rate.len())
+        .filter_map(|(k, v)| Some((k.to_string(), correlation(&v, &rate)?)))
+        .collect();
+    Summary {
+        units: Some(units),
+        per_unit,
+        correlation_with_metric,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reading(t_s: f64, ctxt: u64, cpu_ticks: u64, vol: u64, metric: f64) -> Reading {
+        Reading {
+            t_ns: (t_s * 1e9) as u64,
+            sys: Counters {
+                cpu: vec![(0, [t_s as u64 * 50, 0, 0, t_s as u64 * 50, 0, 0, 0, 0])],
+                ctxt,
+                ..Default::default()
+            },
+            target: Some(ProcCounters {
+                cpu_ticks,
+                threads: 2,
+                cpus: vec![0],
+                voluntary: Some(vol),
+                involuntary: Some(0),
+                migrations: Some(0),
+                runq_wait_ns: Some(0),
+            }),
+            metric: Some(metric),
+        }
+    }
+
+    #[test]
+    fn rows_are_rates_over_the_interval() {
+        let a = reading(0.0, 1000, 0, 0, 0.0);
+        let b = reading(2.0, 3000, 100, 40, 500.0);
+        let r = row(&a, &b, 0, 100.0);
+        assert_eq!(r.interval_s, 2.0);
+        assert_eq!(r.ctxt_per_s, 1000.0);
+        assert_eq!(r.metric_per_s, Some(250.0));
+        let t = r.target.unwrap();
+        assert_eq!(t.cpu_pct, 50.0); // 100 ticks = 1 CPU-s over 2 s
+        assert_eq!(t.voluntary_per_s, Some(20.0));
+        assert_eq!(r.cpus[0].user, 50.0);
+    }
+
+    #[test]
+    fn cost_per_unit_and_correlation() {
+        // The business rate doubles when context switches double.
+        let rs: Vec<Reading> = vec![
+            reading(0.0, 0, 0, 0, 0.0),
+            reading(1.0, 100, 10, 10, 100.0),
+            reading(2.0, 300, 30, 30, 300.0),
+            reading(3.0, 400, 40, 40, 400.0),
+        ];
+        let rows: Vec<Row> = rs.windows(2).map(|w| row(&w[0], &w[1], 0, 100.0)).collect();
+        let s = summarize(&rows);
+        assert_eq!(s.units, Some(400.0));
+        // 0.4 CPU-s for 400 units: 1000 CPU-µs per unit; 40 switches: 0.1 per unit.
+        assert!((s.per_unit["target_cpu_us"] - 1000.0).abs() < 1e-9);
+        assert!((s.per_unit["target_context_switches"] - 0.1).abs() < 1e-12);
+        assert!((s.correlation_with_metric["ctxt_per_s"] - 1.0).abs() < 1e-12);
+        assert!(summarize(&rows[..0]).units.is_none());
+    }
+}

@@ -1,0 +1,178 @@
+//! System-wide counters read at each recording interval: per-CPU time by state
+//! (/proc/stat), context switches and interrupts, inter-processor interrupts (the CAL, RES
+//! and TLB rows of /proc/interrupts), runnable tasks, and CPU pressure (PSI).
+
+use procfs_core::{ExplicitSystemInfo, FromReadSI, KernelStats};
+use serde::Serialize;
+
+/// Cumulative counters at one instant.
+#[derive(Debug, Clone, Default)]
+pub struct Counters {
+    /// Per CPU: [user, nice, system, idle, iowait, irq, softirq, steal] ticks.
+    pub cpu: Vec<(u32, [u64; 8])>,
+    pub ctxt: u64,
+    pub intr: u64,
+    /// IPIs summed over CPUs: function calls (CAL), reschedules (RES), TLB shootdowns (TLB).
+    pub ipi: Option<[u64; 3]>,
+    pub procs_running: Option<u32>,
+    /// /proc/pressure/cpu `some` total, µs.
+    pub psi_some_us: Option<u64>,
+}
+
+/// The CAL, RES and TLB rows of /proc/interrupts, each summed over CPUs.
+pub fn parse_ipis(text: &str) -> Option<[u64; 3]> {
+    let row = |name: &str| -> Option<u64> {
+        let l = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{name}:")))?;
+        let rest = l.trim_start()[name.len() + 1..].split_whitespace();
+        Some(rest.map_while(|x| x.parse::<u64>().ok()).sum())
+    };
+    Some([row("CAL")?, row("RES")?, row("TLB")?])
+}
+
+/// `some ... total=N` of a PSI file.
+pub fn parse_psi_some(text: &str) -> Option<u64> {
+    let l = text.lines().find(|l| l.starts_with("some"))?;
+    l.split_whitespace()
+        .find_map(|kv| kv.strip_prefix("total=")?.parse().ok())
+}
+
+pub fn ticks_per_second() -> u64 {
+    nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .map(|t| t as u64)
+        .unwrap_or(100)
+}
+
+pub fn read() -> Counters {
+    let si = ExplicitSystemInfo {
+        boot_time_secs: 0,
+        ticks_per_second: ticks_per_second(),
+        page_size: 4096,
+        is_little_endian: cfg!(target_endian = "little"),
+    };
+    let mut c = Counters::default();
+    if let Some(ks) = std::fs::File::open("/proc/stat")
+        .ok()
+        .and_then(|f| KernelStats::from_read(f, &si).ok())
+    {
+        let online = std::fs::read_to_string("/sys/devices/system/cpu/online")
+            .ok()
+            .and_then(|s| crate::probe::cpulist::parse_list(&s).ok())
+            .unwrap_or_default();
+        // /proc/stat lists online CPUs in order; pair them with their numbers.
+        for (i, t) in ks.cpu_time.iter().enumerate() {
+            let cpu = online.get(i).copied().unwrap_or(i as u32);
+            c.cpu.push((
+                cpu,
+                [
+                    t.user,
+                    t.nice,
+                    t.system,
+                    t.idle,
+                    t.iowait.unwrap_or(0),
+                    t.irq.unwrap_or(0),
+                    t.softirq.unwrap_or(0),
+                    t.steal.unwrap_or(0),
+                ],
+            ));
+        }
+        c.ctxt = ks.ctxt;
+        c.procs_running = ks.procs_running;
+    }
+    if let Ok(s) = std::fs::read_to_string("/proc/stat") {
+        c.intr = s
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("intr ")?
+                    .split_whitespace()
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+            .unwrap_or(0);
+    }
+    c.ipi = std::fs::read_to_string("/proc/interrupts")
+        .ok()
+        .and_then(|s| parse_ipis(&s));
+    c.psi_some_us = std::fs::read_to_string("/proc/pressure/cpu")
+        .ok()
+        .and_then(|s| parse_psi_some(&s));
+    c
+}
+
+/// One CPU's time by state over an interval, in percent.
+#[derive(Debug, Clone, Serialize)]
+pub struct CpuShare {
+    pub cpu: u32,
+    pub user: f64,
+    pub system: f64,
+    pub iowait: f64,
+    pub irq: f64,
+    pub softirq: f64,
+    pub steal: f64,
+    pub idle: f64,
+}
+
+/// Per-CPU percentages between two readings.
+pub fn cpu_shares(a: &Counters, b: &Counters) -> Vec<CpuShare> {
+    b.cpu
+        .iter()
+        .filter_map(|(cpu, t1)| {
+            let t0 = a.cpu.iter().find(|(c, _)| c == cpu)?.1;
+            let d: Vec<f64> = (0..8).map(|i| t1[i].saturating_sub(t0[i]) as f64).collect();
+            let total: f64 = d.iter().sum::<f64>().max(1.0);
+            let pct = |x: f64| x / total * 100.0;
+            Some(CpuShare {
+                cpu: *cpu,
+                user: pct(d[0] + d[1]),
+                system: pct(d[2]),
+                iowait: pct(d[4]),
+                irq: pct(d[5]),
+                softirq: pct(d[6]),
+                steal: pct(d[7]),
+                idle: pct(d[3]),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ipis_are_summed_over_cpus() {
+        let t = "           CPU0       CPU1\n  0:         10          0   IO-APIC   2-edge  timer\nRES:      52265      54984   Rescheduling interrupts\nCAL:     765231     730933   Function call interrupts\nTLB:     309989     327207   TLB shootdowns\n";
+        assert_eq!(
+            parse_ipis(t),
+            Some([765231 + 730933, 52265 + 54984, 309989 + 327207])
+        );
+        assert_eq!(parse_ipis("nothing"), None);
+    }
+
+    #[test]
+    fn psi_total() {
+        let t = "some avg10=0.59 avg60=1.09 avg300=1.10 total=81475431\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n";
+        assert_eq!(parse_psi_some(t), Some(81475431));
+    }
+
+    #[test]
+    fn shares_add_up_to_100() {
+        let a = Counters {
+            cpu: vec![(0, [0; 8])],
+            ..Default::default()
+        };
+        let b = Counters {
+            cpu: vec![(0, [30, 0, 10, 50, 0, 0, 0, 10])],
+            ..Default::default()
+        };
+        let s = &cpu_shares(&a, &b)[0];
+        assert_eq!(
+            (s.user, s.system, s.idle, s.steal),
+            (30.0, 10.0, 50.0, 10.0)
+        );
+    }
+}

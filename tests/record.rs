@@ -1,0 +1,105 @@
+//! `truebench record` end to end: intervals of a short command, the JSON document with its
+//! rows and unavailable metrics, the stored run, a business metric, and bad inputs.
+
+mod common;
+
+use common::TestEnv;
+
+#[test]
+fn recording_a_short_command_prints_and_stores_its_intervals() {
+    let env = TestEnv::new();
+    let out = env
+        .cmd()
+        .args(["record", "--interval", "0.5", "--", "sleep", "3"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let rows = text
+        .lines()
+        .filter(|l| l.trim_end().ends_with("ms/s") || l.contains('|'))
+        .count();
+    assert!(rows >= 6, "{rows} interval lines:\n{text}");
+    assert!(text.lines().next().unwrap().contains("%usr"), "{text}");
+    let hist = env.json(&["history", "--json"]);
+    assert_eq!(hist[0]["suites"], serde_json::json!(["record"]));
+    let shown = env.cmd().args(["show", "latest"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&shown.stdout).contains("Recording:"));
+}
+
+#[test]
+fn json_carries_rows_unavailable_metrics_and_the_work_rate() {
+    let env = TestEnv::new();
+    let counter = env.file("work", "0");
+    // A "server" that does 100 units of work every 0.1 s, counted in a file.
+    let script = format!(
+        "i=0; while [ $i -lt 15 ]; do i=$((i+1)); echo $((i*100)) > {}; sleep 0.1; done",
+        counter.display()
+    );
+    let doc = env.json(&[
+        "record",
+        "--interval",
+        "0.3",
+        "--metric-file",
+        counter.to_str().unwrap(),
+        "--json",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    truebench::result::validate(&doc).unwrap();
+    let rec = &doc["recording"];
+    let rows = rec["rows"].as_array().unwrap();
+    assert!(rows.len() >= 4, "{} rows", rows.len());
+    assert!(!rows[0]["cpus"].as_array().unwrap().is_empty());
+    assert!(rows[0]["target"]["threads"].as_u64().unwrap() >= 1);
+    let rates: Vec<f64> = rows
+        .iter()
+        .filter_map(|r| r["metric_per_s"].as_f64())
+        .collect();
+    assert!(
+        rates.iter().any(|r| (300.0..=1500.0).contains(r)),
+        "work rates {rates:?}"
+    );
+    assert!(rec["summary"]["units"].as_f64().unwrap() > 0.0);
+    assert!(rec["unavailable"]
+        .as_object()
+        .unwrap()
+        .contains_key("target.syscalls_per_s"));
+    let share = rec["recorder_cpu_share"].as_f64().unwrap();
+    assert!(share < 0.05, "recorder used {:.1}% of a CPU", share * 100.0);
+    // Unreadable hardware counters are listed, never zeros.
+    if doc["env"]["pmu"]["available"] == false {
+        assert!(rec["unavailable"]["hardware_counters"].is_string());
+    }
+}
+
+#[test]
+fn bad_record_inputs_exit_2_and_write_nothing() {
+    let env = TestEnv::new();
+    for args in [
+        vec!["record", "--interval", "0"],
+        vec!["record", "--interval", "soon"],
+        vec!["record", "--pid", "999999999"],
+        vec!["record", "--", "/nonexistent/program"],
+        vec!["record", "--pid", "1", "--", "sleep", "1"],
+    ] {
+        let out = env.cmd().args(&args).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stderr).starts_with("error:"),
+            "{args:?}"
+        );
+        assert!(!env.db().exists(), "{args:?} created the database");
+    }
+}
