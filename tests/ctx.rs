@@ -78,12 +78,7 @@ fn pinned_runs_stay_where_they_were_put_and_cost_plausible_times() {
         .iter()
         .find(|r| r["placement"]["name"] == "os")
         .unwrap();
-    let ids: Vec<&str> = os["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["id"].as_str().unwrap())
-        .collect();
+    let ids = common::finding_ids(&os["findings"]);
     assert!(
         ids.iter().any(|i| i.starts_with("os-placement-")),
         "os row without a placement finding: {ids:?}"
@@ -138,17 +133,7 @@ fn bad_placement_options_exit_2_and_write_nothing() {
         vec!["--footprint", "-3"],
     ] {
         let out = env.cmd().args(["run", "ctx"]).args(&args).output().unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(2),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(
-            String::from_utf8_lossy(&out.stderr).starts_with("error:"),
-            "{args:?}"
-        );
-        assert!(!env.db().exists(), "{args:?} created the database");
+        common::assert_refused(&env, &out, &args);
     }
 }
 

@@ -98,17 +98,10 @@ fn impossible_sizes_are_refused_before_anything_is_written() {
             .args(["run", "memory.bandwidth", "--array-size", size])
             .output()
             .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(2),
-            "{size}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let err = String::from_utf8_lossy(&out.stderr);
+        common::assert_refused(&env, &out, &size);
         assert!(
-            err.starts_with("error:") && err.contains("array-size"),
-            "{size}: {err}"
+            String::from_utf8_lossy(&out.stderr).contains("array-size"),
+            "{size}"
         );
-        assert!(!env.db().exists(), "{size}: the database was created");
     }
 }

@@ -90,16 +90,6 @@ fn bad_record_inputs_exit_2_and_write_nothing() {
         vec!["record", "--pid", "1", "--", "sleep", "1"],
     ] {
         let out = env.cmd().args(&args).output().unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(2),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(
-            String::from_utf8_lossy(&out.stderr).starts_with("error:"),
-            "{args:?}"
-        );
-        assert!(!env.db().exists(), "{args:?} created the database");
+        common::assert_refused(&env, &out, &args);
     }
 }

@@ -82,12 +82,7 @@ fn a_syscall_clock_collapses_per_event_timing_but_not_batch_timing() {
         "{}",
         pe["quality"]
     );
-    let ids: Vec<&str> = pe["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["id"].as_str().unwrap())
-        .collect();
+    let ids = common::finding_ids(&pe["findings"]);
     assert!(
         ids.contains(&"timer-bound") && ids.contains(&"per-event-timing"),
         "{ids:?}"

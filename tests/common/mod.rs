@@ -68,3 +68,24 @@ pub fn fixture(name: &str) -> PathBuf {
         .join("tests/fixtures/sysroots")
         .join(name)
 }
+
+/// The ids of the findings in a JSON `findings` array.
+pub fn finding_ids(findings: &Value) -> Vec<&str> {
+    findings
+        .as_array()
+        .map(|a| a.iter().filter_map(|f| f["id"].as_str()).collect())
+        .unwrap_or_default()
+}
+
+/// A refused command: exit 2, one `error:` line first, and no database created.
+pub fn assert_refused(env: &TestEnv, out: &std::process::Output, what: &dyn std::fmt::Debug) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{what:?}: exit {:?}, stderr {err}",
+        out.status.code()
+    );
+    assert!(err.starts_with("error:"), "{what:?}: stderr {err}");
+    assert!(!env.db().exists(), "{what:?} created the database");
+}
