@@ -12,9 +12,10 @@ use std::process::Command;
 
 const CURRENT: &str = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
 
-/// The tests that switch the clocksource run one at a time: each must see the real original
-/// (their private lock files do not exclude each other as the machine-wide one would).
-static SWITCHING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+/// The measuring tests of this file run one at a time: the sweeps must each see the real
+/// original clocksource (their private lock files do not exclude each other as the
+/// machine-wide one would), and the shim test compares figures that contention would move.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Build the shim with the C compiler (gcc or cc), once per test.
 fn slow_clock_shim(dir: &std::path::Path) -> PathBuf {
@@ -44,6 +45,7 @@ fn median(doc: &Value, timing: &str) -> f64 {
 
 #[test]
 fn a_syscall_clock_collapses_per_event_timing_but_not_batch_timing() {
+    let _one_at_a_time = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let env = TestEnv::new();
     let shim = slow_clock_shim(env.dir.path());
     let fast = env.run(&["memory.per-event", "--samples", "5"]);
@@ -128,7 +130,7 @@ fn the_sweep_measures_every_clocksource_and_restores_the_original() {
         eprintln!("skipped: needs root and a writable {CURRENT}");
         return;
     }
-    let _one_at_a_time = SWITCHING.lock().unwrap_or_else(|e| e.into_inner());
+    let _one_at_a_time = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let before = current();
     let env = TestEnv::new();
     let doc = env.run(&["timers", "--clocksource-sweep", "--samples", "3"]);
@@ -164,7 +166,7 @@ fn ctrl_c_during_the_sweep_restores_the_clocksource() {
         eprintln!("skipped: one clocksource only");
         return;
     }
-    let _one_at_a_time = SWITCHING.lock().unwrap_or_else(|e| e.into_inner());
+    let _one_at_a_time = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let before = current();
     let env = TestEnv::new();
     let child = Command::new(assert_cmd::cargo::cargo_bin("truebench"))
