@@ -67,9 +67,10 @@ fn pinned_runs_stay_where_they_were_put_and_cost_plausible_times() {
     if usable >= 2 && skipped.is_empty() {
         let same = results[0]["stats"]["median"].as_f64().unwrap();
         let cross = results[1]["stats"]["median"].as_f64().unwrap();
-        // Crossing CPUs adds a wake-up IPI: never much cheaper than staying on one CPU.
+        // A loose plausibility bound only: crossing CPUs adds a wake-up (an IPI unless the
+        // idle CPU polls), so it is never far cheaper; the observed CPUs above prove placement.
         assert!(
-            cross > same * 0.8,
+            cross > same * 0.5,
             "same-cpu {same} ns, same-llc {cross} ns"
         );
     }
