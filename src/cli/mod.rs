@@ -4,6 +4,7 @@
 mod compare;
 mod probe;
 mod record;
+mod report;
 mod run;
 mod runs;
 
@@ -55,6 +56,8 @@ pub enum Command {
     /// Compare two runs: medians, ratios, whether differences are real, and the
     /// environment differences that could explain them.
     Compare(compare::Args),
+    /// Write one self-contained HTML report (charts as inline SVG, no network) of runs.
+    Report(report::Args),
 }
 
 /// Run the command line; returns the process exit code.
@@ -88,6 +91,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Export(a) => runs::export(a, db),
         Command::Import(a) => runs::import(a, db),
         Command::Compare(a) => compare::exec(a, db),
+        Command::Report(a) => report::exec(a, db),
     }
 }
 

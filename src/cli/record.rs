@@ -265,6 +265,15 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
             break;
         }
     }
+    // A last sliver of an interval (the command exited just after a tick) gives rates over
+    // a few ms that mean nothing: it is dropped, and the recording says so.
+    let dropped_sliver = rows.len() > 1
+        && rows
+            .last()
+            .is_some_and(|r| r.interval_s < 0.25 * a.interval);
+    if dropped_sliver {
+        rows.pop();
+    }
     let interrupted = crate::interrupt::requested();
     if let Some(c) = child.as_mut() {
         exit_status = Some(stop_child(c));
@@ -348,6 +357,7 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         "duration_s": wall_s,
         "target": target.map(|pid| json!({"pid": pid, "command": if a.command.is_empty() { serde_json::Value::Null } else { json!(a.command.join(" ")) }, "exit_status": exit_status.flatten()})),
         "recorder_cpu_share": share,
+        "last_short_interval_dropped": dropped_sliver,
         "rows": rows,
         "summary": summarize(&rows),
         "unavailable": unavailable,

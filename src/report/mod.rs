@@ -2,9 +2,11 @@
 
 pub mod c2c_matrix;
 pub mod compare_table;
+pub mod html;
 pub mod numa_matrix;
 pub mod probe_text;
 pub mod results_table;
+pub mod svg;
 pub mod units;
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};

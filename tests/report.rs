@@ -1,0 +1,135 @@
+//! `truebench report`: one self-contained HTML file for a run of each suite and a
+//! recording; no scripts or external resources; strings from the machine or the user
+//! escaped; rendered by headless Chromium (installed by .ci/run) with its charts and no
+//! console errors.
+
+mod common;
+
+use common::TestEnv;
+use std::process::Command;
+
+fn chromium() -> Option<&'static str> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| {
+            Command::new(b)
+                .arg("--version")
+                .output()
+                .map(|o| o.status.success())
+                .unwrap_or(false)
+        })
+}
+
+#[test]
+fn a_report_of_every_suite_renders_in_chromium_and_escapes_what_it_shows() {
+    let env = TestEnv::new();
+    let a = env.run(&["timers,ctx,c2c", "--samples", "3", "--mode", "thread"]);
+    let m = env.run(&[
+        "memory.latency,memory.per-event,memory.numa",
+        "--samples",
+        "3",
+    ]);
+    let b = env.run(&["memory.bandwidth", "--samples", "3", "--array-size", "16M"]);
+    let out = env
+        .cmd()
+        .args(["record", "--interval", "0.2", "--json", "--", "sleep", "1"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let rec: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // A run from a machine whose command line and host name carry markup.
+    let mut evil = a.clone();
+    evil["run_id"] = "20990101T000000Z-e71l".into();
+    evil["host"] = "<img src=x onerror=alert(2)>".into();
+    evil["env"]["kernel"]["cmdline"] = "quiet <script>alert(1)</script>".into();
+    let f = env.file("evil.json", &evil.to_string());
+    env.cmd().arg("import").arg(&f).assert().success();
+
+    let html_path = env.dir.path().join("report.html");
+    let ids: Vec<&str> = [&a, &m, &b, &rec, &evil]
+        .iter()
+        .map(|d| d["run_id"].as_str().unwrap())
+        .collect();
+    let out = env
+        .cmd()
+        .arg("report")
+        .args(&ids)
+        .arg("-o")
+        .arg(&html_path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&html_path).unwrap();
+
+    // Self-contained: no script, no fetched resource (the SVG namespace is a name, not a fetch).
+    assert!(
+        !html.to_lowercase().contains("<script"),
+        "a script element in the report"
+    );
+    for attr in ["src=\"http", "href=\"http", "url(http", "@import"] {
+        assert!(!html.contains(attr), "external resource: {attr}");
+    }
+    assert!(
+        html.contains("quiet &lt;script&gt;alert(1)&lt;"),
+        "the command line is not shown as text"
+    );
+    assert!(
+        html.contains("&lt;img src=x onerror=alert(2)&gt;"),
+        "the host name is not shown as text"
+    );
+    for title in [
+        "Clock read cost",
+        "Pipe round trip per placement (thread mode)",
+        "Cache-line one-way latency between CPUs",
+        "Load latency by working set",
+        "Memory bandwidth by kernel",
+        "Recording: CPU use",
+        "<title>topology</title>",
+    ] {
+        assert!(html.contains(title), "missing chart: {title}");
+    }
+    assert!(html.contains("Comparison"));
+
+    let Some(browser) = chromium() else {
+        panic!("chromium is needed to render the report (.ci/run installs the Debian package)");
+    };
+    let profile = tempfile::tempdir().unwrap();
+    let out = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", html_path.display()))
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "chromium failed: {log}");
+    assert!(
+        dom.matches("<svg").count() >= 10,
+        "charts missing from the rendered DOM"
+    );
+    assert!(
+        dom.contains("&lt;script&gt;alert(1)"),
+        "the rendered page does not show the markup as text"
+    );
+    assert!(
+        !dom.contains("<script>alert(1)"),
+        "markup became an element"
+    );
+    let console: Vec<&str> = log.lines().filter(|l| l.contains("CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:?}");
+}
