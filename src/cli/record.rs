@@ -68,11 +68,15 @@ fn read_metric(a: &Args) -> Option<f64> {
     text.split_whitespace().next()?.parse().ok()
 }
 
-fn reading(target: Option<i32>, a: &Args) -> Reading {
+fn reading(target: Option<i32>, cpu_stat: Option<&str>, a: &Args) -> Reading {
+    let mut t = target.and_then(process::read);
+    if let (Some(t), Some(path)) = (t.as_mut(), cpu_stat) {
+        process::add_throttling(t, path);
+    }
     Reading {
         t_ns: now_ns(),
         sys: system::read(),
-        target: target.and_then(process::read),
+        target: t,
         metric: if a.metric_cmd.is_some() || a.metric_file.is_some() {
             read_metric(a)
         } else {
@@ -110,7 +114,7 @@ fn live_line(r: &Row) -> String {
     if let Some(t) = &r.target {
         let f = |v: Option<f64>| v.map(|x| format!("{x:.0}")).unwrap_or_else(|| "-".into());
         s.push_str(&format!(
-            " | target cpu {:>5.1}% thr {} on {:?} cs/s {}+{} migr/s {} runq-wait {} ms/s",
+            " | target cpu {:>5.1}% thr {} on {:?} cs/s {}+{} migr/s {} runq-wait {} ms/s throttled {} ms/s",
             t.cpu_pct,
             t.threads,
             t.cpus,
@@ -118,6 +122,7 @@ fn live_line(r: &Row) -> String {
             f(t.involuntary_per_s),
             f(t.migrations_per_s),
             f(t.runq_wait_ms_per_s),
+            f(t.throttled_ms_per_s),
         ));
     }
     if let Some(m) = r.metric_per_s {
@@ -215,7 +220,8 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     let ticks = ticks_per_second() as f64;
     let me = std::process::id() as i32;
     let my_cpu0 = process::read(me).map(|p| p.cpu_ticks).unwrap_or(0);
-    let start = reading(target, &a);
+    let cpu_stat = target.and_then(process::cpu_stat_path);
+    let start = reading(target, cpu_stat.as_deref(), &a);
     let mut prev = start.clone();
     let mut rows = Vec::new();
     let live = !a.json && !a.csv;
@@ -246,7 +252,7 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
             let left = next.saturating_sub(now_ns()).min(50_000_000);
             std::thread::sleep(std::time::Duration::from_nanos(left));
         }
-        let now = reading(target, &a);
+        let now = reading(target, cpu_stat.as_deref(), &a);
         let r = row(&prev, &now, start.t_ns, ticks);
         if live {
             println!("{}", live_line(&r));
@@ -286,23 +292,24 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         / ticks;
 
     let mut unavailable: BTreeMap<String, String> = BTreeMap::new();
-    if env.pmu.available != Some(true) {
-        unavailable.insert(
-            "hardware_counters".into(),
-            format!(
-                "cycles, instructions, LLC misses: {}",
-                env.pmu.reason.clone().unwrap_or_default()
-            ),
-        );
-    }
+    unavailable.insert(
+        "hardware_counters".into(),
+        match (env.pmu.available, &env.pmu.reason) {
+            (Some(false), Some(why)) => format!("cycles, instructions, LLC misses: {why}"),
+            _ => "cycles, instructions, LLC misses: not recorded by this version (perf_event_open counters per interval are not read yet)".into(),
+        },
+    );
     unavailable.insert(
         "target.syscalls_per_s".into(),
-        "not recorded by this version (needs the raw_syscalls tracepoint)".into(),
+        "not recorded by this version (it needs the raw_syscalls:sys_enter tracepoint through tracefs)".into(),
     );
-    unavailable.insert(
-        "target.throttling".into(),
-        "not recorded by this version (the target's own cgroup cpu.stat is not followed)".into(),
-    );
+    if target.is_some() && cpu_stat.is_none() {
+        unavailable.insert(
+            "target.throttling".into(),
+            "the target's cgroup has no cpu controller (no cpu.stat): no quota can throttle it"
+                .into(),
+        );
+    }
     if rows.iter().all(|r| r.psi_cpu_some_pct.is_none()) {
         unavailable.insert(
             "psi_cpu_some_pct".into(),

@@ -17,6 +17,26 @@ pub struct ProcCounters {
     pub migrations: Option<u64>,
     /// Run-queue wait summed over live threads, ns (/proc/PID/task/TID/schedstat field 2).
     pub runq_wait_ns: Option<u64>,
+    /// The process's cgroup cpu.stat: periods throttled and time throttled (µs).
+    pub nr_throttled: Option<u64>,
+    pub throttled_us: Option<u64>,
+}
+
+/// The cpu.stat file of process `pid`'s cgroup, when it has a cpu controller.
+pub fn cpu_stat_path(pid: i32) -> Option<String> {
+    let root = crate::probe::sysroot::SysRoot::live();
+    let mut ignored = crate::probe::Unavailable::default();
+    crate::probe::cgroup::read_for(&root, &pid.to_string(), &mut ignored)?.cpu_stat_path
+}
+
+/// Add the throttling counters of `cpu_stat` (a cgroup cpu.stat path) to `c`.
+pub fn add_throttling(c: &mut ProcCounters, cpu_stat: &str) {
+    if let Ok(s) = std::fs::read_to_string(cpu_stat) {
+        let (_, throttled, us) =
+            crate::probe::cgroup::parse_cpu_stat(&s, s.contains("throttled_usec"));
+        c.nr_throttled = throttled;
+        c.throttled_us = us;
+    }
 }
 
 /// Field `n` (1-based, as in proc(5)) of a /proc/PID/stat line.
@@ -86,6 +106,26 @@ mod tests {
         assert_eq!(stat_field(s, 15), Some(3));
         assert_eq!(stat_field(s, 39), Some(1));
         assert_eq!(stat_field(s, 2), None);
+    }
+
+    #[test]
+    fn throttling_comes_from_the_space_separated_cpu_stat() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("cpu.stat");
+        std::fs::write(
+            &f,
+            "nr_periods 52000\nnr_throttled 3100\nthrottled_usec 98000000\n",
+        )
+        .unwrap();
+        let mut c = ProcCounters::default();
+        add_throttling(&mut c, f.to_str().unwrap());
+        assert_eq!(
+            (c.nr_throttled, c.throttled_us),
+            (Some(3100), Some(98_000_000))
+        );
+        std::fs::write(&f, "nr_periods 7\nnr_throttled 2\nthrottled_time 9000000\n").unwrap();
+        add_throttling(&mut c, f.to_str().unwrap());
+        assert_eq!((c.nr_throttled, c.throttled_us), (Some(2), Some(9000)));
     }
 
     #[test]

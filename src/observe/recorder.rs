@@ -30,6 +30,9 @@ pub struct TargetRow {
     pub involuntary_per_s: Option<f64>,
     /// Time its threads waited runnable on a run queue, ms per second.
     pub runq_wait_ms_per_s: Option<f64>,
+    /// Its cgroup's quota periods in which it was throttled, and the time throttled, per second.
+    pub throttled_periods_per_s: Option<f64>,
+    pub throttled_ms_per_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -66,6 +69,8 @@ pub fn row(a: &Reading, b: &Reading, start_ns: u64, ticks_per_s: f64) -> Row {
             voluntary_per_s: per_s(x.voluntary, y.voluntary, secs),
             involuntary_per_s: per_s(x.involuntary, y.involuntary, secs),
             runq_wait_ms_per_s: per_s(x.runq_wait_ns, y.runq_wait_ns, secs).map(|ns| ns / 1e6),
+            throttled_periods_per_s: per_s(x.nr_throttled, y.nr_throttled, secs),
+            throttled_ms_per_s: per_s(x.throttled_us, y.throttled_us, secs).map(|us| us / 1e3),
         }),
         _ => None,
     };
@@ -188,6 +193,8 @@ mod tests {
                 involuntary: Some(0),
                 migrations: Some(0),
                 runq_wait_ns: Some(0),
+                nr_throttled: Some(cpu_ticks / 10),
+                throttled_us: Some(cpu_ticks * 100),
             }),
             metric: Some(metric),
         }
@@ -204,6 +211,8 @@ mod tests {
         let t = r.target.unwrap();
         assert_eq!(t.cpu_pct, 50.0); // 100 ticks = 1 CPU-s over 2 s
         assert_eq!(t.voluntary_per_s, Some(20.0));
+        assert_eq!(t.throttled_periods_per_s, Some(5.0));
+        assert_eq!(t.throttled_ms_per_s, Some(5.0));
         assert_eq!(r.cpus[0].user, 50.0);
     }
 

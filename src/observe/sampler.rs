@@ -84,19 +84,16 @@ fn read_sample(me: i32, usable: &[u32], cpu_stat: Option<&PathBuf>) -> Sample {
     let (steal_ticks, total_ticks) = std::fs::read_to_string("/proc/stat")
         .map(|s| parse_stat_ticks(&s, usable))
         .unwrap_or((0, 0));
-    let stat = cpu_stat.and_then(|p| std::fs::read_to_string(p).ok());
-    let field = |k: &str| {
-        stat.as_deref()
-            .and_then(|s| crate::observe::task::field(s, k))
-    };
+    let throttling = cpu_stat
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .map(|s| crate::probe::cgroup::parse_cpu_stat(&s, s.contains("throttled_usec")));
     Sample {
         t_ns: crate::measure::clocks::now_ns(),
         others,
         steal_ticks,
         total_ticks,
-        nr_throttled: field("nr_throttled"),
-        throttled_us: field("throttled_usec")
-            .or_else(|| field("throttled_time").map(|ns| ns / 1000)),
+        nr_throttled: throttling.and_then(|t| t.1),
+        throttled_us: throttling.and_then(|t| t.2),
     }
 }
 
@@ -155,6 +152,19 @@ mod tests {
         let s = "cpu  10 0 10 100 0 0 0 5 0 0\ncpu0 5 0 5 50 0 0 0 2 0 0\ncpu1 5 0 5 50 0 0 0 3 0 0\nintr 1\n";
         assert_eq!(parse_stat_ticks(s, &[1]), (3, 63));
         assert_eq!(parse_stat_ticks(s, &[0, 1]), (5, 125));
+    }
+
+    #[test]
+    fn the_sampler_reads_throttling_from_cpu_stat() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("cpu.stat");
+        std::fs::write(
+            &f,
+            "usage_usec 5\nnr_periods 10\nnr_throttled 3\nthrottled_usec 4500\n",
+        )
+        .unwrap();
+        let s = read_sample(std::process::id() as i32, &[0], Some(&f));
+        assert_eq!((s.nr_throttled, s.throttled_us), (Some(3), Some(4500)));
     }
 
     #[test]

@@ -91,7 +91,7 @@ pub fn parse_cpu_max(s: &str) -> Option<(Option<i64>, i64)> {
 }
 
 /// Parse `cpu.stat` key/value lines into (nr_periods, nr_throttled, throttled_us).
-fn parse_cpu_stat(s: &str, v2: bool) -> (Option<u64>, Option<u64>, Option<u64>) {
+pub fn parse_cpu_stat(s: &str, v2: bool) -> (Option<u64>, Option<u64>, Option<u64>) {
     let get = |k: &str| {
         s.lines().find_map(|l| {
             let (a, b) = l.split_once(' ')?;
@@ -149,12 +149,18 @@ fn tightest_quota(dir: &Path, stop: &Path, v2: bool, root: &SysRoot) -> Option<(
     best
 }
 
+/// The cgroup limits on this process.
 pub fn read(root: &SysRoot, missing: &mut Unavailable) -> Option<CgroupInfo> {
-    let groups = std::fs::File::open(root.path("/proc/self/cgroup"))
+    read_for(root, "self", missing)
+}
+
+/// The cgroup limits on process `pid` ("self" or a number), seen through this process's mounts.
+pub fn read_for(root: &SysRoot, pid: &str, missing: &mut Unavailable) -> Option<CgroupInfo> {
+    let groups = std::fs::File::open(root.path(format!("/proc/{pid}/cgroup")))
         .ok()
         .and_then(|f| ProcessCGroups::from_read(f).ok());
     let Some(groups) = groups else {
-        missing.add("cgroup", "no /proc/self/cgroup");
+        missing.add("cgroup", &format!("no /proc/{pid}/cgroup"));
         return None;
     };
     let mounts = mounts(root);
