@@ -2,6 +2,7 @@
 //! mapping of errors to one `error:` line and the exit codes of DESIGN.md.
 
 mod compare;
+mod output;
 mod probe;
 mod record;
 mod report;

@@ -1,6 +1,5 @@
 //! `truebench report RUN... [-o FILE.html]`: one self-contained HTML file.
 
-use crate::error::usage;
 use crate::store::{default_path, load_run};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -27,19 +26,7 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     match a.output {
         None => std::io::stdout().write_all(html.as_bytes())?,
         Some(p) => {
-            let dir = p
-                .parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            let mut tmp = tempfile::NamedTempFile::new_in(dir)
-                .map_err(|e| usage(format!("cannot write in {}: {e}", dir.display())))?;
-            tmp.write_all(html.as_bytes())?;
-            // A report is for sharing: readable by others, as files made with the umask are.
-            use std::os::unix::fs::PermissionsExt;
-            tmp.as_file()
-                .set_permissions(std::fs::Permissions::from_mode(0o644))?;
-            tmp.persist(&p)
-                .map_err(|e| usage(format!("cannot write {}: {}", p.display(), e.error)))?;
+            super::output::write_file(&p, html.as_bytes(), true)?;
             eprintln!(
                 "truebench: wrote the report of {} run(s) to {}",
                 docs.len(),

@@ -72,21 +72,7 @@ pub fn export(a: ExportArgs, db: Option<&Path>) -> anyhow::Result<()> {
             std::io::stdout().write_all(text.as_bytes())?;
         }
         Some(p) => {
-            if p.exists() {
-                return Err(usage_hint(
-                    format!("{} already exists", p.display()),
-                    "choose another file name",
-                ));
-            }
-            let dir = p
-                .parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            let mut tmp = tempfile::NamedTempFile::new_in(dir)
-                .map_err(|e| usage(format!("cannot write in {}: {e}", dir.display())))?;
-            tmp.write_all(text.as_bytes())?;
-            tmp.persist_noclobber(&p)
-                .map_err(|e| usage(format!("cannot write {}: {}", p.display(), e.error)))?;
+            super::output::write_file(&p, text.as_bytes(), false)?;
             eprintln!("truebench: wrote run {} to {}", doc.run_id, p.display());
         }
     }
