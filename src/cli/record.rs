@@ -5,6 +5,7 @@
 use crate::error::{usage, usage_hint, Interrupted};
 use crate::findings::{Finding, Severity};
 use crate::measure::clocks::now_ns;
+use crate::observe::counters::TargetCounters;
 use crate::observe::process;
 use crate::observe::recorder::{row, summarize, Reading, Row};
 use crate::observe::system::{self, ticks_per_second};
@@ -68,10 +69,18 @@ fn read_metric(a: &Args) -> Option<f64> {
     text.split_whitespace().next()?.parse().ok()
 }
 
-fn reading(target: Option<i32>, cpu_stat: Option<&str>, a: &Args) -> Reading {
+fn reading(
+    target: Option<i32>,
+    cpu_stat: Option<&str>,
+    counters: Option<&mut TargetCounters>,
+    a: &Args,
+) -> Reading {
     let mut t = target.and_then(process::read);
     if let (Some(t), Some(path)) = (t.as_mut(), cpu_stat) {
         process::add_throttling(t, path);
+    }
+    if let (Some(t), Some(c)) = (t.as_mut(), counters) {
+        t.events = c.read();
     }
     Reading {
         t_ns: now_ns(),
@@ -124,6 +133,9 @@ fn live_line(r: &Row) -> String {
             f(t.runq_wait_ms_per_s),
             f(t.throttled_ms_per_s),
         ));
+        for (k, v) in &t.events_per_s {
+            s.push_str(&format!(" {k}/s {v:.0}"));
+        }
     }
     if let Some(m) = r.metric_per_s {
         s.push_str(&format!(" | work {m:.1}/s"));
@@ -132,13 +144,13 @@ fn live_line(r: &Row) -> String {
 }
 
 fn csv(rows: &[Row]) -> String {
-    let mut out = String::from("t_s,interval_s,cpu,user_pct,system_pct,iowait_pct,irq_pct,softirq_pct,steal_pct,idle_pct,ctxt_per_s,intr_per_s,runnable,psi_cpu_some_pct,target_cpu_pct,target_migrations_per_s,target_voluntary_per_s,target_involuntary_per_s,target_runq_wait_ms_per_s,metric_per_s\n");
+    let mut out = String::from("t_s,interval_s,cpu,user_pct,system_pct,iowait_pct,irq_pct,softirq_pct,steal_pct,idle_pct,ctxt_per_s,intr_per_s,runnable,psi_cpu_some_pct,target_cpu_pct,target_migrations_per_s,target_voluntary_per_s,target_involuntary_per_s,target_runq_wait_ms_per_s,target_syscalls_per_s,target_cycles_per_s,target_instructions_per_s,target_llc_misses_per_s,metric_per_s\n");
     let o = |v: Option<f64>| v.map(|x| format!("{x:.3}")).unwrap_or_default();
     for r in rows {
         for c in &r.cpus {
             let t = r.target.as_ref();
             out.push_str(&format!(
-                "{:.3},{:.3},{},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.1},{:.1},{},{},{},{},{},{},{},{}\n",
+                "{:.3},{:.3},{},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.1},{:.1},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                 r.t_s,
                 r.interval_s,
                 c.cpu,
@@ -158,6 +170,10 @@ fn csv(rows: &[Row]) -> String {
                 o(t.and_then(|t| t.voluntary_per_s)),
                 o(t.and_then(|t| t.involuntary_per_s)),
                 o(t.and_then(|t| t.runq_wait_ms_per_s)),
+                o(t.and_then(|t| t.events_per_s.get("syscalls").copied())),
+                o(t.and_then(|t| t.events_per_s.get("cycles").copied())),
+                o(t.and_then(|t| t.events_per_s.get("instructions").copied())),
+                o(t.and_then(|t| t.events_per_s.get("llc_misses").copied())),
                 o(r.metric_per_s),
             ));
         }
@@ -221,7 +237,8 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     let me = std::process::id() as i32;
     let my_cpu0 = process::read(me).map(|p| p.cpu_ticks).unwrap_or(0);
     let cpu_stat = target.and_then(process::cpu_stat_path);
-    let start = reading(target, cpu_stat.as_deref(), &a);
+    let mut counters = target.map(TargetCounters::open);
+    let start = reading(target, cpu_stat.as_deref(), counters.as_mut(), &a);
     let mut prev = start.clone();
     let mut rows = Vec::new();
     let live = !a.json && !a.csv;
@@ -252,7 +269,7 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
             let left = next.saturating_sub(now_ns()).min(50_000_000);
             std::thread::sleep(std::time::Duration::from_nanos(left));
         }
-        let now = reading(target, cpu_stat.as_deref(), &a);
+        let now = reading(target, cpu_stat.as_deref(), counters.as_mut(), &a);
         let r = row(&prev, &now, start.t_ns, ticks);
         if live {
             println!("{}", live_line(&r));
@@ -292,17 +309,20 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         / ticks;
 
     let mut unavailable: BTreeMap<String, String> = BTreeMap::new();
-    unavailable.insert(
-        "hardware_counters".into(),
-        match (env.pmu.available, &env.pmu.reason) {
-            (Some(false), Some(why)) => format!("cycles, instructions, LLC misses: {why}"),
-            _ => "cycles, instructions, LLC misses: not recorded by this version (perf_event_open counters per interval are not read yet)".into(),
-        },
-    );
-    unavailable.insert(
-        "target.syscalls_per_s".into(),
-        "not recorded by this version (it needs the raw_syscalls:sys_enter tracepoint through tracefs)".into(),
-    );
+    match &counters {
+        Some(c) => {
+            for (k, why) in &c.unavailable {
+                unavailable.insert(format!("target.{k}_per_s"), why.clone());
+            }
+        }
+        None => {
+            unavailable.insert(
+                "target.events_per_s".into(),
+                "syscalls and hardware counters are counted on a target: give --pid or a command"
+                    .into(),
+            );
+        }
+    }
     if target.is_some() && cpu_stat.is_none() {
         unavailable.insert(
             "target.throttling".into(),
@@ -368,6 +388,7 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         "rows": rows,
         "summary": summarize(&rows),
         "unavailable": unavailable,
+        "counter_notes": counters.as_ref().map(|c| c.notes.clone()).unwrap_or_default(),
     });
     let doc = RunDocument {
         schema: SCHEMA.into(),

@@ -20,6 +20,8 @@ pub struct ProcCounters {
     /// The process's cgroup cpu.stat: periods throttled and time throttled (µs).
     pub nr_throttled: Option<u64>,
     pub throttled_us: Option<u64>,
+    /// perf_event counts on the target (syscalls, cycles...), cumulative; see `counters`.
+    pub events: std::collections::BTreeMap<String, u64>,
 }
 
 /// The cpu.stat file of process `pid`'s cgroup, when it has a cpu controller.
@@ -50,6 +52,17 @@ pub fn stat_field(text: &str, n: usize) -> Option<u64> {
         .ok()
 }
 
+/// The thread ids of process `pid` (empty when it is gone).
+pub fn threads(pid: i32) -> Vec<i32> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Read the process `pid`; None when it is gone.
 pub fn read(pid: i32) -> Option<ProcCounters> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -66,14 +79,7 @@ pub fn read(pid: i32) -> Option<ProcCounters> {
         runq_wait_ns: Some(0),
         ..Default::default()
     };
-    let tids: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))
-        .map(|rd| {
-            rd.flatten()
-                .filter_map(|e| e.file_name().to_str()?.parse().ok())
-                .collect()
-        })
-        .unwrap_or_default();
-    for tid in tids {
+    for tid in threads(pid) {
         let dir = format!("/proc/{pid}/task/{tid}");
         let Ok(ts) = std::fs::read_to_string(format!("{dir}/stat")) else {
             continue;

@@ -33,6 +33,9 @@ pub struct TargetRow {
     /// Its cgroup's quota periods in which it was throttled, and the time throttled, per second.
     pub throttled_periods_per_s: Option<f64>,
     pub throttled_ms_per_s: Option<f64>,
+    /// perf_event counts per second: `syscalls`, and `cycles`, `instructions`, `llc_misses`,
+    /// `stalled_cycles` where a PMU has them; an event missing here is in `unavailable`.
+    pub events_per_s: BTreeMap<String, f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -71,6 +74,14 @@ pub fn row(a: &Reading, b: &Reading, start_ns: u64, ticks_per_s: f64) -> Row {
             runq_wait_ms_per_s: per_s(x.runq_wait_ns, y.runq_wait_ns, secs).map(|ns| ns / 1e6),
             throttled_periods_per_s: per_s(x.nr_throttled, y.nr_throttled, secs),
             throttled_ms_per_s: per_s(x.throttled_us, y.throttled_us, secs).map(|us| us / 1e3),
+            events_per_s: y
+                .events
+                .iter()
+                .filter_map(|(k, b)| {
+                    let a = x.events.get(k)?;
+                    Some((k.clone(), b.saturating_sub(*a) as f64 / secs))
+                })
+                .collect(),
         }),
         _ => None,
     };
@@ -93,24 +104,29 @@ pub fn row(a: &Reading, b: &Reading, start_ns: u64, ticks_per_s: f64) -> Row {
 }
 
 /// The series that may explain the business rate, by name.
-fn series(rows: &[Row]) -> BTreeMap<&'static str, Vec<f64>> {
-    let mut m: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
+fn series(rows: &[Row]) -> BTreeMap<String, Vec<f64>> {
+    let mut m: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for r in rows {
-        m.entry("ctxt_per_s").or_default().push(r.ctxt_per_s);
-        m.entry("intr_per_s").or_default().push(r.intr_per_s);
+        m.entry("ctxt_per_s".into()).or_default().push(r.ctxt_per_s);
+        m.entry("intr_per_s".into()).or_default().push(r.intr_per_s);
         if let Some(p) = r.psi_cpu_some_pct {
-            m.entry("psi_cpu_some_pct").or_default().push(p);
+            m.entry("psi_cpu_some_pct".into()).or_default().push(p);
         }
         if let Some(t) = &r.target {
-            m.entry("target_cpu_pct").or_default().push(t.cpu_pct);
+            m.entry("target_cpu_pct".into())
+                .or_default()
+                .push(t.cpu_pct);
             for (k, v) in [
                 ("target_migrations_per_s", t.migrations_per_s),
                 ("target_involuntary_per_s", t.involuntary_per_s),
                 ("target_runq_wait_ms_per_s", t.runq_wait_ms_per_s),
             ] {
                 if let Some(v) = v {
-                    m.entry(k).or_default().push(v);
+                    m.entry(k.into()).or_default().push(v);
                 }
+            }
+            for (k, v) in &t.events_per_s {
+                m.entry(format!("target_{k}_per_s")).or_default().push(*v);
             }
         }
     }
@@ -121,7 +137,8 @@ fn series(rows: &[Row]) -> BTreeMap<&'static str, Vec<f64>> {
 pub struct Summary {
     /// Work done over the recording, in business units.
     pub units: Option<f64>,
-    /// Cost per unit of work: CPU-µs, context switches, migrations of the target.
+    /// Cost per unit of work: CPU-µs, context switches, migrations, and perf_event counts
+    /// (syscalls, cycles...) of the target.
     pub per_unit: BTreeMap<String, f64>,
     /// Pearson correlation of each metric with the business rate over the rows.
     pub correlation_with_metric: BTreeMap<String, f64>,
@@ -156,6 +173,16 @@ pub fn summarize(rows: &[Row]) -> Summary {
         if let Some(m) = total(&|t| t.migrations_per_s) {
             per_unit.insert("target_migrations".into(), m / units);
         }
+        let events: std::collections::BTreeSet<&String> = rated
+            .iter()
+            .filter_map(|r| r.target.as_ref())
+            .flat_map(|t| t.events_per_s.keys())
+            .collect();
+        for k in events {
+            if let Some(n) = total(&|t| t.events_per_s.get(k).copied()) {
+                per_unit.insert(format!("target_{k}"), n / units);
+            }
+        }
         let cs: f64 = rated.iter().map(|r| r.ctxt_per_s * r.interval_s).sum();
         per_unit.insert("system_context_switches".into(), cs / units);
     }
@@ -164,7 +191,7 @@ pub fn summarize(rows: &[Row]) -> Summary {
     let correlation_with_metric = series(&owned)
         .into_iter()
         .filter(|(_, v)| v.len() == rate.len())
-        .filter_map(|(k, v)| Some((k.to_string(), correlation(&v, &rate)?)))
+        .filter_map(|(k, v)| Some((k, correlation(&v, &rate)?)))
         .collect();
     Summary {
         units: Some(units),
@@ -195,6 +222,7 @@ mod tests {
                 runq_wait_ns: Some(0),
                 nr_throttled: Some(cpu_ticks / 10),
                 throttled_us: Some(cpu_ticks * 100),
+                events: [("syscalls".to_string(), vol * 5)].into(),
             }),
             metric: Some(metric),
         }
@@ -213,6 +241,7 @@ mod tests {
         assert_eq!(t.voluntary_per_s, Some(20.0));
         assert_eq!(t.throttled_periods_per_s, Some(5.0));
         assert_eq!(t.throttled_ms_per_s, Some(5.0));
+        assert_eq!(t.events_per_s["syscalls"], 100.0);
         assert_eq!(r.cpus[0].user, 50.0);
     }
 
@@ -231,6 +260,9 @@ mod tests {
         // 0.4 CPU-s for 400 units: 1000 CPU-µs per unit; 40 switches: 0.1 per unit.
         assert!((s.per_unit["target_cpu_us"] - 1000.0).abs() < 1e-9);
         assert!((s.per_unit["target_context_switches"] - 0.1).abs() < 1e-12);
+        // 200 system calls for 400 units.
+        assert!((s.per_unit["target_syscalls"] - 0.5).abs() < 1e-12);
+        assert!((s.correlation_with_metric["target_syscalls_per_s"] - 1.0).abs() < 1e-12);
         assert!((s.correlation_with_metric["ctxt_per_s"] - 1.0).abs() < 1e-12);
         assert!(summarize(&rows[..0]).units.is_none());
     }

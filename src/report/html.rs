@@ -206,12 +206,19 @@ fn charts(doc: &RunDocument) -> Vec<String> {
             .iter()
             .filter_map(|r| Some((t(r), r["metric_per_s"].as_f64()?)))
             .collect();
+        let syscalls: Vec<(f64, f64)> = rows
+            .iter()
+            .filter_map(|r| Some((t(r), r["target"]["events_per_s"]["syscalls"].as_f64()?)))
+            .collect();
         let mut series = vec![("context switches/s".to_string(), cs)];
+        if !syscalls.is_empty() {
+            series.push(("target system calls/s".to_string(), syscalls));
+        }
         if !work.is_empty() {
             series.push(("work units/s".to_string(), work));
         }
         out.push(svg::lines(
-            "Recording: switches and work rate",
+            "Recording: switches, system calls and work rate",
             "seconds",
             "per second",
             &series,
