@@ -181,6 +181,11 @@ pub struct RunDocument {
     /// A `truebench record` recording: rows per interval, summary, unavailable metrics.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recording: Option<Value>,
+    /// The classic suite's indexes: `"1"` and `"N"` (and any other copy count) → the
+    /// geometric mean of the tests' indexes; `unixbench_style` the same from UnixBench's
+    /// pass combination; `n` and `n_basis`; `partial` when a test did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub indexes: Option<Value>,
 }
 
 impl RunDocument {
@@ -315,6 +320,7 @@ pub mod testing {
             results,
             skipped: vec![],
             recording: None,
+            indexes: None,
         }
     }
 }

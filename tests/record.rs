@@ -8,17 +8,7 @@ use common::TestEnv;
 #[test]
 fn recording_a_short_command_prints_and_stores_its_intervals() {
     let env = TestEnv::new();
-    let out = env
-        .cmd()
-        .args(["record", "--interval", "0.5", "--", "sleep", "3"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = env.text(&["record", "--interval", "0.5", "--", "sleep", "3"]);
     let rows = text
         .lines()
         .filter(|l| l.trim_end().ends_with("ms/s") || l.contains('|'))

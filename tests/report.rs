@@ -50,19 +50,7 @@ fn a_report_of_every_suite_renders_in_chromium_and_escapes_what_it_shows() {
         .iter()
         .map(|d| d["run_id"].as_str().unwrap())
         .collect();
-    let out = env
-        .cmd()
-        .arg("report")
-        .args(&ids)
-        .arg("-o")
-        .arg(&html_path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::succeeded(env.cmd().arg("report").args(&ids).arg("-o").arg(&html_path));
     let html = std::fs::read_to_string(&html_path).unwrap();
 
     // Self-contained: no script, no fetched resource (the SVG namespace is a name, not a fetch).

@@ -49,18 +49,14 @@ fn a_syscall_clock_collapses_per_event_timing_but_not_batch_timing() {
     let env = TestEnv::new();
     let shim = slow_clock_shim(env.dir.path());
     let fast = env.run(&["memory.per-event", "--samples", "5"]);
-    let out = env
-        .cmd()
-        .env("LD_PRELOAD", &shim)
-        .args(["run", "memory.per-event", "--samples", "5", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let slow: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = common::succeeded(env.cmd().env("LD_PRELOAD", &shim).args([
+        "run",
+        "memory.per-event",
+        "--samples",
+        "5",
+        "--json",
+    ]));
+    let slow: Value = serde_json::from_slice(out.as_bytes()).unwrap();
 
     let (fb, sb) = (median(&fast, "batch"), median(&slow, "batch"));
     let (fp, sp) = (median(&fast, "per-event"), median(&slow, "per-event"));

@@ -2,6 +2,7 @@
 //! module per family. A suite is a family name; `run SUITE` runs every benchmark in it.
 
 pub mod c2c;
+pub mod classic;
 pub mod ctx;
 pub mod memory;
 pub mod timers;
@@ -25,6 +26,14 @@ pub struct RunOptions {
     pub array_bytes: Option<u64>,
     /// Measure the timers under every available clocksource (`--clocksource-sweep`, root).
     pub clocksource_sweep: bool,
+    /// Classic suite: the copy counts to run (`--copies`); None = 1 and N.
+    pub copies: Option<Vec<usize>>,
+    /// Classic suite: pin copies one per CPU, spread by topology (`--pin`).
+    pub pin: bool,
+    /// Classic suite: UnixBench's own passes and durations (`--full`).
+    pub full: bool,
+    /// Classic suite: also run the file copies flushed with fdatasync (`--fsync`).
+    pub fsync: bool,
 }
 
 /// What a benchmark hands back as it goes: a finished result, or a case it could not run
@@ -75,6 +84,18 @@ pub static REGISTRY: &[&dyn Benchmark] = &[
     &memory::latency::Latency,
     &memory::numa::Numa,
     &memory::per_event::PerEvent,
+    &classic::DHRYSTONE,
+    &classic::WHETSTONE,
+    &classic::EXECL,
+    &classic::FILE_COPY_1024,
+    &classic::FILE_COPY_256,
+    &classic::FILE_COPY_4096,
+    &classic::PIPE_THROUGHPUT,
+    &classic::CONTEXT_SWITCH,
+    &classic::PROCESS_CREATION,
+    &classic::SHELL_1,
+    &classic::SHELL_8,
+    &classic::SYSCALL,
 ];
 
 /// The suites `truebench run` runs when none is named.

@@ -404,6 +404,7 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         results: vec![],
         skipped: vec![],
         recording: Some(recording),
+        indexes: None,
     };
     store.insert(&doc)?;
     if a.json {

@@ -50,6 +50,21 @@ pub struct Args {
     /// Without this flag truebench never touches the clocksource.
     #[arg(long)]
     clocksource_sweep: bool,
+    /// Classic suite: copy counts to run, comma-separated (default: 1 and N, N = the CPUs
+    /// this process may really use: affinity ∩ cpuset, narrowed by a CPU quota).
+    #[arg(long, value_delimiter = ',', value_name = "LIST", value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    copies: Option<Vec<u32>>,
+    /// Classic suite: pin the copies one per CPU, spread across nodes, LLCs and cores.
+    #[arg(long)]
+    pin: bool,
+    /// Classic suite: UnixBench's passes and durations (10 x 10 s, 3 x 30 s, 3 x 60 s: about
+    /// 28 minutes per copy count) instead of the quick plan (5 passes of 0.5-1 s).
+    #[arg(long)]
+    full: bool,
+    /// Classic suite: also run the file copies flushed to the device (fdatasync at each
+    /// rewind), reported as fsync=true and kept out of the index.
+    #[arg(long)]
+    fsync: bool,
 }
 
 /// `512M`, `2G`, `64K` or plain bytes.
@@ -194,7 +209,22 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         footprint_kb: a.footprint,
         array_bytes: a.array_size,
         clocksource_sweep: a.clocksource_sweep,
+        copies: a.copies.as_ref().map(|v| {
+            let mut v: Vec<usize> = v.iter().map(|c| *c as usize).collect();
+            v.dedup();
+            v
+        }),
+        pin: a.pin,
+        full: a.full,
+        fsync: a.fsync,
     };
+    let classic = benches.iter().any(|b| b.suite() == "classic");
+    if !classic && (a.copies.is_some() || a.pin || a.full || a.fsync) {
+        return Err(usage_hint(
+            "--copies, --pin, --full and --fsync apply to the classic suite",
+            "truebench run classic --copies 1,2",
+        ));
+    }
     if a.clocksource_sweep {
         if !benches.iter().any(|b| b.suite() == "timers") {
             return Err(usage_hint(
@@ -316,7 +346,18 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         results,
         skipped,
         recording: None,
+        indexes: None,
     };
+    let mut doc = doc;
+    if classic {
+        let (n, basis) = crate::bench::classic::copies::full_width(&env.cpus);
+        doc.indexes = Some(crate::bench::classic::score::suite_indexes(
+            &doc.results,
+            crate::bench::classic::INDEX_TESTS,
+            n,
+            &basis,
+        ));
+    }
     store.insert(&doc)?;
     if a.json {
         super::print_json(&doc)?;

@@ -1,6 +1,7 @@
 //! Presenting results: terminal text and tables (JSON is the serde form of each document).
 
 pub mod c2c_matrix;
+pub mod classic_table;
 pub mod compare_table;
 pub mod html;
 pub mod numa_matrix;

@@ -48,7 +48,10 @@ pub fn observed_summary(obs: &Value) -> String {
 
 pub fn render(doc: &RunDocument) -> String {
     let matrix = doc.results.iter().any(|r| r.placement.name == "same-cpu");
-    let observed = doc.results.iter().any(|r| r.placement.observed.is_some());
+    let observed = doc
+        .results
+        .iter()
+        .any(|r| r.placement.observed.is_some() && !super::classic_table::is_classic(r));
     let mut header = vec![
         "benchmark",
         "params",
@@ -67,7 +70,12 @@ pub fn render(doc: &RunDocument) -> String {
         header.push("observed");
     }
     let mut t = super::table(&header);
-    for r in &doc.results {
+    let others: Vec<&BenchResult> = doc
+        .results
+        .iter()
+        .filter(|r| !super::classic_table::is_classic(r))
+        .collect();
+    for r in others.iter().copied() {
         let s = &r.stats;
         let mut row = vec![
             r.benchmark.clone(),
@@ -102,7 +110,7 @@ pub fn render(doc: &RunDocument) -> String {
         t.add_row(row);
     }
     let mut out = format!(
-        "Run {} on {} at {}{}\n{t}\n",
+        "Run {} on {} at {}{}\n",
         doc.run_id,
         doc.host.as_deref().unwrap_or("unknown host"),
         doc.started_at,
@@ -112,7 +120,11 @@ pub fn render(doc: &RunDocument) -> String {
             ""
         }
     );
+    if !others.is_empty() || doc.results.is_empty() {
+        out.push_str(&format!("{t}\n"));
+    }
     for section in [
+        super::classic_table::render(doc),
         super::c2c_matrix::render(doc),
         super::numa_matrix::render(doc),
     ]

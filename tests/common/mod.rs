@@ -35,6 +35,11 @@ impl TestEnv {
         c
     }
 
+    /// Run `truebench ARGS`; it must succeed; its stdout.
+    pub fn text(&self, args: &[&str]) -> String {
+        succeeded(self.cmd().args(args))
+    }
+
     /// Run and parse stdout as JSON; the command must succeed.
     pub fn json(&self, args: &[&str]) -> Value {
         let out = self.cmd().args(args).output().unwrap();
@@ -88,4 +93,15 @@ pub fn assert_refused(env: &TestEnv, out: &std::process::Output, what: &dyn std:
     );
     assert!(err.starts_with("error:"), "{what:?}: stderr {err}");
     assert!(!env.db().exists(), "{what:?} created the database");
+}
+
+/// Run a command that must succeed; its stdout.
+pub fn succeeded(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
 }

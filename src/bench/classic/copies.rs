@@ -1,0 +1,425 @@
+//! Copies of a classic test: how many make "N" (the CPUs this process may really use), and
+//! one pass of them: each copy is a forked process that prepares its work, waits at a
+//! barrier in shared memory, and then loops until the common window closes, counting its
+//! iterations and timing its own span on CLOCK_MONOTONIC (two clock reads per copy per
+//! pass). Unlike UnixBench, copies start together, share the window, and are kept apart
+//! in the result; with `--pin` each is pinned to its own CPU.
+
+use crate::measure::clocks::now_ns;
+use crate::probe::CpusDoc;
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// The full-width copy count and the words that say where it comes from: the usable CPUs
+/// (affinity ∩ cpuset ∩ online), narrowed by a CPU quota rounded up (so the copies can use
+/// all of it), never below 1.
+pub fn full_width(cpus: &CpusDoc) -> (usize, String) {
+    let width = cpus.usable_width.max(1);
+    match cpus.cgroup_quota {
+        Some(q) if q.ceil() < width as f64 => {
+            let n = (q.ceil() as usize).max(1);
+            (
+                n,
+                format!("{n} copies: the cgroup quota of {q:.2} CPUs rounded up, narrower than the {width} usable CPUs"),
+            )
+        }
+        _ => (
+            width,
+            format!(
+                "{width} copies: the usable CPUs ({}){}",
+                if cpus.cgroup_cpuset.is_some() {
+                    "affinity ∩ cpuset ∩ online"
+                } else {
+                    "affinity ∩ online"
+                },
+                match cpus.cgroup_quota {
+                    Some(q) => format!("; the quota of {q:.2} CPUs is wider"),
+                    None => "; no quota".into(),
+                }
+            ),
+        ),
+    }
+}
+
+/// What one copy hands back.
+#[repr(C)]
+struct Slot {
+    count: AtomicU64,
+    span_ns: AtomicU64,
+    /// The copy's pid and the pid of the partner it talks to (context-switch), 0 if none.
+    pid: AtomicI32,
+    partner: AtomicI32,
+    /// 0 = fine; else the copy failed and `error` holds why.
+    failed: AtomicU32,
+    error: [u8; 120],
+}
+
+/// Aligned so the slots after it are aligned too.
+#[repr(C, align(64))]
+struct Header {
+    ready: AtomicU32,
+    go: AtomicU32,
+    stop: AtomicU32,
+}
+
+/// The shared page(s): a header and one slot per copy.
+struct Shared {
+    ptr: *mut u8,
+    len: usize,
+    copies: usize,
+}
+
+impl Shared {
+    fn new(copies: usize) -> anyhow::Result<Shared> {
+        let len = std::mem::size_of::<Header>() + copies * std::mem::size_of::<Slot>();
+        // SAFETY: a fresh anonymous shared mapping, zeroed by the kernel; all-zero bytes are
+        // valid atomics and arrays.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            anyhow::bail!("mmap of the copies' shared page failed");
+        }
+        Ok(Shared {
+            ptr: ptr as *mut u8,
+            len,
+            copies,
+        })
+    }
+
+    fn header(&self) -> &Header {
+        // SAFETY: the mapping starts with a Header and lives as long as self.
+        unsafe { &*(self.ptr as *const Header) }
+    }
+
+    fn slot(&self, i: usize) -> &Slot {
+        assert!(i < self.copies);
+        // SAFETY: slot i lies inside the mapping (len covers `copies` slots after the header),
+        // aligned: the mapping is page-aligned and Header's size (64) is a multiple of
+        // Slot's alignment, as is Slot's size.
+        unsafe {
+            &*(self
+                .ptr
+                .add(std::mem::size_of::<Header>() + i * std::mem::size_of::<Slot>())
+                as *const Slot)
+        }
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // SAFETY: unmapping the mapping made in new().
+        unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len) };
+    }
+}
+
+/// What a copy sees of the pass: the stop flag, and where to say who its partner is.
+pub struct Window<'a> {
+    stop: &'a AtomicU32,
+    partner: &'a AtomicI32,
+}
+
+impl Window<'_> {
+    pub fn closed(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) != 0
+    }
+    /// A task this copy talks to (its samples of where it ran go with the copy's).
+    pub fn set_partner(&self, pid: i32) {
+        self.partner.store(pid, Ordering::Relaxed);
+    }
+}
+
+/// A test's work, made ready in the copy before the barrier.
+pub trait Work {
+    /// Do iterations until the window closes (checking it at least every few ms); return
+    /// how many were completed. The last one may end after the window: it is counted, and
+    /// the copy's span runs to its end.
+    fn run(&mut self, w: &Window) -> Result<u64, String>;
+}
+
+/// One copy's outcome in a pass.
+#[derive(Debug, Clone)]
+pub struct CopyOutcome {
+    pub count: u64,
+    pub span_ns: u64,
+    /// CPUs the copy (and its partner) were seen on during the window.
+    pub cpus_seen: Vec<u32>,
+    pub partner_cpus_seen: Vec<u32>,
+    /// Samples in which copy and partner were on the same CPU, of `observations`.
+    pub colocated: usize,
+    pub observations: usize,
+}
+
+impl CopyOutcome {
+    pub fn rate_per_s(&self) -> f64 {
+        self.count as f64 / (self.span_ns as f64 / 1e9)
+    }
+}
+
+/// The CPU a task last ran on (field 39 of /proc/PID/stat).
+fn cpu_of(pid: i32) -> Option<u32> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    crate::observe::process::stat_field(&s, 39).map(|c| c as u32)
+}
+
+fn record_failure(slot: &Slot, why: &str) {
+    let mut buf = [0u8; 120];
+    let b = why.as_bytes();
+    let n = b.len().min(buf.len());
+    buf[..n].copy_from_slice(&b[..n]);
+    // SAFETY: the slot's error array is plain bytes in our shared mapping; only this copy
+    // writes its own slot.
+    unsafe {
+        std::ptr::copy_nonoverlapping(buf.as_ptr(), slot.error.as_ptr() as *mut u8, n);
+    }
+    slot.failed.store(1, Ordering::Release);
+}
+
+/// Run one pass: `copies` forked copies, each building its work with `make(copy index)`,
+/// released together, stopped after `window`. `pins` gives each copy its CPU (round robin).
+/// Err when a copy failed (with its reason) or on interrupt (`Interrupted`).
+pub fn pass(
+    copies: usize,
+    pins: Option<&[u32]>,
+    window: Duration,
+    make: &dyn Fn(usize) -> Result<Box<dyn Work>, String>,
+) -> anyhow::Result<Vec<CopyOutcome>> {
+    let shared = Shared::new(copies)?;
+    let mut pids = Vec::with_capacity(copies);
+    for i in 0..copies {
+        // SAFETY: the child only runs the copy's work and leaves with _exit; it never
+        // returns into the caller's stack frames.
+        match unsafe { libc::fork() } {
+            -1 => {
+                stop_all(&shared, &pids);
+                anyhow::bail!(
+                    "fork of copy {i} failed: {}",
+                    std::io::Error::last_os_error()
+                );
+            }
+            0 => {
+                let slot = shared.slot(i);
+                slot.pid.store(std::process::id() as i32, Ordering::Relaxed);
+                if let Some(p) = pins {
+                    if !p.is_empty() {
+                        crate::placement::pin_raw(p[i % p.len()]);
+                    }
+                }
+                let code = match make(i) {
+                    Ok(mut work) => {
+                        let h = shared.header();
+                        h.ready.fetch_add(1, Ordering::AcqRel);
+                        while h.go.load(Ordering::Acquire) == 0 {
+                            std::hint::spin_loop();
+                            if h.stop.load(Ordering::Relaxed) != 0 {
+                                // SAFETY: leaving the forked child without unwinding.
+                                unsafe { libc::_exit(0) };
+                            }
+                        }
+                        let w = Window {
+                            stop: &h.stop,
+                            partner: &slot.partner,
+                        };
+                        let t0 = now_ns();
+                        match work.run(&w) {
+                            Ok(n) => {
+                                let t1 = now_ns();
+                                slot.count.store(n, Ordering::Relaxed);
+                                slot.span_ns.store((t1 - t0).max(1), Ordering::Release);
+                                0
+                            }
+                            Err(e) => {
+                                record_failure(slot, &e);
+                                1
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        record_failure(slot, &e);
+                        shared.header().ready.fetch_add(1, Ordering::AcqRel);
+                        1
+                    }
+                };
+                // SAFETY: leaving the forked child without running the parent's destructors.
+                unsafe { libc::_exit(code) };
+            }
+            pid => pids.push(pid),
+        }
+    }
+    let h = shared.header();
+    // The barrier: every copy has prepared its work.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while (h.ready.load(Ordering::Acquire) as usize) < copies {
+        if crate::interrupt::requested() || std::time::Instant::now() > deadline {
+            stop_all(&shared, &pids);
+            if crate::interrupt::requested() {
+                return Err(crate::error::Interrupted.into());
+            }
+            anyhow::bail!("the copies did not get ready within 60 s");
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    if let Some(i) = (0..copies).find(|i| shared.slot(*i).failed.load(Ordering::Acquire) != 0) {
+        let why = error_text(shared.slot(i));
+        stop_all(&shared, &pids);
+        anyhow::bail!("copy {i} could not start: {why}");
+    }
+    h.go.store(1, Ordering::Release);
+    // Watch where the copies run while the window is open.
+    let end = std::time::Instant::now() + window;
+    let mut seen: Vec<(Vec<u32>, Vec<u32>, usize, usize)> = vec![Default::default(); copies];
+    while std::time::Instant::now() < end {
+        if crate::interrupt::requested() {
+            break;
+        }
+        for (i, s) in seen.iter_mut().enumerate() {
+            let slot = shared.slot(i);
+            let a = cpu_of(slot.pid.load(Ordering::Relaxed));
+            let partner = slot.partner.load(Ordering::Relaxed);
+            let b = (partner > 0).then(|| cpu_of(partner)).flatten();
+            if let Some(a) = a {
+                if !s.0.contains(&a) {
+                    s.0.push(a);
+                }
+            }
+            if let Some(b) = b {
+                if !s.1.contains(&b) {
+                    s.1.push(b);
+                }
+                s.3 += 1;
+                if a == Some(b) {
+                    s.2 += 1;
+                }
+            }
+        }
+        std::thread::sleep(
+            end.saturating_duration_since(std::time::Instant::now())
+                .min(Duration::from_millis(10)),
+        );
+    }
+    h.stop.store(1, Ordering::Release);
+    for pid in &pids {
+        let mut status = 0;
+        // SAFETY: reaping our own child.
+        unsafe { libc::waitpid(*pid, &mut status, 0) };
+    }
+    if crate::interrupt::requested() {
+        return Err(crate::error::Interrupted.into());
+    }
+    let mut out = Vec::with_capacity(copies);
+    for (i, (mut cpus, mut partner_cpus, colocated, observations)) in seen.into_iter().enumerate() {
+        let slot = shared.slot(i);
+        if slot.failed.load(Ordering::Acquire) != 0 {
+            anyhow::bail!("copy {i} failed: {}", error_text(slot));
+        }
+        let span_ns = slot.span_ns.load(Ordering::Acquire);
+        if span_ns == 0 {
+            anyhow::bail!("copy {i} ended without a result (killed?)");
+        }
+        cpus.sort_unstable();
+        partner_cpus.sort_unstable();
+        out.push(CopyOutcome {
+            count: slot.count.load(Ordering::Relaxed),
+            span_ns,
+            cpus_seen: cpus,
+            partner_cpus_seen: partner_cpus,
+            colocated,
+            observations,
+        });
+    }
+    Ok(out)
+}
+
+fn error_text(slot: &Slot) -> String {
+    let end = slot
+        .error
+        .iter()
+        .position(|b| *b == 0)
+        .unwrap_or(slot.error.len());
+    String::from_utf8_lossy(&slot.error[..end]).into_owned()
+}
+
+/// Release and reap copies already started (a failed start or an interrupt).
+fn stop_all(shared: &Shared, pids: &[i32]) {
+    shared.header().stop.store(1, Ordering::Release);
+    for pid in pids {
+        let mut status = 0;
+        // SAFETY: reaping our own child.
+        unsafe { libc::waitpid(*pid, &mut status, 0) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n_of(fixture: &str) -> (usize, String) {
+        full_width(&crate::probe::fixture(fixture).cpus)
+    }
+
+    #[test]
+    fn n_comes_from_usable_cpus_and_quota() {
+        // 1.5 CPUs of quota under a cpuset of 6: two copies use all of the quota.
+        let (n, why) = n_of("container-quota");
+        assert_eq!(n, 2, "{why}");
+        assert!(why.contains("quota of 1.50"), "{why}");
+        // The 256-CPU machine without limits: all of them.
+        assert_eq!(n_of("epyc-256").0, 256);
+        // 6 of 8 CPUs online, a parent v1 quota of 4 CPUs binding the child: 4 copies, not 8.
+        let (n, why) = n_of("offline-cpus");
+        assert_eq!(n, 4, "{why}");
+        // This VM: 2 CPUs, no quota.
+        let (n, why) = n_of("this-vm");
+        assert_eq!(n, 2);
+        assert!(why.contains("no quota"), "{why}");
+    }
+
+    struct Count;
+    impl Work for Count {
+        fn run(&mut self, w: &Window) -> Result<u64, String> {
+            let mut n = 0;
+            while !w.closed() {
+                for _ in 0..1000 {
+                    n = std::hint::black_box(n + 1);
+                }
+            }
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn copies_share_one_window_and_report_their_counts() {
+        let out = pass(2, None, Duration::from_millis(100), &|_| {
+            Ok(Box::new(Count))
+        })
+        .unwrap();
+        assert_eq!(out.len(), 2);
+        for c in &out {
+            assert!(c.count > 0);
+            // The span covers the window (100 ms), plus the start and stop latency.
+            assert!((80e6..2e9).contains(&(c.span_ns as f64)), "{c:?}");
+            assert!(!c.cpus_seen.is_empty());
+        }
+    }
+
+    #[test]
+    fn a_copy_that_cannot_prepare_fails_the_pass_with_its_reason() {
+        let e = pass(2, None, Duration::from_millis(50), &|i| {
+            if i == 1 {
+                Err("no /bin/sh here".into())
+            } else {
+                Ok(Box::new(Count))
+            }
+        })
+        .err()
+        .unwrap();
+        assert!(e.to_string().contains("no /bin/sh here"), "{e}");
+    }
+}

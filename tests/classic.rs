@@ -1,0 +1,108 @@
+//! The classic suite through the binary: execl re-executes truebench itself, copies are
+//! counted from the usable CPUs, results carry their index, UnixBench-style figures and
+//! scaling efficiency, the run carries the indexes (partial when a test did not run), the
+//! context-switch test says where its pair ran, and classic-only options are refused elsewhere.
+
+mod common;
+
+use common::TestEnv;
+
+#[test]
+fn a_short_classic_run_scores_and_scales() {
+    let env = TestEnv::new();
+    let doc = env.run(&[
+        "classic.syscall,classic.execl,classic.context-switch",
+        "--copies",
+        "1,2",
+    ]);
+    truebench::result::validate(&doc).unwrap();
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(results.len(), 6, "3 tests x 2 copy counts");
+    for r in results {
+        let copies = r["params"]["copies"].as_u64().unwrap();
+        let median = r["stats"]["median"].as_f64().unwrap();
+        let baseline = r["derived"]["baseline"].as_f64().unwrap();
+        let index = r["derived"]["index"].as_f64().unwrap();
+        assert!((index - 10.0 * median / baseline).abs() < 1e-6 * index);
+        assert!(r["derived"]["unixbench_index"].as_f64().unwrap() > 0.0);
+        assert_eq!(r["samples"].as_array().unwrap().len(), 5);
+        assert_eq!(
+            r["placement"]["observed"]["copies"]
+                .as_array()
+                .unwrap()
+                .len() as u64,
+            copies
+        );
+        // Two clock reads per copy per pass: the timer's share is negligible.
+        assert!(r["quality"]["timer_share"].as_f64().unwrap() < 0.001);
+        let (lo, hi) = match r["benchmark"].as_str().unwrap() {
+            // Five system calls a loop.
+            "classic.syscall@1" => (1e3, 4e7),
+            // A fork and ten execs of a multi-megabyte binary per chain.
+            "classic.execl@1" => (5.0, 1e5),
+            "classic.context-switch@1" => (100.0, 2e7),
+            b => panic!("unexpected {b}"),
+        };
+        assert!((lo..hi).contains(&median), "{}: {median}", r["benchmark"]);
+        if copies == 2 {
+            let eff = r["derived"]["scaling_efficiency"].as_f64().unwrap();
+            assert!(eff > 0.0, "{eff}");
+        } else {
+            assert!(r["derived"].get("scaling_efficiency").is_none());
+        }
+    }
+    // The context-switch pair was watched, and its placement explained.
+    let ctx = results
+        .iter()
+        .find(|r| r["benchmark"] == "classic.context-switch@1")
+        .unwrap();
+    assert!(
+        ctx["placement"]["observed"]["observations"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    let ids = common::finding_ids(&ctx["findings"]);
+    assert!(
+        ids.iter().any(|i| i.starts_with("os-placement-")),
+        "{ids:?}"
+    );
+    // Indexes for 1 and N copies, partial: 3 of the 12 tests ran.
+    let ix = &doc["indexes"];
+    assert!(ix["1"].as_f64().unwrap() > 0.0);
+    assert!(ix["N"].as_f64().unwrap() > 0.0);
+    assert_eq!(ix["partial"], true);
+    assert_eq!(ix["tests"]["1"], 3);
+    let usable = doc["env"]["cpus"]["usable"].as_array().unwrap().len() as u64;
+    assert_eq!(ix["n"].as_u64().unwrap(), usable.max(1));
+}
+
+#[test]
+fn the_classic_table_shows_rates_indexes_and_the_n_basis() {
+    let env = TestEnv::new();
+    let text = env.text(&["run", "classic.pipe-throughput", "--copies", "1"]);
+    for want in [
+        "Classic suite",
+        "pipe-throughput",
+        "lps",
+        "UnixBench-style",
+        "Index, 1 copy",
+        "PARTIAL",
+    ] {
+        assert!(text.contains(want), "missing {want}:\n{text}");
+    }
+}
+
+#[test]
+fn classic_options_elsewhere_and_bad_copy_counts_are_refused() {
+    let env = TestEnv::new();
+    for args in [
+        vec!["run", "timers", "--copies", "2"],
+        vec!["run", "ctx", "--full"],
+        vec!["run", "classic", "--copies", "0"],
+        vec!["run", "classic", "--copies", "two"],
+    ] {
+        let out = env.cmd().args(&args).output().unwrap();
+        common::assert_refused(&env, &out, &args);
+    }
+}
