@@ -1,12 +1,17 @@
 //! The `truebench` binary: parse the command line, call the library, map errors to exit codes.
 
+use truebench::bench::classic;
+
 fn main() {
-    // A link of the classic execl test's chain re-executes this binary: it must not pay for
-    // anything else (the test measures exec).
-    let mut args = std::env::args_os().skip(1);
-    if args.next().as_deref() == Some(std::ffi::OsStr::new(truebench::bench::classic::EXECL_ARG)) {
-        let left = args.next().unwrap_or_default();
-        truebench::bench::classic::execl_link(&left.to_string_lossy());
+    // The classic suite re-executes this binary as an execl link (the test measures exec)
+    // and as a copy worker (a fresh small process per copy): neither may pay for anything
+    // else first.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some(classic::EXECL_ARG) => {
+            classic::execl_link(args.get(1).map(String::as_str).unwrap_or(""))
+        }
+        Some(classic::WORKER_ARG) => classic::copy_worker(&args[1..]),
+        _ => std::process::exit(truebench::cli::main()),
     }
-    std::process::exit(truebench::cli::main());
 }

@@ -7,6 +7,7 @@
 
 use crate::measure::clocks::now_ns;
 use crate::probe::CpusDoc;
+use std::path::Path;
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -70,22 +71,46 @@ struct Shared {
 }
 
 impl Shared {
-    fn new(copies: usize) -> anyhow::Result<Shared> {
-        let len = std::mem::size_of::<Header>() + copies * std::mem::size_of::<Slot>();
-        // SAFETY: a fresh anonymous shared mapping, zeroed by the kernel; all-zero bytes are
-        // valid atomics and arrays.
+    fn len(copies: usize) -> usize {
+        std::mem::size_of::<Header>() + copies * std::mem::size_of::<Slot>()
+    }
+
+    /// A fresh memory file (zeroed; all-zero bytes are valid atomics and arrays) mapped
+    /// shared; its descriptor survives exec, so an exec'd copy maps the same pages.
+    fn new(copies: usize) -> anyhow::Result<(Shared, std::os::fd::OwnedFd)> {
+        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+        // SAFETY: a plain memfd_create with a NUL-terminated name; the result is checked.
+        let fd = unsafe { libc::memfd_create(c"truebench-classic".as_ptr(), 0) };
+        if fd < 0 {
+            anyhow::bail!("memfd_create: {}", std::io::Error::last_os_error());
+        }
+        // SAFETY: fd is ours and open.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        // SAFETY: sizing our own memory file.
+        if unsafe { libc::ftruncate(fd.as_raw_fd(), Self::len(copies) as libc::off_t) } != 0 {
+            anyhow::bail!("ftruncate: {}", std::io::Error::last_os_error());
+        }
+        let shared = Self::map(fd.as_raw_fd(), copies)
+            .map_err(|e| anyhow::anyhow!("mmap of the copies' shared page: {e}"))?;
+        Ok((shared, fd))
+    }
+
+    /// Map the memory file `fd` made by `new` for `copies` copies.
+    fn map(fd: i32, copies: usize) -> Result<Shared, String> {
+        let len = Self::len(copies);
+        // SAFETY: mapping `len` bytes of a memory file at least that long.
         let ptr = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
+                libc::MAP_SHARED,
+                fd,
                 0,
             )
         };
         if ptr == libc::MAP_FAILED {
-            anyhow::bail!("mmap of the copies' shared page failed");
+            return Err(errno_text("mmap"));
         }
         Ok(Shared {
             ptr: ptr as *mut u8,
@@ -182,19 +207,136 @@ fn record_failure(slot: &Slot, why: &str) {
     slot.failed.store(1, Ordering::Release);
 }
 
-/// Run one pass: `copies` forked copies, each building its work with `make(copy index)`,
-/// released together, stopped after `window`. `pins` gives each copy its CPU (round robin).
-/// Err when a copy failed (with its reason) or on interrupt (`Interrupted`).
+/// How a copy gets its work: built in the forked child (tests), or by exec'ing a fresh
+/// truebench worker (`exe __classic-copy FD INDEX COPIES PIN ARGS...`), so each copy is a
+/// small new process, as UnixBench's are, not a fork of the whole harness (a fork's cost
+/// grows with the mappings of the process that forks).
+pub enum Launch<'a> {
+    InProcess(&'a MakeWork<'a>),
+    Exec { exe: &'a Path, args: Vec<String> },
+}
+
+/// Builds copy i's work.
+pub type MakeWork<'a> = dyn Fn(usize) -> Result<Box<dyn Work>, String> + 'a;
+/// Builds copy i's work from the worker's arguments (after FD INDEX COPIES PIN).
+pub type MakeNamedWork = dyn Fn(&[String], usize) -> Result<Box<dyn Work>, String>;
+
+/// The argument that makes truebench a copy worker.
+pub const WORKER_ARG: &str = "__classic-copy";
+
+fn errno_text(what: &str) -> String {
+    format!("{what}: {}", std::io::Error::last_os_error())
+}
+
+/// A copy's life after fork (or after exec, in the worker): pin, prepare, barrier, run
+/// until the window closes, report; returns the exit code.
+fn copy_body(shared: &Shared, i: usize, pin: Option<u32>, make: &MakeWork) -> i32 {
+    let slot = shared.slot(i);
+    slot.pid.store(std::process::id() as i32, Ordering::Relaxed);
+    if let Some(cpu) = pin {
+        crate::placement::pin_raw(cpu);
+    }
+    let h = shared.header();
+    match make(i) {
+        Ok(mut work) => {
+            h.ready.fetch_add(1, Ordering::AcqRel);
+            while h.go.load(Ordering::Acquire) == 0 {
+                std::hint::spin_loop();
+                if h.stop.load(Ordering::Relaxed) != 0 {
+                    return 0;
+                }
+            }
+            let w = Window {
+                stop: &h.stop,
+                partner: &slot.partner,
+            };
+            let t0 = now_ns();
+            match work.run(&w) {
+                Ok(n) => {
+                    let t1 = now_ns();
+                    slot.count.store(n, Ordering::Relaxed);
+                    slot.span_ns.store((t1 - t0).max(1), Ordering::Release);
+                    0
+                }
+                Err(e) => {
+                    record_failure(slot, &e);
+                    1
+                }
+            }
+        }
+        Err(e) => {
+            record_failure(slot, &e);
+            h.ready.fetch_add(1, Ordering::AcqRel);
+            1
+        }
+    }
+}
+
+/// The worker's side of `Launch::Exec`: `args` are FD INDEX COPIES PIN, then what `make`
+/// reads. Exits with the copy's code.
+pub fn worker(args: &[String], make: &MakeNamedWork) -> ! {
+    let num = |k: usize| args.get(k).and_then(|v| v.parse::<i64>().ok());
+    let (Some(fd), Some(i), Some(copies), Some(pin)) = (num(0), num(1), num(2), num(3)) else {
+        eprintln!("{WORKER_ARG}: FD INDEX COPIES PIN expected");
+        std::process::exit(2);
+    };
+    let shared = match Shared::map(fd as i32, copies as usize) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{WORKER_ARG}: {e}");
+            std::process::exit(2);
+        }
+    };
+    let rest = &args[4..];
+    let code = copy_body(
+        &shared,
+        i as usize,
+        (pin >= 0).then_some(pin as u32),
+        &|i| make(rest, i),
+    );
+    std::process::exit(code)
+}
+
+/// Run one pass: `copies` copies (forked, or forked and exec'd), released together,
+/// stopped after `window`. `pins` gives each copy its CPU (round robin). Err when a copy
+/// failed (with its reason) or on interrupt (`Interrupted`).
 pub fn pass(
     copies: usize,
     pins: Option<&[u32]>,
     window: Duration,
-    make: &dyn Fn(usize) -> Result<Box<dyn Work>, String>,
+    launch: &Launch,
 ) -> anyhow::Result<Vec<CopyOutcome>> {
-    let shared = Shared::new(copies)?;
+    use std::os::fd::AsRawFd;
+    let (shared, fd) = Shared::new(copies)?;
+    let pin_of = |i: usize| pins.filter(|p| !p.is_empty()).map(|p| p[i % p.len()]);
+    // Everything exec needs is built before fork: the child only forks and execs.
+    let argvs: Vec<Vec<std::ffi::CString>> = match launch {
+        Launch::InProcess(_) => Vec::new(),
+        Launch::Exec { exe, args } => {
+            use std::os::unix::ffi::OsStrExt;
+            let c = |s: &[u8]| std::ffi::CString::new(s).map_err(anyhow::Error::from);
+            (0..copies)
+                .map(|i| {
+                    let mut v = vec![c(exe.as_os_str().as_bytes())?, c(WORKER_ARG.as_bytes())?];
+                    for a in [
+                        fd.as_raw_fd().to_string(),
+                        i.to_string(),
+                        copies.to_string(),
+                        pin_of(i).map(|c| c as i64).unwrap_or(-1).to_string(),
+                    ]
+                    .iter()
+                    .chain(args)
+                    {
+                        v.push(c(a.as_bytes())?);
+                    }
+                    Ok(v)
+                })
+                .collect::<anyhow::Result<_>>()?
+        }
+    };
     let mut pids = Vec::with_capacity(copies);
     for i in 0..copies {
-        // SAFETY: the child only runs the copy's work and leaves with _exit; it never
+        // SAFETY: the child only runs the copy (or execs) and leaves with _exit; it never
         // returns into the caller's stack frames.
         match unsafe { libc::fork() } {
             -1 => {
@@ -205,46 +347,22 @@ pub fn pass(
                 );
             }
             0 => {
-                let slot = shared.slot(i);
-                slot.pid.store(std::process::id() as i32, Ordering::Relaxed);
-                if let Some(p) = pins {
-                    if !p.is_empty() {
-                        crate::placement::pin_raw(p[i % p.len()]);
-                    }
-                }
-                let code = match make(i) {
-                    Ok(mut work) => {
-                        let h = shared.header();
-                        h.ready.fetch_add(1, Ordering::AcqRel);
-                        while h.go.load(Ordering::Acquire) == 0 {
-                            std::hint::spin_loop();
-                            if h.stop.load(Ordering::Relaxed) != 0 {
-                                // SAFETY: leaving the forked child without unwinding.
-                                unsafe { libc::_exit(0) };
-                            }
-                        }
-                        let w = Window {
-                            stop: &h.stop,
-                            partner: &slot.partner,
-                        };
-                        let t0 = now_ns();
-                        match work.run(&w) {
-                            Ok(n) => {
-                                let t1 = now_ns();
-                                slot.count.store(n, Ordering::Relaxed);
-                                slot.span_ns.store((t1 - t0).max(1), Ordering::Release);
-                                0
-                            }
-                            Err(e) => {
-                                record_failure(slot, &e);
-                                1
-                            }
-                        }
-                    }
-                    Err(e) => {
-                        record_failure(slot, &e);
+                let code = match launch {
+                    Launch::InProcess(make) => copy_body(&shared, i, pin_of(i), *make),
+                    Launch::Exec { .. } => {
+                        let argv: Vec<*const libc::c_char> = argvs
+                            .get(i)
+                            .into_iter()
+                            .flatten()
+                            .map(|a| a.as_ptr())
+                            .chain(std::iter::once(std::ptr::null()))
+                            .collect();
+                        // SAFETY: NUL-terminated strings and a null-terminated argv built
+                        // before fork.
+                        unsafe { libc::execv(argv[0], argv.as_ptr()) };
+                        record_failure(shared.slot(i), &errno_text("exec of the copy worker"));
                         shared.header().ready.fetch_add(1, Ordering::AcqRel);
-                        1
+                        127
                     }
                 };
                 // SAFETY: leaving the forked child without running the parent's destructors.
@@ -396,9 +514,13 @@ mod tests {
 
     #[test]
     fn copies_share_one_window_and_report_their_counts() {
-        let out = pass(2, None, Duration::from_millis(100), &|_| {
-            Ok(Box::new(Count))
-        })
+        let make = |_: usize| -> Result<Box<dyn Work>, String> { Ok(Box::new(Count)) };
+        let out = pass(
+            2,
+            None,
+            Duration::from_millis(100),
+            &Launch::InProcess(&make),
+        )
         .unwrap();
         assert_eq!(out.len(), 2);
         for c in &out {
@@ -411,13 +533,19 @@ mod tests {
 
     #[test]
     fn a_copy_that_cannot_prepare_fails_the_pass_with_its_reason() {
-        let e = pass(2, None, Duration::from_millis(50), &|i| {
+        let make = |i: usize| -> Result<Box<dyn Work>, String> {
             if i == 1 {
                 Err("no /bin/sh here".into())
             } else {
                 Ok(Box::new(Count))
             }
-        })
+        };
+        let e = pass(
+            2,
+            None,
+            Duration::from_millis(50),
+            &Launch::InProcess(&make),
+        )
         .err()
         .unwrap();
         assert!(e.to_string().contains("no /bin/sh here"), "{e}");

@@ -11,7 +11,39 @@ pub mod score;
 mod whetstone;
 mod work;
 
+pub use copies::WORKER_ARG;
 pub use work::{execl_link, EXECL_ARG};
+
+/// Every classic test, in run order.
+static TESTS: [&Classic; INDEX_TESTS] = [
+    &DHRYSTONE,
+    &WHETSTONE,
+    &EXECL,
+    &FILE_COPY_1024,
+    &FILE_COPY_256,
+    &FILE_COPY_4096,
+    &PIPE_THROUGHPUT,
+    &CONTEXT_SWITCH,
+    &PROCESS_CREATION,
+    &SHELL_1,
+    &SHELL_8,
+    &SYSCALL,
+];
+
+/// A copy worker (`truebench __classic-copy FD INDEX COPIES PIN TEST DIR FSYNC`), exec'd by
+/// a pass: it builds the named test's work and runs it as the copy.
+pub fn copy_worker(args: &[String]) -> ! {
+    copies::worker(args, &|rest, i| {
+        let [id, dir, fsync] = rest else {
+            return Err("TEST DIR FSYNC expected".into());
+        };
+        let t = TESTS
+            .iter()
+            .find(|t| t.id == id)
+            .ok_or_else(|| format!("no classic test {id}"))?;
+        t.make(Path::new(dir), i, fsync == "true")
+    })
+}
 
 use super::{Benchmark, Emitted, RunContext, Skipped};
 use crate::findings::placement::explain_os;
@@ -279,15 +311,23 @@ impl Classic {
         let dir = tempfile::Builder::new()
             .prefix("truebench-classic-")
             .tempdir()?;
-        let make = |i: usize| self.make(dir.path(), i, fsync);
+        let exe = std::env::current_exe()?;
+        let launch = copies::Launch::Exec {
+            exe: &exe,
+            args: vec![
+                self.id.to_string(),
+                dir.path().display().to_string(),
+                fsync.to_string(),
+            ],
+        };
         // A short warm-up pass (caches, page faults, the binary in the page cache), not kept.
-        copies::pass(copies, pins.as_deref(), window / 5, &make)
+        copies::pass(copies, pins.as_deref(), window / 5, &launch)
             .map_err(|e| e.context(format!("{} warm-up", self.id)))?;
         let mut rates = Vec::with_capacity(passes);
         let mut batches = Vec::with_capacity(passes);
         let mut per_pass: Vec<Vec<CopyOutcome>> = Vec::with_capacity(passes);
         for _ in 0..passes {
-            let out = copies::pass(copies, pins.as_deref(), window, &make)?;
+            let out = copies::pass(copies, pins.as_deref(), window, &launch)?;
             rates.push(out.iter().map(|c| c.rate_per_s()).sum::<f64>() * self.per_s_to_unit);
             batches.push(Batch {
                 iterations: out.iter().map(|c| c.count).sum(),
@@ -467,9 +507,13 @@ mod tests {
         ];
         for (t, lo, hi) in cases {
             let window = if t.length == Length::Shell { 400 } else { 60 };
-            let out = copies::pass(1, None, Duration::from_millis(window), &|i| {
-                t.make(dir.path(), i, false)
-            })
+            let make = |i: usize| t.make(dir.path(), i, false);
+            let out = copies::pass(
+                1,
+                None,
+                Duration::from_millis(window),
+                &copies::Launch::InProcess(&make),
+            )
             .unwrap_or_else(|e| panic!("{}: {e}", t.id));
             let rate = out[0].rate_per_s() * t.per_s_to_unit;
             assert!(out[0].count > 0, "{}: no loop completed", t.id);
@@ -485,9 +529,13 @@ mod tests {
     #[test]
     fn the_file_copy_with_fsync_still_copies() {
         let dir = tempfile::tempdir().unwrap();
-        let out = copies::pass(1, None, Duration::from_millis(60), &|i| {
-            FILE_COPY_256.make(dir.path(), i, true)
-        })
+        let make = |i: usize| FILE_COPY_256.make(dir.path(), i, true);
+        let out = copies::pass(
+            1,
+            None,
+            Duration::from_millis(60),
+            &copies::Launch::InProcess(&make),
+        )
         .unwrap();
         assert!(out[0].count > 0);
     }
