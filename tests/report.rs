@@ -30,6 +30,7 @@ fn a_report_of_every_suite_renders_in_chromium_and_escapes_what_it_shows() {
         "3",
     ]);
     let b = env.run(&["memory.bandwidth", "--samples", "3", "--array-size", "16M"]);
+    let cl = env.run(&["classic.syscall", "--copies", "1"]);
     let out = env
         .cmd()
         .args(["record", "--interval", "0.2", "--json", "--", "sleep", "1"])
@@ -46,7 +47,7 @@ fn a_report_of_every_suite_renders_in_chromium_and_escapes_what_it_shows() {
     env.cmd().arg("import").arg(&f).assert().success();
 
     let html_path = env.dir.path().join("report.html");
-    let ids: Vec<&str> = [&a, &m, &b, &rec, &evil]
+    let ids: Vec<&str> = [&a, &m, &b, &cl, &rec, &evil]
         .iter()
         .map(|d| d["run_id"].as_str().unwrap())
         .collect();
@@ -76,6 +77,8 @@ fn a_report_of_every_suite_renders_in_chromium_and_escapes_what_it_shows() {
         "Load latency by working set",
         "Memory bandwidth by kernel",
         "Recording: CPU use",
+        "Classic index per test and copy count",
+        "Classic suite index",
         "<title>topology</title>",
     ] {
         assert!(html.contains(title), "missing chart: {title}");

@@ -168,6 +168,51 @@ fn charts(doc: &RunDocument) -> Vec<String> {
             &rest,
         ));
     }
+    let classic: Vec<_> = doc
+        .results
+        .iter()
+        .filter(|r| super::classic_table::is_classic(r))
+        .filter_map(|r| {
+            let scale = r.derived.get("index")? / r.stats.median;
+            Some((
+                format!(
+                    "{} x{}",
+                    r.base_id().trim_start_matches("classic."),
+                    p(r, "copies")
+                ),
+                r.stats.median * scale,
+                r.stats.ci95_low * scale,
+                r.stats.ci95_high * scale,
+            ))
+        })
+        .collect();
+    if !classic.is_empty() {
+        out.push(svg::bars(
+            "Classic index per test and copy count (George = 10)",
+            "index",
+            &classic,
+        ));
+    }
+    if let Some(ix) = doc.indexes.as_ref().and_then(|v| v.as_object()) {
+        let b: Vec<_> = ix
+            .iter()
+            .filter(|(k, _)| k.parse::<u64>().is_ok())
+            .filter_map(|(k, v)| {
+                let v = v.as_f64()?;
+                Some((
+                    format!("suite index, {k} cop{}", if k == "1" { "y" } else { "ies" }),
+                    v,
+                    v,
+                    v,
+                ))
+            })
+            .collect();
+        out.push(svg::bars(
+            "Classic suite index (geometric mean of the test indexes)",
+            "index",
+            &b,
+        ));
+    }
     if let Some(rec) = &doc.recording {
         let rows = rec["rows"].as_array().cloned().unwrap_or_default();
         let t = |r: &serde_json::Value| r["t_s"].as_f64().unwrap_or(0.0);
