@@ -106,3 +106,31 @@ fn classic_options_elsewhere_and_bad_copy_counts_are_refused() {
         common::assert_refused(&env, &out, &args);
     }
 }
+
+#[test]
+fn pinned_copies_stay_on_their_own_cpus() {
+    let env = TestEnv::new();
+    let doc = env.run(&["classic.syscall", "--copies", "2", "--pin"]);
+    let r = &doc["results"][0];
+    let usable = doc["env"]["cpus"]["usable"].as_array().unwrap().len();
+    let pins: Vec<u64> = r["placement"]["cpus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_u64().unwrap())
+        .collect();
+    assert_eq!(r["placement"]["name"], "per-copy");
+    assert_eq!(pins.len(), 2);
+    if usable >= 2 {
+        assert_ne!(pins[0], pins[1], "two copies on one CPU: {pins:?}");
+    }
+    // Every observation of copy i saw it on its pinned CPU.
+    for (i, c) in r["placement"]["observed"]["copies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        assert_eq!(c["cpus_seen"], serde_json::json!([pins[i]]), "copy {i}");
+    }
+}

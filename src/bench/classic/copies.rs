@@ -497,6 +497,14 @@ mod tests {
         let (n, why) = n_of("this-vm");
         assert_eq!(n, 2);
         assert!(why.contains("no quota"), "{why}");
+        // A cpuset narrower than the machine, with a quota wider than it: the cpuset decides.
+        let mut cpus = crate::probe::fixture("epyc-256").cpus;
+        cpus.cgroup_cpuset = Some((0..12).collect());
+        cpus.usable_width = 12;
+        cpus.cgroup_quota = Some(20.0);
+        let (n, why) = full_width(&cpus);
+        assert_eq!(n, 12);
+        assert!(why.contains("cpuset") && why.contains("wider"), "{why}");
     }
 
     struct Count;
