@@ -11,6 +11,7 @@ pub mod compare;
 pub mod error;
 pub mod findings;
 pub mod interrupt;
+pub mod loadstep;
 pub mod lock;
 pub mod measure;
 pub mod observe;
