@@ -4,3 +4,5 @@
 //! per transaction) on one clock; then the knee and the scalability fits.
 
 pub mod model;
+pub mod mq;
+pub mod step;

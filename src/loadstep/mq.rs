@@ -1,0 +1,323 @@
+//! The built-in `mq` workload: a message-processing service in miniature, driven open-loop.
+//! A producer sends messages on a fixed schedule (message i is due at start + i/rate) into
+//! one queue, whether or not earlier ones finished; a pool of worker threads takes them,
+//! does `service_us` of CPU work (touching `footprint_kb` of its own memory), and completes
+//! them. Each measured message keeps four timestamps on CLOCK_MONOTONIC: due, sent,
+//! started, done; latency is done − due (corrected for coordinated omission: a late send
+//! counts against the system as the user would see it) with done − sent kept beside it.
+
+use crate::measure::clocks::now_ns;
+use std::collections::VecDeque;
+use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+/// One measured message's life, ns on CLOCK_MONOTONIC.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Record {
+    pub due: u64,
+    pub sent: u64,
+    pub started: u64,
+    pub done: u64,
+}
+
+/// How the service is built for a step.
+#[derive(Debug, Clone)]
+pub struct Service {
+    pub workers: usize,
+    /// CPU work per message, µs.
+    pub service_us: f64,
+    /// Memory each worker touches per message, KiB.
+    pub footprint_kb: usize,
+    /// CPU of worker i (round robin), or None for the scheduler's choice.
+    pub pins: Option<Vec<u32>>,
+    /// Messages the queue holds before a send is dropped.
+    pub queue_limit: usize,
+    /// Spin iterations per µs of work (from `calibrate_spin`).
+    pub spins_per_us: f64,
+}
+
+/// One step's plan.
+#[derive(Debug, Clone, Copy)]
+pub struct Plan {
+    pub rate: f64,
+    pub warmup: Duration,
+    pub measure: Duration,
+}
+
+/// What a step produced.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    /// Measured messages that completed (due inside the measured window).
+    pub records: Vec<Record>,
+    /// Sends due inside the measured window (sent or dropped).
+    pub due_in_window: u64,
+    pub dropped: u64,
+    /// Measured messages not done when the drain timed out.
+    pub unfinished: u64,
+    /// Schedule lag (sent − due) of each measured send, ns.
+    pub lags: Vec<u64>,
+    /// Samples of the in-flight count during the measured window.
+    pub in_flight: Vec<i64>,
+    pub window_start: u64,
+    pub window_end: u64,
+    /// True when Ctrl-C stopped the step.
+    pub interrupted: bool,
+}
+
+/// A loop of integer work that the compiler cannot drop.
+fn spin(iters: u64) -> u64 {
+    let mut x = black_box(0x9E37_79B9_7F4A_7C15u64);
+    for _ in 0..iters {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+    }
+    black_box(x)
+}
+
+/// Spin iterations per µs on this CPU: the best of five 5 ms rounds.
+pub fn calibrate_spin() -> f64 {
+    let n = 200_000;
+    (0..5)
+        .map(|_| {
+            let t0 = now_ns();
+            spin(n);
+            n as f64 / ((now_ns() - t0).max(1) as f64 / 1e3)
+        })
+        .fold(0.0, f64::max)
+}
+
+struct Shared {
+    queue: Mutex<VecDeque<(u64, u64, bool)>>,
+    ready: Condvar,
+    stop: AtomicBool,
+    abort: AtomicBool,
+    in_flight: AtomicI64,
+}
+
+fn worker(shared: Arc<Shared>, svc: Service, index: usize) -> Vec<Record> {
+    if let Some(p) = svc.pins.as_ref().filter(|p| !p.is_empty()) {
+        let _ = crate::placement::pin_current_thread(p[index % p.len()]);
+    }
+    let iters = (svc.service_us * svc.spins_per_us).round() as u64;
+    let mut memory = vec![0u8; svc.footprint_kb * 1024];
+    let mut out = Vec::new();
+    loop {
+        let msg = {
+            let mut q = shared.queue.lock().unwrap_or_else(|e| e.into_inner());
+            loop {
+                if shared.abort.load(Ordering::Relaxed) {
+                    return out;
+                }
+                if let Some(m) = q.pop_front() {
+                    break Some(m);
+                }
+                if shared.stop.load(Ordering::Acquire) {
+                    break None;
+                }
+                q = shared
+                    .ready
+                    .wait_timeout(q, Duration::from_millis(5))
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+        };
+        let Some((due, sent, measured)) = msg else {
+            return out;
+        };
+        let started = now_ns();
+        spin(iters);
+        for b in memory.iter_mut().step_by(64) {
+            *b = b.wrapping_add(1);
+        }
+        let done = now_ns();
+        shared.in_flight.fetch_sub(1, Ordering::Relaxed);
+        if measured {
+            out.push(Record {
+                due,
+                sent,
+                started,
+                done,
+            });
+        }
+    }
+}
+
+/// Run one step: warm-up, then the measured window, then drain (at most `drain` long).
+/// `edge` is called as the measured window opens and as it closes (to read the system's
+/// counters over exactly that span).
+pub fn run_step(plan: Plan, svc: &Service, drain: Duration, edge: &mut dyn FnMut()) -> Outcome {
+    let shared = Arc::new(Shared {
+        queue: Mutex::new(VecDeque::new()),
+        ready: Condvar::new(),
+        stop: AtomicBool::new(false),
+        abort: AtomicBool::new(false),
+        in_flight: AtomicI64::new(0),
+    });
+    let handles: Vec<_> = (0..svc.workers.max(1))
+        .map(|i| {
+            let (s, v) = (shared.clone(), svc.clone());
+            std::thread::spawn(move || worker(s, v, i))
+        })
+        .collect();
+    let period = 1e9 / plan.rate;
+    let start = now_ns() + 1_000_000;
+    let window_start = start + plan.warmup.as_nanos() as u64;
+    let window_end = window_start + plan.measure.as_nanos() as u64;
+    let mut out = Outcome {
+        window_start,
+        window_end,
+        ..Default::default()
+    };
+    let mut i: u64 = 0;
+    let mut opened = false;
+    loop {
+        let due = start + (i as f64 * period) as u64;
+        if due >= window_end {
+            break;
+        }
+        if !opened && due >= window_start {
+            edge();
+            opened = true;
+        }
+        let mut now = now_ns();
+        if now < due {
+            if crate::interrupt::requested() {
+                out.interrupted = true;
+                break;
+            }
+            // Sleep when the next send is far, spin the last stretch.
+            if due - now > 200_000 {
+                std::thread::sleep(Duration::from_nanos(due - now - 100_000));
+            }
+            while now < due {
+                std::hint::spin_loop();
+                now = now_ns();
+            }
+        }
+        let measured = due >= window_start;
+        {
+            let mut q = shared.queue.lock().unwrap_or_else(|e| e.into_inner());
+            if q.len() >= svc.queue_limit {
+                if measured {
+                    out.dropped += 1;
+                }
+            } else {
+                q.push_back((due, now, measured));
+                shared.in_flight.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        shared.ready.notify_one();
+        if measured {
+            out.due_in_window += 1;
+            out.lags.push(now - due);
+            if i % 64 == 0 {
+                out.in_flight.push(shared.in_flight.load(Ordering::Relaxed));
+            }
+        }
+        i += 1;
+    }
+    if opened {
+        edge();
+    }
+    shared.stop.store(true, Ordering::Release);
+    shared.ready.notify_all();
+    let deadline = now_ns() + drain.as_nanos() as u64;
+    while shared.queue.lock().map(|q| !q.is_empty()).unwrap_or(false) {
+        if now_ns() > deadline || crate::interrupt::requested() {
+            shared.abort.store(true, Ordering::Release);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    for h in handles {
+        if let Ok(mut r) = h.join() {
+            out.records.append(&mut r);
+        }
+    }
+    let sent_measured = out.due_in_window - out.dropped;
+    out.unfinished = sent_measured.saturating_sub(out.records.len() as u64);
+    out.interrupted |= crate::interrupt::requested();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn service(workers: usize) -> Service {
+        Service {
+            workers,
+            service_us: 1.0,
+            footprint_kb: 4,
+            pins: None,
+            queue_limit: 1_000_000,
+            spins_per_us: calibrate_spin(),
+        }
+    }
+
+    /// The pacer sends on schedule: at 20,000/s for 0.4 s every due message is sent, and
+    /// the typical send is within a millisecond of its due time.
+    #[test]
+    fn the_schedule_is_kept() {
+        let plan = Plan {
+            rate: 20_000.0,
+            warmup: Duration::from_millis(100),
+            measure: Duration::from_millis(400),
+        };
+        let mut edges = 0;
+        let o = run_step(plan, &service(1), Duration::from_secs(2), &mut || {
+            edges += 1
+        });
+        assert_eq!(edges, 2);
+        assert!(
+            (7_900..=8_100).contains(&o.due_in_window),
+            "{}",
+            o.due_in_window
+        );
+        assert_eq!(o.dropped, 0);
+        assert_eq!(o.unfinished, 0);
+        assert_eq!(o.records.len() as u64, o.due_in_window);
+        let mut lags = o.lags.clone();
+        lags.sort_unstable();
+        assert!(
+            lags[lags.len() / 2] < 1_000_000,
+            "median lag {} ns",
+            lags[lags.len() / 2]
+        );
+        for r in &o.records {
+            assert!(
+                r.due <= r.sent && r.sent <= r.started && r.started <= r.done,
+                "{r:?}"
+            );
+            assert!(r.due >= o.window_start && r.due < o.window_end);
+        }
+    }
+
+    #[test]
+    fn a_full_queue_drops_and_counts() {
+        let mut svc = service(1);
+        svc.queue_limit = 1;
+        svc.service_us = 2000.0;
+        let plan = Plan {
+            rate: 5_000.0,
+            warmup: Duration::from_millis(10),
+            measure: Duration::from_millis(100),
+        };
+        let o = run_step(plan, &svc, Duration::from_secs(2), &mut || {});
+        assert!(o.dropped > 100, "{} dropped", o.dropped);
+        assert_eq!(
+            o.records.len() as u64 + o.dropped + o.unfinished,
+            o.due_in_window
+        );
+    }
+
+    #[test]
+    fn spin_calibration_is_plausible() {
+        let s = calibrate_spin();
+        // An LCG step takes ~1 ns: between 10 and 10,000 per µs on any CPU.
+        assert!((10.0..10_000.0).contains(&s), "{s} per µs");
+    }
+}

@@ -1,0 +1,274 @@
+//! One step's figures from its raw records: planned, sent and completed rates; late and
+//! dropped sends and the schedule lag; latency percentiles from the due time (corrected for
+//! coordinated omission) and from the send time (uncorrected); queue wait and service time;
+//! Little's law; the system's cost per transaction; and whether the step is valid (the
+//! load generator kept its schedule). Pure: tested on synthetic records.
+
+use super::mq::{Outcome, Record};
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// A send more than this late is counted late.
+pub const LATE_NS: u64 = 1_000_000;
+/// The shortest sent/planned ratio of a valid step.
+pub const MIN_SENT_SHARE: f64 = 0.99;
+/// A schedule lag p99 above this means the generator stalled: the step is invalid.
+pub const MAX_LAG_P99_NS: u64 = 10_000_000;
+/// Width of the intervals whose p99 latencies are the samples of rank tests.
+pub const INTERVAL_NS: u64 = 100_000_000;
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Percentiles {
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+    pub mean: f64,
+}
+
+/// System counters over a step's measured window (deltas).
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct SysDelta {
+    pub cpu_s: f64,
+    pub voluntary: Option<u64>,
+    pub involuntary: Option<u64>,
+    pub migrations: Option<u64>,
+    /// perf_event counts (syscalls, cycles...) by name.
+    pub events: BTreeMap<String, u64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StepSummary {
+    pub planned_rate: f64,
+    pub sent_rate: f64,
+    pub completed_rate: f64,
+    pub late_sends: u64,
+    pub dropped: u64,
+    pub unfinished: u64,
+    /// Schedule lag (sent − due), µs.
+    pub schedule_lag_us: Option<Percentiles>,
+    /// Latency from the due time (coordinated omission corrected), µs.
+    pub latency: Option<Percentiles>,
+    /// Latency from the actual send, µs (what a closed-loop tool would report).
+    pub latency_uncorrected: Option<Percentiles>,
+    pub queue_wait: Option<Percentiles>,
+    pub service_time: Option<Percentiles>,
+    /// Mean in-flight count sampled by the producer, and X·R from Little's law.
+    pub mean_in_flight: Option<f64>,
+    pub little_n: Option<f64>,
+    pub little_mismatch: Option<f64>,
+    /// Process CPU over the window, % of one CPU.
+    pub cpu_pct: f64,
+    /// Cost per completed transaction: CPU-µs, switches, migrations, syscalls, cycles.
+    pub per_tx: BTreeMap<String, f64>,
+    /// p99 latency (µs) of each 100 ms interval of the window, by due time.
+    pub interval_p99_us: Vec<f64>,
+    pub valid: bool,
+    pub invalid_reason: Option<String>,
+}
+
+fn histogram(values: impl Iterator<Item = u64>) -> Option<Histogram<u64>> {
+    let mut h = Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).ok()?;
+    let mut any = false;
+    for v in values {
+        h.saturating_record(v.max(1));
+        any = true;
+    }
+    any.then_some(h)
+}
+
+/// Percentiles in µs of ns values.
+pub fn percentiles(values: impl Iterator<Item = u64>) -> Option<Percentiles> {
+    let h = histogram(values)?;
+    let us = |v: u64| v as f64 / 1e3;
+    Some(Percentiles {
+        p50: us(h.value_at_quantile(0.5)),
+        p90: us(h.value_at_quantile(0.9)),
+        p99: us(h.value_at_quantile(0.99)),
+        p999: us(h.value_at_quantile(0.999)),
+        max: us(h.max()),
+        mean: h.mean() / 1e3,
+    })
+}
+
+pub fn summarize(planned_rate: f64, o: &Outcome, sys: &SysDelta) -> StepSummary {
+    let secs = (o.window_end - o.window_start) as f64 / 1e9;
+    let rs: &[Record] = &o.records;
+    let sent_in_window = o
+        .lags
+        .iter()
+        .zip(0..)
+        .filter(|(lag, k)| {
+            // The k-th measured send was due at window_start + k/rate.
+            let due = o.window_start as f64 + *k as f64 * 1e9 / planned_rate;
+            (due + **lag as f64) < o.window_end as f64
+        })
+        .count();
+    let completed = rs.iter().filter(|r| r.done < o.window_end).count();
+    let completed_rate = completed as f64 / secs;
+    let latency = percentiles(rs.iter().map(|r| r.done - r.due));
+    let lag = percentiles(o.lags.iter().copied());
+    let mean_in_flight = (!o.in_flight.is_empty())
+        .then(|| o.in_flight.iter().sum::<i64>() as f64 / o.in_flight.len() as f64);
+    let little_n = latency.as_ref().map(|l| completed_rate * l.mean / 1e6);
+    let little_mismatch = mean_in_flight.zip(little_n).map(|(m, n)| {
+        super::model::little_mismatch(m, completed_rate, n / completed_rate.max(1e-12))
+    });
+    let mut per_tx = BTreeMap::new();
+    if completed > 0 {
+        let n = completed as f64;
+        per_tx.insert("cpu_us".into(), sys.cpu_s * 1e6 / n);
+        if let (Some(v), Some(i)) = (sys.voluntary, sys.involuntary) {
+            per_tx.insert("context_switches".into(), (v + i) as f64 / n);
+            per_tx.insert("involuntary_switches".into(), i as f64 / n);
+        }
+        if let Some(m) = sys.migrations {
+            per_tx.insert("migrations".into(), m as f64 / n);
+        }
+        for (k, v) in &sys.events {
+            per_tx.insert(k.clone(), *v as f64 / n);
+        }
+    }
+    let mut by_interval: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    for r in rs {
+        by_interval
+            .entry((r.due - o.window_start) / INTERVAL_NS)
+            .or_default()
+            .push(r.done - r.due);
+    }
+    let interval_p99_us = by_interval
+        .into_values()
+        .filter_map(|v| percentiles(v.into_iter()).map(|p| p.p99))
+        .collect();
+    let sent_rate = sent_in_window as f64 / secs;
+    let invalid_reason = if o.interrupted {
+        Some("interrupted (Ctrl-C)".to_string())
+    } else if sent_rate < MIN_SENT_SHARE * planned_rate {
+        Some(format!(
+            "the load generator sent {:.1}% of the plan in the window: it fell behind, so this is not the system's limit",
+            100.0 * sent_rate / planned_rate
+        ))
+    } else {
+        lag.as_ref()
+            .filter(|l| l.p99 * 1e3 > MAX_LAG_P99_NS as f64)
+            .map(|l| {
+                format!(
+                    "the load generator's schedule lag p99 was {:.1} ms: it stalled",
+                    l.p99 / 1e3
+                )
+            })
+    };
+    StepSummary {
+        planned_rate,
+        sent_rate,
+        completed_rate,
+        late_sends: o.lags.iter().filter(|l| **l > LATE_NS).count() as u64,
+        dropped: o.dropped,
+        unfinished: o.unfinished,
+        schedule_lag_us: lag,
+        latency_uncorrected: percentiles(rs.iter().map(|r| r.done - r.sent)),
+        latency,
+        queue_wait: percentiles(rs.iter().map(|r| r.started - r.sent)),
+        service_time: percentiles(rs.iter().map(|r| r.done - r.started)),
+        mean_in_flight,
+        little_n,
+        little_mismatch,
+        cpu_pct: sys.cpu_s / secs * 100.0,
+        per_tx,
+        interval_p99_us,
+        valid: invalid_reason.is_none(),
+        invalid_reason,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A step at 1000/s for 1 s whose generator stalled 200 ms at t = 0.5 s: the messages
+    /// due in the stall were sent at its end. Service is 100 µs.
+    fn stalled() -> Outcome {
+        let start = 1_000_000_000u64;
+        let mut o = Outcome {
+            window_start: start,
+            window_end: start + 1_000_000_000,
+            ..Default::default()
+        };
+        for k in 0..1000u64 {
+            let due = start + k * 1_000_000;
+            let sent = if (500..700).contains(&k) {
+                start + 700_000_000
+            } else {
+                due
+            };
+            o.lags.push(sent - due);
+            o.records.push(Record {
+                due,
+                sent,
+                started: sent,
+                done: sent + 100_000,
+            });
+            o.due_in_window += 1;
+        }
+        o
+    }
+
+    #[test]
+    fn coordinated_omission_is_corrected_and_the_uncorrected_figure_kept() {
+        let s = summarize(1000.0, &stalled(), &SysDelta::default());
+        let c = s.latency.unwrap();
+        let u = s.latency_uncorrected.unwrap();
+        // Uncorrected, every message took its 100 µs of service: the stall is invisible.
+        assert!((u.p99 - 100.0).abs() < 1.0, "{u:?}");
+        // Corrected, a fifth of the messages waited up to 200 ms from their due time.
+        assert!(c.p90 > 50_000.0 && c.max > 190_000.0, "{c:?}");
+        assert_eq!(s.late_sends, 199);
+        // The generator stalled: the step is not valid.
+        assert!(!s.valid);
+        assert!(s.invalid_reason.unwrap().contains("stalled"));
+    }
+
+    #[test]
+    fn a_kept_schedule_is_valid_with_per_transaction_costs() {
+        let mut o = stalled();
+        for (r, l) in o.records.iter_mut().zip(o.lags.iter_mut()) {
+            r.sent = r.due;
+            r.started = r.due;
+            r.done = r.due + 100_000;
+            *l = 0;
+        }
+        o.in_flight = vec![0, 0, 1, 0];
+        let sys = SysDelta {
+            cpu_s: 0.2,
+            voluntary: Some(1500),
+            involuntary: Some(500),
+            migrations: Some(10),
+            events: [("syscalls".to_string(), 5000)].into(),
+        };
+        let s = summarize(1000.0, &o, &sys);
+        assert!(s.valid, "{:?}", s.invalid_reason);
+        assert!((s.sent_rate - 1000.0).abs() < 1.0);
+        assert!((s.completed_rate - 1000.0).abs() < 1.0);
+        assert!((s.per_tx["cpu_us"] - 200.0).abs() < 1e-9);
+        assert!((s.per_tx["context_switches"] - 2.0).abs() < 1e-12);
+        assert!((s.per_tx["syscalls"] - 5.0).abs() < 1e-12);
+        assert!((s.cpu_pct - 20.0).abs() < 1e-9);
+        // X·R = 1000/s × 100 µs = 0.1 in flight.
+        assert!((s.little_n.unwrap() - 0.1).abs() < 0.01);
+        assert_eq!(s.interval_p99_us.len(), 10);
+    }
+
+    #[test]
+    fn a_generator_that_sent_too_little_makes_the_step_invalid() {
+        let mut o = stalled();
+        // Only the first half was sent in time; the rest after the window.
+        for (k, l) in o.lags.iter_mut().enumerate() {
+            *l = if k < 500 { 0 } else { 600_000_000 };
+        }
+        let s = summarize(1000.0, &o, &SysDelta::default());
+        assert!(!s.valid);
+        assert!(s.invalid_reason.unwrap().contains("fell behind"));
+    }
+}
