@@ -186,6 +186,10 @@ pub struct RunDocument {
     /// pass combination; `n` and `n_basis`; `partial` when a test did not run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub indexes: Option<Value>,
+    /// A `truebench loadstep` experiment: its plan, per variant the steps, knee and fits,
+    /// the scaling curve and the comparison of variants.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loadstep: Option<Value>,
 }
 
 impl RunDocument {
@@ -321,6 +325,7 @@ pub mod testing {
             skipped: vec![],
             recording: None,
             indexes: None,
+            loadstep: None,
         }
     }
 }

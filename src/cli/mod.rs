@@ -2,6 +2,7 @@
 //! mapping of errors to one `error:` line and the exit codes of DESIGN.md.
 
 mod compare;
+mod loadstep;
 mod output;
 mod probe;
 mod record;
@@ -46,6 +47,9 @@ pub enum Command {
     Run(run::Args),
     /// Record system metrics (and a process, and a business metric) per interval on one clock.
     Record(record::Args),
+    /// Drive a workload open-loop at fixed load steps: latency (coordinated omission
+    /// corrected), cost per transaction, knee, USL fit, placement policies compared.
+    Loadstep(loadstep::Args),
     /// List stored runs, newest first.
     History(runs::HistoryArgs),
     /// Show one stored run's results and findings.
@@ -87,6 +91,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Probe(a) => probe::exec(a),
         Command::Run(a) => run::exec(a, db),
         Command::Record(a) => record::exec(a, db),
+        Command::Loadstep(a) => loadstep::exec(a, db),
         Command::History(a) => runs::history(a, db),
         Command::Show(a) => runs::show(a, db),
         Command::Export(a) => runs::export(a, db),
@@ -94,6 +99,47 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Compare(a) => compare::exec(a, db),
         Command::Report(a) => report::exec(a, db),
     }
+}
+
+/// Seconds from the command line (`3`, `0.5`, `2s`), 0.1 to 3600.
+pub(crate) fn parse_secs(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim_end_matches('s')
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if (0.1..=3600.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("{v} s is outside 0.1 to 3600 s"))
+    }
+}
+
+/// A run document for a command that is not a suite run (record, loadstep): the machine,
+/// its findings, no results yet; the caller fills in what it measured.
+pub(crate) fn bare_document(
+    started: &chrono::DateTime<chrono::Utc>,
+    env: &crate::probe::ProbeDoc,
+    suite: &str,
+    interrupted: bool,
+) -> anyhow::Result<crate::result::RunDocument> {
+    use chrono::SecondsFormat::Millis;
+    Ok(crate::result::RunDocument {
+        schema: crate::result::SCHEMA.into(),
+        run_id: run::run_id(started),
+        started_at: started.to_rfc3339_opts(Millis, true),
+        finished_at: Some(chrono::Utc::now().to_rfc3339_opts(Millis, true)),
+        host: env.hostname.clone(),
+        suites: vec![suite.into()],
+        interrupted,
+        tool: crate::result::Tool::current(),
+        env: serde_json::to_value(env)?,
+        findings: env.findings.clone(),
+        results: vec![],
+        skipped: vec![],
+        recording: None,
+        indexes: None,
+        loadstep: None,
+    })
 }
 
 /// Print a value as one pretty JSON document on stdout.

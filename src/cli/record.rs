@@ -10,7 +10,6 @@ use crate::observe::process;
 use crate::observe::recorder::{row, summarize, Reading, Row};
 use crate::observe::system::{self, ticks_per_second};
 use crate::probe::{probe, sysroot::SysRoot};
-use crate::result::{RunDocument, Tool, SCHEMA};
 use crate::store::{default_path, Store};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -19,10 +18,10 @@ use std::path::{Path, PathBuf};
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Seconds between samples (0.1 to 3600).
-    #[arg(long, default_value = "1", value_parser = parse_secs)]
+    #[arg(long, default_value = "1", value_parser = super::parse_secs)]
     interval: f64,
     /// Stop after this many seconds (default: when the command exits, or Ctrl-C).
-    #[arg(long, value_parser = parse_secs)]
+    #[arg(long, value_parser = super::parse_secs)]
     duration: Option<f64>,
     /// Follow this running process (and its threads).
     #[arg(long, conflicts_with = "command")]
@@ -42,18 +41,6 @@ pub struct Args {
     /// The command to start and follow (after `--`).
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
-}
-
-fn parse_secs(s: &str) -> Result<f64, String> {
-    let v: f64 = s
-        .trim_end_matches('s')
-        .parse()
-        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
-    if (0.1..=3600.0).contains(&v) {
-        Ok(v)
-    } else {
-        Err(format!("{v} s is outside 0.1 to 3600 s"))
-    }
 }
 
 fn read_metric(a: &Args) -> Option<f64> {
@@ -390,22 +377,9 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         "unavailable": unavailable,
         "counter_notes": counters.as_ref().map(|c| c.notes.clone()).unwrap_or_default(),
     });
-    let doc = RunDocument {
-        schema: SCHEMA.into(),
-        run_id: super::run::run_id(&started),
-        started_at: started.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        finished_at: Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
-        host: env.hostname.clone(),
-        suites: vec!["record".into()],
-        interrupted,
-        tool: Tool::current(),
-        env: serde_json::to_value(&env)?,
-        findings,
-        results: vec![],
-        skipped: vec![],
-        recording: Some(recording),
-        indexes: None,
-    };
+    let mut doc = super::bare_document(&started, &env, "record", interrupted)?;
+    doc.findings = findings;
+    doc.recording = Some(recording);
     store.insert(&doc)?;
     if a.json {
         super::print_json(&doc)?;

@@ -347,6 +347,7 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         skipped,
         recording: None,
         indexes: None,
+        loadstep: None,
     };
     let mut doc = doc;
     if classic {

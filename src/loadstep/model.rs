@@ -112,10 +112,15 @@ fn clamp(p: &mut [f64; 3]) {
 
 /// Fit the USL (`with_kappa`) or Amdahl's law to (N, X) points: bounded Levenberg–Marquardt
 /// (σ, κ in [0, 1], γ > 0), started as the R usl package starts (γ = max X/N, σ = 0.01,
-/// κ = 0.0001). None with fewer points than parameters + 1, or N < 1 anywhere.
+/// κ = 0.0001). None with fewer points than parameters + 1, N ≤ 0 anywhere (fractional N,
+/// below 1 too, is fine: Little's law gives it), or a singular fit.
 pub fn fit(pts: &[(f64, f64)], with_kappa: bool) -> Option<Fit> {
     let k = if with_kappa { 3 } else { 2 };
-    if pts.len() < k + 1 || pts.iter().any(|(n, x)| *n < 1.0 || !x.is_finite()) {
+    if pts.len() < k + 1
+        || !pts
+            .iter()
+            .all(|(n, x)| *n > 0.0 && n.is_finite() && x.is_finite())
+    {
         return None;
     }
     let gamma0 = pts.iter().map(|(n, x)| x / n).fold(0.0, f64::max);
@@ -289,7 +294,7 @@ mod tests {
         let f = fit(&pts, true).unwrap();
         assert!(f.sigma >= 0.0 && f.kappa >= 0.0);
         assert!(fit(&pts[..3], true).is_none());
-        assert!(fit(&[(0.5, 1.0), (1.0, 2.0), (2.0, 3.0), (3.0, 4.0)], true).is_none());
+        assert!(fit(&[(0.0, 1.0), (1.0, 2.0), (2.0, 3.0), (3.0, 4.0)], true).is_none());
     }
 
     #[test]

@@ -163,6 +163,9 @@ pub fn run_step(plan: Plan, svc: &Service, drain: Duration, edge: &mut dyn FnMut
         })
         .collect();
     let period = 1e9 / plan.rate;
+    // Sleep precisely: the default 50 µs timer slack would make every short sleep late.
+    // SAFETY: a prctl on this thread's own timer slack.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0) };
     let start = now_ns() + 1_000_000;
     let window_start = start + plan.warmup.as_nanos() as u64;
     let window_end = window_start + plan.measure.as_nanos() as u64;
@@ -189,8 +192,8 @@ pub fn run_step(plan: Plan, svc: &Service, drain: Duration, edge: &mut dyn FnMut
                 break;
             }
             // Sleep when the next send is far, spin the last stretch.
-            if due - now > 200_000 {
-                std::thread::sleep(Duration::from_nanos(due - now - 100_000));
+            if due - now > 50_000 {
+                std::thread::sleep(Duration::from_nanos(due - now - 20_000));
             }
             while now < due {
                 std::hint::spin_loop();

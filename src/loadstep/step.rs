@@ -31,7 +31,10 @@ pub struct Percentiles {
 /// System counters over a step's measured window (deltas).
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct SysDelta {
+    /// CPU time of the service (the process without the load generator's thread), s.
     pub cpu_s: f64,
+    /// CPU time of the load generator's thread, s.
+    pub generator_cpu_s: f64,
     pub voluntary: Option<u64>,
     pub involuntary: Option<u64>,
     pub migrations: Option<u64>,
@@ -59,8 +62,10 @@ pub struct StepSummary {
     pub mean_in_flight: Option<f64>,
     pub little_n: Option<f64>,
     pub little_mismatch: Option<f64>,
-    /// Process CPU over the window, % of one CPU.
+    /// The service's CPU over the window (the process without the load generator's
+    /// thread), % of one CPU; and the generator's own.
     pub cpu_pct: f64,
+    pub generator_cpu_pct: f64,
     /// Cost per completed transaction: CPU-µs, switches, migrations, syscalls, cycles.
     pub per_tx: BTreeMap<String, f64>,
     /// p99 latency (µs) of each 100 ms interval of the window, by due time.
@@ -176,6 +181,7 @@ pub fn summarize(planned_rate: f64, o: &Outcome, sys: &SysDelta) -> StepSummary 
         little_n,
         little_mismatch,
         cpu_pct: sys.cpu_s / secs * 100.0,
+        generator_cpu_pct: sys.generator_cpu_s / secs * 100.0,
         per_tx,
         interval_p99_us,
         valid: invalid_reason.is_none(),
@@ -242,6 +248,7 @@ mod tests {
         o.in_flight = vec![0, 0, 1, 0];
         let sys = SysDelta {
             cpu_s: 0.2,
+            generator_cpu_s: 0.05,
             voluntary: Some(1500),
             involuntary: Some(500),
             migrations: Some(10),
@@ -255,6 +262,7 @@ mod tests {
         assert!((s.per_tx["context_switches"] - 2.0).abs() < 1e-12);
         assert!((s.per_tx["syscalls"] - 5.0).abs() < 1e-12);
         assert!((s.cpu_pct - 20.0).abs() < 1e-9);
+        assert!((s.generator_cpu_pct - 5.0).abs() < 1e-9);
         // X·R = 1000/s × 100 µs = 0.1 in flight.
         assert!((s.little_n.unwrap() - 0.1).abs() < 0.01);
         assert_eq!(s.interval_p99_us.len(), 10);

@@ -1,0 +1,359 @@
+//! `truebench loadstep`: drive the built-in message-processing service open-loop at fixed
+//! rates, per placement policy and worker count, and print per step the rates, latency
+//! percentiles (corrected and uncorrected), queue wait, cost per transaction and validity;
+//! then the knee, the USL and Amdahl fits and which policy wins. Stored as a run.
+
+use crate::error::{usage, usage_hint, Interrupted};
+use crate::loadstep::experiment::{self, Config, VariantResult, POLICIES};
+use crate::probe::{probe, sysroot::SysRoot};
+use crate::report::units::num;
+use crate::store::{default_path, Store};
+use serde_json::json;
+use std::io::IsTerminal;
+use std::path::Path;
+use std::time::Duration;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The workload: `mq`, an in-process message-processing service (a paced producer, one
+    /// queue, a pool of workers).
+    #[arg(long, default_value = "mq", value_parser = ["mq"])]
+    workload: String,
+    /// Planned rates, messages per second, comma-separated (default: 20%..100% of the
+    /// workers' nominal capacity, workers x 10^6 / service-us, in five steps).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "LIST",
+        conflicts_with = "ramp"
+    )]
+    rates: Option<Vec<f64>>,
+    /// Rates from FROM to TO by STEP (e.g. 2000:10000:2000).
+    #[arg(long, value_name = "FROM:TO:STEP")]
+    ramp: Option<String>,
+    /// Seconds measured per step.
+    #[arg(long, default_value = "3", value_parser = super::parse_secs)]
+    step_duration: f64,
+    /// Seconds of warm-up before each step's measured window.
+    #[arg(long, default_value = "0.5", value_parser = super::parse_secs)]
+    warmup: f64,
+    /// Worker threads; a list sweeps concurrency (1,2,4) for a scaling curve.
+    #[arg(long, value_delimiter = ',', value_name = "N[,N...]", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    workers: Option<Vec<u32>>,
+    /// CPU work per message, µs.
+    #[arg(long, default_value = "50", value_parser = parse_service)]
+    service_us: f64,
+    /// KiB of its own memory each worker touches per message.
+    #[arg(long, default_value_t = 0, value_name = "KB", value_parser = clap::value_parser!(u64).range(0..=1_048_576))]
+    footprint: u64,
+    /// Placement policies to compare, comma-separated: os (the scheduler), compact (workers
+    /// packed on the fewest cores/LLCs), spread (across nodes, LLCs, cores).
+    #[arg(long, value_delimiter = ',', value_name = "LIST", default_value = "os")]
+    policy: Vec<String>,
+    /// Runs of the whole plan per variant, in shuffled order (default 1, or 2 when several
+    /// variants are compared).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=20))]
+    repeat: Option<u32>,
+    /// Print the run document as JSON instead of the tables.
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_service(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of µs"))?;
+    if (0.0..=1e6).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("{v} µs is outside 0 to 10^6"))
+    }
+}
+
+fn parse_ramp(s: &str) -> Result<Vec<f64>, String> {
+    let p: Vec<f64> = s
+        .split(':')
+        .map(|x| x.parse::<f64>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| format!("'{s}' is not FROM:TO:STEP"))?;
+    let [from, to, step] = p[..] else {
+        return Err(format!("'{s}' is not FROM:TO:STEP"));
+    };
+    if !(from > 0.0 && to >= from && step > 0.0) || (to - from) / step > 1000.0 {
+        return Err(format!(
+            "'{s}': need 0 < FROM <= TO, STEP > 0, at most 1000 steps"
+        ));
+    }
+    let n = ((to - from) / step + 1e-9).floor() as usize;
+    Ok((0..=n).map(|i| from + i as f64 * step).collect())
+}
+
+fn f(v: Option<f64>) -> String {
+    v.map(num).unwrap_or_else(|| "-".into())
+}
+
+fn table(v: &VariantResult) -> String {
+    let mut t = crate::report::table(&[
+        "planned/s",
+        "sent/s",
+        "completed/s",
+        "p50 µs",
+        "p90 µs",
+        "p99 µs",
+        "p99.9 µs",
+        "max µs",
+        "p99 uncorr. µs",
+        "queue p99 µs",
+        "service µs",
+        "lag p99 µs",
+        "CPU %",
+        "generator CPU %",
+        "CPU-µs/tx",
+        "cs/tx",
+        "migr/tx",
+        "syscalls/tx",
+        "valid",
+    ]);
+    for s in &v.steps {
+        let l = s.latency.as_ref();
+        t.add_row(vec![
+            num(s.planned_rate),
+            num(s.sent_rate),
+            num(s.completed_rate),
+            f(l.map(|l| l.p50)),
+            f(l.map(|l| l.p90)),
+            f(l.map(|l| l.p99)),
+            f(l.map(|l| l.p999)),
+            f(l.map(|l| l.max)),
+            f(s.latency_uncorrected.as_ref().map(|l| l.p99)),
+            f(s.queue_wait.as_ref().map(|l| l.p99)),
+            f(s.service_time.as_ref().map(|l| l.mean)),
+            f(s.schedule_lag_us.as_ref().map(|l| l.p99)),
+            num(s.cpu_pct),
+            num(s.generator_cpu_pct),
+            f(s.per_tx.get("cpu_us").copied()),
+            f(s.per_tx.get("context_switches").copied()),
+            f(s.per_tx.get("migrations").copied()),
+            f(s.per_tx.get("syscalls").copied()),
+            match &s.invalid_reason {
+                None => "yes".into(),
+                Some(why) => format!("NO: {why}"),
+            },
+        ]);
+    }
+    let mut out = format!(
+        "Policy {} with {} worker{}{}\n{t}\n",
+        v.policy,
+        v.workers,
+        if v.workers == 1 { "" } else { "s" },
+        v.pinned_cpus
+            .as_ref()
+            .map(|c| format!(", pinned to CPUs {c:?}"))
+            .unwrap_or_default()
+    );
+    out.push_str(&match (&v.knee_latency, &v.knee_cost) {
+        (None, None) => {
+            "Knee: none (latency and cost per transaction grew no faster than load)\n".into()
+        }
+        (a, b) => format!(
+            "Knee: latency after {}; CPU cost per transaction after {}\n",
+            a.as_ref()
+                .map(|k| format!("{}/s", num(k.rate)))
+                .unwrap_or_else(|| "-".into()),
+            b.as_ref()
+                .map(|k| format!("{}/s", num(k.rate)))
+                .unwrap_or_else(|| "-".into()),
+        ),
+    });
+    for (label, fit) in [("USL", &v.usl), ("Amdahl", &v.amdahl)] {
+        match fit {
+            Some(u) => out.push_str(&format!(
+                "{label} on completed rate vs Little's-law concurrency ({} valid steps): σ {} ± {}, κ {}{}, γ {}/s; {}\n",
+                u.points,
+                num(u.sigma),
+                num(u.sigma_se),
+                num(u.kappa),
+                u.kappa_se.map(|s| format!(" ± {}", num(s))).unwrap_or_default(),
+                num(u.gamma),
+                match (u.peak_n, u.peak_x) {
+                    (Some(n), Some(x)) => format!("predicted peak {}/s at N = {}", num(x), num(n)),
+                    (None, Some(x)) => format!("asymptote {}/s", num(x)),
+                    _ => "no limit within the model".into(),
+                }
+            )),
+            None => out.push_str(&format!("{label}: not fitted (needs at least {} valid steps with work in flight, and a non-singular fit)\n", if label == "USL" { 4 } else { 3 })),
+        }
+    }
+    out
+}
+
+pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
+    for p in &a.policy {
+        if !POLICIES.contains(&p.as_str()) {
+            return Err(usage_hint(
+                format!("unknown policy '{p}'"),
+                format!("policies: {}", POLICIES.join(", ")),
+            ));
+        }
+    }
+    let env = probe(&SysRoot::live());
+    let workers: Vec<usize> = match &a.workers {
+        Some(w) => w.iter().map(|x| *x as usize).collect(),
+        None => vec![env.cpus.usable_width.max(1)],
+    };
+    let ramp = match &a.ramp {
+        Some(r) => Some(parse_ramp(r).map_err(|e| usage(format!("--ramp {e}")))?),
+        None => None,
+    };
+    let rates = match (a.rates.clone(), ramp) {
+        (Some(r), _) | (None, Some(r)) => r,
+        (None, None) => {
+            let cap = workers[0] as f64 * 1e6 / a.service_us.max(1.0);
+            (1..=5).map(|i| (cap * i as f64 / 5.0).round()).collect()
+        }
+    };
+    if let Some(bad) = rates.iter().find(|r| !(**r >= 1.0 && **r <= 5e6)) {
+        return Err(usage(format!(
+            "rate {bad}/s is outside 1 to 5,000,000 per second"
+        )));
+    }
+    let measured: f64 = rates.iter().map(|r| r * a.step_duration).sum::<f64>()
+        * a.repeat.unwrap_or(1) as f64
+        * (a.policy.len() * workers.len()) as f64;
+    if measured > 2e8 {
+        return Err(usage_hint(
+            format!("the plan measures {measured:.0} messages, each kept with its timestamps"),
+            "shorten --step-duration or lower the rates",
+        ));
+    }
+    let variants = a.policy.len() * workers.len();
+    let cfg = Config {
+        rates,
+        warmup: Duration::from_secs_f64(a.warmup),
+        measure: Duration::from_secs_f64(a.step_duration),
+        workers,
+        service_us: a.service_us,
+        footprint_kb: a.footprint as usize,
+        policies: a.policy.clone(),
+        repeat: a
+            .repeat
+            .map(|r| r as usize)
+            .unwrap_or(if variants > 1 { 2 } else { 1 }),
+        seed: crate::measure::clocks::now_ns(),
+    };
+    let db_path = default_path(db)?;
+    let mut store = Store::open_rw(&db_path)?;
+    let _lock = crate::lock::acquire("truebench loadstep")?;
+    crate::interrupt::install()?;
+    let started = chrono::Utc::now();
+    let tty = std::io::stderr().is_terminal();
+    let total = cfg.rates.len() * variants * cfg.repeat;
+    let mut done = 0;
+    let out = experiment::run(&cfg, &env, &mut |what| {
+        done += 1;
+        if tty || !a.json {
+            eprintln!("truebench: step {done}/{total}: {what}");
+        }
+    })?;
+    let (results, order, unavailable, interrupted) =
+        (out.variants, out.order, out.unavailable, out.interrupted);
+    let comparison = (results.len() > 1).then(|| experiment::compare(&results));
+    let scaling = experiment::scaling(&results);
+    let mut ls = json!({
+        "workload": a.workload,
+        "plan": {
+            "rates": cfg.rates,
+            "warmup_s": a.warmup,
+            "step_duration_s": a.step_duration,
+            "workers": cfg.workers,
+            "service_us": cfg.service_us,
+            "footprint_kb": cfg.footprint_kb,
+            "policies": cfg.policies,
+            "repeat": cfg.repeat,
+            "seed": cfg.seed,
+            "order": order,
+        },
+        "variants": results,
+        "comparison": comparison,
+        "scaling": scaling,
+        "unavailable": unavailable,
+    });
+    if let Some(only) = results.first().filter(|_| results.len() == 1) {
+        ls["steps"] = json!(only.steps);
+        ls["knee"] = json!({"latency": only.knee_latency, "cost": only.knee_cost});
+        ls["usl"] = json!(only.usl);
+        ls["amdahl"] = json!(only.amdahl);
+    }
+    let mut doc = super::bare_document(&started, &env, "loadstep", interrupted)?;
+    doc.loadstep = Some(ls);
+    store.insert(&doc)?;
+    if a.json {
+        super::print_json(&doc)?;
+    } else {
+        for v in &results {
+            println!("{}", table(v));
+        }
+        if let Some(c) = &comparison {
+            println!(
+                "Winner: {} (most steps with the lowest p99; {}). Per step:",
+                c["winner"].as_str().unwrap_or("none"),
+                c["test"].as_str().unwrap_or("")
+            );
+            for s in c["steps"].as_array().into_iter().flatten() {
+                if s["compared"] == true {
+                    let others: Vec<String> = s["others"]
+                        .as_object()
+                        .into_iter()
+                        .flatten()
+                        .map(|(k, v)| {
+                            format!(
+                                "{k} {} µs ({})",
+                                f(v["median_interval_p99_us"].as_f64()),
+                                if v["real"] == true {
+                                    "real difference"
+                                } else {
+                                    "not significant"
+                                }
+                            )
+                        })
+                        .collect();
+                    println!(
+                        "  {}/s: {} {} µs; {}",
+                        f(s["rate"].as_f64()),
+                        s["best"].as_str().unwrap_or(""),
+                        f(s["best_median_interval_p99_us"].as_f64()),
+                        others.join("; ")
+                    );
+                } else {
+                    println!(
+                        "  {}/s: not compared ({})",
+                        f(s["rate"].as_f64()),
+                        s["why"].as_str().unwrap_or("")
+                    );
+                }
+            }
+        }
+        if let Some(u) = doc
+            .loadstep
+            .as_ref()
+            .map(|l| &l["unavailable"])
+            .and_then(|u| u.as_object())
+        {
+            for (k, why) in u {
+                println!(
+                    "not measured: {k} per transaction: {}",
+                    why.as_str().unwrap_or("")
+                );
+            }
+        }
+        eprintln!(
+            "truebench: stored loadstep run {} in {}",
+            doc.run_id,
+            db_path.display()
+        );
+    }
+    if interrupted {
+        return Err(Interrupted.into());
+    }
+    Ok(())
+}

@@ -1,0 +1,373 @@
+//! A load-step experiment: the same step plan under each variant (placement policy ×
+//! worker count), variants run in a shuffled order, repeated, so drift does not pass for a
+//! difference; per step the system's counters over exactly the measured window; then per
+//! variant the knee and the USL and Amdahl fits, across worker counts the scaling curve, and
+//! across variants which one wins each step and whether the difference is real (rank test on
+//! the per-interval p99 latencies).
+
+use super::model::{self, Fit};
+use super::mq::{self, Plan, Service};
+use super::step::{self, StepSummary, SysDelta};
+use crate::measure::stats::mann_whitney_p;
+use crate::observe::counters::TargetCounters;
+use crate::observe::process;
+use crate::probe::ProbeDoc;
+use rand::{seq::SliceRandom, SeedableRng};
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// A step is steady when it completed at least this share of what was sent.
+pub const STEADY_SHARE: f64 = 0.98;
+
+/// Placement policies for the workers.
+pub const POLICIES: &[&str] = &["os", "compact", "spread"];
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub rates: Vec<f64>,
+    pub warmup: Duration,
+    pub measure: Duration,
+    pub workers: Vec<usize>,
+    pub service_us: f64,
+    pub footprint_kb: usize,
+    pub policies: Vec<String>,
+    pub repeat: usize,
+    pub seed: u64,
+}
+
+/// The CPUs a policy pins `workers` workers to (None: the scheduler places them).
+pub fn pins(policy: &str, workers: usize, probe: &ProbeDoc) -> Option<Vec<u32>> {
+    let order = match policy {
+        "compact" => crate::placement::compact_order(probe),
+        "spread" => crate::placement::spread_order(probe),
+        _ => return None,
+    };
+    (!order.is_empty()).then(|| order.iter().copied().cycle().take(workers).collect())
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Knee {
+    /// Index of the last step before cost grew faster than load, and its planned rate.
+    pub step: usize,
+    pub rate: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct VariantResult {
+    pub policy: String,
+    pub workers: usize,
+    pub pinned_cpus: Option<Vec<u32>>,
+    /// Per step: the repeat with the median p99 (the worse of two); all repeats below.
+    pub steps: Vec<StepSummary>,
+    pub repeats: Vec<Vec<StepSummary>>,
+    pub knee_latency: Option<Knee>,
+    pub knee_cost: Option<Knee>,
+    /// Throughput against Little's-law concurrency over the valid, steady steps.
+    pub usl: Option<Fit>,
+    pub amdahl: Option<Fit>,
+}
+
+fn name(v: &VariantResult) -> String {
+    format!("{} x{}", v.policy, v.workers)
+}
+
+fn p99(s: &StepSummary) -> f64 {
+    s.latency.as_ref().map(|l| l.p99).unwrap_or(f64::INFINITY)
+}
+
+/// The process's counters at one instant, and the calling (load generator) thread's CPU
+/// ticks.
+struct Snapshot {
+    process: process::ProcCounters,
+    events: BTreeMap<String, u64>,
+    generator_ticks: u64,
+}
+
+/// Read the process's counters now (called from the load generator's thread).
+fn snapshot(me: i32, counters: &mut TargetCounters) -> Snapshot {
+    let own = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+    Snapshot {
+        process: process::read(me).unwrap_or_default(),
+        events: counters.read(),
+        generator_ticks: process::stat_field(&own, 14).unwrap_or(0)
+            + process::stat_field(&own, 15).unwrap_or(0),
+    }
+}
+
+fn delta(a: &Snapshot, b: &Snapshot, ticks: f64) -> SysDelta {
+    let d = |x: Option<u64>, y: Option<u64>| Some(y?.saturating_sub(x?));
+    let generator = b.generator_ticks.saturating_sub(a.generator_ticks);
+    SysDelta {
+        cpu_s: b
+            .process
+            .cpu_ticks
+            .saturating_sub(a.process.cpu_ticks)
+            .saturating_sub(generator) as f64
+            / ticks,
+        generator_cpu_s: generator as f64 / ticks,
+        voluntary: d(a.process.voluntary, b.process.voluntary),
+        involuntary: d(a.process.involuntary, b.process.involuntary),
+        migrations: d(a.process.migrations, b.process.migrations),
+        events: b
+            .events
+            .iter()
+            .filter_map(|(k, v)| Some((k.clone(), v.saturating_sub(*a.events.get(k)?))))
+            .collect(),
+    }
+}
+
+fn analyse(
+    policy: &str,
+    workers: usize,
+    pinned: Option<Vec<u32>>,
+    repeats: Vec<Vec<StepSummary>>,
+) -> VariantResult {
+    let steps: Vec<StepSummary> = (0..repeats.first().map(|r| r.len()).unwrap_or(0))
+        .map(|i| {
+            let mut of: Vec<&StepSummary> = repeats.iter().filter_map(|r| r.get(i)).collect();
+            of.sort_by(|a, b| p99(a).total_cmp(&p99(b)));
+            of[of.len() / 2].clone()
+        })
+        .collect();
+    let valid: Vec<&StepSummary> = steps.iter().filter(|s| s.valid).collect();
+    let load: Vec<f64> = valid.iter().map(|s| s.planned_rate).collect();
+    let lat: Vec<f64> = valid.iter().map(|s| p99(s)).collect();
+    let cost: Vec<f64> = valid
+        .iter()
+        .map(|s| s.per_tx.get("cpu_us").copied().unwrap_or(0.0))
+        .collect();
+    let knee_at = |k: Option<usize>| {
+        k.map(|i| Knee {
+            step: steps
+                .iter()
+                .position(|s| s.planned_rate == load[i])
+                .unwrap_or(i),
+            rate: load[i],
+        })
+    };
+    // Little's law holds in a steady state only: a step whose queue kept growing (completed
+    // below 98% of sent) stays out of the fit.
+    let pts: Vec<(f64, f64)> = valid
+        .iter()
+        .filter(|s| s.completed_rate >= STEADY_SHARE * s.sent_rate)
+        .filter_map(|s| Some((s.little_n?, s.completed_rate)))
+        .filter(|(n, x)| *n > 0.0 && *x > 0.0)
+        .collect();
+    VariantResult {
+        policy: policy.into(),
+        workers,
+        pinned_cpus: pinned,
+        knee_latency: knee_at(model::knee(&load, &lat, 0.1)),
+        knee_cost: knee_at(model::knee(&load, &cost, 0.1)),
+        usl: model::fit(&pts, true),
+        amdahl: model::fit(&pts, false),
+        steps,
+        repeats,
+    }
+}
+
+/// Which variant wins each step (lowest median of its interval p99s), and whether each
+/// other variant differs from it for real (Mann-Whitney p < 0.05).
+pub fn compare(variants: &[VariantResult]) -> Value {
+    let n_steps = variants.iter().map(|v| v.steps.len()).min().unwrap_or(0);
+    let mut wins: BTreeMap<String, usize> = BTreeMap::new();
+    let mut per_step = Vec::new();
+    for i in 0..n_steps {
+        if variants.iter().any(|v| !v.steps[i].valid) {
+            per_step.push(
+                json!({"rate": variants[0].steps[i].planned_rate, "compared": false,
+                "why": "a variant's step is not valid"}),
+            );
+            continue;
+        }
+        let samples: Vec<Vec<f64>> = variants
+            .iter()
+            .map(|v| {
+                v.repeats
+                    .iter()
+                    .filter_map(|r| r.get(i))
+                    .flat_map(|s| s.interval_p99_us.iter().copied())
+                    .collect()
+            })
+            .collect();
+        let med = |v: &[f64]| crate::measure::stats::Stats::of(v).map(|s| s.median);
+        let best = (0..variants.len())
+            .filter(|k| med(&samples[*k]).is_some())
+            .min_by(|a, b| {
+                med(&samples[*a])
+                    .unwrap()
+                    .total_cmp(&med(&samples[*b]).unwrap())
+            });
+        let Some(best) = best else { continue };
+        *wins.entry(name(&variants[best])).or_default() += 1;
+        let others: BTreeMap<String, Value> = (0..variants.len())
+            .filter(|k| *k != best)
+            .map(|k| {
+                let p = mann_whitney_p(&samples[best], &samples[k]);
+                (
+                    name(&variants[k]),
+                    json!({"median_interval_p99_us": med(&samples[k]), "p_value": p,
+                           "real": p.is_some_and(|p| p < 0.05)}),
+                )
+            })
+            .collect();
+        per_step.push(json!({
+            "rate": variants[best].steps[i].planned_rate,
+            "compared": true,
+            "best": name(&variants[best]),
+            "best_median_interval_p99_us": med(&samples[best]),
+            "others": others,
+        }));
+    }
+    let winner = wins.iter().max_by_key(|(_, n)| **n).map(|(k, _)| k.clone());
+    json!({"winner": winner, "step_wins": wins, "steps": per_step,
+           "test": "Mann-Whitney U on the p99 latency of each 100 ms interval (all repeats), p < 0.05"})
+}
+
+/// What an experiment produced.
+pub struct Outcome {
+    pub variants: Vec<VariantResult>,
+    /// The variants in the order they ran.
+    pub order: Vec<String>,
+    /// Per-transaction counters that could not be read, with the reason.
+    pub unavailable: BTreeMap<String, String>,
+    pub interrupted: bool,
+}
+
+/// Run the experiment; `progress` hears about each step.
+pub fn run(
+    cfg: &Config,
+    probe: &ProbeDoc,
+    progress: &mut dyn FnMut(&str),
+) -> anyhow::Result<Outcome> {
+    let me = std::process::id() as i32;
+    // Counters on this process's threads, inherited by the workers started later.
+    let mut counters = TargetCounters::open(me);
+    let unavailable = counters.unavailable.clone();
+    let ticks = crate::observe::system::ticks_per_second() as f64;
+    let spins_per_us = mq::calibrate_spin();
+    let mut variants: Vec<(String, usize)> = Vec::new();
+    for w in &cfg.workers {
+        for p in &cfg.policies {
+            variants.push((p.clone(), *w));
+        }
+    }
+    let mut runs: BTreeMap<(String, usize), Vec<Vec<StepSummary>>> = BTreeMap::new();
+    let mut order = Vec::new();
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(cfg.seed);
+    let mut interrupted = false;
+    'outer: for r in 0..cfg.repeat {
+        let mut this = variants.clone();
+        this.shuffle(&mut rng);
+        for (policy, workers) in this {
+            order.push(format!("{policy} x{workers} (repeat {})", r + 1));
+            let svc = Service {
+                workers,
+                service_us: cfg.service_us,
+                footprint_kb: cfg.footprint_kb,
+                pins: pins(&policy, workers, probe),
+                queue_limit: 10_000_000,
+                spins_per_us,
+            };
+            let mut steps = Vec::new();
+            for rate in &cfg.rates {
+                progress(&format!(
+                    "{policy} x{workers}, repeat {}/{}: {rate:.0}/s",
+                    r + 1,
+                    cfg.repeat
+                ));
+                let plan = Plan {
+                    rate: *rate,
+                    warmup: cfg.warmup,
+                    measure: cfg.measure,
+                };
+                let mut edges = Vec::new();
+                let o = mq::run_step(
+                    plan,
+                    &svc,
+                    cfg.measure.max(Duration::from_secs(2)),
+                    &mut || edges.push(snapshot(me, &mut counters)),
+                );
+                let sys = match edges.as_slice() {
+                    [a, b] => delta(a, b, ticks),
+                    _ => SysDelta::default(),
+                };
+                steps.push(step::summarize(*rate, &o, &sys));
+                if o.interrupted {
+                    interrupted = true;
+                    runs.entry((policy.clone(), workers))
+                        .or_default()
+                        .push(steps);
+                    break 'outer;
+                }
+            }
+            runs.entry((policy, workers)).or_default().push(steps);
+        }
+    }
+    let results = variants
+        .iter()
+        .filter_map(|(p, w)| {
+            let reps = runs.remove(&(p.clone(), *w))?;
+            Some(analyse(p, *w, pins(p, *w, probe), reps))
+        })
+        .collect();
+    Ok(Outcome {
+        variants: results,
+        order,
+        unavailable,
+        interrupted,
+    })
+}
+
+/// The scaling curve across worker counts: per count the highest valid completed rate
+/// (of the best policy), and the USL and Amdahl fits on it.
+pub fn scaling(variants: &[VariantResult]) -> Option<Value> {
+    let mut best: BTreeMap<usize, f64> = BTreeMap::new();
+    for v in variants {
+        let top = v
+            .steps
+            .iter()
+            .filter(|s| s.valid)
+            .map(|s| s.completed_rate)
+            .fold(0.0, f64::max);
+        let e = best.entry(v.workers).or_default();
+        *e = e.max(top);
+    }
+    if best.len() < 2 {
+        return None;
+    }
+    let pts: Vec<(f64, f64)> = best.iter().map(|(w, x)| (*w as f64, *x)).collect();
+    Some(json!({
+        "points": pts.iter().map(|(n, x)| json!({"workers": n, "max_valid_completed_rate": x})).collect::<Vec<_>>(),
+        "usl": model::fit(&pts, true),
+        "amdahl": model::fit(&pts, false),
+        "note": "the highest valid step's completed rate bounds each worker count's throughput from below: give rates up to saturation",
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policies_pin_workers_by_topology() {
+        let p = crate::probe::fixture("two-socket-smt");
+        assert!(pins("os", 4, &p).is_none());
+        let compact = pins("compact", 4, &p).unwrap();
+        let spread = pins("spread", 4, &p).unwrap();
+        assert_eq!(compact.len(), 4);
+        assert_eq!(spread.len(), 4);
+        // Compact packs the first workers into one package; spread crosses packages.
+        let pkg = |c: u32| {
+            p.topology
+                .cpus
+                .iter()
+                .find(|x| x.cpu == c)
+                .map(|x| x.package)
+        };
+        assert_eq!(pkg(compact[0]), pkg(compact[1]));
+        assert_ne!(pkg(spread[0]), pkg(spread[1]));
+    }
+}

@@ -1,0 +1,120 @@
+//! `truebench loadstep` through the binary: the mq workload at three rates holds its plan,
+//! reports percentiles, queue wait and costs per transaction, and is stored; policies are
+//! compared with a rank test; bad plans are refused without writing anything.
+
+mod common;
+
+use common::TestEnv;
+
+/// Load steps measure rates and latencies on this machine's CPUs: one at a time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+#[test]
+fn three_steps_hold_their_rates_and_report_latency_and_costs() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let env = TestEnv::new();
+    let doc = env.json(&[
+        "loadstep",
+        "--rates",
+        "2000,6000,10000",
+        "--step-duration",
+        "0.6",
+        "--warmup",
+        "0.2",
+        "--json",
+    ]);
+    truebench::result::validate(&doc).unwrap();
+    let ls = &doc["loadstep"];
+    let steps = ls["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 3);
+    for s in steps {
+        let planned = s["planned_rate"].as_f64().unwrap();
+        let completed = s["completed_rate"].as_f64().unwrap();
+        assert_eq!(s["valid"], true, "{}", s["invalid_reason"]);
+        assert!(
+            (completed / planned - 1.0).abs() < 0.02,
+            "{completed}/s of {planned}/s"
+        );
+        let l = &s["latency"];
+        let (p50, p99, max) = (
+            l["p50"].as_f64().unwrap(),
+            l["p99"].as_f64().unwrap(),
+            l["max"].as_f64().unwrap(),
+        );
+        // 50 µs of service: no message can finish faster; percentiles are ordered.
+        assert!(p50 >= 45.0 && p50 <= p99 && p99 <= max, "{l}");
+        assert!(s["latency_uncorrected"]["p99"].as_f64().unwrap() <= p99 * 1.001 + 1.0);
+        let service = s["service_time"]["mean"].as_f64().unwrap();
+        assert!((40.0..500.0).contains(&service), "service {service} µs");
+        assert!(s["queue_wait"]["p50"].as_f64().is_some());
+        // About 50 CPU-µs per message, plus the switching around it.
+        let cpu_us = s["per_tx"]["cpu_us"].as_f64().unwrap();
+        assert!((20.0..1000.0).contains(&cpu_us), "{cpu_us} CPU-µs/tx");
+        assert!(s["per_tx"]["context_switches"].as_f64().is_some());
+    }
+    assert!(ls["knee"].is_object());
+    assert!(ls.get("usl").is_some() && ls.get("amdahl").is_some());
+    // Without a PMU the hardware counters are listed as not measured, never as zeros.
+    if doc["env"]["pmu"]["available"] == false {
+        assert!(ls["unavailable"]["cycles"].is_string());
+        assert!(steps.iter().all(|s| s["per_tx"].get("cycles").is_none()));
+    }
+    let history = env.text(&["history"]);
+    assert!(
+        history.contains(doc["run_id"].as_str().unwrap()),
+        "{history}"
+    );
+}
+
+#[test]
+fn policies_are_compared_in_a_shuffled_repeated_order() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let env = TestEnv::new();
+    let doc = env.json(&[
+        "loadstep",
+        "--rates",
+        "2000,4000",
+        "--step-duration",
+        "0.5",
+        "--warmup",
+        "0.1",
+        "--policy",
+        "os,compact",
+        "--json",
+    ]);
+    let ls = &doc["loadstep"];
+    assert_eq!(ls["plan"]["repeat"], 2);
+    assert_eq!(ls["plan"]["order"].as_array().unwrap().len(), 4);
+    let variants = ls["variants"].as_array().unwrap();
+    assert_eq!(variants.len(), 2);
+    let compact = variants.iter().find(|v| v["policy"] == "compact").unwrap();
+    assert!(compact["pinned_cpus"].is_array());
+    assert_eq!(compact["repeats"].as_array().unwrap().len(), 2);
+    let c = &ls["comparison"];
+    assert!(c["winner"].is_string(), "{c}");
+    for s in c["steps"].as_array().unwrap() {
+        if s["compared"] == true {
+            for (_, o) in s["others"].as_object().unwrap() {
+                assert!(o["real"].is_boolean());
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_plans_are_refused_and_write_nothing() {
+    let env = TestEnv::new();
+    for args in [
+        vec!["loadstep", "--rates", "0"],
+        vec!["loadstep", "--rates", "fast"],
+        vec!["loadstep", "--ramp", "10:5:1"],
+        vec!["loadstep", "--ramp", "1:2"],
+        vec!["loadstep", "--policy", "per-socket"],
+        vec!["loadstep", "--workers", "0"],
+        vec!["loadstep", "--step-duration", "0"],
+        vec!["loadstep", "--rates", "5000000", "--step-duration", "3600"],
+    ] {
+        let out = env.cmd().args(&args).output().unwrap();
+        common::assert_refused(&env, &out, &args);
+    }
+}
