@@ -118,3 +118,55 @@ fn bad_plans_are_refused_and_write_nothing() {
         common::assert_refused(&env, &out, &args);
     }
 }
+
+#[test]
+fn a_capacity_grid_throttles_and_leaves_no_cgroup_behind() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let env = TestEnv::new();
+    let args = [
+        "loadstep",
+        "--rates",
+        "1000,12000",
+        "--step-duration",
+        "0.5",
+        "--warmup",
+        "0.1",
+        "--cpu-quota",
+        "0.3",
+        "--cpuset-width",
+        "1",
+        "--json",
+    ];
+    if !nix::unistd::geteuid().is_root() {
+        let out = env.cmd().args(args).output().unwrap();
+        common::assert_refused(&env, &out, &args);
+        return;
+    }
+    let doc = env.json(&args);
+    let v = &doc["loadstep"]["variants"][0];
+    assert_eq!(v["capacity"]["quota"], 0.3);
+    assert_eq!(v["cpuset"].as_array().unwrap().len(), 1);
+    // 12000 messages of 50 µs need 0.6 CPU: a quota of 0.3 throttles every period.
+    let busy = &v["steps"][1];
+    assert!(busy["throttled_periods"].as_u64().unwrap() >= 3, "{busy}");
+    assert!(busy["throttled_ms"].as_f64().unwrap() > 0.0);
+    assert!(common::finding_ids(&doc["findings"]).contains(&"throttled"));
+    // Nothing left behind in any cgroup hierarchy.
+    let leftovers: Vec<_> = [
+        "/sys/fs/cgroup",
+        "/sys/fs/cgroup/cpu",
+        "/sys/fs/cgroup/cpuset",
+    ]
+    .iter()
+    .filter_map(|d| std::fs::read_dir(d).ok())
+    .flatten()
+    .flatten()
+    .filter(|e| {
+        e.file_name()
+            .to_string_lossy()
+            .starts_with("truebench-")
+    })
+    .map(|e| e.path())
+    .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

@@ -50,6 +50,19 @@ pub struct Args {
     /// packed on the fewest cores/LLCs), spread (across nodes, LLCs, cores).
     #[arg(long, value_delimiter = ',', value_name = "LIST", default_value = "os")]
     policy: Vec<String>,
+    /// Capacity policies (root): CPU quotas in CPUs, comma-separated, each run against every
+    /// --cpuset-width in a cgroup truebench creates and removes (guaranteed capacity against
+    /// virtual processors).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "CPUS",
+        requires = "cpuset_width"
+    )]
+    cpu_quota: Option<Vec<f64>>,
+    /// Capacity policies: cpuset widths in CPUs, comma-separated (with --cpu-quota).
+    #[arg(long, value_delimiter = ',', value_name = "N", requires = "cpu_quota", value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    cpuset_width: Option<Vec<u32>>,
     /// Runs of the whole plan per variant, in shuffled order (default 1, or 2 when several
     /// variants are compared).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=20))]
@@ -112,6 +125,7 @@ fn table(v: &VariantResult) -> String {
         "cs/tx",
         "migr/tx",
         "syscalls/tx",
+        "throttled",
         "valid",
     ]);
     for s in &v.steps {
@@ -135,6 +149,10 @@ fn table(v: &VariantResult) -> String {
             f(s.per_tx.get("context_switches").copied()),
             f(s.per_tx.get("migrations").copied()),
             f(s.per_tx.get("syscalls").copied()),
+            match (s.throttled_periods, s.throttled_ms) {
+                (Some(n), Some(ms)) => format!("{n} periods, {} ms", num(ms)),
+                _ => "-".into(),
+            },
             match &s.invalid_reason {
                 None => "yes".into(),
                 Some(why) => format!("NO: {why}"),
@@ -142,14 +160,23 @@ fn table(v: &VariantResult) -> String {
         ]);
     }
     let mut out = format!(
-        "Policy {} with {} worker{}{}\n{t}\n",
+        "Policy {} with {} worker{}{}{}\n{t}\n",
         v.policy,
         v.workers,
         if v.workers == 1 { "" } else { "s" },
         v.pinned_cpus
             .as_ref()
             .map(|c| format!(", pinned to CPUs {c:?}"))
-            .unwrap_or_default()
+            .unwrap_or_default(),
+        match (&v.capacity, &v.cpuset) {
+            (Some(c), Some(cpus)) => format!(
+                ", capacity: quota {} CPUs on a cpuset of {} {cpus:?} ({})",
+                c.quota,
+                c.width,
+                v.capacity_note.as_deref().unwrap_or("")
+            ),
+            _ => String::new(),
+        }
     );
     out.push_str(&match (&v.knee_latency, &v.knee_cost) {
         (None, None) => {
@@ -219,14 +246,48 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     }
     let measured: f64 = rates.iter().map(|r| r * a.step_duration).sum::<f64>()
         * a.repeat.unwrap_or(1) as f64
-        * (a.policy.len() * workers.len()) as f64;
+        * (a.policy.len()
+            * workers.len()
+            * a.cpu_quota.as_ref().map(|q| q.len()).unwrap_or(1)
+            * a.cpuset_width.as_ref().map(|w| w.len()).unwrap_or(1)) as f64;
     if measured > 2e8 {
         return Err(usage_hint(
             format!("the plan measures {measured:.0} messages, each kept with its timestamps"),
             "shorten --step-duration or lower the rates",
         ));
     }
-    let variants = a.policy.len() * workers.len();
+    let mut capacity = Vec::new();
+    for q in a.cpu_quota.iter().flatten() {
+        if !(*q > 0.0 && *q <= 65_536.0) {
+            return Err(usage(format!(
+                "--cpu-quota {q}: a quota is a positive number of CPUs"
+            )));
+        }
+        for w in a.cpuset_width.iter().flatten() {
+            if *w as usize > env.cpus.usable.len() {
+                return Err(usage_hint(
+                    format!(
+                        "--cpuset-width {w}: this process may use {} CPUs",
+                        env.cpus.usable.len()
+                    ),
+                    "give widths up to the usable CPUs (truebench probe shows them)",
+                ));
+            }
+            capacity.push(crate::loadstep::capacity::Setting {
+                quota: *q,
+                width: *w as usize,
+            });
+        }
+    }
+    let layout = if capacity.is_empty() {
+        None
+    } else {
+        Some(
+            crate::loadstep::capacity::Layout::live()
+                .map_err(|e| usage(format!("--cpu-quota: {e}")))?,
+        )
+    };
+    let variants = a.policy.len() * workers.len() * capacity.len().max(1);
     let cfg = Config {
         rates,
         warmup: Duration::from_secs_f64(a.warmup),
@@ -235,6 +296,8 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         service_us: a.service_us,
         footprint_kb: a.footprint as usize,
         policies: a.policy.clone(),
+        capacity,
+        layout,
         repeat: a
             .repeat
             .map(|r| r as usize)
@@ -285,6 +348,33 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         ls["amdahl"] = json!(only.amdahl);
     }
     let mut doc = super::bare_document(&started, &env, "loadstep", interrupted)?;
+    for v in &results {
+        let hit: Vec<String> = v
+            .steps
+            .iter()
+            .filter(|s| s.throttled_periods.is_some_and(|n| n > 0))
+            .map(|s| {
+                format!(
+                    "{}/s: {} quota periods throttled, {} ms throttled over {} s",
+                    num(s.planned_rate),
+                    s.throttled_periods.unwrap_or(0),
+                    num(s.throttled_ms.unwrap_or(0.0)),
+                    a.step_duration
+                )
+            })
+            .collect();
+        if let (Some(c), false) = (&v.capacity, hit.is_empty()) {
+            doc.findings.push(crate::findings::Finding::new(
+                "throttled",
+                crate::findings::Severity::Warning,
+                format!(
+                    "Under a quota of {} CPUs on {} CPUs, the service was throttled: its latency includes waiting for the next quota period, not only for a CPU.",
+                    c.quota, c.width
+                ),
+                hit,
+            ));
+        }
+    }
     doc.loadstep = Some(ls);
     store.insert(&doc)?;
     if a.json {

@@ -5,6 +5,7 @@
 //! across variants which one wins each step and whether the difference is real (rank test on
 //! the per-interval p99 latencies).
 
+use super::capacity::{self, Group, Layout, Setting};
 use super::model::{self, Fit};
 use super::mq::{self, Plan, Service};
 use super::step::{self, StepSummary, SysDelta};
@@ -33,6 +34,11 @@ pub struct Config {
     pub service_us: f64,
     pub footprint_kb: usize,
     pub policies: Vec<String>,
+    /// Capacity settings (quota × cpuset width) to run each placement policy under; empty:
+    /// the process's own cgroup, untouched.
+    pub capacity: Vec<Setting>,
+    /// Where capacity groups go (needed when `capacity` is not empty).
+    pub layout: Option<Layout>,
     pub repeat: usize,
     pub seed: u64,
 }
@@ -59,6 +65,10 @@ pub struct VariantResult {
     pub policy: String,
     pub workers: usize,
     pub pinned_cpus: Option<Vec<u32>>,
+    /// The capacity setting, its cpuset's CPUs, and how the service was put in it.
+    pub capacity: Option<Setting>,
+    pub cpuset: Option<Vec<u32>>,
+    pub capacity_note: Option<String>,
     /// Per step: the repeat with the median p99 (the worse of two); all repeats below.
     pub steps: Vec<StepSummary>,
     pub repeats: Vec<Vec<StepSummary>>,
@@ -69,8 +79,15 @@ pub struct VariantResult {
     pub amdahl: Option<Fit>,
 }
 
+fn label(policy: &str, workers: usize, capacity: Option<Setting>) -> String {
+    match capacity {
+        Some(c) => format!("{policy} x{workers} {}", c.name()),
+        None => format!("{policy} x{workers}"),
+    }
+}
+
 fn name(v: &VariantResult) -> String {
-    format!("{} x{}", v.policy, v.workers)
+    label(&v.policy, v.workers, v.capacity)
 }
 
 fn p99(s: &StepSummary) -> f64 {
@@ -83,12 +100,15 @@ struct Snapshot {
     process: process::ProcCounters,
     events: BTreeMap<String, u64>,
     generator_ticks: u64,
+    throttling: (Option<u64>, Option<u64>),
 }
 
-/// Read the process's counters now (called from the load generator's thread).
-fn snapshot(me: i32, counters: &mut TargetCounters) -> Snapshot {
+/// Read the process's counters now (called from the load generator's thread), and the
+/// capacity group's throttling.
+fn snapshot(me: i32, counters: &mut TargetCounters, group: Option<&Group>) -> Snapshot {
     let own = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
     Snapshot {
+        throttling: group.map(|g| g.throttling()).unwrap_or((None, None)),
         process: process::read(me).unwrap_or_default(),
         events: counters.read(),
         generator_ticks: process::stat_field(&own, 14).unwrap_or(0)
@@ -115,13 +135,23 @@ fn delta(a: &Snapshot, b: &Snapshot, ticks: f64) -> SysDelta {
             .iter()
             .filter_map(|(k, v)| Some((k.clone(), v.saturating_sub(*a.events.get(k)?))))
             .collect(),
+        throttled_periods: d(a.throttling.0, b.throttling.0),
+        throttled_us: d(a.throttling.1, b.throttling.1),
     }
+}
+
+/// Where a variant ran: pinned CPUs, and its capacity group's CPUs and note.
+struct Placed {
+    pinned: Option<Vec<u32>>,
+    capacity: Option<Setting>,
+    cpuset: Option<Vec<u32>>,
+    note: Option<String>,
 }
 
 fn analyse(
     policy: &str,
     workers: usize,
-    pinned: Option<Vec<u32>>,
+    placed: Placed,
     repeats: Vec<Vec<StepSummary>>,
 ) -> VariantResult {
     let steps: Vec<StepSummary> = (0..repeats.first().map(|r| r.len()).unwrap_or(0))
@@ -158,7 +188,10 @@ fn analyse(
     VariantResult {
         policy: policy.into(),
         workers,
-        pinned_cpus: pinned,
+        pinned_cpus: placed.pinned,
+        capacity: placed.capacity,
+        cpuset: placed.cpuset,
+        capacity_note: placed.note,
         knee_latency: knee_at(model::knee(&load, &lat, 0.1)),
         knee_cost: knee_at(model::knee(&load, &cost, 0.1)),
         usl: model::fit(&pts, true),
@@ -248,33 +281,99 @@ pub fn run(
     let unavailable = counters.unavailable.clone();
     let ticks = crate::observe::system::ticks_per_second() as f64;
     let spins_per_us = mq::calibrate_spin();
-    let mut variants: Vec<(String, usize)> = Vec::new();
+    let caps: Vec<Option<Setting>> = if cfg.capacity.is_empty() {
+        vec![None]
+    } else {
+        cfg.capacity.iter().copied().map(Some).collect()
+    };
+    let mut variants: Vec<(String, usize, Option<Setting>)> = Vec::new();
     for w in &cfg.workers {
         for p in &cfg.policies {
-            variants.push((p.clone(), *w));
+            for c in &caps {
+                variants.push((p.clone(), *w, *c));
+            }
         }
     }
-    let mut runs: BTreeMap<(String, usize), Vec<Vec<StepSummary>>> = BTreeMap::new();
+    if let Some(l) = &cfg.layout {
+        for stale in capacity::remove_stale(l) {
+            progress(&format!("removed the stale cgroup {}", stale.display()));
+        }
+    }
+    let usable = probe.cpus.usable.clone();
+    let mems = cfg
+        .layout
+        .as_ref()
+        .map(capacity::parent_mems)
+        .unwrap_or_default();
+    let mut runs: BTreeMap<String, (Placed, Vec<Vec<StepSummary>>)> = BTreeMap::new();
     let mut order = Vec::new();
     let mut rng = rand::rngs::SmallRng::seed_from_u64(cfg.seed);
     let mut interrupted = false;
+    let mut groups_made = 0;
     'outer: for r in 0..cfg.repeat {
         let mut this = variants.clone();
         this.shuffle(&mut rng);
-        for (policy, workers) in this {
-            order.push(format!("{policy} x{workers} (repeat {})", r + 1));
+        for (policy, workers, cap) in this {
+            let key = label(&policy, workers, cap);
+            order.push(format!("{key} (repeat {})", r + 1));
+            // The capacity group lives for this variant's steps and goes when it drops.
+            let group = match (cap, &cfg.layout) {
+                (Some(c), Some(l)) => {
+                    groups_made += 1;
+                    let spread = crate::placement::spread_order(probe);
+                    let order: Vec<u32> =
+                        spread.into_iter().filter(|c| usable.contains(c)).collect();
+                    Some(
+                        Group::create(l, groups_made, c, &order, &mems)
+                            .map_err(anyhow::Error::msg)?,
+                    )
+                }
+                (Some(_), None) => anyhow::bail!("capacity settings need a cgroup layout"),
+                _ => None,
+            };
+            let pinned = pins(&policy, workers, probe).map(|p| match &group {
+                // Pinned inside the cpuset only.
+                Some(g) => {
+                    let inside: Vec<u32> =
+                        p.iter().copied().filter(|c| g.cpus.contains(c)).collect();
+                    if inside.is_empty() {
+                        g.cpus.clone()
+                    } else {
+                        inside
+                    }
+                }
+                None => p,
+            });
             let svc = Service {
                 workers,
                 service_us: cfg.service_us,
                 footprint_kb: cfg.footprint_kb,
-                pins: pins(&policy, workers, probe),
+                pins: pinned.clone(),
                 queue_limit: 10_000_000,
                 spins_per_us,
+                join_files: group
+                    .as_ref()
+                    .map(|g| g.thread_files.clone())
+                    .unwrap_or_default(),
+            };
+            let placed = Placed {
+                pinned,
+                capacity: cap,
+                cpuset: group.as_ref().map(|g| g.cpus.clone()),
+                note: group.as_ref().map(|g| {
+                    if g.v2 {
+                        "cgroup v2: the whole process (load generator included) ran in the group"
+                            .into()
+                    } else {
+                        "cgroup v1: the worker threads ran in the group, the load generator outside"
+                            .into()
+                    }
+                }),
             };
             let mut steps = Vec::new();
             for rate in &cfg.rates {
                 progress(&format!(
-                    "{policy} x{workers}, repeat {}/{}: {rate:.0}/s",
+                    "{key}, repeat {}/{}: {rate:.0}/s",
                     r + 1,
                     cfg.repeat
                 ));
@@ -288,7 +387,7 @@ pub fn run(
                     plan,
                     &svc,
                     cfg.measure.max(Duration::from_secs(2)),
-                    &mut || edges.push(snapshot(me, &mut counters)),
+                    &mut || edges.push(snapshot(me, &mut counters, group.as_ref())),
                 );
                 let sys = match edges.as_slice() {
                     [a, b] => delta(a, b, ticks),
@@ -297,20 +396,24 @@ pub fn run(
                 steps.push(step::summarize(*rate, &o, &sys));
                 if o.interrupted {
                     interrupted = true;
-                    runs.entry((policy.clone(), workers))
-                        .or_default()
+                    runs.entry(key.clone())
+                        .or_insert((placed, Vec::new()))
+                        .1
                         .push(steps);
                     break 'outer;
                 }
             }
-            runs.entry((policy, workers)).or_default().push(steps);
+            runs.entry(key)
+                .or_insert((placed, Vec::new()))
+                .1
+                .push(steps);
         }
     }
     let results = variants
         .iter()
-        .filter_map(|(p, w)| {
-            let reps = runs.remove(&(p.clone(), *w))?;
-            Some(analyse(p, *w, pins(p, *w, probe), reps))
+        .filter_map(|(p, w, c)| {
+            let (placed, reps) = runs.remove(&label(p, *w, *c))?;
+            Some(analyse(p, *w, placed, reps))
         })
         .collect();
     Ok(Outcome {

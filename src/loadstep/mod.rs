@@ -3,6 +3,7 @@
 //! wait and service time) and the system metrics (CPU, switches, migrations, system calls
 //! per transaction) on one clock; then the knee and the scalability fits.
 
+pub mod capacity;
 pub mod experiment;
 pub mod model;
 pub mod mq;

@@ -36,6 +36,8 @@ pub struct Service {
     pub queue_limit: usize,
     /// Spin iterations per µs of work (from `calibrate_spin`).
     pub spins_per_us: f64,
+    /// cgroup v1 `tasks` files each worker thread joins before it works (capacity policies).
+    pub join_files: Vec<std::path::PathBuf>,
 }
 
 /// One step's plan.
@@ -64,6 +66,8 @@ pub struct Outcome {
     pub window_end: u64,
     /// True when Ctrl-C stopped the step.
     pub interrupted: bool,
+    /// Why a worker could not be set up (join its cgroup), when one could not.
+    pub setup_error: Option<String>,
 }
 
 /// A loop of integer work that the compiler cannot drop.
@@ -97,10 +101,11 @@ struct Shared {
     in_flight: AtomicI64,
 }
 
-fn worker(shared: Arc<Shared>, svc: Service, index: usize) -> Vec<Record> {
+fn worker(shared: Arc<Shared>, svc: Service, index: usize) -> Result<Vec<Record>, String> {
     if let Some(p) = svc.pins.as_ref().filter(|p| !p.is_empty()) {
-        let _ = crate::placement::pin_current_thread(p[index % p.len()]);
+        crate::placement::pin_current_thread(p[index % p.len()])?;
     }
+    super::capacity::join_thread(&svc.join_files)?;
     let iters = (svc.service_us * svc.spins_per_us).round() as u64;
     let mut memory = vec![0u8; svc.footprint_kb * 1024];
     let mut out = Vec::new();
@@ -109,7 +114,7 @@ fn worker(shared: Arc<Shared>, svc: Service, index: usize) -> Vec<Record> {
             let mut q = shared.queue.lock().unwrap_or_else(|e| e.into_inner());
             loop {
                 if shared.abort.load(Ordering::Relaxed) {
-                    return out;
+                    return Ok(out);
                 }
                 if let Some(m) = q.pop_front() {
                     break Some(m);
@@ -125,7 +130,7 @@ fn worker(shared: Arc<Shared>, svc: Service, index: usize) -> Vec<Record> {
             }
         };
         let Some((due, sent, measured)) = msg else {
-            return out;
+            return Ok(out);
         };
         let started = now_ns();
         spin(iters);
@@ -236,8 +241,10 @@ pub fn run_step(plan: Plan, svc: &Service, drain: Duration, edge: &mut dyn FnMut
         std::thread::sleep(Duration::from_millis(2));
     }
     for h in handles {
-        if let Ok(mut r) = h.join() {
-            out.records.append(&mut r);
+        match h.join() {
+            Ok(Ok(mut r)) => out.records.append(&mut r),
+            Ok(Err(e)) => out.setup_error = Some(e),
+            Err(_) => out.setup_error = Some("a worker thread panicked".into()),
         }
     }
     let sent_measured = out.due_in_window - out.dropped;
@@ -258,6 +265,7 @@ mod tests {
             pins: None,
             queue_limit: 1_000_000,
             spins_per_us: calibrate_spin(),
+            join_files: vec![],
         }
     }
 

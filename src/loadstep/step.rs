@@ -40,6 +40,9 @@ pub struct SysDelta {
     pub migrations: Option<u64>,
     /// perf_event counts (syscalls, cycles...) by name.
     pub events: BTreeMap<String, u64>,
+    /// The capacity policy's cgroup: quota periods throttled and time throttled (µs).
+    pub throttled_periods: Option<u64>,
+    pub throttled_us: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -68,6 +71,10 @@ pub struct StepSummary {
     pub generator_cpu_pct: f64,
     /// Cost per completed transaction: CPU-µs, switches, migrations, syscalls, cycles.
     pub per_tx: BTreeMap<String, f64>,
+    /// Under a capacity policy: quota periods in which the service was throttled, and the
+    /// time throttled, over the window.
+    pub throttled_periods: Option<u64>,
+    pub throttled_ms: Option<f64>,
     /// p99 latency (µs) of each 100 ms interval of the window, by due time.
     pub interval_p99_us: Vec<f64>,
     pub valid: bool,
@@ -150,6 +157,8 @@ pub fn summarize(planned_rate: f64, o: &Outcome, sys: &SysDelta) -> StepSummary 
     let sent_rate = sent_in_window as f64 / secs;
     let invalid_reason = if o.interrupted {
         Some("interrupted (Ctrl-C)".to_string())
+    } else if let Some(e) = &o.setup_error {
+        Some(format!("a worker could not be set up: {e}"))
     } else if sent_rate < MIN_SENT_SHARE * planned_rate {
         Some(format!(
             "the load generator sent {:.1}% of the plan in the window: it fell behind, so this is not the system's limit",
@@ -182,6 +191,8 @@ pub fn summarize(planned_rate: f64, o: &Outcome, sys: &SysDelta) -> StepSummary 
         little_mismatch,
         cpu_pct: sys.cpu_s / secs * 100.0,
         generator_cpu_pct: sys.generator_cpu_s / secs * 100.0,
+        throttled_periods: sys.throttled_periods,
+        throttled_ms: sys.throttled_us.map(|us| us as f64 / 1e3),
         per_tx,
         interval_p99_us,
         valid: invalid_reason.is_none(),
@@ -253,6 +264,8 @@ mod tests {
             involuntary: Some(500),
             migrations: Some(10),
             events: [("syscalls".to_string(), 5000)].into(),
+            throttled_periods: Some(3),
+            throttled_us: Some(4500),
         };
         let s = summarize(1000.0, &o, &sys);
         assert!(s.valid, "{:?}", s.invalid_reason);
@@ -263,6 +276,8 @@ mod tests {
         assert!((s.per_tx["syscalls"] - 5.0).abs() < 1e-12);
         assert!((s.cpu_pct - 20.0).abs() < 1e-9);
         assert!((s.generator_cpu_pct - 5.0).abs() < 1e-9);
+        assert_eq!(s.throttled_periods, Some(3));
+        assert_eq!(s.throttled_ms, Some(4.5));
         // X·R = 1000/s × 100 µs = 0.1 in flight.
         assert!((s.little_n.unwrap() - 0.1).abs() < 0.01);
         assert_eq!(s.interval_p99_us.len(), 10);

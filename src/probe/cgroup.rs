@@ -149,6 +149,44 @@ fn tightest_quota(dir: &Path, stop: &Path, v2: bool, root: &SysRoot) -> Option<(
     best
 }
 
+/// Find (mount, path) for a controller: a v1 hierarchy that has it, else the v2 one when
+/// its root lists the controller in cgroup.controllers.
+fn locate<'m>(
+    root: &SysRoot,
+    groups: &ProcessCGroups,
+    mounts: &'m [Mount],
+    ctrl: &str,
+) -> Option<(&'m Mount, String)> {
+    for g in &groups.0 {
+        if g.hierarchy != 0 && g.controllers.iter().any(|c| c == ctrl) {
+            if let Some(m) = mounts
+                .iter()
+                .find(|m| !m.v2 && m.controllers.iter().any(|c| c == ctrl))
+            {
+                return Some((m, g.pathname.clone()));
+            }
+        }
+    }
+    let g = groups.0.iter().find(|g| g.hierarchy == 0)?;
+    let m = mounts.iter().find(|m| m.v2)?;
+    let ctrls = read_file(&root.path(&m.point), "cgroup.controllers").unwrap_or_default();
+    ctrls
+        .split_whitespace()
+        .any(|c| c == ctrl)
+        .then(|| (m, g.pathname.clone()))
+}
+
+/// This process's cgroup directory for controller `ctrl` (`cpu`, `cpuset`) and whether it
+/// is in a cgroup2 hierarchy; None when no mounted hierarchy has the controller.
+pub fn own_dir(root: &SysRoot, ctrl: &str) -> Option<(PathBuf, bool)> {
+    let groups = std::fs::File::open(root.path("/proc/self/cgroup"))
+        .ok()
+        .and_then(|f| ProcessCGroups::from_read(f).ok())?;
+    let mounts = mounts(root);
+    let (m, path) = locate(root, &groups, &mounts, ctrl)?;
+    Some((cgroup_dir(root, m, &path), m.v2))
+}
+
 /// The cgroup limits on this process.
 pub fn read(root: &SysRoot, missing: &mut Unavailable) -> Option<CgroupInfo> {
     read_for(root, "self", missing)
@@ -189,27 +227,7 @@ pub fn read_for(root: &SysRoot, pid: &str, missing: &mut Unavailable) -> Option<
         cpu_stat_path: None,
     };
 
-    // Find (mount, path) for a controller: a v1 hierarchy that has it, else the v2 one when
-    // its root lists the controller in cgroup.controllers.
-    let locate = |ctrl: &str| -> Option<(&Mount, String)> {
-        for g in &groups.0 {
-            if g.hierarchy != 0 && g.controllers.iter().any(|c| c == ctrl) {
-                if let Some(m) = mounts
-                    .iter()
-                    .find(|m| !m.v2 && m.controllers.iter().any(|c| c == ctrl))
-                {
-                    return Some((m, g.pathname.clone()));
-                }
-            }
-        }
-        let g = groups.0.iter().find(|g| g.hierarchy == 0)?;
-        let m = mounts.iter().find(|m| m.v2)?;
-        let ctrls = read_file(&root.path(&m.point), "cgroup.controllers").unwrap_or_default();
-        ctrls
-            .split_whitespace()
-            .any(|c| c == ctrl)
-            .then(|| (m, g.pathname.clone()))
-    };
+    let locate = |ctrl: &str| locate(root, &groups, &mounts, ctrl);
 
     if let Some(g) = groups.0.iter().find(|g| g.hierarchy == 0) {
         info.paths.insert("unified".into(), g.pathname.clone());

@@ -1,0 +1,320 @@
+//! Capacity policies for load steps: a cgroup per setting, made and removed by truebench,
+//! with a CPU quota (guaranteed capacity, in CPUs) and a cpuset of a given width (virtual
+//! processors): the entitled-capacity-against-virtual-processors experiment of DESIGN.md
+//! story 4. On cgroup v1 each worker thread joins the `cpu` and `cpuset` groups itself
+//! (the load generator stays outside); on cgroup v2 the whole process moves in and back
+//! out (threads of one process cannot be split across domain cgroups), which the result
+//! says. Groups are named `truebench-PID-N`; one left behind by a killed run (its PID gone)
+//! is removed by the next. Removal happens on drop, so also on error, panic and Ctrl-C.
+
+use crate::probe::sysroot::SysRoot;
+use std::path::{Path, PathBuf};
+
+/// The quota period, µs.
+const PERIOD_US: u64 = 100_000;
+
+/// One quota × width setting.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Setting {
+    /// CPU quota in CPUs (quota / period).
+    pub quota: f64,
+    /// CPUs in the cpuset.
+    pub width: usize,
+}
+
+impl Setting {
+    pub fn name(&self) -> String {
+        format!("quota {}/width {}", self.quota, self.width)
+    }
+}
+
+/// Where the groups go: this process's `cpu` and `cpuset` directories (the same one on v2).
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub cpu: PathBuf,
+    pub cpuset: PathBuf,
+    pub v2: bool,
+}
+
+impl Layout {
+    /// This process's layout on the live system; Err says why capacity policies cannot run.
+    pub fn live() -> Result<Layout, String> {
+        if !nix::unistd::geteuid().is_root() {
+            return Err("capacity policies create cgroups: run as root".into());
+        }
+        let root = SysRoot::live();
+        let cpu = crate::probe::cgroup::own_dir(&root, "cpu")
+            .ok_or("no cgroup hierarchy with the cpu controller is mounted")?;
+        let cpuset = crate::probe::cgroup::own_dir(&root, "cpuset")
+            .ok_or("no cgroup hierarchy with the cpuset controller is mounted")?;
+        Ok(Layout {
+            v2: cpu.1,
+            cpu: cpu.0,
+            cpuset: cpuset.0,
+        })
+    }
+}
+
+/// A created group (or pair of v1 groups); removed on drop.
+#[derive(Debug)]
+pub struct Group {
+    pub setting: Setting,
+    /// The CPUs of its cpuset.
+    pub cpus: Vec<u32>,
+    dirs: Vec<PathBuf>,
+    /// v1: the `tasks` files a worker thread writes its TID to.
+    pub thread_files: Vec<PathBuf>,
+    /// v2: the process was moved in; this is where it came from.
+    moved_from: Option<PathBuf>,
+    /// Its cpu.stat, for throttling.
+    pub cpu_stat: PathBuf,
+    pub v2: bool,
+}
+
+fn write(dir: &Path, file: &str, text: &str) -> Result<(), String> {
+    std::fs::write(dir.join(file), text).map_err(|e| format!("{}: {e}", dir.join(file).display()))
+}
+
+fn cpulist(cpus: &[u32]) -> String {
+    cpus.iter()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Remove a group directory: rmdir on cgroupfs (its control files go with it); in a
+/// fixture tree (plain files) the files first.
+fn remove(dir: &Path) {
+    if std::fs::remove_dir(dir).is_err() {
+        let on_cgroupfs = nix::sys::statfs::statfs(dir)
+            .map(|s| {
+                let t = s.filesystem_type();
+                t == nix::sys::statfs::CGROUP_SUPER_MAGIC
+                    || t == nix::sys::statfs::CGROUP2_SUPER_MAGIC
+            })
+            .unwrap_or(true);
+        if !on_cgroupfs {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// Groups named truebench-PID-N whose PID no longer runs: left by a killed run.
+pub fn remove_stale(layout: &Layout) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    for base in [&layout.cpu, &layout.cpuset] {
+        let Ok(rd) = std::fs::read_dir(base) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(pid) = name
+                .strip_prefix("truebench-")
+                .and_then(|r| r.split('-').next())
+                .and_then(|p| p.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            if !Path::new(&format!("/proc/{pid}")).exists() {
+                remove(&e.path());
+                removed.push(e.path());
+            }
+        }
+    }
+    removed
+}
+
+impl Group {
+    /// Create group `n` of this process for `setting`, its cpuset the first `width` CPUs of
+    /// `order`, with the memory nodes `mems`.
+    pub fn create(
+        layout: &Layout,
+        n: usize,
+        setting: Setting,
+        order: &[u32],
+        mems: &str,
+    ) -> Result<Group, String> {
+        if setting.width == 0 || setting.width > order.len() {
+            return Err(format!(
+                "a cpuset of {} CPUs: this process may use {}",
+                setting.width,
+                order.len()
+            ));
+        }
+        if setting.quota.is_nan() || setting.quota <= 0.0 {
+            return Err(format!("a quota of {} CPUs", setting.quota));
+        }
+        let mut cpus: Vec<u32> = order[..setting.width].to_vec();
+        cpus.sort_unstable();
+        let name = format!("truebench-{}-{n}", std::process::id());
+        let quota_us = (setting.quota * PERIOD_US as f64).round() as u64;
+        let mut g = Group {
+            setting,
+            cpus: cpus.clone(),
+            dirs: Vec::new(),
+            thread_files: Vec::new(),
+            moved_from: None,
+            cpu_stat: PathBuf::new(),
+            v2: layout.v2,
+        };
+        let mkdir = |g: &mut Group, base: &Path| -> Result<PathBuf, String> {
+            let d = base.join(&name);
+            std::fs::create_dir(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+            g.dirs.push(d.clone());
+            Ok(d)
+        };
+        if layout.v2 {
+            let d = mkdir(&mut g, &layout.cpu)?;
+            write(&d, "cpu.max", &format!("{quota_us} {PERIOD_US}"))?;
+            write(&d, "cpuset.cpus", &cpulist(&cpus))?;
+            write(&d, "cpuset.mems", mems)?;
+            g.cpu_stat = d.join("cpu.stat");
+            let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+            let from = own
+                .lines()
+                .find_map(|l| l.strip_prefix("0::"))
+                .map(|p| layout.cpu.join(p.trim_start_matches('/')))
+                .unwrap_or_else(|| layout.cpu.clone());
+            write(&d, "cgroup.procs", &std::process::id().to_string())?;
+            g.moved_from = Some(from);
+        } else {
+            let c = mkdir(&mut g, &layout.cpu)?;
+            write(&c, "cpu.cfs_period_us", &PERIOD_US.to_string())?;
+            write(&c, "cpu.cfs_quota_us", &quota_us.to_string())?;
+            g.cpu_stat = c.join("cpu.stat");
+            g.thread_files.push(c.join("tasks"));
+            if layout.cpuset != layout.cpu {
+                let s = mkdir(&mut g, &layout.cpuset)?;
+                write(&s, "cpuset.cpus", &cpulist(&cpus))?;
+                write(&s, "cpuset.mems", mems)?;
+                g.thread_files.push(s.join("tasks"));
+            }
+        }
+        Ok(g)
+    }
+
+    /// Throttled periods and time throttled (µs) so far.
+    pub fn throttling(&self) -> (Option<u64>, Option<u64>) {
+        let s = std::fs::read_to_string(&self.cpu_stat).unwrap_or_default();
+        let (_, n, us) = crate::probe::cgroup::parse_cpu_stat(&s, s.contains("throttled_usec"));
+        (n, us)
+    }
+}
+
+/// Put the calling thread into the group's v1 `tasks` files.
+pub fn join_thread(files: &[PathBuf]) -> Result<(), String> {
+    // SAFETY: gettid has no preconditions.
+    let tid = unsafe { libc::gettid() };
+    for f in files {
+        std::fs::write(f, tid.to_string()).map_err(|e| format!("{}: {e}", f.display()))?;
+    }
+    Ok(())
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if let Some(from) = &self.moved_from {
+            let _ = std::fs::write(from.join("cgroup.procs"), std::process::id().to_string());
+        }
+        // Worker threads have exited by now; a v1 group is empty once they are gone.
+        for d in self.dirs.iter().rev() {
+            for _ in 0..50 {
+                remove(d);
+                if !d.exists() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        }
+    }
+}
+
+/// The memory nodes to give a cpuset: the parent's.
+pub fn parent_mems(layout: &Layout) -> String {
+    [
+        "cpuset.mems.effective",
+        "cpuset.effective_mems",
+        "cpuset.mems",
+    ]
+    .iter()
+    .find_map(|f| {
+        std::fs::read_to_string(layout.cpuset.join(f))
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+    })
+    .unwrap_or_else(|| "0".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(v2: bool) -> (tempfile::TempDir, Layout) {
+        let t = tempfile::tempdir().unwrap();
+        let (cpu, cpuset) = if v2 {
+            (t.path().to_path_buf(), t.path().to_path_buf())
+        } else {
+            std::fs::create_dir_all(t.path().join("cpu")).unwrap();
+            std::fs::create_dir_all(t.path().join("cpuset")).unwrap();
+            (t.path().join("cpu"), t.path().join("cpuset"))
+        };
+        (t, Layout { cpu, cpuset, v2 })
+    }
+
+    #[test]
+    fn a_v1_group_is_set_up_and_removed() {
+        let (_t, l) = fixture(false);
+        let s = Setting {
+            quota: 1.5,
+            width: 3,
+        };
+        let g = Group::create(&l, 0, s, &[4, 2, 6, 8], "0").unwrap();
+        let name = format!("truebench-{}-0", std::process::id());
+        let read = |p: PathBuf| std::fs::read_to_string(p).unwrap();
+        assert_eq!(read(l.cpu.join(&name).join("cpu.cfs_quota_us")), "150000");
+        assert_eq!(read(l.cpu.join(&name).join("cpu.cfs_period_us")), "100000");
+        assert_eq!(read(l.cpuset.join(&name).join("cpuset.cpus")), "2,4,6");
+        assert_eq!(read(l.cpuset.join(&name).join("cpuset.mems")), "0");
+        assert_eq!(g.cpus, vec![2, 4, 6]);
+        assert_eq!(g.thread_files.len(), 2);
+        join_thread(&g.thread_files).unwrap();
+        assert!(!read(g.thread_files[0].clone()).is_empty());
+        drop(g);
+        assert!(!l.cpu.join(&name).exists());
+        assert!(!l.cpuset.join(&name).exists());
+    }
+
+    #[test]
+    fn impossible_settings_are_refused_and_leave_nothing() {
+        let (t, l) = fixture(false);
+        for s in [
+            Setting {
+                quota: 1.0,
+                width: 5,
+            },
+            Setting {
+                quota: 0.0,
+                width: 1,
+            },
+        ] {
+            assert!(Group::create(&l, 0, s, &[0, 1], "0").is_err());
+        }
+        assert_eq!(std::fs::read_dir(t.path().join("cpu")).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn groups_of_dead_runs_are_removed_and_live_ones_kept() {
+        let (_t, l) = fixture(false);
+        // PID 0x7fffffff cannot run; our own PID does.
+        let dead = l.cpu.join("truebench-2147483647-0");
+        let live = l.cpu.join(format!("truebench-{}-9", std::process::id()));
+        let other = l.cpu.join("system.slice");
+        for d in [&dead, &live, &other] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::fs::write(dead.join("cpu.cfs_quota_us"), "1000").unwrap();
+        assert_eq!(remove_stale(&l), vec![dead.clone()]);
+        assert!(!dead.exists() && live.exists() && other.exists());
+    }
+}
