@@ -161,11 +161,7 @@ fn a_capacity_grid_throttles_and_leaves_no_cgroup_behind() {
     .filter_map(|d| std::fs::read_dir(d).ok())
     .flatten()
     .flatten()
-    .filter(|e| {
-        e.file_name()
-            .to_string_lossy()
-            .starts_with("truebench-")
-    })
+    .filter(|e| e.file_name().to_string_lossy().starts_with("truebench-"))
     .map(|e| e.path())
     .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");

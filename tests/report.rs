@@ -31,6 +31,16 @@ fn a_report_of_every_suite_renders_in_chromium_and_escapes_what_it_shows() {
     ]);
     let b = env.run(&["memory.bandwidth", "--samples", "3", "--array-size", "16M"]);
     let cl = env.run(&["classic.syscall", "--copies", "1"]);
+    let ls = env.json(&[
+        "loadstep",
+        "--rates",
+        "1000,2000,3000,4000",
+        "--step-duration",
+        "0.3",
+        "--warmup",
+        "0.1",
+        "--json",
+    ]);
     let out = env
         .cmd()
         .args(["record", "--interval", "0.2", "--json", "--", "sleep", "1"])
@@ -47,7 +57,7 @@ fn a_report_of_every_suite_renders_in_chromium_and_escapes_what_it_shows() {
     env.cmd().arg("import").arg(&f).assert().success();
 
     let html_path = env.dir.path().join("report.html");
-    let ids: Vec<&str> = [&a, &m, &b, &cl, &rec, &evil]
+    let ids: Vec<&str> = [&a, &m, &b, &cl, &ls, &rec, &evil]
         .iter()
         .map(|d| d["run_id"].as_str().unwrap())
         .collect();
@@ -79,6 +89,8 @@ fn a_report_of_every_suite_renders_in_chromium_and_escapes_what_it_shows() {
         "Recording: CPU use",
         "Classic index per test and copy count",
         "Classic suite index",
+        "Latency against load",
+        "Cost per message against load",
         "<title>topology</title>",
     ] {
         assert!(html.contains(title), "missing chart: {title}");

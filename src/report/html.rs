@@ -30,6 +30,101 @@ fn bar(label: String, r: &BenchResult) -> (String, f64, f64, f64) {
     (label, r.stats.median, r.stats.ci95_low, r.stats.ci95_high)
 }
 
+/// A load-step experiment's charts: per variant the latency percentiles and the cost per
+/// message against load, and the USL curve with the measured points.
+fn loadstep_charts(ls: &serde_json::Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for v in ls["variants"].as_array().into_iter().flatten() {
+        let name = format!(
+            "{} x{}{}",
+            v["policy"].as_str().unwrap_or("?"),
+            v["workers"],
+            v["capacity"]
+                .as_object()
+                .map(|c| format!(" quota {} width {}", c["quota"], c["width"]))
+                .unwrap_or_default()
+        );
+        let steps = v["steps"].as_array().cloned().unwrap_or_default();
+        let series = |f: &dyn Fn(&serde_json::Value) -> Option<f64>| -> Vec<(f64, f64)> {
+            steps
+                .iter()
+                .filter_map(|s| Some((s["planned_rate"].as_f64()?, f(s)?)))
+                .collect()
+        };
+        let mut lat = Vec::new();
+        for (label, key, q) in [
+            ("p50", "latency", "p50"),
+            ("p99", "latency", "p99"),
+            ("p99.9", "latency", "p999"),
+            ("p99 uncorrected", "latency_uncorrected", "p99"),
+        ] {
+            lat.push((label.to_string(), series(&|s| s[key][q].as_f64())));
+        }
+        out.push(svg::lines(
+            &format!("Latency against load: {name}"),
+            "planned messages/s",
+            "µs (log)",
+            &lat,
+            false,
+            true,
+            &[],
+            svg::XAxis::Number,
+        ));
+        out.push(svg::lines(
+            &format!("Cost per message against load: {name}"),
+            "planned messages/s",
+            "CPU-µs per message",
+            &[(
+                "CPU-µs/message".to_string(),
+                series(&|s| s["per_tx"]["cpu_us"].as_f64()),
+            )],
+            false,
+            false,
+            &[],
+            svg::XAxis::Number,
+        ));
+        let measured: Vec<(f64, f64)> = steps
+            .iter()
+            .filter(|s| s["valid"] == true)
+            .filter(|s| {
+                // The steps the fit used: steady ones (see loadstep::experiment).
+                s["completed_rate"].as_f64().unwrap_or(0.0)
+                    >= crate::loadstep::experiment::STEADY_SHARE
+                        * s["sent_rate"].as_f64().unwrap_or(f64::INFINITY)
+            })
+            .filter_map(|s| Some((s["little_n"].as_f64()?, s["completed_rate"].as_f64()?)))
+            .collect();
+        if let (Some(u), false) = (v["usl"].as_object(), measured.is_empty()) {
+            let (sg, kp, gm) = (
+                u["sigma"].as_f64().unwrap_or(0.0),
+                u["kappa"].as_f64().unwrap_or(0.0),
+                u["gamma"].as_f64().unwrap_or(0.0),
+            );
+            let top = measured.iter().map(|p| p.0).fold(0.0, f64::max) * 1.5;
+            let curve: Vec<(f64, f64)> = (1..=60)
+                .map(|i| {
+                    let n = top * i as f64 / 60.0;
+                    (n, crate::loadstep::model::usl(n, sg, kp, gm))
+                })
+                .collect();
+            out.push(svg::lines(
+                &format!("USL fit on Little's-law concurrency: {name}"),
+                "N = X·R (messages in flight)",
+                "completed messages/s",
+                &[
+                    ("measured (valid, steady steps)".to_string(), measured),
+                    (format!("USL σ {} κ {}", num(sg), num(kp)), curve),
+                ],
+                false,
+                false,
+                &[],
+                svg::XAxis::Number,
+            ));
+        }
+    }
+    out
+}
+
 /// The charts of one run, as SVG strings.
 fn charts(doc: &RunDocument) -> Vec<String> {
     let mut out = Vec::new();
@@ -212,6 +307,9 @@ fn charts(doc: &RunDocument) -> Vec<String> {
             "index",
             &b,
         ));
+    }
+    if let Some(ls) = &doc.loadstep {
+        out.extend(loadstep_charts(ls));
     }
     if let Some(rec) = &doc.recording {
         let rows = rec["rows"].as_array().cloned().unwrap_or_default();
