@@ -166,3 +166,86 @@ fn a_capacity_grid_throttles_and_leaves_no_cgroup_behind() {
     .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// A keep-alive HTTP/1.1 server for the test: every request gets a 2-byte 200.
+fn tiny_server() -> std::net::SocketAddr {
+    use std::io::{BufRead, BufReader, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut w = s.try_clone().unwrap();
+                let mut r = BufReader::new(s);
+                let mut line = String::new();
+                loop {
+                    line.clear();
+                    match r.read_line(&mut line) {
+                        Ok(0) | Err(_) => return,
+                        Ok(_) if line == "\r\n" => {
+                            if w.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                                .is_err()
+                            {
+                                return;
+                            }
+                        }
+                        Ok(_) => {}
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+#[test]
+fn an_http_target_is_driven_open_loop_on_kept_alive_connections() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let env = TestEnv::new();
+    let url = format!("http://{}/", tiny_server());
+    let doc = env.json(&[
+        "loadstep",
+        "--http",
+        &url,
+        "--workers",
+        "2",
+        "--rates",
+        "500,1500",
+        "--step-duration",
+        "0.5",
+        "--warmup",
+        "0.1",
+        "--json",
+    ]);
+    let ls = &doc["loadstep"];
+    assert_eq!(ls["workload"], "http");
+    for s in ls["steps"].as_array().unwrap() {
+        assert_eq!(s["valid"], true, "{}", s["invalid_reason"]);
+        assert_eq!(s["failed"], 0);
+        let (planned, completed) = (
+            s["planned_rate"].as_f64().unwrap(),
+            s["completed_rate"].as_f64().unwrap(),
+        );
+        assert!(
+            (completed / planned - 1.0).abs() < 0.02,
+            "{completed} of {planned}"
+        );
+        assert!(s["latency"]["p50"].as_f64().unwrap() > 0.0);
+        // Two connections, kept alive: no reconnects.
+        assert_eq!(s["reconnects"], 0);
+    }
+    // No --pid: the server's costs are absent, with the reason.
+    assert!(ls["unavailable"]["server"].is_string());
+    assert!(ls["steps"][0]["per_tx"].get("cpu_us").is_none());
+    // A URL nobody listens on is refused before anything runs.
+    let fresh = TestEnv::new();
+    let args = [
+        "loadstep",
+        "--http",
+        "http://127.0.0.1:1/",
+        "--rates",
+        "100",
+    ];
+    let out = fresh.cmd().args(args).output().unwrap();
+    common::assert_refused(&fresh, &out, &args);
+}

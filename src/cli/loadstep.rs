@@ -17,8 +17,15 @@ use std::time::Duration;
 pub struct Args {
     /// The workload: `mq`, an in-process message-processing service (a paced producer, one
     /// queue, a pool of workers).
-    #[arg(long, default_value = "mq", value_parser = ["mq"])]
+    #[arg(long, default_value = "mq", value_parser = ["mq"], conflicts_with = "http")]
     workload: String,
+    /// Instead of mq: GET this http:// URL, each worker one keep-alive HTTP/1.1 connection
+    /// (--workers = connections); latency from the planned send time.
+    #[arg(long, value_name = "URL")]
+    http: Option<String>,
+    /// With --http: the server's PID, for its CPU, switches and system calls per request.
+    #[arg(long, requires = "http")]
+    pid: Option<i32>,
     /// Planned rates, messages per second, comma-separated (default: 20%..100% of the
     /// workers' nominal capacity, workers x 10^6 / service-us, in five steps).
     #[arg(
@@ -110,6 +117,7 @@ fn table(v: &VariantResult) -> String {
         "planned/s",
         "sent/s",
         "completed/s",
+        "failed",
         "p50 µs",
         "p90 µs",
         "p99 µs",
@@ -134,6 +142,7 @@ fn table(v: &VariantResult) -> String {
             num(s.planned_rate),
             num(s.sent_rate),
             num(s.completed_rate),
+            s.failed.to_string(),
             f(l.map(|l| l.p50)),
             f(l.map(|l| l.p90)),
             f(l.map(|l| l.p99)),
@@ -143,7 +152,7 @@ fn table(v: &VariantResult) -> String {
             f(s.queue_wait.as_ref().map(|l| l.p99)),
             f(s.service_time.as_ref().map(|l| l.mean)),
             f(s.schedule_lag_us.as_ref().map(|l| l.p99)),
-            num(s.cpu_pct),
+            f(s.cpu_pct),
             num(s.generator_cpu_pct),
             f(s.per_tx.get("cpu_us").copied()),
             f(s.per_tx.get("context_switches").copied()),
@@ -223,6 +232,25 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
             ));
         }
     }
+    let http = match &a.http {
+        Some(u) => {
+            Some(crate::loadstep::http::parse_url(u).map_err(|e| usage(format!("--http {e}")))?)
+        }
+        None => None,
+    };
+    if let Some(t) = &http {
+        std::net::TcpStream::connect(&t.addr).map_err(|e| {
+            usage_hint(
+                format!("--http: cannot connect to {}: {e}", t.addr),
+                "start the server first",
+            )
+        })?;
+    }
+    if let Some(pid) = a.pid {
+        if crate::observe::process::read(pid).is_none() {
+            return Err(usage(format!("--pid {pid}: no such process")));
+        }
+    }
     let env = probe(&SysRoot::live());
     let workers: Vec<usize> = match &a.workers {
         Some(w) => w.iter().map(|x| *x as usize).collect(),
@@ -234,6 +262,12 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     };
     let rates = match (a.rates.clone(), ramp) {
         (Some(r), _) | (None, Some(r)) => r,
+        (None, None) if http.is_some() => {
+            return Err(usage_hint(
+                "--http needs the load steps",
+                "give --rates LIST or --ramp FROM:TO:STEP",
+            ))
+        }
         (None, None) => {
             let cap = workers[0] as f64 * 1e6 / a.service_us.max(1.0);
             (1..=5).map(|i| (cap * i as f64 / 5.0).round()).collect()
@@ -303,6 +337,8 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
             .map(|r| r as usize)
             .unwrap_or(if variants > 1 { 2 } else { 1 }),
         seed: crate::measure::clocks::now_ns(),
+        http: http.clone(),
+        server_pid: a.pid,
     };
     let db_path = default_path(db)?;
     let mut store = Store::open_rw(&db_path)?;
@@ -323,7 +359,8 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     let comparison = (results.len() > 1).then(|| experiment::compare(&results));
     let scaling = experiment::scaling(&results);
     let mut ls = json!({
-        "workload": a.workload,
+        "workload": if a.http.is_some() { "http" } else { a.workload.as_str() },
+        "target": a.http,
         "plan": {
             "rates": cfg.rates,
             "warmup_s": a.warmup,

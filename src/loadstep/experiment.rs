@@ -41,6 +41,10 @@ pub struct Config {
     pub layout: Option<Layout>,
     pub repeat: usize,
     pub seed: u64,
+    /// `--http`: the target each worker (connection) sends GETs to, and the server's PID
+    /// for its costs per request (None: not measured).
+    pub http: Option<super::http::Target>,
+    pub server_pid: Option<i32>,
 }
 
 /// The CPUs a policy pins `workers` workers to (None: the scheduler places them).
@@ -97,39 +101,66 @@ fn p99(s: &StepSummary) -> f64 {
 /// The process's counters at one instant, and the calling (load generator) thread's CPU
 /// ticks.
 struct Snapshot {
-    process: process::ProcCounters,
+    /// The service process: this one (mq) or the `--pid` server (http); None without one.
+    process: Option<process::ProcCounters>,
     events: BTreeMap<String, u64>,
     generator_ticks: u64,
+    /// Whether the generator runs inside the service process (its CPU is subtracted).
+    generator_inside: bool,
     throttling: (Option<u64>, Option<u64>),
 }
 
-/// Read the process's counters now (called from the load generator's thread), and the
-/// capacity group's throttling.
-fn snapshot(me: i32, counters: &mut TargetCounters, group: Option<&Group>) -> Snapshot {
-    let own = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+/// Read the counters now (called from the load generator's thread): the service process,
+/// its perf counters, the generator's CPU (this thread for mq; this whole process for
+/// http, whose connections are the generator too), the capacity group's throttling.
+fn snapshot(
+    service: Option<&[i32]>,
+    counters: &mut [TargetCounters],
+    group: Option<&Group>,
+    generator_inside: bool,
+) -> Snapshot {
+    let own_path = if generator_inside {
+        "/proc/thread-self/stat"
+    } else {
+        "/proc/self/stat"
+    };
+    let own = std::fs::read_to_string(own_path).unwrap_or_default();
     Snapshot {
         throttling: group.map(|g| g.throttling()).unwrap_or((None, None)),
-        process: process::read(me).unwrap_or_default(),
-        events: counters.read(),
+        process: service.and_then(process::read_sum),
+        events: counters.iter_mut().fold(BTreeMap::new(), |mut all, c| {
+            for (k, v) in c.read() {
+                *all.entry(k).or_insert(0) += v;
+            }
+            all
+        }),
         generator_ticks: process::stat_field(&own, 14).unwrap_or(0)
             + process::stat_field(&own, 15).unwrap_or(0),
+        generator_inside,
     }
 }
 
 fn delta(a: &Snapshot, b: &Snapshot, ticks: f64) -> SysDelta {
     let d = |x: Option<u64>, y: Option<u64>| Some(y?.saturating_sub(x?));
     let generator = b.generator_ticks.saturating_sub(a.generator_ticks);
+    let (pa, pb) = (a.process.as_ref(), b.process.as_ref());
     SysDelta {
-        cpu_s: b
-            .process
-            .cpu_ticks
-            .saturating_sub(a.process.cpu_ticks)
-            .saturating_sub(generator) as f64
-            / ticks,
+        cpu_s: pa.zip(pb).map(|(x, y)| {
+            let t = y.cpu_ticks.saturating_sub(x.cpu_ticks);
+            let t = if b.generator_inside {
+                t.saturating_sub(generator)
+            } else {
+                t
+            };
+            t as f64 / ticks
+        }),
         generator_cpu_s: generator as f64 / ticks,
-        voluntary: d(a.process.voluntary, b.process.voluntary),
-        involuntary: d(a.process.involuntary, b.process.involuntary),
-        migrations: d(a.process.migrations, b.process.migrations),
+        voluntary: d(pa.and_then(|p| p.voluntary), pb.and_then(|p| p.voluntary)),
+        involuntary: d(
+            pa.and_then(|p| p.involuntary),
+            pb.and_then(|p| p.involuntary),
+        ),
+        migrations: d(pa.and_then(|p| p.migrations), pb.and_then(|p| p.migrations)),
         events: b
             .events
             .iter()
@@ -276,9 +307,30 @@ pub fn run(
     progress: &mut dyn FnMut(&str),
 ) -> anyhow::Result<Outcome> {
     let me = std::process::id() as i32;
+    // The service: this process (mq), or the server and its worker processes (http,
+    // with --pid), as they are when the experiment starts.
+    let service: Option<Vec<i32>> = if cfg.http.is_some() {
+        cfg.server_pid.map(process::tree)
+    } else {
+        Some(vec![me])
+    };
     // Counters on this process's threads, inherited by the workers started later.
-    let mut counters = TargetCounters::open(me);
-    let unavailable = counters.unavailable.clone();
+    let mut counters: Vec<TargetCounters> = service
+        .iter()
+        .flatten()
+        .map(|p| TargetCounters::open(*p))
+        .collect();
+    let mut unavailable = counters
+        .first()
+        .map(|c| c.unavailable.clone())
+        .unwrap_or_default();
+    if service.is_none() {
+        unavailable.insert(
+            "server".into(),
+            "no --pid: the server's CPU, switches and system calls per request are not measured"
+                .into(),
+        );
+    }
     let ticks = crate::observe::system::ticks_per_second() as f64;
     let spins_per_us = mq::calibrate_spin();
     let caps: Vec<Option<Setting>> = if cfg.capacity.is_empty() {
@@ -355,6 +407,7 @@ pub fn run(
                     .as_ref()
                     .map(|g| g.thread_files.clone())
                     .unwrap_or_default(),
+                http: cfg.http.clone(),
             };
             let placed = Placed {
                 pinned,
@@ -387,7 +440,14 @@ pub fn run(
                     plan,
                     &svc,
                     cfg.measure.max(Duration::from_secs(2)),
-                    &mut || edges.push(snapshot(me, &mut counters, group.as_ref())),
+                    &mut || {
+                        edges.push(snapshot(
+                            service.as_deref(),
+                            &mut counters,
+                            group.as_ref(),
+                            cfg.http.is_none(),
+                        ))
+                    },
                 );
                 let sys = match edges.as_slice() {
                     [a, b] => delta(a, b, ticks),

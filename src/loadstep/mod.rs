@@ -5,6 +5,7 @@
 
 pub mod capacity;
 pub mod experiment;
+pub mod http;
 pub mod model;
 pub mod mq;
 pub mod step;

@@ -38,6 +38,9 @@ pub struct Service {
     pub spins_per_us: f64,
     /// cgroup v1 `tasks` files each worker thread joins before it works (capacity policies).
     pub join_files: Vec<std::path::PathBuf>,
+    /// `--http`: each worker is a keep-alive connection and a message is a GET to this
+    /// target, instead of spinning `service_us`.
+    pub http: Option<super::http::Target>,
 }
 
 /// One step's plan.
@@ -68,6 +71,19 @@ pub struct Outcome {
     pub interrupted: bool,
     /// Why a worker could not be set up (join its cgroup), when one could not.
     pub setup_error: Option<String>,
+    /// Measured messages whose work failed (an HTTP error), not counted as completed; the
+    /// first failure's text; connections the server closed and that were opened again.
+    pub failed: u64,
+    pub first_failure: Option<String>,
+    pub reconnects: u64,
+}
+
+/// What a worker hands back.
+struct WorkerOut {
+    records: Vec<Record>,
+    failed: u64,
+    first_failure: Option<String>,
+    reconnects: u64,
 }
 
 /// A loop of integer work that the compiler cannot drop.
@@ -101,20 +117,37 @@ struct Shared {
     in_flight: AtomicI64,
 }
 
-fn worker(shared: Arc<Shared>, svc: Service, index: usize) -> Result<Vec<Record>, String> {
+fn worker(shared: Arc<Shared>, svc: Service, index: usize) -> Result<WorkerOut, String> {
     if let Some(p) = svc.pins.as_ref().filter(|p| !p.is_empty()) {
         crate::placement::pin_current_thread(p[index % p.len()])?;
     }
     super::capacity::join_thread(&svc.join_files)?;
     let iters = (svc.service_us * svc.spins_per_us).round() as u64;
     let mut memory = vec![0u8; svc.footprint_kb * 1024];
-    let mut out = Vec::new();
+    let mut client = match &svc.http {
+        Some(t) => {
+            let mut c = super::http::Client::new(t);
+            c.open()?;
+            Some(c)
+        }
+        None => None,
+    };
+    let mut out = WorkerOut {
+        records: Vec::new(),
+        failed: 0,
+        first_failure: None,
+        reconnects: 0,
+    };
+    let finish = |mut out: WorkerOut, client: &Option<super::http::Client>| {
+        out.reconnects = client.as_ref().map(|c| c.reconnects()).unwrap_or(0);
+        Ok(out)
+    };
     loop {
         let msg = {
             let mut q = shared.queue.lock().unwrap_or_else(|e| e.into_inner());
             loop {
                 if shared.abort.load(Ordering::Relaxed) {
-                    return Ok(out);
+                    return finish(out, &client);
                 }
                 if let Some(m) = q.pop_front() {
                     break Some(m);
@@ -130,22 +163,34 @@ fn worker(shared: Arc<Shared>, svc: Service, index: usize) -> Result<Vec<Record>
             }
         };
         let Some((due, sent, measured)) = msg else {
-            return Ok(out);
+            return finish(out, &client);
         };
         let started = now_ns();
-        spin(iters);
-        for b in memory.iter_mut().step_by(64) {
-            *b = b.wrapping_add(1);
-        }
+        let result = match client.as_mut() {
+            Some(c) => c.get().map(|_| ()),
+            None => {
+                spin(iters);
+                for b in memory.iter_mut().step_by(64) {
+                    *b = b.wrapping_add(1);
+                }
+                Ok(())
+            }
+        };
         let done = now_ns();
         shared.in_flight.fetch_sub(1, Ordering::Relaxed);
         if measured {
-            out.push(Record {
-                due,
-                sent,
-                started,
-                done,
-            });
+            match result {
+                Ok(()) => out.records.push(Record {
+                    due,
+                    sent,
+                    started,
+                    done,
+                }),
+                Err(e) => {
+                    out.failed += 1;
+                    out.first_failure.get_or_insert(e);
+                }
+            }
         }
     }
 }
@@ -242,13 +287,20 @@ pub fn run_step(plan: Plan, svc: &Service, drain: Duration, edge: &mut dyn FnMut
     }
     for h in handles {
         match h.join() {
-            Ok(Ok(mut r)) => out.records.append(&mut r),
+            Ok(Ok(mut w)) => {
+                out.records.append(&mut w.records);
+                out.failed += w.failed;
+                out.reconnects += w.reconnects;
+                if out.first_failure.is_none() {
+                    out.first_failure = w.first_failure;
+                }
+            }
             Ok(Err(e)) => out.setup_error = Some(e),
             Err(_) => out.setup_error = Some("a worker thread panicked".into()),
         }
     }
     let sent_measured = out.due_in_window - out.dropped;
-    out.unfinished = sent_measured.saturating_sub(out.records.len() as u64);
+    out.unfinished = sent_measured.saturating_sub(out.records.len() as u64 + out.failed);
     out.interrupted |= crate::interrupt::requested();
     out
 }
@@ -266,6 +318,7 @@ mod tests {
             queue_limit: 1_000_000,
             spins_per_us: calibrate_spin(),
             join_files: vec![],
+            http: None,
         }
     }
 

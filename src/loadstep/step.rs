@@ -15,6 +15,8 @@ pub const LATE_NS: u64 = 1_000_000;
 pub const MIN_SENT_SHARE: f64 = 0.99;
 /// A schedule lag p99 above this means the generator stalled: the step is invalid.
 pub const MAX_LAG_P99_NS: u64 = 10_000_000;
+/// A step where more than this share of the sends failed measures nothing: invalid.
+pub const MAX_FAILED_SHARE: f64 = 0.01;
 /// Width of the intervals whose p99 latencies are the samples of rank tests.
 pub const INTERVAL_NS: u64 = 100_000_000;
 
@@ -31,8 +33,9 @@ pub struct Percentiles {
 /// System counters over a step's measured window (deltas).
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct SysDelta {
-    /// CPU time of the service (the process without the load generator's thread), s.
-    pub cpu_s: f64,
+    /// CPU time of the service (the process without the load generator's thread, or the
+    /// `--pid` server), s; None when no service process is watched.
+    pub cpu_s: Option<f64>,
     /// CPU time of the load generator's thread, s.
     pub generator_cpu_s: f64,
     pub voluntary: Option<u64>,
@@ -53,6 +56,11 @@ pub struct StepSummary {
     pub late_sends: u64,
     pub dropped: u64,
     pub unfinished: u64,
+    /// Measured messages that failed (HTTP errors), the first error, and connections the
+    /// server closed that were opened again.
+    pub failed: u64,
+    pub first_failure: Option<String>,
+    pub reconnects: u64,
     /// Schedule lag (sent − due), µs.
     pub schedule_lag_us: Option<Percentiles>,
     /// Latency from the due time (coordinated omission corrected), µs.
@@ -67,7 +75,7 @@ pub struct StepSummary {
     pub little_mismatch: Option<f64>,
     /// The service's CPU over the window (the process without the load generator's
     /// thread), % of one CPU; and the generator's own.
-    pub cpu_pct: f64,
+    pub cpu_pct: Option<f64>,
     pub generator_cpu_pct: f64,
     /// Cost per completed transaction: CPU-µs, switches, migrations, syscalls, cycles.
     pub per_tx: BTreeMap<String, f64>,
@@ -131,7 +139,9 @@ pub fn summarize(planned_rate: f64, o: &Outcome, sys: &SysDelta) -> StepSummary 
     let mut per_tx = BTreeMap::new();
     if completed > 0 {
         let n = completed as f64;
-        per_tx.insert("cpu_us".into(), sys.cpu_s * 1e6 / n);
+        if let Some(cpu) = sys.cpu_s {
+            per_tx.insert("cpu_us".into(), cpu * 1e6 / n);
+        }
         if let (Some(v), Some(i)) = (sys.voluntary, sys.involuntary) {
             per_tx.insert("context_switches".into(), (v + i) as f64 / n);
             per_tx.insert("involuntary_switches".into(), i as f64 / n);
@@ -159,6 +169,12 @@ pub fn summarize(planned_rate: f64, o: &Outcome, sys: &SysDelta) -> StepSummary 
         Some("interrupted (Ctrl-C)".to_string())
     } else if let Some(e) = &o.setup_error {
         Some(format!("a worker could not be set up: {e}"))
+    } else if o.failed as f64 > MAX_FAILED_SHARE * (o.due_in_window - o.dropped).max(1) as f64 {
+        Some(format!(
+            "{:.1}% of the requests failed (first: {}): their latency is not measured",
+            100.0 * o.failed as f64 / (o.due_in_window - o.dropped).max(1) as f64,
+            o.first_failure.as_deref().unwrap_or("?")
+        ))
     } else if sent_rate < MIN_SENT_SHARE * planned_rate {
         Some(format!(
             "the load generator sent {:.1}% of the plan in the window: it fell behind, so this is not the system's limit",
@@ -181,6 +197,9 @@ pub fn summarize(planned_rate: f64, o: &Outcome, sys: &SysDelta) -> StepSummary 
         late_sends: o.lags.iter().filter(|l| **l > LATE_NS).count() as u64,
         dropped: o.dropped,
         unfinished: o.unfinished,
+        failed: o.failed,
+        first_failure: o.first_failure.clone(),
+        reconnects: o.reconnects,
         schedule_lag_us: lag,
         latency_uncorrected: percentiles(rs.iter().map(|r| r.done - r.sent)),
         latency,
@@ -189,7 +208,7 @@ pub fn summarize(planned_rate: f64, o: &Outcome, sys: &SysDelta) -> StepSummary 
         mean_in_flight,
         little_n,
         little_mismatch,
-        cpu_pct: sys.cpu_s / secs * 100.0,
+        cpu_pct: sys.cpu_s.map(|c| c / secs * 100.0),
         generator_cpu_pct: sys.generator_cpu_s / secs * 100.0,
         throttled_periods: sys.throttled_periods,
         throttled_ms: sys.throttled_us.map(|us| us as f64 / 1e3),
@@ -258,7 +277,7 @@ mod tests {
         }
         o.in_flight = vec![0, 0, 1, 0];
         let sys = SysDelta {
-            cpu_s: 0.2,
+            cpu_s: Some(0.2),
             generator_cpu_s: 0.05,
             voluntary: Some(1500),
             involuntary: Some(500),
@@ -274,13 +293,28 @@ mod tests {
         assert!((s.per_tx["cpu_us"] - 200.0).abs() < 1e-9);
         assert!((s.per_tx["context_switches"] - 2.0).abs() < 1e-12);
         assert!((s.per_tx["syscalls"] - 5.0).abs() < 1e-12);
-        assert!((s.cpu_pct - 20.0).abs() < 1e-9);
+        assert!((s.cpu_pct.unwrap() - 20.0).abs() < 1e-9);
         assert!((s.generator_cpu_pct - 5.0).abs() < 1e-9);
         assert_eq!(s.throttled_periods, Some(3));
         assert_eq!(s.throttled_ms, Some(4.5));
         // X·R = 1000/s × 100 µs = 0.1 in flight.
         assert!((s.little_n.unwrap() - 0.1).abs() < 0.01);
         assert_eq!(s.interval_p99_us.len(), 10);
+    }
+
+    #[test]
+    fn failed_requests_make_the_step_invalid_with_the_first_error() {
+        let mut o = stalled();
+        for l in o.lags.iter_mut() {
+            *l = 0;
+        }
+        o.records.truncate(900);
+        o.failed = 100;
+        o.first_failure = Some("HTTP 403".into());
+        let s = summarize(1000.0, &o, &SysDelta::default());
+        assert!(!s.valid);
+        assert!(s.invalid_reason.unwrap().contains("HTTP 403"));
+        assert_eq!(s.failed, 100);
     }
 
     #[test]

@@ -63,6 +63,47 @@ pub fn threads(pid: i32) -> Vec<i32> {
         .unwrap_or_default()
 }
 
+/// Process `pid` and its descendants now (a server's master and its workers), from
+/// /proc/PID/task/TID/children.
+pub fn tree(pid: i32) -> Vec<i32> {
+    let mut out = vec![pid];
+    let mut i = 0;
+    while i < out.len() && out.len() < 100_000 {
+        let p = out[i];
+        for tid in threads(p) {
+            let kids = std::fs::read_to_string(format!("/proc/{p}/task/{tid}/children"))
+                .unwrap_or_default();
+            out.extend(
+                kids.split_whitespace()
+                    .filter_map(|k| k.parse::<i32>().ok()),
+            );
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The counters of several processes added up (CPU, switches, migrations); None when none
+/// of them is there.
+pub fn read_sum(pids: &[i32]) -> Option<ProcCounters> {
+    let all: Vec<ProcCounters> = pids.iter().filter_map(|p| read(*p)).collect();
+    let add = |a: Option<u64>, b: Option<u64>| Some(a? + b?);
+    let mut it = all.into_iter();
+    let mut sum = it.next()?;
+    for c in it {
+        sum.cpu_ticks += c.cpu_ticks;
+        sum.threads += c.threads;
+        sum.cpus.extend(c.cpus);
+        sum.voluntary = add(sum.voluntary, c.voluntary);
+        sum.involuntary = add(sum.involuntary, c.involuntary);
+        sum.migrations = add(sum.migrations, c.migrations);
+        sum.runq_wait_ns = add(sum.runq_wait_ns, c.runq_wait_ns);
+    }
+    sum.cpus.sort_unstable();
+    sum.cpus.dedup();
+    Some(sum)
+}
+
 /// Read the process `pid`; None when it is gone.
 pub fn read(pid: i32) -> Option<ProcCounters> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
