@@ -204,7 +204,7 @@ fn table(v: &VariantResult) -> String {
     for (label, fit) in [("USL", &v.usl), ("Amdahl", &v.amdahl)] {
         match fit {
             Some(u) => out.push_str(&format!(
-                "{label} on completed rate vs Little's-law concurrency ({} valid steps): σ {} ± {}, κ {}{}, γ {}/s; {}\n",
+                "{label} on completed rate vs Little's-law concurrency ({} intervals of 100 ms in the steady steps): σ {} ± {}, κ {}{}, γ {}/s; {}\n",
                 u.points,
                 num(u.sigma),
                 num(u.sigma_se),
@@ -217,7 +217,7 @@ fn table(v: &VariantResult) -> String {
                     _ => "no limit within the model".into(),
                 }
             )),
-            None => out.push_str(&format!("{label}: not fitted (needs at least {} valid steps with work in flight, and a non-singular fit)\n", if label == "USL" { 4 } else { 3 })),
+            None => out.push_str(&format!("{label}: not fitted (needs at least {} intervals of steady steps with work in flight, and a non-singular fit)\n", if label == "USL" { 4 } else { 3 })),
         }
     }
     out

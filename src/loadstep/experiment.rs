@@ -78,7 +78,8 @@ pub struct VariantResult {
     pub repeats: Vec<Vec<StepSummary>>,
     pub knee_latency: Option<Knee>,
     pub knee_cost: Option<Knee>,
-    /// Throughput against Little's-law concurrency over the valid, steady steps.
+    /// Throughput against Little's-law concurrency over the 100 ms intervals of the valid,
+    /// steady steps.
     pub usl: Option<Fit>,
     pub amdahl: Option<Fit>,
 }
@@ -209,11 +210,11 @@ fn analyse(
         })
     };
     // Little's law holds in a steady state only: a step whose queue kept growing (completed
-    // below 98% of sent) stays out of the fit.
+    // below 98% of sent) stays out of the fit. The points are the steps' 100 ms intervals.
     let pts: Vec<(f64, f64)> = valid
         .iter()
         .filter(|s| s.completed_rate >= STEADY_SHARE * s.sent_rate)
-        .filter_map(|s| Some((s.little_n?, s.completed_rate)))
+        .flat_map(|s| s.interval_points.iter().map(|p| (p[0], p[1])))
         .filter(|(n, x)| *n > 0.0 && *x > 0.0)
         .collect();
     VariantResult {

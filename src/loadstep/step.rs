@@ -85,6 +85,9 @@ pub struct StepSummary {
     pub throttled_ms: Option<f64>,
     /// p99 latency (µs) of each 100 ms interval of the window, by due time.
     pub interval_p99_us: Vec<f64>,
+    /// [N, X] of each whole 100 ms interval: Little's-law concurrency and completed rate,
+    /// the points of the USL fit.
+    pub interval_points: Vec<[f64; 2]>,
     pub valid: bool,
     pub invalid_reason: Option<String>,
 }
@@ -161,8 +164,20 @@ pub fn summarize(planned_rate: f64, o: &Outcome, sys: &SysDelta) -> StepSummary 
             .push(r.done - r.due);
     }
     let interval_p99_us = by_interval
-        .into_values()
-        .filter_map(|v| percentiles(v.into_iter()).map(|p| p.p99))
+        .values()
+        .filter_map(|v| percentiles(v.iter().copied()).map(|p| p.p99))
+        .collect();
+    // Little's law per whole interval of the window: X = messages due in it that completed
+    // per second, N = X × their mean latency.
+    let whole = ((o.window_end - o.window_start) / INTERVAL_NS) as usize;
+    let interval_points = by_interval
+        .iter()
+        .filter(|(k, _)| (**k as usize) < whole)
+        .map(|(_, v)| {
+            let x = v.len() as f64 / (INTERVAL_NS as f64 / 1e9);
+            let r = v.iter().sum::<u64>() as f64 / v.len() as f64 / 1e9;
+            [x * r, x]
+        })
         .collect();
     let sent_rate = sent_in_window as f64 / secs;
     let invalid_reason = if o.interrupted {
@@ -214,6 +229,7 @@ pub fn summarize(planned_rate: f64, o: &Outcome, sys: &SysDelta) -> StepSummary 
         throttled_ms: sys.throttled_us.map(|us| us as f64 / 1e3),
         per_tx,
         interval_p99_us,
+        interval_points,
         valid: invalid_reason.is_none(),
         invalid_reason,
     }
@@ -300,6 +316,14 @@ mod tests {
         // X·R = 1000/s × 100 µs = 0.1 in flight.
         assert!((s.little_n.unwrap() - 0.1).abs() < 0.01);
         assert_eq!(s.interval_p99_us.len(), 10);
+        // 100 messages of 100 µs per 100 ms: X = 1000/s, N = 0.1.
+        assert_eq!(s.interval_points.len(), 10);
+        for [n, x] in &s.interval_points {
+            assert!(
+                (x - 1000.0).abs() < 1e-9 && (n - 0.1).abs() < 1e-9,
+                "{n} {x}"
+            );
+        }
     }
 
     #[test]

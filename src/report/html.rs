@@ -83,16 +83,17 @@ fn loadstep_charts(ls: &serde_json::Value) -> Vec<String> {
             &[],
             svg::XAxis::Number,
         ));
+        // The points the fit used: the intervals of the valid, steady steps.
         let measured: Vec<(f64, f64)> = steps
             .iter()
             .filter(|s| s["valid"] == true)
             .filter(|s| {
-                // The steps the fit used: steady ones (see loadstep::experiment).
                 s["completed_rate"].as_f64().unwrap_or(0.0)
                     >= crate::loadstep::experiment::STEADY_SHARE
                         * s["sent_rate"].as_f64().unwrap_or(f64::INFINITY)
             })
-            .filter_map(|s| Some((s["little_n"].as_f64()?, s["completed_rate"].as_f64()?)))
+            .flat_map(|s| s["interval_points"].as_array().cloned().unwrap_or_default())
+            .filter_map(|p| Some((p[0].as_f64()?, p[1].as_f64()?)))
             .collect();
         if let (Some(u), false) = (v["usl"].as_object(), measured.is_empty()) {
             let (sg, kp, gm) = (
@@ -112,7 +113,10 @@ fn loadstep_charts(ls: &serde_json::Value) -> Vec<String> {
                 "N = X·R (messages in flight)",
                 "completed messages/s",
                 &[
-                    ("measured (valid, steady steps)".to_string(), measured),
+                    (
+                        "measured (100 ms intervals of steady steps)".to_string(),
+                        measured,
+                    ),
                     (format!("USL σ {} κ {}", num(sg), num(kp)), curve),
                 ],
                 false,
