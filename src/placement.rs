@@ -422,6 +422,43 @@ pub fn pin_current_thread(cpu: u32) -> Result<(), String> {
     }
 }
 
+/// Confine the calling thread to a set of CPUs (one NUMA node's, say).
+pub fn confine_current_thread(cpus: &[u32]) -> Result<(), String> {
+    let mut set = nix::sched::CpuSet::new();
+    for c in cpus {
+        set.set(*c as usize)
+            .map_err(|e| format!("CPU {c} out of range: {e}"))?;
+    }
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
+        .map_err(|e| format!("sched_setaffinity to CPUs {cpus:?}: {e}"))
+}
+
+/// Bind the calling thread's future memory allocations to NUMA node `node` (MPOL_BIND).
+pub fn bind_thread_memory(node: u32) -> Result<(), String> {
+    const MPOL_BIND: libc::c_long = 2;
+    let mut mask = [0u64; 16];
+    if node as usize >= mask.len() * 64 {
+        return Err(format!("NUMA node {node} out of range"));
+    }
+    mask[node as usize / 64] |= 1 << (node % 64);
+    // SAFETY: set_mempolicy(mode, nodemask, maxnode) with a mask we own.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_set_mempolicy,
+            MPOL_BIND,
+            mask.as_ptr(),
+            (mask.len() * 64) as libc::c_ulong,
+        )
+    };
+    if rc != 0 {
+        return Err(format!(
+            "set_mempolicy(MPOL_BIND, node {node}): {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
 /// The CPU the calling thread runs on now (getcpu through the vDSO: tens of ns).
 pub fn current_cpu() -> Option<u32> {
     // SAFETY: sched_getcpu has no preconditions.

@@ -58,7 +58,10 @@ fn three_steps_hold_their_rates_and_report_latency_and_costs() {
         let m = &ls[model];
         assert!(m["points"].as_u64().unwrap() >= 12, "{m}");
         let sigma = m["sigma"].as_f64().unwrap();
-        assert!((0.0..=1.0).contains(&sigma) && m["sigma_se"].as_f64().is_some(), "{m}");
+        assert!(
+            (0.0..=1.0).contains(&sigma) && m["sigma_se"].as_f64().is_some(),
+            "{m}"
+        );
     }
     // Without a PMU the hardware counters are listed as not measured, never as zeros.
     if doc["env"]["pmu"]["available"] == false {
@@ -85,7 +88,7 @@ fn policies_are_compared_in_a_shuffled_repeated_order() {
         "--warmup",
         "0.1",
         "--policy",
-        "os,compact",
+        "compact,per-node",
         "--json",
     ]);
     let ls = &doc["loadstep"];
@@ -96,6 +99,8 @@ fn policies_are_compared_in_a_shuffled_repeated_order() {
     let compact = variants.iter().find(|v| v["policy"] == "compact").unwrap();
     assert!(compact["pinned_cpus"].is_array());
     assert_eq!(compact["repeats"].as_array().unwrap().len(), 2);
+    let per_node = variants.iter().find(|v| v["policy"] == "per-node").unwrap();
+    assert!(per_node["steps"].as_array().unwrap().iter().all(|s| s["valid"] == true));
     let c = &ls["comparison"];
     assert!(c["winner"].is_string(), "{c}");
     for s in c["steps"].as_array().unwrap() {

@@ -54,7 +54,8 @@ pub struct Args {
     #[arg(long, default_value_t = 0, value_name = "KB", value_parser = clap::value_parser!(u64).range(0..=1_048_576))]
     footprint: u64,
     /// Placement policies to compare, comma-separated: os (the scheduler), compact (workers
-    /// packed on the fewest cores/LLCs), spread (across nodes, LLCs, cores).
+    /// packed on the fewest cores/LLCs), spread (across nodes, LLCs, cores), per-node
+    /// (workers in groups, each confined to one NUMA node's CPUs with its memory bound there).
     #[arg(long, value_delimiter = ',', value_name = "LIST", default_value = "os")]
     policy: Vec<String>,
     /// Capacity policies (root): CPU quotas in CPUs, comma-separated, each run against every

@@ -23,7 +23,26 @@ use std::time::Duration;
 pub const STEADY_SHARE: f64 = 0.98;
 
 /// Placement policies for the workers.
-pub const POLICIES: &[&str] = &["os", "compact", "spread"];
+pub const POLICIES: &[&str] = &["os", "compact", "spread", "per-node"];
+
+/// The `per-node` groups: each NUMA node with CPUs this process may use, and those CPUs.
+pub fn node_groups(probe: &ProbeDoc) -> Vec<(u32, Vec<u32>)> {
+    probe
+        .numa
+        .nodes
+        .iter()
+        .map(|n| {
+            let cpus: Vec<u32> = n
+                .cpus
+                .iter()
+                .copied()
+                .filter(|c| probe.cpus.usable.contains(c))
+                .collect();
+            (n.id, cpus)
+        })
+        .filter(|(_, cpus)| !cpus.is_empty())
+        .collect()
+}
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -408,6 +427,7 @@ pub fn run(
                     .as_ref()
                     .map(|g| g.thread_files.clone())
                     .unwrap_or_default(),
+                nodes: (policy == "per-node").then(|| node_groups(probe)),
                 http: cfg.http.clone(),
             };
             let placed = Placed {
@@ -514,6 +534,22 @@ pub fn scaling(variants: &[VariantResult]) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn per_node_groups_are_the_nodes_with_usable_cpus() {
+        let p = crate::probe::fixture("epyc-multi-llc-2node");
+        let g = node_groups(&p);
+        assert_eq!(g.len(), 2);
+        assert_ne!(g[0].0, g[1].0);
+        // Every usable CPU is in exactly one group, and only in its own node's.
+        let all: Vec<u32> = g.iter().flat_map(|(_, c)| c.clone()).collect();
+        assert_eq!(all.len(), p.cpus.usable.len());
+        for (node, cpus) in &g {
+            let n = p.numa.nodes.iter().find(|n| n.id == *node).unwrap();
+            assert!(cpus.iter().all(|c| n.cpus.contains(c)));
+        }
+        assert_eq!(node_groups(&crate::probe::fixture("this-vm")).len(), 1);
+    }
 
     #[test]
     fn policies_pin_workers_by_topology() {

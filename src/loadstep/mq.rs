@@ -38,6 +38,9 @@ pub struct Service {
     pub spins_per_us: f64,
     /// cgroup v1 `tasks` files each worker thread joins before it works (capacity policies).
     pub join_files: Vec<std::path::PathBuf>,
+    /// The `per-node` policy: worker i is confined to the CPUs of node groups[i % len] and
+    /// its memory bound to that node.
+    pub nodes: Option<Vec<(u32, Vec<u32>)>>,
     /// `--http`: each worker is a keep-alive connection and a message is a GET to this
     /// target, instead of spinning `service_us`.
     pub http: Option<super::http::Target>,
@@ -120,6 +123,11 @@ struct Shared {
 fn worker(shared: Arc<Shared>, svc: Service, index: usize) -> Result<WorkerOut, String> {
     if let Some(p) = svc.pins.as_ref().filter(|p| !p.is_empty()) {
         crate::placement::pin_current_thread(p[index % p.len()])?;
+    }
+    if let Some(groups) = svc.nodes.as_ref().filter(|g| !g.is_empty()) {
+        let (node, cpus) = &groups[index % groups.len()];
+        crate::placement::confine_current_thread(cpus)?;
+        crate::placement::bind_thread_memory(*node)?;
     }
     super::capacity::join_thread(&svc.join_files)?;
     let iters = (svc.service_us * svc.spins_per_us).round() as u64;
@@ -318,6 +326,7 @@ mod tests {
             queue_limit: 1_000_000,
             spins_per_us: calibrate_spin(),
             join_files: vec![],
+            nodes: None,
             http: None,
         }
     }
