@@ -100,7 +100,11 @@ fn policies_are_compared_in_a_shuffled_repeated_order() {
     assert!(compact["pinned_cpus"].is_array());
     assert_eq!(compact["repeats"].as_array().unwrap().len(), 2);
     let per_node = variants.iter().find(|v| v["policy"] == "per-node").unwrap();
-    assert!(per_node["steps"].as_array().unwrap().iter().all(|s| s["valid"] == true));
+    assert!(per_node["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["valid"] == true));
     let c = &ls["comparison"];
     assert!(c["winner"].is_string(), "{c}");
     for s in c["steps"].as_array().unwrap() {
@@ -259,4 +263,29 @@ fn an_http_target_is_driven_open_loop_on_kept_alive_connections() {
     ];
     let out = fresh.cmd().args(args).output().unwrap();
     common::assert_refused(&fresh, &out, &args);
+}
+
+#[test]
+fn a_worker_sweep_gives_a_scaling_curve() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let env = TestEnv::new();
+    let doc = env.json(&[
+        "loadstep",
+        "--workers",
+        "1,2",
+        "--rates",
+        "1000,3000",
+        "--step-duration",
+        "0.3",
+        "--warmup",
+        "0.1",
+        "--repeat",
+        "1",
+        "--json",
+    ]);
+    let sc = &doc["loadstep"]["scaling"];
+    let pts = sc["points"].as_array().unwrap();
+    assert_eq!(pts.len(), 2, "{sc}");
+    assert_eq!(pts[0]["workers"], 1.0);
+    assert!(pts[1]["max_valid_completed_rate"].as_f64().unwrap() > 0.0);
 }
