@@ -48,17 +48,24 @@ fn a_syscall_clock_collapses_per_event_timing_but_not_batch_timing() {
     let _one_at_a_time = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let env = TestEnv::new();
     let shim = slow_clock_shim(env.dir.path());
+    let slow_run = || -> Value {
+        let out = common::succeeded(env.cmd().env("LD_PRELOAD", &shim).args([
+            "run",
+            "memory.per-event",
+            "--samples",
+            "5",
+            "--json",
+        ]));
+        serde_json::from_slice(out.as_bytes()).unwrap()
+    };
+    // Alternated twice, and the better batch figure of each kept: a neighbour that slows
+    // one run of this shared machine does not pass for the shim's doing.
     let fast = env.run(&["memory.per-event", "--samples", "5"]);
-    let out = common::succeeded(env.cmd().env("LD_PRELOAD", &shim).args([
-        "run",
-        "memory.per-event",
-        "--samples",
-        "5",
-        "--json",
-    ]));
-    let slow: Value = serde_json::from_slice(out.as_bytes()).unwrap();
-
-    let (fb, sb) = (median(&fast, "batch"), median(&slow, "batch"));
+    let slow = slow_run();
+    let fast2 = env.run(&["memory.per-event", "--samples", "5"]);
+    let slow2 = slow_run();
+    let fb = median(&fast, "batch").max(median(&fast2, "batch"));
+    let sb = median(&slow, "batch").max(median(&slow2, "batch"));
     let (fp, sp) = (median(&fast, "per-event"), median(&slow, "per-event"));
     assert!(
         (sb / fb - 1.0).abs() < 0.25,
