@@ -4,7 +4,7 @@
 //! then the knee, the USL and Amdahl fits and which policy wins. Stored as a run.
 
 use crate::error::{usage, usage_hint, Interrupted};
-use crate::loadstep::experiment::{self, Config, VariantResult, POLICIES};
+use crate::loadstep::experiment::{self, Config, POLICIES};
 use crate::probe::{probe, sysroot::SysRoot};
 use crate::report::units::num;
 use crate::store::{default_path, Store};
@@ -107,121 +107,6 @@ fn parse_ramp(s: &str) -> Result<Vec<f64>, String> {
     }
     let n = ((to - from) / step + 1e-9).floor() as usize;
     Ok((0..=n).map(|i| from + i as f64 * step).collect())
-}
-
-fn f(v: Option<f64>) -> String {
-    v.map(num).unwrap_or_else(|| "-".into())
-}
-
-fn table(v: &VariantResult) -> String {
-    let mut t = crate::report::table(&[
-        "planned/s",
-        "sent/s",
-        "completed/s",
-        "failed",
-        "p50 µs",
-        "p90 µs",
-        "p99 µs",
-        "p99.9 µs",
-        "max µs",
-        "p99 uncorr. µs",
-        "queue p99 µs",
-        "service µs",
-        "lag p99 µs",
-        "CPU %",
-        "generator CPU %",
-        "CPU-µs/tx",
-        "cs/tx",
-        "migr/tx",
-        "syscalls/tx",
-        "throttled",
-        "valid",
-    ]);
-    for s in &v.steps {
-        let l = s.latency.as_ref();
-        t.add_row(vec![
-            num(s.planned_rate),
-            num(s.sent_rate),
-            num(s.completed_rate),
-            s.failed.to_string(),
-            f(l.map(|l| l.p50)),
-            f(l.map(|l| l.p90)),
-            f(l.map(|l| l.p99)),
-            f(l.map(|l| l.p999)),
-            f(l.map(|l| l.max)),
-            f(s.latency_uncorrected.as_ref().map(|l| l.p99)),
-            f(s.queue_wait.as_ref().map(|l| l.p99)),
-            f(s.service_time.as_ref().map(|l| l.mean)),
-            f(s.schedule_lag_us.as_ref().map(|l| l.p99)),
-            f(s.cpu_pct),
-            num(s.generator_cpu_pct),
-            f(s.per_tx.get("cpu_us").copied()),
-            f(s.per_tx.get("context_switches").copied()),
-            f(s.per_tx.get("migrations").copied()),
-            f(s.per_tx.get("syscalls").copied()),
-            match (s.throttled_periods, s.throttled_ms) {
-                (Some(n), Some(ms)) => format!("{n} periods, {} ms", num(ms)),
-                _ => "-".into(),
-            },
-            match &s.invalid_reason {
-                None => "yes".into(),
-                Some(why) => format!("NO: {why}"),
-            },
-        ]);
-    }
-    let mut out = format!(
-        "Policy {} with {} worker{}{}{}\n{t}\n",
-        v.policy,
-        v.workers,
-        if v.workers == 1 { "" } else { "s" },
-        v.pinned_cpus
-            .as_ref()
-            .map(|c| format!(", pinned to CPUs {c:?}"))
-            .unwrap_or_default(),
-        match (&v.capacity, &v.cpuset) {
-            (Some(c), Some(cpus)) => format!(
-                ", capacity: quota {} CPUs on a cpuset of {} {cpus:?} ({})",
-                c.quota,
-                c.width,
-                v.capacity_note.as_deref().unwrap_or("")
-            ),
-            _ => String::new(),
-        }
-    );
-    out.push_str(&match (&v.knee_latency, &v.knee_cost) {
-        (None, None) => {
-            "Knee: none (latency and cost per transaction grew no faster than load)\n".into()
-        }
-        (a, b) => format!(
-            "Knee: latency after {}; CPU cost per transaction after {}\n",
-            a.as_ref()
-                .map(|k| format!("{}/s", num(k.rate)))
-                .unwrap_or_else(|| "-".into()),
-            b.as_ref()
-                .map(|k| format!("{}/s", num(k.rate)))
-                .unwrap_or_else(|| "-".into()),
-        ),
-    });
-    for (label, fit) in [("USL", &v.usl), ("Amdahl", &v.amdahl)] {
-        match fit {
-            Some(u) => out.push_str(&format!(
-                "{label} on completed rate vs Little's-law concurrency ({} intervals of 100 ms in the steady steps): σ {} ± {}, κ {}{}, γ {}/s; {}\n",
-                u.points,
-                num(u.sigma),
-                num(u.sigma_se),
-                num(u.kappa),
-                u.kappa_se.map(|s| format!(" ± {}", num(s))).unwrap_or_default(),
-                num(u.gamma),
-                match (u.peak_n, u.peak_x) {
-                    (Some(n), Some(x)) => format!("predicted peak {}/s at N = {}", num(x), num(n)),
-                    (None, Some(x)) => format!("asymptote {}/s", num(x)),
-                    _ => "no limit within the model".into(),
-                }
-            )),
-            None => out.push_str(&format!("{label}: not fitted (needs at least {} intervals of steady steps with work in flight, and a non-singular fit)\n", if label == "USL" { 4 } else { 3 })),
-        }
-    }
-    out
 }
 
 pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
@@ -418,62 +303,7 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     if a.json {
         super::print_json(&doc)?;
     } else {
-        for v in &results {
-            println!("{}", table(v));
-        }
-        if let Some(c) = &comparison {
-            println!(
-                "Winner: {} (most steps with the lowest p99; {}). Per step:",
-                c["winner"].as_str().unwrap_or("none"),
-                c["test"].as_str().unwrap_or("")
-            );
-            for s in c["steps"].as_array().into_iter().flatten() {
-                if s["compared"] == true {
-                    let others: Vec<String> = s["others"]
-                        .as_object()
-                        .into_iter()
-                        .flatten()
-                        .map(|(k, v)| {
-                            format!(
-                                "{k} {} µs ({})",
-                                f(v["median_interval_p99_us"].as_f64()),
-                                if v["real"] == true {
-                                    "real difference"
-                                } else {
-                                    "not significant"
-                                }
-                            )
-                        })
-                        .collect();
-                    println!(
-                        "  {}/s: {} {} µs; {}",
-                        f(s["rate"].as_f64()),
-                        s["best"].as_str().unwrap_or(""),
-                        f(s["best_median_interval_p99_us"].as_f64()),
-                        others.join("; ")
-                    );
-                } else {
-                    println!(
-                        "  {}/s: not compared ({})",
-                        f(s["rate"].as_f64()),
-                        s["why"].as_str().unwrap_or("")
-                    );
-                }
-            }
-        }
-        if let Some(u) = doc
-            .loadstep
-            .as_ref()
-            .map(|l| &l["unavailable"])
-            .and_then(|u| u.as_object())
-        {
-            for (k, why) in u {
-                println!(
-                    "not measured: {k} per transaction: {}",
-                    why.as_str().unwrap_or("")
-                );
-            }
-        }
+        print!("{}", crate::report::results_table::render(&doc));
         eprintln!(
             "truebench: stored loadstep run {} in {}",
             doc.run_id,

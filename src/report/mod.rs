@@ -4,6 +4,7 @@ pub mod c2c_matrix;
 pub mod classic_table;
 pub mod compare_table;
 pub mod html;
+pub mod loadstep_table;
 pub mod numa_matrix;
 pub mod probe_text;
 pub mod results_table;

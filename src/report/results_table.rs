@@ -120,8 +120,12 @@ pub fn render(doc: &RunDocument) -> String {
             ""
         }
     );
-    if !others.is_empty() || doc.results.is_empty() {
+    let other_content = doc.recording.is_some() || doc.loadstep.is_some();
+    if !others.is_empty() || (doc.results.is_empty() && !other_content) {
         out.push_str(&format!("{t}\n"));
+    }
+    if let Some(ls) = &doc.loadstep {
+        out.push_str(&super::loadstep_table::render(ls));
     }
     for section in [
         super::classic_table::render(doc),
