@@ -3,7 +3,7 @@
 //! percentiles (corrected and uncorrected), queue wait, cost per transaction and validity;
 //! then the knee, the USL and Amdahl fits and which policy wins. Stored as a run.
 
-use crate::error::{usage, usage_hint, Interrupted};
+use crate::error::{usage, usage_hint};
 use crate::loadstep::experiment::{self, Config, POLICIES};
 use crate::probe::{probe, sysroot::SysRoot};
 use crate::report::units::num;
@@ -299,19 +299,5 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         }
     }
     doc.loadstep = Some(ls);
-    store.insert(&doc)?;
-    if a.json {
-        super::print_json(&doc)?;
-    } else {
-        print!("{}", crate::report::results_table::render(&doc));
-        eprintln!(
-            "truebench: stored loadstep run {} in {}",
-            doc.run_id,
-            db_path.display()
-        );
-    }
-    if interrupted {
-        return Err(Interrupted.into());
-    }
-    Ok(())
+    super::store_and_print(&mut store, &doc, a.json, &db_path, "loadstep run")
 }

@@ -142,6 +142,32 @@ pub(crate) fn bare_document(
     })
 }
 
+/// Store a finished run and print it (its JSON document, or its tables and where it was
+/// stored); an interrupted run ends as Interrupted (exit 130) after that.
+pub(crate) fn store_and_print(
+    store: &mut crate::store::Store,
+    doc: &crate::result::RunDocument,
+    json: bool,
+    db_path: &std::path::Path,
+    what: &str,
+) -> anyhow::Result<()> {
+    store.insert(doc)?;
+    if json {
+        print_json(doc)?;
+    } else {
+        print!("{}", crate::report::results_table::render(doc));
+        eprintln!(
+            "truebench: stored {what} {} in {}",
+            doc.run_id,
+            db_path.display()
+        );
+    }
+    if doc.interrupted {
+        return Err(crate::error::Interrupted.into());
+    }
+    Ok(())
+}
+
 /// Print a value as one pretty JSON document on stdout.
 pub(crate) fn print_json<T: serde::Serialize>(v: &T) -> anyhow::Result<()> {
     println!("{}", serde_json::to_string_pretty(v)?);

@@ -359,19 +359,5 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
             &basis,
         ));
     }
-    store.insert(&doc)?;
-    if a.json {
-        super::print_json(&doc)?;
-    } else {
-        print!("{}", crate::report::results_table::render(&doc));
-        eprintln!(
-            "truebench: stored run {} in {}",
-            doc.run_id,
-            db_path.display()
-        );
-    }
-    if interrupted {
-        return Err(Interrupted.into());
-    }
-    Ok(())
+    super::store_and_print(&mut store, &doc, a.json, &db_path, "run")
 }
