@@ -1,14 +1,24 @@
-//! Records the git commit the binary is built from (TRUEBENCH_GIT_COMMIT), for the run document.
+//! Build-time facts and artefacts: the git commit the binary is built from
+//! (TRUEBENCH_GIT_COMMIT, for the run document), and the small program the classic execl
+//! test execs (src/bench/classic/execl_link.rs, compiled here on its own and embedded).
+
+use std::path::PathBuf;
+use std::process::Command;
 
 fn main() {
-    let commit = std::process::Command::new("git")
+    git_commit();
+    execl_link();
+}
+
+fn git_commit() {
+    let commit = Command::new("git")
         .args(["rev-parse", "--short=12", "HEAD"])
         .output()
         .ok()
         .filter(|o| o.status.success())
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_else(|| "unknown".into());
-    let dirty = std::process::Command::new("git")
+    let dirty = Command::new("git")
         .args(["status", "--porcelain", "--untracked-files=no"])
         .output()
         .ok()
@@ -18,4 +28,62 @@ fn main() {
     println!("cargo:rustc-env=TRUEBENCH_GIT_COMMIT={commit}{dirty}");
     println!("cargo:rerun-if-changed=.git/HEAD");
     println!("cargo:rerun-if-changed=.git/index");
+}
+
+/// Compile the execl link (no_std, panic=abort, stripped) for the target being built, into
+/// OUT_DIR/execl-link. If that fails the file is left empty, and the classic execl test is
+/// skipped at run time with the compiler's message (TRUEBENCH_EXECL_LINK_ERROR).
+fn execl_link() {
+    let src = "src/bench/classic/execl_link.rs";
+    println!("cargo:rerun-if-changed={src}");
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let bin = out.join("execl-link");
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let target = std::env::var("TARGET").expect("cargo sets TARGET");
+    let mut cmd = Command::new(rustc);
+    cmd.args([
+        "--edition",
+        "2021",
+        "--crate-type",
+        "bin",
+        "--target",
+        &target,
+    ])
+    .args([
+        "-C",
+        "opt-level=2",
+        "-C",
+        "panic=abort",
+        "-C",
+        "strip=symbols",
+    ])
+    .arg("-o")
+    .arg(&bin)
+    .arg(src);
+    if let Ok(linker) = std::env::var(format!(
+        "CARGO_TARGET_{}_LINKER",
+        target.to_uppercase().replace(['-', '.'], "_")
+    )) {
+        cmd.arg("-C").arg(format!("linker={linker}"));
+    }
+    let error = match cmd.output() {
+        Ok(o) if o.status.success() => String::new(),
+        Ok(o) => first_error(&String::from_utf8_lossy(&o.stderr)),
+        Err(e) => format!("cannot run rustc: {e}"),
+    };
+    if !error.is_empty() {
+        println!("cargo:warning=the classic execl link was not built ({error}); classic.execl will be skipped");
+        std::fs::write(&bin, b"").expect("OUT_DIR is writable");
+    }
+    println!("cargo:rustc-env=TRUEBENCH_EXECL_LINK_ERROR={error}");
+}
+
+/// The first `error` line of a compiler's output, on one line.
+fn first_error(stderr: &str) -> String {
+    stderr
+        .lines()
+        .find(|l| l.contains("error"))
+        .unwrap_or("rustc failed")
+        .trim()
+        .replace(['\n', '\r'], " ")
 }

@@ -3,14 +3,10 @@
 use truebench::bench::classic;
 
 fn main() {
-    // The classic suite re-executes this binary as an execl link (the test measures exec)
-    // and as a copy worker (a fresh small process per copy): neither may pay for anything
-    // else first.
+    // The classic suite re-executes this binary as a copy worker (a fresh small process per
+    // copy), which may not pay for anything else first.
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
-        Some(classic::EXECL_ARG) => {
-            classic::execl_link(args.get(1).map(String::as_str).unwrap_or(""))
-        }
         Some(classic::WORKER_ARG) => classic::copy_worker(&args[1..]),
         _ => std::process::exit(truebench::cli::main()),
     }

@@ -1,4 +1,4 @@
-//! The classic suite through the binary: execl re-executes truebench itself, copies are
+//! The classic suite through the binary: execl execs a small embedded program, copies are
 //! counted from the usable CPUs, results carry their index, UnixBench-style figures and
 //! scaling efficiency, the run carries the indexes (partial when a test did not run), the
 //! context-switch test says where its pair ran, and classic-only options are refused elsewhere.
@@ -38,8 +38,12 @@ fn a_short_classic_run_scores_and_scales() {
         let (lo, hi) = match r["benchmark"].as_str().unwrap() {
             // Five system calls a loop.
             "classic.syscall@1" => (1e3, 4e7),
-            // A fork and ten execs of a multi-megabyte binary per chain.
-            "classic.execl@1" => (5.0, 1e5),
+            // A fork and ten execs of a 10 KB program per chain.
+            "classic.execl@2" => {
+                let bytes = r["params"]["exec_target_bytes"].as_u64().unwrap();
+                assert!((1_000..100_000).contains(&bytes), "exec'd {bytes} bytes");
+                (5.0, 1e5)
+            }
             "classic.context-switch@1" => (100.0, 2e7),
             b => panic!("unexpected {b}"),
         };

@@ -1,7 +1,9 @@
-/* Plain C loops doing what truebench's classic syscall, pipe-throughput and
- * process-creation tests do per loop, for bench/peers/classic_vs_c.sh. Each pass runs for
- * a window, checking the clock every batch; prints loops per second of each pass.
- * Usage: classic_loops syscall|pipe|spawn PASSES WINDOW_S */
+/* Plain C loops doing what truebench's classic syscall, pipe-throughput, process-creation
+ * and execl tests do per loop, for bench/peers/classic_vs_c.sh. Each pass runs for a
+ * window, checking the clock every batch; prints loops per second of each pass.
+ * execl forks a chain of 10 execs of this small program (`classic_loops link N` execs
+ * itself with N-1 and exits 73 at 1), as UnixBench's execl test execs its own small binary.
+ * Usage: classic_loops syscall|pipe|spawn|execl PASSES WINDOW_S */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +39,17 @@ static long batch(const char *test, int *p) {
     }
     return 1000;
   }
+  if (!strcmp(test, "execl")) {
+    int status;
+    pid_t pid = fork();
+    if (pid < 0) exit(1);
+    if (pid == 0) {
+      execl("/proc/self/exe", "classic_loops", "link", "10", (char *)0);
+      _exit(127);
+    }
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 73) exit(1);
+    return 10;
+  }
   for (int i = 0; i < 10; i++) {
     int status;
     pid_t pid = fork();
@@ -48,8 +61,16 @@ static long batch(const char *test, int *p) {
 }
 
 int main(int argc, char **argv) {
+  if (argc == 3 && !strcmp(argv[1], "link")) {
+    long n = atol(argv[2]);
+    char left[24];
+    if (n <= 1) _exit(73);
+    snprintf(left, sizeof left, "%ld", n - 1);
+    execl("/proc/self/exe", "classic_loops", "link", left, (char *)0);
+    _exit(127);
+  }
   if (argc != 4) {
-    fprintf(stderr, "usage: %s syscall|pipe|spawn PASSES WINDOW_S\n", argv[0]);
+    fprintf(stderr, "usage: %s syscall|pipe|spawn|execl PASSES WINDOW_S\n", argv[0]);
     return 2;
   }
   int passes = atoi(argv[2]);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The classic suite's syscall, pipe-throughput and process-creation loops against the same
-# loops in plain C (bench/peers/classic_loops.c, gcc -O2), alternating in one run so both
+# The classic suite's syscall, pipe-throughput, process-creation and execl loops against
+# the same loops in plain C (bench/peers/classic_loops.c, gcc -O2), alternating in one run so both
 # see the same machine state: 1 copy, 5 passes of 0.5 s each side per round. Prints each
 # round's medians, the medians over rounds and the ratio truebench / C (lps, higher is
 # faster): within ±10% means the harness (fork per copy, barrier, window) adds nothing.
@@ -20,7 +20,7 @@ gcc -O2 -o "$tmp/loops" bench/peers/classic_loops.c
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 
 echo "machine: $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) CPUs"
-for pair in syscall:classic.syscall pipe:classic.pipe-throughput spawn:classic.process-creation; do
+for pair in syscall:classic.syscall pipe:classic.pipe-throughput spawn:classic.process-creation execl:classic.execl; do
   c_test=${pair%%:*}
   tb_test=${pair#*:}
   : > "$tmp/c" ; : > "$tmp/tb"

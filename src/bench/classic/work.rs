@@ -8,9 +8,6 @@ use super::whetstone;
 use std::os::fd::RawFd;
 use std::path::{Path, PathBuf};
 
-/// The argument that makes truebench an execl link: `truebench __classic-execl N` execs
-/// itself N-1 more times, then exits with EXECL_DONE.
-pub const EXECL_ARG: &str = "__classic-execl";
 /// The exit status of the last link (so a chain that ran something else is noticed).
 pub const EXECL_DONE: i32 = 73;
 /// Execs per chain: one chain is one batch of the execl test.
@@ -249,20 +246,52 @@ impl Work for ProcessCreation {
     }
 }
 
-/// Chains of execs of the truebench binary itself (EXECL_CHAIN links each).
+/// The execl link program (src/bench/classic/execl_link.rs, built by build.rs): empty when
+/// it could not be built for this target.
+const EXECL_LINK: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/execl-link"));
+/// Its file name in a test's directory.
+pub const EXECL_LINK_NAME: &str = "execl-link";
+
+/// The size of the exec'd program in bytes, or why there is none.
+pub fn execl_link_size() -> Result<u64, String> {
+    if EXECL_LINK.is_empty() {
+        return Err(format!(
+            "the small program it execs was not built for this target ({})",
+            env!("TRUEBENCH_EXECL_LINK_ERROR")
+        ));
+    }
+    Ok(EXECL_LINK.len() as u64)
+}
+
+/// Write the execl link into `dir` (mode 0755, created anew, never through a link), once per
+/// measurement, before the copies start; they exec it from there.
+pub fn install_execl_link(dir: &Path) -> Result<PathBuf, String> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    execl_link_size()?;
+    let path = dir.join(EXECL_LINK_NAME);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o755)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    f.write_all(EXECL_LINK)
+        .and_then(|_| f.sync_all())
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// Chains of execs of the execl link (EXECL_CHAIN links each, one fork per chain).
 pub struct Execl {
     exe: std::ffi::CString,
-    args: [std::ffi::CString; 2],
+    chain: std::ffi::CString,
 }
 
 impl Execl {
     fn chain(&self) -> Result<(), String> {
-        let argv = [
-            self.exe.as_ptr(),
-            self.args[0].as_ptr(),
-            self.args[1].as_ptr(),
-            std::ptr::null(),
-        ];
+        let argv = [self.exe.as_ptr(), self.chain.as_ptr(), std::ptr::null()];
         // SAFETY: the child execs at once (or exits).
         match unsafe { libc::fork() } {
             -1 => Err(errno_text("fork")),
@@ -284,36 +313,19 @@ impl Work for Execl {
     }
 }
 
-pub fn execl(exe: &Path) -> Result<Execl, String> {
+/// Exec chains of the link installed in `dir` (install_execl_link).
+pub fn execl(dir: &Path) -> Result<Execl, String> {
     use std::os::unix::ffi::OsStrExt;
+    let link = dir.join(EXECL_LINK_NAME);
     let c = |b: &[u8]| std::ffi::CString::new(b).map_err(|e| e.to_string());
     let e = Execl {
-        exe: c(exe.as_os_str().as_bytes())?,
-        args: [
-            c(EXECL_ARG.as_bytes())?,
-            c(EXECL_CHAIN.to_string().as_bytes())?,
-        ],
+        exe: c(link.as_os_str().as_bytes())?,
+        chain: c(EXECL_CHAIN.to_string().as_bytes())?,
     };
-    // One chain before the barrier proves the binary re-executes as expected.
+    // One chain before the barrier proves the link runs here (a noexec mount would not).
     e.chain()
-        .map_err(|why| format!("{} does not run as an execl link: {why}", exe.display()))?;
+        .map_err(|why| format!("{} does not run as an exec chain: {why}", link.display()))?;
     Ok(e)
-}
-
-/// What an execl link does (called from main before anything else): exec the next link,
-/// or end the chain.
-pub fn execl_link(remaining: &str) -> ! {
-    let n: u64 = remaining.parse().unwrap_or(0);
-    if n <= 1 {
-        std::process::exit(EXECL_DONE);
-    }
-    let exe = c"/proc/self/exe";
-    let arg = std::ffi::CString::new(EXECL_ARG).unwrap_or_default();
-    let left = std::ffi::CString::new((n - 1).to_string()).unwrap_or_default();
-    let argv = [exe.as_ptr(), arg.as_ptr(), left.as_ptr(), std::ptr::null()];
-    // SAFETY: NUL-terminated strings and a null-terminated argv that outlive the call.
-    unsafe { libc::execv(exe.as_ptr(), argv.as_ptr()) };
-    std::process::exit(127)
 }
 
 /// Copy a file into another with `buf`-byte reads and writes, rewinding both at the end of
