@@ -105,10 +105,50 @@ fn classic_options_elsewhere_and_bad_copy_counts_are_refused() {
         vec!["run", "ctx", "--full"],
         vec!["run", "classic", "--copies", "0"],
         vec!["run", "classic", "--copies", "two"],
+        vec!["run", "classic", "--copies", "0x"],
+        vec!["run", "classic", "--copies", "1000x"],
     ] {
         let out = env.cmd().args(&args).output().unwrap();
         common::assert_refused(&env, &out, &args);
     }
+}
+
+#[test]
+fn more_copies_than_cpus_run_and_say_their_copies_per_cpu() {
+    let env = TestEnv::new();
+    let doc = env.run(&["classic.syscall", "--copies", "2x,1"]);
+    let n = doc["indexes"]["n"].as_u64().unwrap();
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "2x and 1, each once");
+    let over = &results[0];
+    assert_eq!(over["params"]["copies"].as_u64(), Some(2 * n));
+    assert_eq!(over["params"]["copies_per_cpu"].as_f64(), Some(2.0));
+    assert!(
+        over["params"]["copies_basis"]
+            .as_str()
+            .unwrap()
+            .contains("2x"),
+        "{}",
+        over["params"]["copies_basis"]
+    );
+    assert_eq!(
+        over["placement"]["observed"]["copies"]
+            .as_array()
+            .unwrap()
+            .len() as u64,
+        2 * n
+    );
+    let one = &results[1];
+    assert_eq!(one["params"]["copies"].as_u64(), Some(1));
+    assert_eq!(
+        one["params"]["copies_per_cpu"].as_f64(),
+        Some(1.0 / n as f64)
+    );
+    let text = env.text(&["show", "latest"]);
+    assert!(
+        text.contains(&format!("{} copies (2 per CPU)", 2 * n)),
+        "{text}"
+    );
 }
 
 #[test]

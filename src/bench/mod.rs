@@ -27,7 +27,7 @@ pub struct RunOptions {
     /// Measure the timers under every available clocksource (`--clocksource-sweep`, root).
     pub clocksource_sweep: bool,
     /// Classic suite: the copy counts to run (`--copies`); None = 1 and N.
-    pub copies: Option<Vec<usize>>,
+    pub copies: Option<Vec<crate::bench::classic::copies::CopyCount>>,
     /// Classic suite: pin copies one per CPU, spread by topology (`--pin`).
     pub pin: bool,
     /// Classic suite: UnixBench's own passes and durations (`--full`).

@@ -50,10 +50,11 @@ pub struct Args {
     /// Without this flag truebench never touches the clocksource.
     #[arg(long)]
     clocksource_sweep: bool,
-    /// Classic suite: copy counts to run, comma-separated (default: 1 and N, N = the CPUs
-    /// this process may really use: affinity ∩ cpuset, narrowed by a CPU quota).
-    #[arg(long, value_delimiter = ',', value_name = "LIST", value_parser = clap::value_parser!(u32).range(1..=65_536))]
-    copies: Option<Vec<u32>>,
+    /// Classic suite: copy counts to run, comma-separated: numbers, or multiples of N such as
+    /// `2x` (default: 1 and N, N = the CPUs this process may really use: affinity ∩ cpuset,
+    /// narrowed by a CPU quota). Counts above N are labelled with their copies per CPU.
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    copies: Option<Vec<crate::bench::classic::copies::CopyCount>>,
     /// Classic suite: pin the copies one per CPU, spread across nodes, LLCs and cores.
     #[arg(long)]
     pin: bool,
@@ -209,11 +210,7 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         footprint_kb: a.footprint,
         array_bytes: a.array_size,
         clocksource_sweep: a.clocksource_sweep,
-        copies: a.copies.as_ref().map(|v| {
-            let mut v: Vec<usize> = v.iter().map(|c| *c as usize).collect();
-            v.dedup();
-            v
-        }),
+        copies: a.copies.clone(),
         pin: a.pin,
         full: a.full,
         fsync: a.fsync,

@@ -3,6 +3,7 @@
 //! the scaling efficiency and where the copies ran; then the suite indexes for 1 and N copies.
 
 use super::units::{num, pct};
+use crate::bench::classic::score::copies_label;
 use crate::result::{BenchResult, RunDocument};
 use std::collections::BTreeSet;
 
@@ -69,7 +70,16 @@ pub fn render(doc: &RunDocument) -> Option<String> {
             },
             r.params
                 .get("copies")
-                .map(|v| v.to_string())
+                .and_then(|v| v.as_u64())
+                .map(|c| {
+                    copies_label(
+                        c,
+                        doc.indexes
+                            .as_ref()
+                            .and_then(|ix| ix["n"].as_u64())
+                            .unwrap_or(0),
+                    )
+                })
                 .unwrap_or_default(),
             num(r.stats.median),
             r.unit.clone(),
@@ -98,9 +108,11 @@ pub fn render(doc: &RunDocument) -> Option<String> {
         for k in keys {
             let v = |x: &serde_json::Value| x.as_f64().map(num).unwrap_or_else(|| "-".into());
             out.push_str(&format!(
-                "Index, {} cop{}: {} (median of passes); UnixBench-style {} (lowest third dropped); {} tests\n",
-                k,
-                if k == "1" { "y" } else { "ies" },
+                "Index, {}: {} (median of passes); UnixBench-style {} (lowest third dropped); {} tests\n",
+                match k.parse::<u64>() {
+                    Ok(c) => copies_label(c, ix["n"].as_u64().unwrap_or(0)),
+                    Err(_) => format!("{k} copies"),
+                },
                 v(&ix[k.as_str()]),
                 v(&ix["unixbench_style"][k.as_str()]),
                 ix["tests"][k.as_str()],

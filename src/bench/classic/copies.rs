@@ -11,6 +11,50 @@ use std::path::Path;
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
+/// A copy count asked for with `--copies`: a number of copies, or a multiple of the
+/// full-width count N (`2x`: two copies per usable CPU, as byte-unixbench users run to load
+/// a many-core machine fully).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyCount {
+    Exact(usize),
+    PerCpu(usize),
+}
+
+/// At most this many copies per usable CPU, and this many in all.
+const MAX_PER_CPU: usize = 64;
+const MAX_COPIES: usize = 65_536;
+
+impl std::str::FromStr for CopyCount {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<CopyCount, String> {
+        let (digits, per_cpu) = match s.strip_suffix(['x', 'X']) {
+            Some(d) => (d, true),
+            None => (s, false),
+        };
+        let n: usize = digits.parse().map_err(|_| {
+            format!("'{s}' is neither a copy count (4) nor a multiple of the CPUs (2x)")
+        })?;
+        match (per_cpu, n) {
+            (_, 0) => Err("a copy count is at least 1".into()),
+            (true, n) if n > MAX_PER_CPU => Err(format!("at most {MAX_PER_CPU}x the CPUs")),
+            (false, n) if n > MAX_COPIES => Err(format!("at most {MAX_COPIES} copies")),
+            (true, n) => Ok(CopyCount::PerCpu(n)),
+            (false, n) => Ok(CopyCount::Exact(n)),
+        }
+    }
+}
+
+impl CopyCount {
+    /// The number of copies on a machine whose full-width count is `n`.
+    pub fn resolve(self, n: usize) -> usize {
+        match self {
+            CopyCount::Exact(c) => c,
+            CopyCount::PerCpu(k) => k * n.max(1),
+        }
+    }
+}
+
 /// The full-width copy count and the words that say where it comes from: the usable CPUs
 /// (affinity ∩ cpuset ∩ online), narrowed by a CPU quota rounded up (so the copies can use
 /// all of it), never below 1.
@@ -505,6 +549,24 @@ mod tests {
         let (n, why) = full_width(&cpus);
         assert_eq!(n, 12);
         assert!(why.contains("cpuset") && why.contains("wider"), "{why}");
+    }
+
+    #[test]
+    fn copy_counts_are_numbers_or_multiples_of_n() {
+        let parse = |s: &str| s.parse::<CopyCount>();
+        assert_eq!(parse("4"), Ok(CopyCount::Exact(4)));
+        assert_eq!(parse("2x"), Ok(CopyCount::PerCpu(2)));
+        assert_eq!(parse("3X"), Ok(CopyCount::PerCpu(3)));
+        assert_eq!(parse("2x").unwrap().resolve(2), 4);
+        assert_eq!(parse("1x").unwrap().resolve(256), 256);
+        assert_eq!(parse("5").unwrap().resolve(256), 5);
+        for bad in [
+            "0", "0x", "x", "", "-1", "2.5", "two", "2xx", "65x", "65537", " 2",
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?} accepted");
+        }
+        assert_eq!(parse("64x"), Ok(CopyCount::PerCpu(64)));
+        assert_eq!(parse("65536"), Ok(CopyCount::Exact(65_536)));
     }
 
     struct Count;

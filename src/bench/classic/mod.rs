@@ -229,21 +229,29 @@ fn plan(length: Length, full: bool) -> (usize, Duration) {
     }
 }
 
-/// The copy counts to run, each with the words that say where it comes from.
+/// The copy counts to run, each with the words that say where it comes from, in the order
+/// asked and each once.
 pub fn copy_counts(ctx: &RunContext) -> Vec<(usize, String)> {
     let (n, basis) = copies::full_width(&ctx.probe.cpus);
     match &ctx.options.copies {
-        Some(list) => list
-            .iter()
-            .map(|c| {
-                let why = if *c == n {
-                    basis.clone()
-                } else {
-                    format!("{c} copies: asked with --copies")
+        Some(list) => {
+            let mut out: Vec<(usize, String)> = Vec::new();
+            for asked in list {
+                let c = asked.resolve(n);
+                if out.iter().any(|(seen, _)| *seen == c) {
+                    continue;
+                }
+                let why = match asked {
+                    _ if c == n => basis.clone(),
+                    copies::CopyCount::PerCpu(k) => {
+                        format!("{c} copies: asked as {k}x the {n} of N ({basis})")
+                    }
+                    copies::CopyCount::Exact(_) => format!("{c} copies: asked with --copies"),
                 };
-                (*c, why)
-            })
-            .collect(),
+                out.push((c, why));
+            }
+            out
+        }
         None if n > 1 => vec![(1, "1 copy".into()), (n, basis)],
         None => vec![(1, format!("1 copy; {basis}"))],
     }
@@ -334,8 +342,13 @@ impl Classic {
             });
             per_pass.push(out);
         }
+        let (n, _) = copies::full_width(&ctx.probe.cpus);
         let mut params: std::collections::BTreeMap<String, Value> = [
             ("copies".to_string(), json!(copies)),
+            (
+                "copies_per_cpu".to_string(),
+                json!(copies as f64 / n as f64),
+            ),
             ("copies_basis".to_string(), json!(basis)),
             ("passes".to_string(), json!(passes)),
             ("window_s".to_string(), json!(window.as_secs_f64())),
