@@ -16,9 +16,30 @@ fn a_short_classic_run_scores_and_scales() {
         "1,2",
     ]);
     truebench::result::validate(&doc).unwrap();
-    let results = doc["results"].as_array().unwrap();
+    let all = doc["results"].as_array().unwrap();
+    // The context-switch pair also ran pinned to one CPU and split over two, 1 and 2 copies.
+    let (pinned, results): (Vec<_>, Vec<_>) =
+        all.iter().partition(|r| r["params"].get("pair").is_some());
     assert_eq!(results.len(), 6, "3 tests x 2 copy counts");
-    for r in results {
+    let usable = doc["env"]["cpus"]["usable"].as_array().unwrap().len();
+    assert_eq!(pinned.len(), if usable >= 2 { 4 } else { 2 }, "{pinned:?}");
+    for r in &pinned {
+        assert_eq!(r["benchmark"], "classic.context-switch@1");
+        let (pair, together) = match r["params"]["pair"].as_str().unwrap() {
+            "same-cpu" => ("same-cpu", 1.0),
+            "cross-cpu" => ("cross-cpu", 0.0),
+            p => panic!("pair {p}"),
+        };
+        assert_eq!(r["placement"]["name"], pair);
+        // Pinned: every observation saw the pair where it was put.
+        assert_eq!(
+            r["placement"]["observed"]["colocated_fraction"].as_f64(),
+            Some(together),
+            "{pair}: {}",
+            r["placement"]["observed"]
+        );
+    }
+    for r in &results {
         let copies = r["params"]["copies"].as_u64().unwrap();
         let median = r["stats"]["median"].as_f64().unwrap();
         let baseline = r["derived"]["baseline"].as_f64().unwrap();
@@ -59,6 +80,7 @@ fn a_short_classic_run_scores_and_scales() {
     let ctx = results
         .iter()
         .find(|r| r["benchmark"] == "classic.context-switch@1")
+        .copied()
         .unwrap();
     assert!(
         ctx["placement"]["observed"]["observations"]
@@ -77,8 +99,7 @@ fn a_short_classic_run_scores_and_scales() {
     assert!(ix["N"].as_f64().unwrap() > 0.0);
     assert_eq!(ix["partial"], true);
     assert_eq!(ix["tests"]["1"], 3);
-    let usable = doc["env"]["cpus"]["usable"].as_array().unwrap().len() as u64;
-    assert_eq!(ix["n"].as_u64().unwrap(), usable.max(1));
+    assert_eq!(ix["n"].as_u64().unwrap(), usable.max(1) as u64);
 }
 
 #[test]

@@ -61,12 +61,13 @@ pub fn render(doc: &RunDocument) -> Option<String> {
             .unwrap_or("")
             .to_string();
         let fsync = r.params.get("fsync").and_then(|v| v.as_bool()) == Some(true);
+        let pair = r.params.get("pair").and_then(|v| v.as_str());
         let d = |k: &str| r.derived.get(k).map(|v| num(*v)).unwrap_or_default();
         t.add_row(vec![
-            if fsync {
-                format!("{name} (fsync)")
-            } else {
-                name
+            match (fsync, pair) {
+                (true, _) => format!("{name} (fsync)"),
+                (_, Some(p)) => format!("{name} (pinned {p})"),
+                _ => name,
             },
             r.params
                 .get("copies")

@@ -29,18 +29,19 @@ static TESTS: [&Classic; INDEX_TESTS] = [
     &SYSCALL,
 ];
 
-/// A copy worker (`truebench __classic-copy FD INDEX COPIES PIN TEST DIR FSYNC`), exec'd by
+/// A copy worker (`truebench __classic-copy FD INDEX COPIES PIN TEST DIR VARIANT`), exec'd by
 /// a pass: it builds the named test's work and runs it as the copy.
 pub fn copy_worker(args: &[String]) -> ! {
     copies::worker(args, &|rest, i| {
-        let [id, dir, fsync] = rest else {
-            return Err("TEST DIR FSYNC expected".into());
+        let [id, dir, variant] = rest else {
+            return Err("TEST DIR VARIANT expected".into());
         };
+        let variant: Variant = variant.parse()?;
         let t = TESTS
             .iter()
             .find(|t| t.id == id)
             .ok_or_else(|| format!("no classic test {id}"))?;
-        t.make(Path::new(dir), i, fsync == "true")
+        t.make(Path::new(dir), i, &variant)
     })
 }
 
@@ -77,6 +78,68 @@ enum Kind {
     ProcessCreation,
     Shell(usize),
     Syscall,
+}
+
+/// What a test runs besides its plain form: the file copies flushed (`--fsync`), and the
+/// context-switch pair pinned to one CPU or split over two, measured in the same run so the
+/// index can say how far the scheduler's placement moves it. None of these enter the index.
+#[derive(Debug, Clone, PartialEq)]
+enum Variant {
+    Plain,
+    Fsync,
+    /// Each pair on its copy's CPU (the partner inherits the copy's pin).
+    PairSameCpu,
+    /// Copy i's partner pinned to `partners[i % len]`, another CPU than the copy's.
+    PairCrossCpu {
+        partners: Vec<u32>,
+    },
+}
+
+impl Variant {
+    /// The pair placement it pins, if any: `same-cpu` or `cross-cpu`.
+    fn pair(&self) -> Option<&'static str> {
+        match self {
+            Variant::PairSameCpu => Some("same-cpu"),
+            Variant::PairCrossCpu { .. } => Some("cross-cpu"),
+            _ => None,
+        }
+    }
+}
+
+/// How a variant travels to an exec'd copy worker.
+impl std::fmt::Display for Variant {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            Variant::Plain => write!(f, "plain"),
+            Variant::Fsync => write!(f, "fsync"),
+            Variant::PairSameCpu => write!(f, "same-cpu"),
+            Variant::PairCrossCpu { partners } => {
+                let list: Vec<String> = partners.iter().map(u32::to_string).collect();
+                write!(f, "cross-cpu:{}", list.join(","))
+            }
+        }
+    }
+}
+
+impl std::str::FromStr for Variant {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Variant, String> {
+        Ok(match s {
+            "plain" => Variant::Plain,
+            "fsync" => Variant::Fsync,
+            "same-cpu" => Variant::PairSameCpu,
+            _ => {
+                let list = s
+                    .strip_prefix("cross-cpu:")
+                    .ok_or_else(|| format!("unknown variant {s}"))?;
+                let partners = list
+                    .split(',')
+                    .map(|c| c.parse::<u32>().map_err(|e| format!("{s}: {e}")))
+                    .collect::<Result<Vec<u32>, String>>()?;
+                Variant::PairCrossCpu { partners }
+            }
+        })
+    }
 }
 
 /// One classic test.
@@ -258,11 +321,32 @@ pub fn copy_counts(ctx: &RunContext) -> Vec<(usize, String)> {
 }
 
 impl Classic {
-    /// The variants to run: the file copies also with fsync when `--fsync` asks.
-    fn variants(&self, ctx: &RunContext) -> Vec<bool> {
+    /// The variants to run: the file copies also with fsync when `--fsync` asks; the
+    /// context-switch pair also pinned to one CPU and split over two CPUs (each an Err with
+    /// the reason where it cannot exist here).
+    fn variants(&self, ctx: &RunContext) -> Vec<Result<Variant, (String, String)>> {
         match self.kind {
-            Kind::FileCopy { .. } if ctx.options.fsync => vec![false, true],
-            _ => vec![false],
+            Kind::FileCopy { .. } if ctx.options.fsync => {
+                vec![Ok(Variant::Plain), Ok(Variant::Fsync)]
+            }
+            Kind::ContextSwitch => {
+                let order = crate::placement::spread_order(ctx.probe);
+                let cross = if order.len() < 2 {
+                    Err((
+                        "cross-cpu".to_string(),
+                        "one usable CPU: the pair cannot be split over two CPUs".to_string(),
+                    ))
+                } else {
+                    // Copy i runs on order[i]; its partner on the next CPU of the spread
+                    // order (another core, LLC or node first).
+                    let partners = (0..order.len())
+                        .map(|i| order[(i + 1) % order.len()])
+                        .collect();
+                    Ok(Variant::PairCrossCpu { partners })
+                };
+                vec![Ok(Variant::Plain), Ok(Variant::PairSameCpu), cross]
+            }
+            _ => vec![Ok(Variant::Plain)],
         }
     }
 
@@ -275,7 +359,8 @@ impl Classic {
         }
     }
 
-    fn make(&self, dir: &Path, copy: usize, fsync: bool) -> Result<Box<dyn Work>, String> {
+    fn make(&self, dir: &Path, copy: usize, variant: &Variant) -> Result<Box<dyn Work>, String> {
+        let fsync = *variant == Variant::Fsync;
         let own = dir.join(format!("copy-{copy}"));
         let mkdir = || std::fs::create_dir_all(&own).map_err(|e| format!("{}: {e}", own.display()));
         Ok(match self.kind {
@@ -287,7 +372,12 @@ impl Classic {
                 Box::new(work::file_copy(&own, buf, file_kb, fsync)?)
             }
             Kind::Pipe => Box::new(work::pipe_throughput()?),
-            Kind::ContextSwitch => Box::new(work::context_switch()?),
+            Kind::ContextSwitch => Box::new(work::context_switch(match variant {
+                Variant::PairCrossCpu { partners } if !partners.is_empty() => {
+                    Some(partners[copy % partners.len()])
+                }
+                _ => None,
+            })?),
             Kind::ProcessCreation => Box::new(work::ProcessCreation),
             Kind::Shell(k) => {
                 mkdir()?;
@@ -303,13 +393,11 @@ impl Classic {
         ctx: &RunContext,
         copies: usize,
         basis: &str,
-        fsync: bool,
+        variant: &Variant,
         one_copy_median: Option<f64>,
     ) -> anyhow::Result<BenchResult> {
         let (passes, window) = plan(self.length, ctx.options.full);
-        let pins: Option<Vec<u32>> = ctx
-            .options
-            .pin
+        let pins: Option<Vec<u32>> = (ctx.options.pin || variant.pair().is_some())
             .then(|| crate::placement::spread_order(ctx.probe));
         let dir = tempfile::Builder::new()
             .prefix("truebench-classic-")
@@ -324,7 +412,7 @@ impl Classic {
             args: vec![
                 self.id.to_string(),
                 dir.path().display().to_string(),
-                fsync.to_string(),
+                variant.to_string(),
             ],
         };
         // A short warm-up pass (caches, page faults, the binary in the page cache), not kept.
@@ -361,7 +449,12 @@ impl Classic {
         .collect();
         match self.kind {
             Kind::FileCopy { .. } => {
-                params.insert("fsync".into(), json!(fsync));
+                params.insert("fsync".into(), json!(*variant == Variant::Fsync));
+            }
+            Kind::ContextSwitch => {
+                if let Some(pair) = variant.pair() {
+                    params.insert("pair".into(), json!(pair));
+                }
             }
             Kind::Execl => {
                 params.insert("exec_target".into(), json!(work::EXECL_LINK_NAME));
@@ -372,11 +465,19 @@ impl Classic {
             _ => {}
         }
         let placement = match &pins {
-            Some(p) => Placement {
-                name: "per-copy".into(),
-                cpus: Some((0..copies).map(|i| p[i % p.len()]).collect()),
-                observed: Some(self.observed(&per_pass)),
-            },
+            Some(p) => {
+                let mut cpus: Vec<u32> = (0..copies).map(|i| p[i % p.len()]).collect();
+                if let Variant::PairCrossCpu { partners } = variant {
+                    cpus.extend((0..copies).map(|i| partners[i % partners.len()]));
+                    cpus.sort_unstable();
+                    cpus.dedup();
+                }
+                Placement {
+                    name: variant.pair().unwrap_or("per-copy").into(),
+                    cpus: Some(cpus),
+                    observed: Some(self.observed(&per_pass)),
+                }
+            }
             None => Placement {
                 observed: Some(self.observed(&per_pass)),
                 ..Placement::os()
@@ -473,7 +574,7 @@ impl Benchmark for Classic {
     }
 
     fn planned(&self, ctx: &RunContext) -> usize {
-        copy_counts(ctx).len() * self.variants(ctx).len()
+        copy_counts(ctx).len() * self.variants(ctx).iter().filter(|v| v.is_ok()).count()
     }
 
     fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(Emitted)) -> anyhow::Result<()> {
@@ -487,10 +588,23 @@ impl Benchmark for Classic {
             }
             return Ok(());
         }
-        for fsync in self.variants(ctx) {
+        for variant in self.variants(ctx) {
+            let variant = match variant {
+                Ok(v) => v,
+                Err((name, reason)) => {
+                    for (c, _) in copy_counts(ctx) {
+                        emit(Emitted::Skipped(Skipped {
+                            benchmark: self.id.into(),
+                            case: format!("copies={c},pair={name}"),
+                            reason: reason.clone(),
+                        }));
+                    }
+                    continue;
+                }
+            };
             let mut one_copy = None;
             for (c, basis) in copy_counts(ctx) {
-                let r = self.measure(ctx, c, &basis, fsync, one_copy)?;
+                let r = self.measure(ctx, c, &basis, &variant, one_copy)?;
                 if c == 1 {
                     one_copy = Some(r.stats.median);
                 }
@@ -531,7 +645,7 @@ mod tests {
         ];
         for (t, lo, hi) in cases {
             let window = if t.length == Length::Shell { 400 } else { 60 };
-            let make = |i: usize| t.make(dir.path(), i, false);
+            let make = |i: usize| t.make(dir.path(), i, &Variant::Plain);
             let out = copies::pass(
                 1,
                 None,
@@ -553,7 +667,7 @@ mod tests {
     #[test]
     fn the_file_copy_with_fsync_still_copies() {
         let dir = tempfile::tempdir().unwrap();
-        let make = |i: usize| FILE_COPY_256.make(dir.path(), i, true);
+        let make = |i: usize| FILE_COPY_256.make(dir.path(), i, &Variant::Fsync);
         let out = copies::pass(
             1,
             None,

@@ -99,9 +99,10 @@ fn copies_of(r: &BenchResult) -> Option<u64> {
         .flatten()
 }
 
-/// A variant that UnixBench does not run (the file copies with fsync) stays out of the index.
-fn is_variant(r: &BenchResult) -> bool {
-    r.params.get("fsync").and_then(|v| v.as_bool()) == Some(true)
+/// A variant that UnixBench does not run (the file copies with fsync, the context-switch
+/// pair pinned) stays out of the index.
+pub fn is_variant(r: &BenchResult) -> bool {
+    r.params.get("fsync").and_then(|v| v.as_bool()) == Some(true) || r.params.contains_key("pair")
 }
 
 #[cfg(test)]

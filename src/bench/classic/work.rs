@@ -180,7 +180,9 @@ impl Work for ContextSwitch {
     }
 }
 
-pub fn context_switch() -> Result<ContextSwitch, String> {
+/// A pair: this copy and a forked partner that echoes; the partner stays where the copy is
+/// pinned, or pins itself to `partner_cpu`.
+pub fn context_switch(partner_cpu: Option<u32>) -> Result<ContextSwitch, String> {
     let a = pipe()?;
     let b = pipe()?;
     // SAFETY: the partner only echoes numbers and leaves with _exit.
@@ -188,6 +190,9 @@ pub fn context_switch() -> Result<ContextSwitch, String> {
         -1 => Err(errno_text("fork of the partner")),
         0 => unsafe {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if let Some(cpu) = partner_cpu {
+                crate::placement::pin_raw(cpu);
+            }
             libc::close(a[1]);
             libc::close(b[0]);
             while let Some(v) = read_u64(a[0]) {
