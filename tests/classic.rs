@@ -99,6 +99,13 @@ fn a_short_classic_run_scores_and_scales() {
     assert!(ix["N"].as_f64().unwrap() > 0.0);
     assert_eq!(ix["partial"], true);
     assert_eq!(ix["tests"]["1"], 3);
+    // The index's placement range: same-CPU and cross-CPU context-switch in the same run.
+    let range = &ix["placement_range"]["1"];
+    assert!(range["ci95_low"].as_f64().unwrap() <= ix["1"].as_f64().unwrap());
+    assert!(range["same_cpu"].as_f64().unwrap() > 0.0, "{range}");
+    if usable >= 2 {
+        assert!(range["cross_cpu"].as_f64().unwrap() > 0.0, "{range}");
+    }
     assert_eq!(ix["n"].as_u64().unwrap(), usable.max(1) as u64);
 }
 

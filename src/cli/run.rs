@@ -355,6 +355,14 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
             n,
             &basis,
         ));
+        let ranges = crate::bench::classic::score::placement_ranges(&doc.results, n);
+        doc.findings
+            .extend(crate::findings::classic::index_placement_sensitive(
+                &ranges, n as u64,
+            ));
+        if let Some(serde_json::Value::Object(ix)) = doc.indexes.as_mut() {
+            ix.insert("placement_range".into(), serde_json::to_value(&ranges)?);
+        }
     }
     super::store_and_print(&mut store, &doc, a.json, &db_path, "run")
 }

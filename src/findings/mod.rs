@@ -1,6 +1,7 @@
 //! Findings: rules that turn evidence into an explanation with the numbers that support
 //! it. Ids are stable (DESIGN.md); each finding cites its evidence.
 
+pub mod classic;
 pub mod memory;
 pub mod noise;
 pub mod placement;

@@ -118,6 +118,16 @@ pub fn render(doc: &RunDocument) -> Option<String> {
                 v(&ix["unixbench_style"][k.as_str()]),
                 ix["tests"][k.as_str()],
             ));
+            if let Some(r) = ix.get("placement_range").and_then(|p| p.get(k.as_str())) {
+                let v = |x: &serde_json::Value| x.as_f64().map(num).unwrap_or_else(|| "-".into());
+                out.push_str(&format!(
+                    "  its 95% CI {} – {}; with the context-switch pair pinned to one CPU {}, split over two CPUs {}\n",
+                    v(&r["ci95_low"]),
+                    v(&r["ci95_high"]),
+                    v(&r["same_cpu"]),
+                    v(&r["cross_cpu"]),
+                ));
+            }
         }
         out.push_str(&format!(
             "N = {}{}\n",

@@ -4,7 +4,9 @@
 //! copies. Pure functions, tested on fixed samples.
 
 use crate::result::BenchResult;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
 
 /// A test's index: 10 × rate / baseline (George, a SPARCstation 20-61, scores 10).
 pub fn index(rate: f64, baseline: f64) -> f64 {
@@ -92,6 +94,115 @@ pub fn suite_indexes(results: &[BenchResult], tests: usize, n: usize, basis: &st
     Value::Object(out)
 }
 
+/// How far the suite index of one copy count can be trusted: the index as measured (the
+/// context-switch pair placed by the scheduler, as UnixBench runs it), the same index with
+/// context-switch taken from its pinned runs (pair on one CPU, pair split over two CPUs,
+/// both measured in the same run), and the index's own 95% CI (the geometric mean of the
+/// tests' CI bounds as indexes).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlacementRange {
+    pub observed: f64,
+    /// The context-switch pair's observed co-location (0..1), when it was observed.
+    pub colocated_fraction: Option<f64>,
+    pub same_cpu: Option<f64>,
+    pub cross_cpu: Option<f64>,
+    pub ci95_low: f64,
+    pub ci95_high: f64,
+    /// The context-switch test's own index, observed, same CPU and cross CPU.
+    pub context_switch: [Option<f64>; 3],
+}
+
+impl PlacementRange {
+    /// The lowest and highest of the three indexes.
+    pub fn span(&self) -> (f64, f64) {
+        [Some(self.observed), self.same_cpu, self.cross_cpu]
+            .into_iter()
+            .flatten()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                (lo.min(v), hi.max(v))
+            })
+    }
+}
+
+/// The placement range of the index for every copy count whose context-switch test ran,
+/// keyed like the indexes (copy counts, and `N`).
+pub fn placement_ranges(results: &[BenchResult], n: usize) -> BTreeMap<String, PlacementRange> {
+    let mut counts: Vec<u64> = results.iter().filter_map(copies_of).collect();
+    counts.sort_unstable();
+    counts.dedup();
+    let mut out = BTreeMap::new();
+    for c in counts {
+        let at = |r: &&BenchResult| copies_of(r) == Some(c);
+        let is_ctx = |r: &BenchResult| r.benchmark.starts_with("classic.context-switch@");
+        let pair = |r: &BenchResult| {
+            r.params
+                .get("pair")
+                .and_then(|v| v.as_str())
+                .map(String::from)
+        };
+        let plain: Vec<&BenchResult> = results
+            .iter()
+            .filter(at)
+            .filter(|r| !is_variant(r))
+            .collect();
+        let Some(ctx) = plain.iter().find(|r| is_ctx(r)) else {
+            continue;
+        };
+        let pinned = |name: &str| {
+            results
+                .iter()
+                .filter(at)
+                .filter(|r| is_ctx(r))
+                .find(|r| pair(r).as_deref() == Some(name))
+                .and_then(|r| r.derived.get("index").copied())
+        };
+        let others: Vec<f64> = plain
+            .iter()
+            .filter(|r| !is_ctx(r))
+            .filter_map(|r| r.derived.get("index").copied())
+            .collect();
+        let with = |ctx_index: Option<f64>| {
+            let mut v = others.clone();
+            v.push(ctx_index?);
+            geometric_mean(&v)
+        };
+        let bound = |pick: fn(&BenchResult) -> f64| -> Option<f64> {
+            let v: Option<Vec<f64>> = plain
+                .iter()
+                .map(|r| Some(index(pick(r), *r.derived.get("baseline")?)))
+                .collect();
+            geometric_mean(&v?)
+        };
+        let observed_ctx = ctx.derived.get("index").copied();
+        let (Some(observed), Some(lo), Some(hi)) = (
+            with(observed_ctx),
+            bound(|r| r.stats.ci95_low),
+            bound(|r| r.stats.ci95_high),
+        ) else {
+            continue;
+        };
+        let range = PlacementRange {
+            observed,
+            colocated_fraction: ctx
+                .placement
+                .observed
+                .as_ref()
+                .and_then(|o| o.get("colocated_fraction"))
+                .and_then(|v| v.as_f64()),
+            same_cpu: with(pinned("same-cpu")),
+            cross_cpu: with(pinned("cross-cpu")),
+            ci95_low: lo,
+            ci95_high: hi,
+            context_switch: [observed_ctx, pinned("same-cpu"), pinned("cross-cpu")],
+        };
+        if c as usize == n {
+            out.insert("N".to_string(), range.clone());
+        }
+        out.insert(c.to_string(), range);
+    }
+    out
+}
+
 fn copies_of(r: &BenchResult) -> Option<u64> {
     r.benchmark
         .starts_with("classic.")
@@ -166,6 +277,55 @@ mod tests {
         r.derived.insert("index".into(), idx);
         r.derived.insert("unixbench_index".into(), ub);
         r
+    }
+
+    fn with_ci(mut r: BenchResult, lo: f64, hi: f64) -> BenchResult {
+        r.stats.ci95_low = lo;
+        r.stats.ci95_high = hi;
+        r.derived.insert("baseline".into(), 100.0);
+        r
+    }
+
+    /// Context-switch at 1 copy: the scheduler's figure, and its two pinned runs.
+    fn swing(observed: f64, same: f64, cross: f64) -> Vec<BenchResult> {
+        let ctx = |pair: Option<&str>, idx: f64| {
+            let mut params = json!({"copies": 1});
+            if let Some(p) = pair {
+                params["pair"] = json!(p);
+            }
+            let mut r = result("classic.context-switch@1", "os", None, params, 100.0);
+            r.derived.insert("index".into(), idx);
+            // Rates 10 index points either side (baseline 100: index = rate / 10).
+            with_ci(r, idx * 10.0 - 100.0, idx * 10.0 + 100.0)
+        };
+        let mut sys = classic("syscall", 1, 100.0, 100.0, false);
+        sys = with_ci(sys, 900.0, 1100.0);
+        vec![
+            sys,
+            ctx(None, observed),
+            ctx(Some("same-cpu"), same),
+            ctx(Some("cross-cpu"), cross),
+        ]
+    }
+
+    #[test]
+    fn the_placement_range_replaces_context_switch_by_its_pinned_runs() {
+        let r = &placement_ranges(&swing(838.0, 900.0, 44.0), 2)["1"];
+        assert!((r.observed - (100.0f64 * 838.0).sqrt()).abs() < 1e-9);
+        assert!((r.same_cpu.unwrap() - (100.0f64 * 900.0).sqrt()).abs() < 1e-9);
+        assert!((r.cross_cpu.unwrap() - (100.0f64 * 44.0).sqrt()).abs() < 1e-9);
+        assert_eq!(r.context_switch, [Some(838.0), Some(900.0), Some(44.0)]);
+        // The CI: geometric mean of the bounds as indexes (90 and 828 / 110 and 848).
+        assert!((r.ci95_low - (90.0f64 * 828.0).sqrt()).abs() < 1e-9);
+        assert!((r.ci95_high - (110.0f64 * 848.0).sqrt()).abs() < 1e-9);
+        let (lo, hi) = r.span();
+        assert_eq!((lo, hi), (r.cross_cpu.unwrap(), r.same_cpu.unwrap()));
+        // The pinned runs do not enter the suite index itself.
+        let ix = suite_indexes(&swing(838.0, 900.0, 44.0), 2, 2, "");
+        assert!((ix["1"].as_f64().unwrap() - r.observed).abs() < 1e-9);
+        // N is keyed too when the copy count is N; without context-switch there is no range.
+        assert!(placement_ranges(&swing(838.0, 900.0, 44.0), 1).contains_key("N"));
+        assert!(placement_ranges(&swing(838.0, 900.0, 44.0)[..1], 2).is_empty());
     }
 
     #[test]
