@@ -20,7 +20,9 @@ pub fn index_placement_sensitive(
         .filter_map(|(k, r)| {
             let copies: u64 = k.parse().ok()?;
             let (lo, hi) = r.span();
-            if !(hi - lo > r.ci95_high - r.ci95_low) {
+            // NaN compares false: no claim without a real, wider range.
+            let wider = hi - lo > r.ci95_high - r.ci95_low;
+            if !wider {
                 return None;
             }
             let label = copies_label(copies, n);
