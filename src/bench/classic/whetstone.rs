@@ -9,9 +9,9 @@
 //!
 //! The revision matters for speed, not only for the answers: its procedure-call module
 //! carries Y and Z from one call to the next, so every call depends on the one before. In
-//! the 1976 form the call's inputs never change, and a compiler computes it once and drops
-//! the loop (version 1 of this test did exactly that: 40% of the loop passes measured
-//! nothing; docs/peers.md has the measurement).
+//! the 1976 form the call's inputs never change, and a compiler computes it once, leaving
+//! a loop that only stores that answer (version 1 of this test did exactly that: 40% of the
+//! loop passes measured nothing; docs/peers.md has the measurement).
 //!
 //! Each module's starting state enters through `black_box`, so the compiler cannot compute
 //! a module's answer ahead of time; the constants T, T1 and T2 are plain constants, as in
