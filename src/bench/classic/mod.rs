@@ -165,7 +165,7 @@ pub static DHRYSTONE: Classic = Classic {
     length: Length::Long,
 };
 pub static WHETSTONE: Classic = Classic {
-    id: "classic.whetstone@1",
+    id: "classic.whetstone@2",
     what: "double-precision Whetstone, millions of Whetstone instructions per second, MWIPS",
     kind: Kind::Whetstone,
     unit: "MWIPS",
