@@ -7,6 +7,7 @@ pub mod clock;
 pub mod cpulist;
 pub mod cpus;
 pub mod kernel;
+pub mod kinds;
 pub mod numa;
 pub mod pmu;
 pub mod sysroot;

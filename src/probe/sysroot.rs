@@ -44,10 +44,17 @@ impl SysRoot {
         self.root.join(rel)
     }
 
-    /// The file's content, with trailing whitespace trimmed.
+    /// The file's content, with trailing whitespace and NULs trimmed (some kernels end
+    /// sysfs files with `\n\0`).
     pub fn read(&self, rel: impl AsRef<Path>) -> io::Result<String> {
         let s = std::fs::read_to_string(self.path(rel))?;
-        Ok(s.trim_end().to_string())
+        Ok(s.trim_end_matches(|c: char| c == '\0' || c.is_whitespace())
+            .to_string())
+    }
+
+    /// The file's content as it is, or None when absent, unreadable or not text.
+    pub fn read_raw(&self, rel: impl AsRef<Path>) -> Option<String> {
+        std::fs::read_to_string(self.path(rel)).ok()
     }
 
     /// The file's content, or None when it is absent or unreadable.
