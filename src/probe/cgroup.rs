@@ -1,9 +1,10 @@
 //! The cgroup limits on this process: cpuset (v2 `cpuset.cpus.effective`, v1
-//! `cpuset.effective_cpus`) and CPU quota (v2 `cpu.max`, v1 `cpu.cfs_quota_us` /
+//! `cpuset.effective_cpus`), its memory nodes (v2 `cpuset.mems.effective`, v1
+//! `cpuset.effective_mems`) and CPU quota (v2 `cpu.max`, v1 `cpu.cfs_quota_us` /
 //! `cpu.cfs_period_us`), found through /proc/self/cgroup and /proc/self/mountinfo.
 //! Quotas are walked up to the mount root, since any ancestor's quota binds.
 
-use super::cpulist::parse_list;
+use super::cpulist::read_list_file;
 use super::sysroot::SysRoot;
 use super::Unavailable;
 use procfs_core::process::MountInfos;
@@ -19,6 +20,9 @@ pub struct CgroupInfo {
     pub paths: std::collections::BTreeMap<String, String>,
     /// CPUs of the cpuset, or None when no cpuset controller applies.
     pub cpuset: Option<Vec<u32>>,
+    /// Memory nodes of the cpuset, or None when no cpuset controller applies.
+    #[serde(default)]
+    pub mems: Option<Vec<u32>>,
     /// The tightest CPU quota in CPUs (quota / period), or None when unlimited.
     pub quota_cpus: Option<f64>,
     pub quota_us: Option<i64>,
@@ -217,6 +221,7 @@ pub fn read_for(root: &SysRoot, pid: &str, missing: &mut Unavailable) -> Option<
         hierarchy: hierarchy.into(),
         paths: Default::default(),
         cpuset: None,
+        mems: None,
         quota_cpus: None,
         quota_us: None,
         period_us: None,
@@ -237,21 +242,45 @@ pub fn read_for(root: &SysRoot, pid: &str, missing: &mut Unavailable) -> Option<
         Some((m, path)) => {
             info.paths.insert("cpuset".into(), path.clone());
             let dir = cgroup_dir(root, m, &path);
-            let names: &[&str] = if m.v2 {
-                &["cpuset.cpus.effective"]
+            let (cpus, mems): (&[&str], &[&str]) = if m.v2 {
+                (&["cpuset.cpus.effective"], &["cpuset.mems.effective"])
             } else {
-                &["cpuset.effective_cpus", "cpuset.cpus"]
+                (
+                    &["cpuset.effective_cpus", "cpuset.cpus"],
+                    &["cpuset.effective_mems", "cpuset.mems"],
+                )
             };
-            info.cpuset = names
-                .iter()
-                .find_map(|n| read_file(&dir, n))
-                .and_then(|s| parse_list(&s).ok())
-                .filter(|v| !v.is_empty());
+            // The first file that exists decides; garbage in it leaves the set unknown.
+            let set = |names: &[&str]| {
+                names
+                    .iter()
+                    .map(|n| dir.join(n))
+                    .find(|p| p.exists())
+                    .and_then(|p| read_list_file(&p).ok())
+                    .filter(|v| !v.is_empty())
+            };
+            info.cpuset = set(cpus);
+            info.mems = set(mems);
+            if info.mems.is_none() {
+                missing.add(
+                    "cpus.cgroup_mems",
+                    &format!(
+                        "no readable {} in this process's cpuset cgroup",
+                        mems.join(" or ")
+                    ),
+                );
+            }
         }
-        None => missing.add(
-            "cpus.cgroup_cpuset",
-            "no cpuset controller applies to this process",
-        ),
+        None => {
+            missing.add(
+                "cpus.cgroup_cpuset",
+                "no cpuset controller applies to this process",
+            );
+            missing.add(
+                "cpus.cgroup_mems",
+                "no cpuset controller applies to this process",
+            );
+        }
     }
 
     match locate("cpu") {

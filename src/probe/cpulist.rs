@@ -81,6 +81,12 @@ pub fn read_cpus(root: &SysRoot, list: &str, mask: &str) -> Result<Vec<u32>, Str
     Err(why.join("; "))
 }
 
+/// A list file outside the system-root layout (a cgroup directory found by path).
+pub fn read_list_file(path: &std::path::Path) -> Result<Vec<u32>, String> {
+    let s = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    parse_list(&s).map_err(|e| format!("{}: {e}", path.display()))
+}
+
 /// Format sorted CPU numbers as a compact range list (`0-3,8`).
 pub fn format_list(cpus: &[u32]) -> String {
     let mut sorted = cpus.to_vec();
