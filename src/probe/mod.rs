@@ -86,13 +86,11 @@ pub struct ProbeDoc {
 
 /// Nodes with memory, narrowed by the cgroup's mems and the task's `Mems_allowed_list`.
 fn usable_mems(root: &SysRoot, numa: &numa::Numa, cgroup_mems: Option<&Vec<u32>>) -> Vec<u32> {
-    let allowed = root
-        .read_opt("/proc/self/status")
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Mems_allowed_list:"))
-                .and_then(|v| cpulist::parse_list(v).ok())
-        });
+    let allowed = root.read_opt("/proc/self/status").and_then(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("Mems_allowed_list:"))
+            .and_then(|v| cpulist::parse_list(v).ok())
+    });
     numa.nodes
         .iter()
         .filter(|n| n.has_memory())

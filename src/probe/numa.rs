@@ -77,10 +77,7 @@ impl Numa {
                 .filter(|i| candidates.contains(i))
                 .collect();
             if !hit.is_empty() {
-                return (
-                    hit,
-                    format!("initiators of node {target} (HMAT access0)"),
-                );
+                return (hit, format!("initiators of node {target} (HMAT access0)"));
             }
         }
         let best = candidates
@@ -169,7 +166,10 @@ fn side_cache(root: &SysRoot, d: &str) -> Option<u64> {
 /// One row of the distance matrix: whitespace-separated numbers, all of them or nothing.
 fn distance_row(s: &str) -> Result<Vec<u32>, String> {
     s.split_whitespace()
-        .map(|x| x.parse::<u32>().map_err(|_| format!("'{x}' is not a distance")))
+        .map(|x| {
+            x.parse::<u32>()
+                .map_err(|_| format!("'{x}' is not a distance"))
+        })
         .collect()
 }
 
@@ -218,14 +218,13 @@ pub fn read(root: &SysRoot, online: &[u32], missing: &mut Unavailable) -> Numa {
     for id in ids {
         let d = format!("{NODE_DIR}/node{id}");
         // The kind follows the node's CPUs, online or not; `cpus` keeps the online ones.
-        let all: Vec<u32> =
-            match read_cpus(root, &format!("{d}/cpulist"), &format!("{d}/cpumap")) {
-                Ok(v) => v,
-                Err(e) => {
-                    bad_cpus.push(format!("node {id}: {e}"));
-                    vec![]
-                }
-            };
+        let all: Vec<u32> = match read_cpus(root, &format!("{d}/cpulist"), &format!("{d}/cpumap")) {
+            Ok(v) => v,
+            Err(e) => {
+                bad_cpus.push(format!("node {id}: {e}"));
+                vec![]
+            }
+        };
         let cpus: Vec<u32> = all.iter().copied().filter(|c| online.contains(c)).collect();
         let memory_bytes = root
             .read_opt(format!("{d}/meminfo"))
