@@ -531,7 +531,9 @@ fn probing_256_cpus_takes_under_a_second() {
 
 /// Per CPU, as `lscpu --sysroot DIR -p=CPU,CORE,SOCKET,NODE,CACHE` says: (cpu,
 /// socket:core, socket, node, last-level cache id).
-fn lscpu_rows(dir: &std::path::Path) -> Option<Vec<(u32, String, String, String, String)>> {
+type LscpuRow = (u32, String, String, String, String);
+
+fn lscpu_rows(dir: &std::path::Path) -> Option<Vec<LscpuRow>> {
     let out = Command::new("lscpu")
         .arg("--sysroot")
         .arg(dir)

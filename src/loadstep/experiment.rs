@@ -38,7 +38,10 @@ pub fn refused_nodes(probe: &ProbeDoc) -> Vec<(u32, String)> {
     per_node(probe).1
 }
 
-fn per_node(probe: &ProbeDoc) -> (Vec<(u32, Vec<u32>)>, Vec<(u32, String)>) {
+/// Nodes with their usable CPUs, and nodes left out with the reason.
+type NodeChoice = (Vec<(u32, Vec<u32>)>, Vec<(u32, String)>);
+
+fn per_node(probe: &ProbeDoc) -> NodeChoice {
     let mut ok = Vec::new();
     let mut refused = Vec::new();
     for n in &probe.numa.nodes {

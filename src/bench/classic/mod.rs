@@ -388,6 +388,7 @@ impl Classic {
             );
         }
         annotate(&mut res);
+        crate::findings::placement::mixed_cpu_kinds(&ctx.probe.topology.cpu_kinds, &mut res);
         if matches!(self.kind, Kind::ContextSwitch) && pins.is_none() {
             if let Some(mut f) = explain_os(&res, &[], &ctx.probe.findings) {
                 f.evidence.push(

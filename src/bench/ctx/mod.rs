@@ -169,6 +169,10 @@ impl Benchmark for PipeRoundTrip {
                 res.derived
                     .insert("round_trips_per_s".into(), 1e9 / res.stats.median);
                 annotate(&mut res);
+                crate::findings::placement::mixed_cpu_kinds(
+                    &ctx.probe.topology.cpu_kinds,
+                    &mut res,
+                );
                 if r.name == "os" {
                     res.findings
                         .extend(explain_os(&res, &done, &ctx.probe.findings));
