@@ -456,6 +456,32 @@ impl Benchmark for Classic {
         copy_counts(ctx).len() * self.variants(ctx).len()
     }
 
+    fn plan(&self, ctx: &RunContext) -> Vec<crate::placement::Planned> {
+        use crate::placement::Planned;
+        let pins = ctx
+            .options
+            .pin
+            .then(|| crate::placement::spread_order(ctx.probe));
+        copy_counts(ctx)
+            .into_iter()
+            .map(|(c, basis)| {
+                let case = format!("copies={c}");
+                match self.skip_reason() {
+                    Some(reason) => Planned::skip(self.id, case, reason),
+                    None => match &pins {
+                        Some(order) => Planned::run(
+                            self.id,
+                            case,
+                            Some(order.iter().copied().cycle().take(c).collect()),
+                            format!("{basis}; pinned one per CPU, spread by topology"),
+                        ),
+                        None => Planned::run(self.id, case, None, format!("{basis}; not pinned")),
+                    },
+                }
+            })
+            .collect()
+    }
+
     fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(Emitted)) -> anyhow::Result<()> {
         if let Some(reason) = self.skip_reason() {
             for (c, _) in copy_counts(ctx) {

@@ -122,6 +122,40 @@ impl Benchmark for Numa {
         plan(ctx.probe).0.len() * 2
     }
 
+    fn plan(&self, ctx: &RunContext) -> Vec<crate::placement::Planned> {
+        use crate::placement::Planned;
+        let (cells, refused) = plan(ctx.probe);
+        cells
+            .into_iter()
+            .map(|c| {
+                let mut why = format!(
+                    "CPU node {} reads node {}'s memory: latency on CPU {}, read bandwidth on the node's {} usable CPUs",
+                    c.cpu_node,
+                    c.mem_node,
+                    c.cpus[0],
+                    c.cpus.len()
+                );
+                if let Some(d) = c.distance {
+                    why.push_str(&format!("; distance {d}"));
+                }
+                if let Some(how) = &c.nearest {
+                    why.push_str(&format!("; memory-only node, nearest CPUs by {how}"));
+                }
+                Planned::run(
+                    self.id(),
+                    format!("node{} -> node{} memory", c.cpu_node, c.mem_node),
+                    Some(c.cpus),
+                    why,
+                )
+            })
+            .chain(
+                refused
+                    .into_iter()
+                    .map(|r| Planned::skip(self.id(), r.case, r.reason)),
+            )
+            .collect()
+    }
+
     fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(Emitted)) -> anyhow::Result<()> {
         let (cells, refused) = plan(ctx.probe);
         for r in refused {
