@@ -859,3 +859,112 @@ fn hybrid_machines_report_cpu_kinds_fastest_first() {
         assert!(probe_fixture(t).topology.cpu_kinds.is_empty(), "{t}");
     }
 }
+
+/// `probe --capture` archives what the probe read; unpacked, `probe --root` reads the same
+/// machine; nothing else (no environment, no other processes) is in it.
+#[test]
+fn capture_round_trips_and_holds_only_what_the_probe_reads() {
+    let env = common::TestEnv::new();
+    let out = env.dir.path().join("m.tar.gz");
+    let live = env.json(&["probe", "--json", "--capture", out.to_str().unwrap()]);
+    let f = std::fs::File::open(&out).unwrap();
+    let mut ar = tar::Archive::new(flate2::read::GzDecoder::new(f));
+    let unpacked = env.dir.path().join("tree");
+    let mut names = Vec::new();
+    for e in ar.entries().unwrap() {
+        let e = e.unwrap();
+        names.push((
+            format!("/{}", e.path().unwrap().display()),
+            e.header().entry_type(),
+        ));
+    }
+    let allowed = [
+        "/sys/devices/system/",
+        "/sys/devices/virtual/memory_tiering",
+        "/sys/devices/cpu_",
+        "/sys/fs/cgroup",
+        "/sys/class/dmi/id",
+        "/sys/hypervisor",
+        "/sys/kernel/mm/transparent_hugepage/",
+        "/sys/bus/event_source/devices",
+        "/proc/self/status",
+        "/proc/self/cgroup",
+        "/proc/self/mountinfo",
+        "/proc/self/ns",
+        "/proc/1/environ",
+        "/proc/cpuinfo",
+        "/proc/stat",
+        "/proc/loadavg",
+        "/proc/meminfo",
+        "/proc/cmdline",
+        "/proc/sys/kernel/",
+        "/.dockerenv",
+        "/run/.containerenv",
+    ];
+    for (n, kind) in &names {
+        if kind.is_dir() {
+            continue;
+        }
+        assert!(
+            allowed.iter().any(|a| n.starts_with(a)),
+            "{n} is not a file the probe needs"
+        );
+    }
+    assert!(names
+        .iter()
+        .any(|(n, _)| n.ends_with("/cpu0/topology/core_id")));
+    // Unpacked, it probes as the machine did.
+    let f = std::fs::File::open(&out).unwrap();
+    tar::Archive::new(flate2::read::GzDecoder::new(f))
+        .unpack(&unpacked)
+        .unwrap();
+    if let Ok(environ) = std::fs::read(unpacked.join("proc/1/environ")) {
+        for e in environ.split(|b| *b == 0).filter(|e| !e.is_empty()) {
+            assert!(e.starts_with(b"container="), "environ kept {e:?}");
+        }
+    }
+    let mi = std::fs::read_to_string(unpacked.join("proc/self/mountinfo")).unwrap_or_default();
+    assert!(mi.lines().all(|l| l.contains(" - cgroup")), "{mi}");
+    let back = env.json(&["probe", "--json", "--root", unpacked.to_str().unwrap()]);
+    for key in ["cpus", "topology", "numa"] {
+        assert_eq!(back[key], live[key], "{key} differs after the round trip");
+    }
+    assert_eq!(back["virtualization"]["vm"], live["virtualization"]["vm"]);
+    assert_eq!(
+        back["virtualization"]["container"],
+        live["virtualization"]["container"]
+    );
+    assert_eq!(back["cgroup"]["hierarchy"], live["cgroup"]["hierarchy"]);
+    assert_eq!(back["cgroup"]["quota_cpus"], live["cgroup"]["quota_cpus"]);
+}
+
+#[test]
+fn capture_to_a_path_that_cannot_be_written_leaves_nothing() {
+    let env = common::TestEnv::new();
+    let file = env.file("plain", "x");
+    let dir = env.dir.path().join("adir");
+    std::fs::create_dir(&dir).unwrap();
+    for target in [
+        env.dir.path().join("missing/m.tar.gz"),
+        file.join("m.tar.gz"),
+        dir.clone(),
+        std::path::PathBuf::from("/proc/m.tar.gz"),
+    ] {
+        let out = env
+            .cmd()
+            .args(["probe", "--capture", target.to_str().unwrap()])
+            .output()
+            .unwrap();
+        common::assert_refused(&env, &out, &target);
+        assert!(out.stdout.is_empty(), "{target:?}: printed a probe");
+        assert!(!target.is_file(), "{target:?}: written");
+    }
+    // No temporary file left beside any of them.
+    let left: Vec<String> = std::fs::read_dir(env.dir.path())
+        .unwrap()
+        .chain(std::fs::read_dir(&dir).unwrap())
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("truebench-capture"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

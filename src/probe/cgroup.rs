@@ -76,7 +76,8 @@ fn cgroup_dir(root: &SysRoot, m: &Mount, path: &str) -> PathBuf {
     }
 }
 
-fn read_file(dir: &Path, name: &str) -> Option<String> {
+fn read_file(root: &SysRoot, dir: &Path, name: &str) -> Option<String> {
+    root.note(&dir.join(name));
     std::fs::read_to_string(dir.join(name))
         .ok()
         .map(|s| s.trim().to_string())
@@ -116,12 +117,14 @@ fn tightest_quota(dir: &Path, stop: &Path, v2: bool, root: &SysRoot) -> Option<(
     let mut cur = Some(dir.to_path_buf());
     while let Some(d) = cur {
         let q = if v2 {
-            read_file(&d, "cpu.max")
+            read_file(root, &d, "cpu.max")
                 .and_then(|s| parse_cpu_max(&s))
                 .and_then(|(q, p)| q.map(|q| (q, p, "cpu.max")))
         } else {
-            let q: Option<i64> = read_file(&d, "cpu.cfs_quota_us").and_then(|s| s.parse().ok());
-            let p: Option<i64> = read_file(&d, "cpu.cfs_period_us").and_then(|s| s.parse().ok());
+            let q: Option<i64> =
+                read_file(root, &d, "cpu.cfs_quota_us").and_then(|s| s.parse().ok());
+            let p: Option<i64> =
+                read_file(root, &d, "cpu.cfs_period_us").and_then(|s| s.parse().ok());
             match (q, p) {
                 (Some(q), Some(p)) if q > 0 => Some((q, p, "cpu.cfs_quota_us")),
                 _ => None,
@@ -173,7 +176,7 @@ fn locate<'m>(
     }
     let g = groups.0.iter().find(|g| g.hierarchy == 0)?;
     let m = mounts.iter().find(|m| m.v2)?;
-    let ctrls = read_file(&root.path(&m.point), "cgroup.controllers").unwrap_or_default();
+    let ctrls = read_file(root, &root.path(&m.point), "cgroup.controllers").unwrap_or_default();
     ctrls
         .split_whitespace()
         .any(|c| c == ctrl)
@@ -255,6 +258,7 @@ pub fn read_for(root: &SysRoot, pid: &str, missing: &mut Unavailable) -> Option<
                 names
                     .iter()
                     .map(|n| dir.join(n))
+                    .inspect(|p| root.note(p))
                     .find(|p| p.exists())
                     .and_then(|p| read_list_file(&p).ok())
                     .filter(|v| !v.is_empty())
@@ -297,7 +301,7 @@ pub fn read_for(root: &SysRoot, pid: &str, missing: &mut Unavailable) -> Option<
             if dir.join("cpu.stat").exists() {
                 info.cpu_stat_path = Some(dir.join("cpu.stat").display().to_string());
             }
-            if let Some(stat) = read_file(&dir, "cpu.stat") {
+            if let Some(stat) = read_file(root, &dir, "cpu.stat") {
                 let (a, b, c) = parse_cpu_stat(&stat, m.v2);
                 info.nr_periods = a;
                 info.nr_throttled = b;

@@ -2,6 +2,7 @@
 //! NUMA, virtualization layers, clocks, kernel, PMU, steal and load, plus the findings
 //! they raise. A pure function of a system root, so captured trees test it.
 
+pub mod capture;
 pub mod cgroup;
 pub mod clock;
 pub mod cpulist;
