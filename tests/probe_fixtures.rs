@@ -968,3 +968,119 @@ fn capture_to_a_path_that_cannot_be_written_leaves_nothing() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// Copy a tree (files, directories, symbolic links) into `to`.
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        let ft = e.file_type().unwrap();
+        if ft.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(&src).unwrap(), &dst).unwrap();
+        } else if ft.is_dir() {
+            copy_tree(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).unwrap();
+        }
+    }
+}
+
+fn files_under(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let ft = e.file_type().unwrap();
+        if ft.is_dir() {
+            files_under(&e.path(), out);
+        } else if ft.is_file() {
+            out.push(e.path());
+        }
+    }
+}
+
+/// Whether a path is under `cpuN/` with N >= 1.
+fn beyond_cpu1() -> impl Fn(&str) -> bool {
+    |p: &str| {
+        p.split('/').any(|part| {
+            part.strip_prefix("cpu")
+                .and_then(|n| n.parse::<u32>().ok())
+                .is_some_and(|n| n >= 1)
+        })
+    }
+}
+
+/// Garbage in any one file of a tree: the probe still answers (never panics), its document
+/// is valid, and the facts that file carried are absent with a reason or fall back.
+#[test]
+fn garbage_in_any_file_never_panics() {
+    let garbage: [&[u8]; 8] = [
+        b"\xff\xfe\x00garbage",
+        b"-1\n",
+        b"99999999999999999999999\n",
+        b"0-4294967295\n",
+        b"\0\0\0",
+        b"",
+        b"3-1,x\n",
+        b"ffffffffffffffffffff,zz\n",
+    ];
+    // Every file of the real capture; of the synthetic trees, all but the repeats of
+    // cpu0's files on the other CPUs (the same readers, to keep the test fast).
+    let repeat = beyond_cpu1();
+    for tree in [
+        "this-vm",
+        "arm-biglittle",
+        "cpuset-mems-v2",
+        "cxl-memory-only",
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join(tree);
+        copy_tree(&fixture(tree), &root);
+        let mut files = Vec::new();
+        files_under(&root, &mut files);
+        files.retain(|f| tree == "this-vm" || !repeat(&f.display().to_string()));
+        files.sort();
+        for (i, f) in files.iter().enumerate() {
+            let original = std::fs::read(f).unwrap();
+            std::fs::write(f, garbage[i % garbage.len()]).unwrap();
+            let rel = f.strip_prefix(&root).unwrap().display().to_string();
+            let p = std::panic::catch_unwind(|| probe(&SysRoot::captured(&root)))
+                .unwrap_or_else(|_| panic!("{tree}: garbage in {rel} panicked the probe"));
+            let doc = serde_json::to_value(&p).unwrap();
+            // Schema validation is the slow part: every fourth file (each garbage kind
+            // still meets every validated reader over the trees).
+            if i % 4 == 0 || rel.contains("node") || rel.contains("cgroup") {
+                truebench::result::validate_probe(&doc)
+                    .unwrap_or_else(|e| panic!("{tree}: garbage in {rel}: schema: {e}"));
+            }
+            std::fs::write(f, original).unwrap();
+        }
+    }
+}
+
+#[test]
+fn garbage_facts_are_absent_with_their_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("t");
+    copy_tree(&fixture("cpuset-mems-v2"), &root);
+    let w = |rel: &str, text: &str| std::fs::write(root.join(rel), text).unwrap();
+    w("sys/devices/system/node/node1/cpulist", "4-7 junk\n");
+    w("sys/devices/system/node/node1/cpumap", "not a mask\n");
+    w("sys/devices/system/node/node2/distance", "12 12 ten 12\n");
+    w(
+        "sys/fs/cgroup/system.slice/db.service/cpuset.mems.effective",
+        "0-1,\u{1}\n",
+    );
+    w("sys/devices/system/cpu/online", "zero\n");
+    let p = probe(&SysRoot::captured(&root));
+    let u = &p.unavailable.0;
+    assert!(u["numa.nodes.cpus"].contains("node 1"), "{u:?}");
+    assert!(p.numa.nodes[1].cpus.is_empty());
+    assert!(u["numa.distances"].contains("node 2"), "{u:?}");
+    assert!(p.numa.distances[2].is_empty());
+    assert_eq!(p.numa.distances[1].len(), 4, "other rows kept");
+    assert_eq!(p.cpus.cgroup_mems, None);
+    assert!(u["cpus.cgroup_mems"].contains("cpuset.mems.effective"));
+    // cpu/online unreadable: each cpuN directory counted, and said so.
+    assert_eq!(p.cpus.online.len(), 16);
+    assert!(u["cpus.online"].contains("bad CPU number"), "{u:?}");
+}

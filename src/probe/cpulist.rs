@@ -13,6 +13,9 @@ pub fn clean(s: &str) -> &str {
     s.trim_matches(|c: char| c == '\0' || c.is_whitespace())
 }
 
+/// The highest CPU or node number believed (kernels allow at most 8192 CPUs today).
+pub const MAX_ID: u32 = 65_535;
+
 /// Parse a kernel range list such as `0-3,8,10-11`. An empty string is an empty list.
 pub fn parse_list(s: &str) -> Result<Vec<u32>, String> {
     let mut set = BTreeSet::new();
@@ -21,16 +24,19 @@ pub fn parse_list(s: &str) -> Result<Vec<u32>, String> {
             Some((a, b)) => {
                 let a: u32 = a.parse().map_err(|_| format!("bad CPU range '{part}'"))?;
                 let b: u32 = b.parse().map_err(|_| format!("bad CPU range '{part}'"))?;
-                if b < a || b - a > 1 << 20 {
+                if b < a || b > MAX_ID {
                     return Err(format!("bad CPU range '{part}'"));
                 }
                 set.extend(a..=b);
             }
             None => {
-                set.insert(
-                    part.parse()
-                        .map_err(|_| format!("bad CPU number '{part}'"))?,
-                );
+                let n: u32 = part
+                    .parse()
+                    .map_err(|_| format!("bad CPU number '{part}'"))?;
+                if n > MAX_ID {
+                    return Err(format!("bad CPU number '{part}'"));
+                }
+                set.insert(n);
             }
         }
     }
@@ -42,6 +48,9 @@ pub fn parse_mask(s: &str) -> Result<Vec<u32>, String> {
     let mut cpus = Vec::new();
     let s = clean(s);
     let words: Vec<&str> = s.split(',').collect();
+    if words.len() > (MAX_ID as usize + 1) / 32 {
+        return Err(format!("CPU mask of {} words is too long", words.len()));
+    }
     for (i, word) in words.iter().rev().enumerate() {
         let word = word.trim();
         if word.is_empty() || word.len() > 8 {
