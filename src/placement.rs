@@ -387,6 +387,48 @@ pub fn spread_order(p: &ProbeDoc) -> Vec<u32> {
     interleave(nodes)
 }
 
+/// One case a benchmark would run, and where (what `truebench plan` prints and what
+/// `run` does: both take it from the benchmark's own planning functions).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Planned {
+    pub benchmark: String,
+    /// The case: a placement name, `threads=4 spread`, `copies=8`, `node0 -> node1 memory`.
+    pub case: String,
+    /// The CPUs its tasks are pinned to, in task order; None when the scheduler places them.
+    pub cpus: Option<Vec<u32>>,
+    /// The topology relation or rule that chose them, in words.
+    pub why: String,
+    /// Why the case cannot run here, when it cannot (it is then a skipped case).
+    pub skipped: Option<String>,
+}
+
+impl Planned {
+    pub fn run(
+        benchmark: &str,
+        case: impl Into<String>,
+        cpus: Option<Vec<u32>>,
+        why: impl Into<String>,
+    ) -> Self {
+        Planned {
+            benchmark: benchmark.into(),
+            case: case.into(),
+            cpus,
+            why: why.into(),
+            skipped: None,
+        }
+    }
+
+    pub fn skip(benchmark: &str, case: impl Into<String>, reason: impl Into<String>) -> Self {
+        Planned {
+            benchmark: benchmark.into(),
+            case: case.into(),
+            cpus: None,
+            why: String::new(),
+            skipped: Some(reason.into()),
+        }
+    }
+}
+
 /// Pin the calling thread to one CPU and verify it runs there. Only raw system calls: safe
 /// in a child between fork and exit. False when the CPU cannot be set (or is >= 1024).
 pub fn pin_raw(cpu: u32) -> bool {

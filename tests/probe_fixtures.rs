@@ -181,6 +181,186 @@ const EXPECT: &[Expect] = &[
         container: None,
         findings: &["stray-container-marker"],
     },
+    Expect {
+        name: "nul-terminated-8node",
+        packages: 4,
+        cores: 32,
+        threads: 64,
+        threads_per_core: 2,
+        llc_level: 3,
+        llc_groups: Err(8),
+        nodes: 8,
+        quota: None,
+        usable: 64,
+        vm: None,
+        container: None,
+        findings: &[],
+    },
+    Expect {
+        name: "node-cpumap-only",
+        packages: 2,
+        cores: 8,
+        threads: 16,
+        threads_per_core: 2,
+        llc_level: 3,
+        llc_groups: Ok(&["0-3,8-11", "4-7,12-15"]),
+        nodes: 2,
+        quota: None,
+        usable: 16,
+        vm: None,
+        container: None,
+        findings: &[],
+    },
+    Expect {
+        name: "s390-package-minus-one",
+        packages: 8,
+        cores: 16,
+        threads: 32,
+        threads_per_core: 2,
+        llc_level: 3,
+        llc_groups: Err(8),
+        nodes: 1,
+        quota: None,
+        usable: 32,
+        vm: None,
+        container: None,
+        findings: &[],
+    },
+    Expect {
+        name: "itanium-repeated-package-id",
+        packages: 16,
+        cores: 32,
+        threads: 32,
+        threads_per_core: 1,
+        llc_level: 3,
+        llc_groups: Err(32),
+        nodes: 8,
+        quota: None,
+        usable: 32,
+        vm: None,
+        container: None,
+        findings: &["llc-not-shared"],
+    },
+    Expect {
+        name: "no-cpu-online-file",
+        packages: 1,
+        cores: 12,
+        threads: 12,
+        threads_per_core: 1,
+        llc_level: 3,
+        llc_groups: Ok(&["0-11"]),
+        nodes: 1,
+        quota: None,
+        usable: 12,
+        vm: None,
+        container: None,
+        findings: &["offline-cpus"],
+    },
+    Expect {
+        name: "amd-compute-units",
+        packages: 4,
+        cores: 64,
+        threads: 64,
+        threads_per_core: 1,
+        llc_level: 3,
+        llc_groups: Err(8),
+        nodes: 8,
+        quota: None,
+        usable: 64,
+        vm: None,
+        container: None,
+        findings: &[],
+    },
+    Expect {
+        name: "cpuset-mems-v1",
+        packages: 2,
+        cores: 8,
+        threads: 16,
+        threads_per_core: 2,
+        llc_level: 3,
+        llc_groups: Ok(&["0-3,8-11", "4-7,12-15"]),
+        nodes: 2,
+        quota: None,
+        usable: 16,
+        vm: None,
+        container: None,
+        findings: &[],
+    },
+    Expect {
+        name: "cpuset-mems-v2",
+        packages: 1,
+        cores: 16,
+        threads: 16,
+        threads_per_core: 1,
+        llc_level: 3,
+        llc_groups: Ok(&["0-3", "4-7", "8-11", "12-15"]),
+        nodes: 4,
+        quota: None,
+        usable: 16,
+        vm: None,
+        container: None,
+        findings: &[],
+    },
+    Expect {
+        name: "cxl-memory-only",
+        packages: 2,
+        cores: 16,
+        threads: 32,
+        threads_per_core: 2,
+        llc_level: 3,
+        llc_groups: Ok(&["0-7,16-23", "8-15,24-31"]),
+        nodes: 4,
+        quota: None,
+        usable: 32,
+        vm: None,
+        container: None,
+        findings: &[],
+    },
+    Expect {
+        name: "memoryless-node",
+        packages: 1,
+        cores: 8,
+        threads: 8,
+        threads_per_core: 1,
+        llc_level: 3,
+        llc_groups: Ok(&["0-7"]),
+        nodes: 2,
+        quota: None,
+        usable: 8,
+        vm: None,
+        container: None,
+        findings: &[],
+    },
+    Expect {
+        name: "hybrid-laptop",
+        packages: 1,
+        cores: 14,
+        threads: 20,
+        threads_per_core: 2,
+        llc_level: 3,
+        llc_groups: Ok(&["0-19"]),
+        nodes: 1,
+        quota: None,
+        usable: 20,
+        vm: None,
+        container: None,
+        findings: &[],
+    },
+    Expect {
+        name: "arm-biglittle",
+        packages: 1,
+        cores: 8,
+        threads: 8,
+        threads_per_core: 1,
+        llc_level: 3,
+        llc_groups: Ok(&["0-7"]),
+        nodes: 1,
+        quota: None,
+        usable: 8,
+        vm: None,
+        container: None,
+        findings: &[],
+    },
 ];
 
 #[test]
@@ -349,8 +529,11 @@ fn probing_256_cpus_takes_under_a_second() {
     assert!(took.as_secs_f64() < 1.0, "probe of 256 CPUs took {took:?}");
 }
 
-/// Counts per lscpu -p: (cpus, cores, sockets, nodes, LLC instances).
-fn lscpu_counts(dir: &std::path::Path) -> Option<(usize, usize, usize, usize, usize)> {
+/// Per CPU, as `lscpu --sysroot DIR -p=CPU,CORE,SOCKET,NODE,CACHE` says: (cpu,
+/// socket:core, socket, node, last-level cache id).
+type LscpuRow = (u32, String, String, String, String);
+
+fn lscpu_rows(dir: &std::path::Path) -> Option<Vec<LscpuRow>> {
     let out = Command::new("lscpu")
         .arg("--sysroot")
         .arg(dir)
@@ -360,45 +543,544 @@ fn lscpu_counts(dir: &std::path::Path) -> Option<(usize, usize, usize, usize, us
     if !out.status.success() {
         return None;
     }
-    let rows: Vec<Vec<String>> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-        .map(|l| l.split(',').map(String::from).collect())
-        .collect();
-    let distinct = |f: &dyn Fn(&Vec<String>) -> String| {
-        rows.iter()
-            .map(f)
-            .collect::<std::collections::BTreeSet<_>>()
-            .len()
-    };
-    Some((
-        rows.len(),
-        distinct(&|r| format!("{}:{}", r[2], r[1])),
-        distinct(&|r| r[2].clone()),
-        distinct(&|r| r[3].clone()),
-        distinct(&|r| r.last().cloned().unwrap_or_default()),
-    ))
+    Some(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+            .map(|l| {
+                let f: Vec<&str> = l.split(',').collect();
+                // CACHE expands to `,L1d,L1i,L2,L3`: the last column is the LLC.
+                let llc = f.last().copied().unwrap_or("").to_string();
+                (
+                    f[0].parse().unwrap(),
+                    format!("{}:{}", f[2], f[1]),
+                    f[2].to_string(),
+                    f[3].to_string(),
+                    llc,
+                )
+            })
+            .collect(),
+    )
 }
+
+/// A partition of CPUs as a sorted list of sorted groups.
+fn groups<K: Ord>(pairs: impl Iterator<Item = (K, u32)>) -> Vec<Vec<u32>> {
+    let mut m: std::collections::BTreeMap<K, Vec<u32>> = Default::default();
+    for (k, c) in pairs {
+        m.entry(k).or_default().push(c);
+    }
+    let mut g: Vec<Vec<u32>> = m.into_values().collect();
+    for x in &mut g {
+        x.sort();
+    }
+    g.sort();
+    g
+}
+
+/// Facts lscpu does not read the way the kernel means them on some trees, with why.
+const LSCPU_DIFFERS: &[(&str, &str, &str)] = &[
+    (
+        "no-cpu-online-file",
+        "all",
+        "without cpu/online lscpu counts every cpuN directory, offline ones too",
+    ),
+    (
+        "amd-compute-units",
+        "cores",
+        "lscpu counts a thread_siblings mask as one core; two core_ids in it are two cores",
+    ),
+    (
+        "itanium-repeated-package-id",
+        "llc",
+        "lscpu takes an all-zero shared_cpu_map as an instance shared by no CPU",
+    ),
+];
 
 #[test]
 fn agrees_with_lscpu_sysroot() {
     if Command::new("lscpu").arg("--version").output().is_err() {
         panic!("lscpu (util-linux) is needed for this cross-check; .ci/run installs it");
     }
+    let differs = |tree: &str, what: &str| {
+        LSCPU_DIFFERS
+            .iter()
+            .any(|(t, w, _)| *t == tree && (*w == what || *w == "all"))
+    };
     for e in EXPECT {
-        let dir = fixture(e.name);
-        let (cpus, cores, sockets, nodes, llcs) =
-            lscpu_counts(&dir).unwrap_or_else(|| panic!("{}: lscpu --sysroot failed", e.name));
-        let p = probe_fixture(e.name);
-        assert_eq!(cpus, p.topology.threads, "{}: CPUs vs lscpu", e.name);
-        assert_eq!(cores, p.topology.cores, "{}: cores vs lscpu", e.name);
-        assert_eq!(sockets, p.topology.packages, "{}: sockets vs lscpu", e.name);
-        assert_eq!(nodes, p.numa.nodes.len(), "{}: nodes vs lscpu", e.name);
+        let name = e.name;
+        if differs(name, "all") {
+            continue;
+        }
+        let dir = fixture(name);
+        let rows = lscpu_rows(&dir).unwrap_or_else(|| panic!("{name}: lscpu --sysroot failed"));
+        let p = probe_fixture(name);
+        let cpus: Vec<u32> = rows.iter().map(|r| r.0).collect();
+        let ours: Vec<u32> = p.topology.cpus.iter().map(|c| c.cpu).collect();
+        assert_eq!(cpus, ours, "{name}: CPUs vs lscpu");
         assert_eq!(
-            llcs,
-            p.topology.llc_groups.len(),
-            "{}: LLC instances vs lscpu",
-            e.name
+            groups(rows.iter().map(|r| (r.2.clone(), r.0))),
+            groups(p.topology.cpus.iter().map(|c| (c.package, c.cpu))),
+            "{name}: sockets vs lscpu"
+        );
+        if !differs(name, "cores") {
+            assert_eq!(
+                groups(rows.iter().map(|r| (r.1.clone(), r.0))),
+                groups(p.topology.cpus.iter().map(|c| (c.core_cpus.clone(), c.cpu))),
+                "{name}: cores vs lscpu"
+            );
+        }
+        // lscpu lists the nodes that hold CPUs.
+        let cpu_nodes: Vec<Vec<u32>> = {
+            let mut g: Vec<Vec<u32>> = p
+                .numa
+                .nodes
+                .iter()
+                .filter(|n| !n.cpus.is_empty())
+                .map(|n| n.cpus.clone())
+                .collect();
+            g.sort();
+            g
+        };
+        assert_eq!(
+            groups(rows.iter().map(|r| (r.3.clone(), r.0))),
+            cpu_nodes,
+            "{name}: nodes vs lscpu"
+        );
+        if !differs(name, "llc") {
+            let mut ours = p.topology.llc_groups.clone();
+            ours.sort();
+            assert_eq!(
+                groups(rows.iter().map(|r| (r.4.clone(), r.0))),
+                ours,
+                "{name}: LLC instances vs lscpu"
+            );
+        }
+    }
+}
+
+fn list(s: &str) -> Vec<u32> {
+    parse_list(s).unwrap()
+}
+
+#[test]
+fn nul_terminated_lists_keep_every_node_and_sibling() {
+    let p = probe_fixture("nul-terminated-8node");
+    assert_eq!(p.numa.source, "sysfs");
+    assert!(!p.unavailable.0.contains_key("numa"), "{:?}", p.unavailable);
+    assert_eq!(p.numa.nodes.len(), 8);
+    assert_eq!(p.numa.nodes[0].cpus, list("0-3,32-35"));
+    assert_eq!(p.numa.nodes[7].cpus, list("28-31,60-63"));
+    assert!(p.numa.nodes.iter().all(|n| n.kind == "cpus+memory"));
+    assert_eq!(p.numa.distances[0], vec![10, 12, 32, 32, 32, 32, 32, 32]);
+    assert_eq!(p.topology.place(0).unwrap().core_cpus, vec![0, 32]);
+    assert_eq!(p.topology.place(0).unwrap().package_cpus.len(), 16);
+    assert_eq!(p.cpus.online, (0..64).collect::<Vec<u32>>());
+    let l3 = p.topology.caches.iter().find(|c| c.level == 3).unwrap();
+    assert_eq!(l3.cpus, list("0-3,32-35"));
+}
+
+#[test]
+fn nodes_with_only_a_cpumap_get_their_cpus() {
+    let p = probe_fixture("node-cpumap-only");
+    assert!(!fixture("node-cpumap-only")
+        .join("sys/devices/system/node/node0/cpulist")
+        .exists());
+    assert_eq!(p.numa.nodes[0].cpus, list("0-3,8-11"));
+    assert_eq!(p.numa.nodes[1].cpus, list("4-7,12-15"));
+    // Topology and cache sharing from masks alone (no *_list files on 2.6.32).
+    assert_eq!(p.topology.place(1).unwrap().core_cpus, vec![1, 9]);
+    assert_eq!(p.topology.place(1).unwrap().package_cpus, list("0-3,8-11"));
+    let l2 = p
+        .topology
+        .caches
+        .iter()
+        .find(|c| c.level == 2 && c.cpus.contains(&1))
+        .unwrap();
+    assert_eq!(l2.cpus, vec![1, 9]);
+}
+
+#[test]
+fn packages_come_from_the_masks_when_ids_are_negative_or_repeated() {
+    let s = probe_fixture("s390-package-minus-one");
+    assert_eq!(s.topology.packages, 8);
+    assert_eq!(s.topology.place(5).unwrap().package_cpus, list("4-7"));
+    assert_ne!(
+        s.topology.place(3).unwrap().package,
+        s.topology.place(4).unwrap().package
+    );
+    assert!(
+        s.topology.evidence[0].contains("physical_package_id is missing or negative"),
+        "{:?}",
+        s.topology.evidence
+    );
+    let i = probe_fixture("itanium-repeated-package-id");
+    assert_eq!(i.topology.packages, 16);
+    // CPUs 0 and 16 both say physical_package_id 0, but their masks differ.
+    assert_ne!(
+        i.topology.place(0).unwrap().package,
+        i.topology.place(16).unwrap().package
+    );
+    assert!(i.topology.evidence[0].contains("contradict"));
+    // Where ids and masks agree, the ids are the labels and the evidence says so.
+    let t = probe_fixture("two-socket-smt");
+    assert_eq!(t.topology.place(10).unwrap().package, 1);
+    assert!(t.topology.evidence[0].contains("agreeing"));
+}
+
+#[test]
+fn cpus_offline_by_their_own_online_file_are_not_usable() {
+    let p = probe_fixture("no-cpu-online-file");
+    assert_eq!(p.cpus.online, (0..12).collect::<Vec<u32>>());
+    assert_eq!(p.cpus.offline, vec![12, 13, 14, 15]);
+    assert_eq!(p.cpus.usable_width, 12);
+    assert_eq!(p.cpus.capacity, 12.0);
+    assert!(p.unavailable.0["cpus.online"].contains("cpuN/online"));
+    assert_eq!(p.numa.nodes[0].cpus.len(), 12);
+}
+
+#[test]
+fn compute_units_are_cores_not_smt_threads() {
+    let p = probe_fixture("amd-compute-units");
+    assert_eq!(p.topology.cores, 64);
+    assert_eq!(p.topology.threads_per_core, 1);
+    assert_eq!(p.topology.place(0).unwrap().core_cpus, vec![0]);
+    assert_eq!(p.topology.place(1).unwrap().core_cpus, vec![1]);
+    // core_id repeats on the package's second die: still a different core.
+    assert_eq!(p.topology.place(8).unwrap().core_id, 0);
+    assert_eq!(p.topology.place(8).unwrap().core_cpus, vec![8]);
+    // The compute unit shares its L2; the L1d is per core.
+    let l2 = p
+        .topology
+        .caches
+        .iter()
+        .find(|c| c.level == 2 && c.cpus.contains(&0))
+        .unwrap();
+    assert_eq!(l2.cpus, vec![0, 1]);
+    let l1d = p
+        .topology
+        .caches
+        .iter()
+        .find(|c| c.level == 1 && c.kind == "Data" && c.cpus.contains(&0))
+        .unwrap();
+    assert_eq!(l1d.cpus, vec![0]);
+    assert!(p
+        .topology
+        .evidence
+        .iter()
+        .any(|e| e.contains("compute units, not SMT")));
+    assert_eq!(p.topology.llc_groups.len(), 8);
+    assert_eq!(p.topology.llc_groups[0], list("0-7"));
+}
+
+#[test]
+fn an_all_zero_sharing_mask_is_the_cpus_own_core() {
+    let p = probe_fixture("itanium-repeated-package-id");
+    let l3: Vec<_> = p.topology.caches.iter().filter(|c| c.level == 3).collect();
+    assert_eq!(l3.len(), 32, "one L3 per core");
+    assert!(l3.iter().all(|c| c.cpus.len() == 1));
+    assert_eq!(p.topology.llc_level, Some(3));
+    assert_eq!(p.topology.llc_of(5), Some(&vec![5]));
+    assert!(p
+        .topology
+        .evidence
+        .iter()
+        .any(|e| e.contains("shared_cpu_map all zeros")));
+}
+
+#[test]
+fn cgroup_mems_in_v1_and_v2() {
+    let v1 = probe_fixture("cpuset-mems-v1");
+    assert_eq!(v1.cpus.cgroup_mems, Some(vec![0]));
+    assert_eq!(v1.cpus.usable_mems, vec![0]);
+    assert_eq!(v1.cpus.usable_width, 16, "CPUs of both nodes stay usable");
+    let v2 = probe_fixture("cpuset-mems-v2");
+    assert_eq!(v2.cpus.cgroup_mems, Some(vec![0, 1, 3]));
+    assert_eq!(v2.cpus.usable_mems, vec![0, 1, 3]);
+    // No cpuset controller: null, with the reason.
+    let o = probe_fixture("offline-cpus");
+    assert_eq!(o.cpus.cgroup_mems, None);
+    assert!(o.unavailable.0.contains_key("cpus.cgroup_mems"));
+    assert_eq!(o.cpus.usable_mems, vec![0]);
+}
+
+#[test]
+fn memory_only_and_memoryless_nodes_are_kinds_not_errors() {
+    let p = probe_fixture("cxl-memory-only");
+    let kinds: Vec<&str> = p.numa.nodes.iter().map(|n| n.kind.as_str()).collect();
+    assert_eq!(
+        kinds,
+        ["cpus+memory", "cpus+memory", "memory-only", "memory-only"]
+    );
+    let n2 = &p.numa.nodes[2];
+    assert!(n2.cpus.is_empty());
+    assert_eq!(n2.memory_bytes, Some(128 << 30));
+    assert_eq!(n2.memory_tier, Some(22));
+    assert_eq!(p.numa.nodes[0].memory_tier, Some(4));
+    assert_eq!(n2.initiators, Some(vec![0]));
+    assert_eq!(n2.access.get("read_latency"), Some(&260));
+    assert_eq!(p.numa.nearest_cpu_nodes(3, &[0, 1]).0, vec![1]);
+    assert_eq!(p.cpus.usable_mems, vec![0, 1, 2, 3]);
+    let m = probe_fixture("memoryless-node");
+    assert_eq!(m.numa.nodes[1].kind, "cpus-only");
+    assert_eq!(m.numa.nodes[1].cpus, vec![4, 5, 6, 7]);
+    assert_eq!(
+        m.cpus.usable_mems,
+        vec![0],
+        "no memory to allocate on node 1"
+    );
+    assert!(m.unavailable.0.keys().all(|k| !k.starts_with("numa")));
+}
+
+#[test]
+fn hybrid_machines_report_cpu_kinds_fastest_first() {
+    let h = probe_fixture("hybrid-laptop");
+    let k = &h.topology.cpu_kinds;
+    assert_eq!(k.len(), 2);
+    assert_eq!(k[0].kind, "intel-core");
+    assert_eq!(k[0].cpus, list("0-11"));
+    assert_eq!(k[1].kind, "intel-atom");
+    assert_eq!(k[1].cpus, list("12-19"));
+    assert!(k[0].evidence[0].contains("/sys/devices/cpu_core/cpus"));
+    assert_eq!(h.topology.place(12).unwrap().core_cpus, vec![12]);
+    assert_eq!(h.topology.place(0).unwrap().core_cpus, vec![0, 1]);
+    let a = probe_fixture("arm-biglittle");
+    let k = &a.topology.cpu_kinds;
+    assert_eq!(k.len(), 2);
+    assert_eq!(
+        (k[0].kind.as_str(), k[0].cpus.clone()),
+        ("capacity-1024", list("4-7"))
+    );
+    assert_eq!(
+        (k[1].kind.as_str(), k[1].cpus.clone()),
+        ("capacity-446", list("0-3"))
+    );
+    // Homogeneous machines have no kinds.
+    for t in ["two-socket-smt", "this-vm", "epyc-256"] {
+        assert!(probe_fixture(t).topology.cpu_kinds.is_empty(), "{t}");
+    }
+}
+
+/// `probe --capture` archives what the probe read; unpacked, `probe --root` reads the same
+/// machine; nothing else (no environment, no other processes) is in it.
+#[test]
+fn capture_round_trips_and_holds_only_what_the_probe_reads() {
+    let env = common::TestEnv::new();
+    let out = env.dir.path().join("m.tar.gz");
+    let live = env.json(&["probe", "--json", "--capture", out.to_str().unwrap()]);
+    let f = std::fs::File::open(&out).unwrap();
+    let mut ar = tar::Archive::new(flate2::read::GzDecoder::new(f));
+    let unpacked = env.dir.path().join("tree");
+    let mut names = Vec::new();
+    for e in ar.entries().unwrap() {
+        let e = e.unwrap();
+        names.push((
+            format!("/{}", e.path().unwrap().display()),
+            e.header().entry_type(),
+        ));
+    }
+    let allowed = [
+        "/sys/devices/system/",
+        "/sys/devices/virtual/memory_tiering",
+        "/sys/devices/cpu_",
+        "/sys/fs/cgroup",
+        "/sys/class/dmi/id",
+        "/sys/hypervisor",
+        "/sys/kernel/mm/transparent_hugepage/",
+        "/sys/bus/event_source/devices",
+        "/proc/self/status",
+        "/proc/self/cgroup",
+        "/proc/self/mountinfo",
+        "/proc/self/ns",
+        "/proc/1/environ",
+        "/proc/cpuinfo",
+        "/proc/stat",
+        "/proc/loadavg",
+        "/proc/meminfo",
+        "/proc/cmdline",
+        "/proc/sys/kernel/",
+        "/.dockerenv",
+        "/run/.containerenv",
+    ];
+    for (n, kind) in &names {
+        if kind.is_dir() {
+            continue;
+        }
+        assert!(
+            allowed.iter().any(|a| n.starts_with(a)),
+            "{n} is not a file the probe needs"
         );
     }
+    assert!(names
+        .iter()
+        .any(|(n, _)| n.ends_with("/cpu0/topology/core_id")));
+    // Unpacked, it probes as the machine did.
+    let f = std::fs::File::open(&out).unwrap();
+    tar::Archive::new(flate2::read::GzDecoder::new(f))
+        .unpack(&unpacked)
+        .unwrap();
+    if let Ok(environ) = std::fs::read(unpacked.join("proc/1/environ")) {
+        for e in environ.split(|b| *b == 0).filter(|e| !e.is_empty()) {
+            assert!(e.starts_with(b"container="), "environ kept {e:?}");
+        }
+    }
+    let mi = std::fs::read_to_string(unpacked.join("proc/self/mountinfo")).unwrap_or_default();
+    assert!(mi.lines().all(|l| l.contains(" - cgroup")), "{mi}");
+    let back = env.json(&["probe", "--json", "--root", unpacked.to_str().unwrap()]);
+    for key in ["cpus", "topology", "numa"] {
+        assert_eq!(back[key], live[key], "{key} differs after the round trip");
+    }
+    assert_eq!(back["virtualization"]["vm"], live["virtualization"]["vm"]);
+    assert_eq!(
+        back["virtualization"]["container"],
+        live["virtualization"]["container"]
+    );
+    assert_eq!(back["cgroup"]["hierarchy"], live["cgroup"]["hierarchy"]);
+    assert_eq!(back["cgroup"]["quota_cpus"], live["cgroup"]["quota_cpus"]);
+}
+
+#[test]
+fn capture_to_a_path_that_cannot_be_written_leaves_nothing() {
+    let env = common::TestEnv::new();
+    let file = env.file("plain", "x");
+    let dir = env.dir.path().join("adir");
+    std::fs::create_dir(&dir).unwrap();
+    for target in [
+        env.dir.path().join("missing/m.tar.gz"),
+        file.join("m.tar.gz"),
+        dir.clone(),
+        std::path::PathBuf::from("/proc/m.tar.gz"),
+    ] {
+        let out = env
+            .cmd()
+            .args(["probe", "--capture", target.to_str().unwrap()])
+            .output()
+            .unwrap();
+        common::assert_refused(&env, &out, &target);
+        assert!(out.stdout.is_empty(), "{target:?}: printed a probe");
+        assert!(!target.is_file(), "{target:?}: written");
+    }
+    // No temporary file left beside any of them.
+    let left: Vec<String> = std::fs::read_dir(env.dir.path())
+        .unwrap()
+        .chain(std::fs::read_dir(&dir).unwrap())
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("truebench-capture"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// Copy a tree (files, directories, symbolic links) into `to`.
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        let ft = e.file_type().unwrap();
+        if ft.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(&src).unwrap(), &dst).unwrap();
+        } else if ft.is_dir() {
+            copy_tree(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).unwrap();
+        }
+    }
+}
+
+fn files_under(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let ft = e.file_type().unwrap();
+        if ft.is_dir() {
+            files_under(&e.path(), out);
+        } else if ft.is_file() {
+            out.push(e.path());
+        }
+    }
+}
+
+/// Whether a path is under `cpuN/` with N >= 1.
+fn beyond_cpu1() -> impl Fn(&str) -> bool {
+    |p: &str| {
+        p.split('/').any(|part| {
+            part.strip_prefix("cpu")
+                .and_then(|n| n.parse::<u32>().ok())
+                .is_some_and(|n| n >= 1)
+        })
+    }
+}
+
+/// Garbage in any one file of a tree: the probe still answers (never panics), its document
+/// is valid, and the facts that file carried are absent with a reason or fall back.
+#[test]
+fn garbage_in_any_file_never_panics() {
+    let garbage: [&[u8]; 8] = [
+        b"\xff\xfe\x00garbage",
+        b"-1\n",
+        b"99999999999999999999999\n",
+        b"0-4294967295\n",
+        b"\0\0\0",
+        b"",
+        b"3-1,x\n",
+        b"ffffffffffffffffffff,zz\n",
+    ];
+    // Every file of the real capture; of the synthetic trees, all but the repeats of
+    // cpu0's files on the other CPUs (the same readers, to keep the test fast).
+    let repeat = beyond_cpu1();
+    for tree in [
+        "this-vm",
+        "arm-biglittle",
+        "cpuset-mems-v2",
+        "cxl-memory-only",
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join(tree);
+        copy_tree(&fixture(tree), &root);
+        let mut files = Vec::new();
+        files_under(&root, &mut files);
+        files.retain(|f| tree == "this-vm" || !repeat(&f.display().to_string()));
+        files.sort();
+        for (i, f) in files.iter().enumerate() {
+            let original = std::fs::read(f).unwrap();
+            std::fs::write(f, garbage[i % garbage.len()]).unwrap();
+            let rel = f.strip_prefix(&root).unwrap().display().to_string();
+            let p = std::panic::catch_unwind(|| probe(&SysRoot::captured(&root)))
+                .unwrap_or_else(|_| panic!("{tree}: garbage in {rel} panicked the probe"));
+            let doc = serde_json::to_value(&p).unwrap();
+            // Schema validation is the slow part: every fourth file (each garbage kind
+            // still meets every validated reader over the trees).
+            if i % 4 == 0 || rel.contains("node") || rel.contains("cgroup") {
+                truebench::result::validate_probe(&doc)
+                    .unwrap_or_else(|e| panic!("{tree}: garbage in {rel}: schema: {e}"));
+            }
+            std::fs::write(f, original).unwrap();
+        }
+    }
+}
+
+#[test]
+fn garbage_facts_are_absent_with_their_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("t");
+    copy_tree(&fixture("cpuset-mems-v2"), &root);
+    let w = |rel: &str, text: &str| std::fs::write(root.join(rel), text).unwrap();
+    w("sys/devices/system/node/node1/cpulist", "4-7 junk\n");
+    w("sys/devices/system/node/node1/cpumap", "not a mask\n");
+    w("sys/devices/system/node/node2/distance", "12 12 ten 12\n");
+    w(
+        "sys/fs/cgroup/system.slice/db.service/cpuset.mems.effective",
+        "0-1,\u{1}\n",
+    );
+    w("sys/devices/system/cpu/online", "zero\n");
+    let p = probe(&SysRoot::captured(&root));
+    let u = &p.unavailable.0;
+    assert!(u["numa.nodes.cpus"].contains("node 1"), "{u:?}");
+    assert!(p.numa.nodes[1].cpus.is_empty());
+    assert!(u["numa.distances"].contains("node 2"), "{u:?}");
+    assert!(p.numa.distances[2].is_empty());
+    assert_eq!(p.numa.distances[1].len(), 4, "other rows kept");
+    assert_eq!(p.cpus.cgroup_mems, None);
+    assert!(u["cpus.cgroup_mems"].contains("cpuset.mems.effective"));
+    // cpu/online unreadable: each cpuN directory counted, and said so.
+    assert_eq!(p.cpus.online.len(), 16);
+    assert!(u["cpus.online"].contains("bad CPU number"), "{u:?}");
 }

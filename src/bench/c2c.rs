@@ -150,6 +150,38 @@ impl Benchmark for CacheLine {
         pairs(&Topo::new(ctx.probe)).0.len().max(1)
     }
 
+    fn plan(&self, ctx: &RunContext) -> Vec<crate::placement::Planned> {
+        use crate::placement::Planned;
+        let topo = Topo::new(ctx.probe);
+        let (pairs, sampled) = pairs(&topo);
+        if pairs.is_empty() {
+            return vec![Planned::skip(
+                self.id(),
+                "all pairs",
+                format!(
+                    "needs two usable CPUs, this process has {}",
+                    topo.usable().len()
+                ),
+            )];
+        }
+        let how = if sampled {
+            "sampled pairs per relation"
+        } else {
+            "every pair of usable CPUs"
+        };
+        pairs
+            .into_iter()
+            .map(|([a, b], rel)| {
+                Planned::run(
+                    self.id(),
+                    format!("{a},{b}"),
+                    Some(vec![a, b]),
+                    format!("{} ({how})", rel.name()),
+                )
+            })
+            .collect()
+    }
+
     fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(Emitted)) -> anyhow::Result<()> {
         let topo = Topo::new(ctx.probe);
         let (pairs, sampled) = pairs(&topo);

@@ -67,6 +67,17 @@ pub trait Benchmark: Sync {
     /// Run, handing each finished result to `emit` at once (so Ctrl-C keeps it). Returns
     /// `Err(Interrupted)` when an interrupt was requested between results.
     fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(Emitted)) -> anyhow::Result<()>;
+    /// Where `run` would put each case on this machine, without running (`truebench
+    /// plan`); built from the same functions `run` uses. Default: one unpinned case.
+    fn plan(&self, ctx: &RunContext) -> Vec<crate::placement::Planned> {
+        let _ = ctx;
+        vec![crate::placement::Planned::run(
+            self.id(),
+            "all",
+            None,
+            "not pinned: the scheduler places it",
+        )]
+    }
 }
 
 impl dyn Benchmark {

@@ -4,6 +4,7 @@
 mod compare;
 mod loadstep;
 mod output;
+mod plan;
 mod probe;
 mod record;
 mod report;
@@ -43,6 +44,8 @@ pub enum Command {
     /// Describe this machine: CPUs and limits, topology and caches, NUMA, VM and container
     /// layers, clocks and their read cost, kernel, PMU, steal; with findings.
     Probe(probe::Args),
+    /// Show what `run` would run where on this machine (or a captured tree), without running.
+    Plan(plan::Args),
     /// Run benchmark suites, store the run and print its results.
     Run(run::Args),
     /// Record system metrics (and a process, and a business metric) per interval on one clock.
@@ -89,6 +92,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
     let db = cli.db.as_deref();
     match cli.command {
         Command::Probe(a) => probe::exec(a),
+        Command::Plan(a) => plan::exec(a),
         Command::Run(a) => run::exec(a, db),
         Command::Record(a) => record::exec(a, db),
         Command::Loadstep(a) => loadstep::exec(a, db),

@@ -11,8 +11,13 @@ pub struct Args {
     json: bool,
     /// Read sysfs/procfs under DIR instead of / (a captured tree). Live-only measurements
     /// (CPUID, clock read costs, PMU) are then skipped and marked so.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", conflicts_with = "capture")]
     root: Option<PathBuf>,
+    /// Also write the files this probe read (sysfs topology, caches, nodes, cpufreq, cgroup
+    /// files, the /proc files it needs; no environment, no other processes) to FILE.tar.gz,
+    /// for a bug report or a test fixture: `tar xzf FILE -C DIR; truebench probe --root DIR`.
+    #[arg(long, value_name = "FILE.tar.gz")]
+    capture: Option<PathBuf>,
 }
 
 /// A captured tree must be a readable directory holding sys/devices/system/cpu.
@@ -42,18 +47,36 @@ pub fn sysroot_from(dir: &std::path::Path) -> anyhow::Result<SysRoot> {
                 "--root {}: no sys/devices/system/cpu inside: not a captured system root",
                 dir.display()
             ),
-            "tests/fixtures/sysroots/capture.sh makes one",
+            "truebench probe --capture FILE.tar.gz on the machine makes one (unpack it with tar xzf)",
         ));
     }
     Ok(root)
 }
 
 pub fn exec(a: Args) -> anyhow::Result<()> {
-    let root = match &a.root {
-        Some(dir) => sysroot_from(dir)?,
-        None => SysRoot::live(),
+    let doc = match (&a.root, &a.capture) {
+        (_, Some(out)) => {
+            let (root, doc) = crate::probe::capture::record();
+            let n = crate::probe::capture::write(&root, out).map_err(|e| {
+                usage_hint(
+                    format!("--capture {}: {e}", out.display()),
+                    "give a path in a writable directory",
+                )
+            })?;
+            eprintln!(
+                "truebench: captured {} files, {} directories and {} links ({} bytes) into {}; read it back with: mkdir DIR && tar xzf {} -C DIR && truebench probe --root DIR",
+                n.files,
+                n.dirs,
+                n.links,
+                n.bytes,
+                out.display(),
+                out.display()
+            );
+            doc
+        }
+        (Some(dir), None) => probe(&sysroot_from(dir)?),
+        (None, None) => probe(&SysRoot::live()),
     };
-    let doc = probe(&root);
     if a.json {
         super::print_json(&doc)
     } else {

@@ -107,6 +107,87 @@ pub fn explain_os(os: &BenchResult, pinned: &[BenchResult], probe: &[Finding]) -
     }
 }
 
+/// Every CPU list named `cpus_seen` anywhere in an observation.
+fn cpus_seen(v: &serde_json::Value, out: &mut std::collections::BTreeSet<u32>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                if k == "cpus_seen" {
+                    out.extend(
+                        x.as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|c| c.as_u64())
+                            .map(|c| c as u32),
+                    );
+                } else {
+                    cpus_seen(x, out);
+                }
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| cpus_seen(x, out)),
+        _ => {}
+    }
+}
+
+/// On a hybrid machine: write the kind of every CPU the result ran on into what was
+/// observed (`cpu_kinds`: kind -> CPUs), and when the result was not pinned and its tasks
+/// ran on CPUs of several kinds, the `mixed-cpu-kinds` finding (its figure mixes fast
+/// and slow cores, so it depends on where the scheduler happened to put them).
+pub fn mixed_cpu_kinds(kinds: &[crate::probe::kinds::CpuKind], r: &mut BenchResult) {
+    if kinds.is_empty() {
+        return;
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    if let Some(o) = &r.placement.observed {
+        cpus_seen(o, &mut seen);
+    }
+    seen.extend(r.placement.cpus.iter().flatten().copied());
+    let mut by_kind: std::collections::BTreeMap<usize, Vec<u32>> = Default::default();
+    for c in &seen {
+        if let Some(i) = kinds.iter().position(|k| k.cpus.contains(c)) {
+            by_kind.entry(i).or_default().push(*c);
+        }
+    }
+    let named: serde_json::Map<String, serde_json::Value> = by_kind
+        .iter()
+        .map(|(i, cpus)| (kinds[*i].kind.clone(), serde_json::json!(cpus)))
+        .collect();
+    if let Some(serde_json::Value::Object(o)) = r.placement.observed.as_mut() {
+        o.insert("cpu_kinds".into(), serde_json::Value::Object(named));
+    }
+    let pinned = r.placement.cpus.is_some()
+        && r.placement
+            .observed
+            .as_ref()
+            .and_then(|o| o.get("pinned"))
+            .and_then(|p| p.as_bool())
+            != Some(false);
+    if pinned || by_kind.len() < 2 {
+        return;
+    }
+    let evidence = by_kind
+        .iter()
+        .map(|(i, cpus)| {
+            format!(
+                "ran on {} CPUs [{}] ({})",
+                kinds[*i].kind,
+                crate::probe::cpulist::format_list(cpus),
+                kinds[*i].evidence.join("; ")
+            )
+        })
+        .collect();
+    r.findings.push(Finding::new(
+        "mixed-cpu-kinds",
+        Severity::Warning,
+        format!(
+            "This unpinned result ran on {} kinds of CPU: its figure mixes fast and slow cores in proportions the scheduler chose, so it can move between runs. Pin it to one kind (--cpus, --placement) to compare like with like.",
+            by_kind.len()
+        ),
+        evidence,
+    ));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,5 +246,57 @@ mod tests {
         let alone = explain_os(&r("os", None, 2000.0, Some(1.0)), &[], &[]).unwrap();
         assert_eq!(alone.id, "os-placement-colocated");
         assert!(!alone.message.contains("apart"));
+    }
+
+    #[test]
+    fn mixed_cpu_kinds_fires_on_unpinned_results_across_kinds_only() {
+        let h = crate::probe::fixture("hybrid-laptop");
+        let kinds = &h.topology.cpu_kinds;
+        let seen = |a: &[u32], b: &[u32]| json!({"pinned": false, "tasks": {"a": {"cpus_seen": a}, "b": {"cpus_seen": b}}});
+        // Unpinned, seen on a P-core and an E-core: the finding, citing both kinds.
+        let mut os = r("os", None, 2000.0, None);
+        os.placement.observed = Some(seen(&[0, 1], &[13]));
+        mixed_cpu_kinds(kinds, &mut os);
+        let f = os
+            .findings
+            .iter()
+            .find(|f| f.id == "mixed-cpu-kinds")
+            .unwrap();
+        assert!(
+            f.evidence[0].contains("intel-core CPUs [0-1]"),
+            "{:?}",
+            f.evidence
+        );
+        assert!(f.evidence[1].contains("intel-atom CPUs [13]"));
+        let obs = os.placement.observed.as_ref().unwrap();
+        assert_eq!(obs["cpu_kinds"]["intel-atom"], json!([13]));
+        // Unpinned on P-cores only: kinds stated, no finding.
+        let mut one = r("os", None, 2000.0, None);
+        one.placement.observed = Some(seen(&[0], &[2]));
+        mixed_cpu_kinds(kinds, &mut one);
+        assert!(one.findings.is_empty());
+        assert_eq!(
+            one.placement.observed.as_ref().unwrap()["cpu_kinds"]["intel-core"],
+            json!([0, 2])
+        );
+        // Pinned across kinds on purpose: no finding.
+        let mut p = r("cpus", Some(vec![0, 12]), 2000.0, None);
+        p.placement.observed = Some(
+            json!({"pinned": true, "tasks": {"a": {"cpus_seen": [0]}, "b": {"cpus_seen": [12]}}}),
+        );
+        mixed_cpu_kinds(kinds, &mut p);
+        assert!(p.findings.is_empty());
+        // A machine of one kind: nothing at all.
+        let mut plain = r("os", None, 2000.0, None);
+        plain.placement.observed = Some(seen(&[0], &[13]));
+        mixed_cpu_kinds(&[], &mut plain);
+        assert!(plain.findings.is_empty());
+        assert!(plain
+            .placement
+            .observed
+            .as_ref()
+            .unwrap()
+            .get("cpu_kinds")
+            .is_none());
     }
 }

@@ -25,23 +25,51 @@ pub const STEADY_SHARE: f64 = 0.98;
 /// Placement policies for the workers.
 pub const POLICIES: &[&str] = &["os", "compact", "spread", "per-node"];
 
-/// The `per-node` groups: each NUMA node with CPUs this process may use, and those CPUs.
+/// The `per-node` groups: each NUMA node with CPUs this process may use and memory it may
+/// allocate on (workers are confined to the node's CPUs with memory bound there), and
+/// those CPUs.
 pub fn node_groups(probe: &ProbeDoc) -> Vec<(u32, Vec<u32>)> {
-    probe
-        .numa
-        .nodes
-        .iter()
-        .map(|n| {
-            let cpus: Vec<u32> = n
-                .cpus
-                .iter()
-                .copied()
-                .filter(|c| probe.cpus.usable.contains(c))
-                .collect();
-            (n.id, cpus)
-        })
-        .filter(|(_, cpus)| !cpus.is_empty())
-        .collect()
+    per_node(probe).0
+}
+
+/// The nodes with usable CPUs that `per-node` leaves out, each with the reason: no memory
+/// on the node, or memory the cpuset (or the task's Mems_allowed) refuses.
+pub fn refused_nodes(probe: &ProbeDoc) -> Vec<(u32, String)> {
+    per_node(probe).1
+}
+
+/// Nodes with their usable CPUs, and nodes left out with the reason.
+type NodeChoice = (Vec<(u32, Vec<u32>)>, Vec<(u32, String)>);
+
+fn per_node(probe: &ProbeDoc) -> NodeChoice {
+    let mut ok = Vec::new();
+    let mut refused = Vec::new();
+    for n in &probe.numa.nodes {
+        let cpus: Vec<u32> = n
+            .cpus
+            .iter()
+            .copied()
+            .filter(|c| probe.cpus.usable.contains(c))
+            .collect();
+        if cpus.is_empty() {
+            continue;
+        }
+        if !n.has_memory() {
+            refused.push((n.id, format!("node {} has no memory to bind", n.id)));
+        } else if !probe.cpus.usable_mems.contains(&n.id) {
+            refused.push((
+                n.id,
+                format!(
+                    "node {}'s memory is refused to this process (allowed memory nodes: [{}])",
+                    n.id,
+                    crate::probe::cpulist::format_list(&probe.cpus.usable_mems)
+                ),
+            ));
+        } else {
+            ok.push((n.id, cpus));
+        }
+    }
+    (ok, refused)
 }
 
 #[derive(Debug, Clone)]
@@ -430,19 +458,32 @@ pub fn run(
                 nodes: (policy == "per-node").then(|| node_groups(probe)),
                 http: cfg.http.clone(),
             };
+            let refused: Vec<String> = if policy == "per-node" {
+                refused_nodes(probe)
+                    .into_iter()
+                    .map(|(n, why)| format!("per-node skipped node {n}: {why}"))
+                    .collect()
+            } else {
+                vec![]
+            };
+            let note = group
+                .as_ref()
+                .map(|g| {
+                    if g.v2 {
+                        "cgroup v2: the whole process (load generator included) ran in the group"
+                    } else {
+                        "cgroup v1: the worker threads ran in the group, the load generator outside"
+                    }
+                    .to_string()
+                })
+                .into_iter()
+                .chain(refused)
+                .collect::<Vec<String>>();
             let placed = Placed {
                 pinned,
                 capacity: cap,
                 cpuset: group.as_ref().map(|g| g.cpus.clone()),
-                note: group.as_ref().map(|g| {
-                    if g.v2 {
-                        "cgroup v2: the whole process (load generator included) ran in the group"
-                            .into()
-                    } else {
-                        "cgroup v1: the worker threads ran in the group, the load generator outside"
-                            .into()
-                    }
-                }),
+                note: (!note.is_empty()).then(|| note.join("; ")),
             };
             let mut steps = Vec::new();
             for rate in &cfg.rates {
@@ -549,6 +590,25 @@ mod tests {
             assert!(cpus.iter().all(|c| n.cpus.contains(c)));
         }
         assert_eq!(node_groups(&crate::probe::fixture("this-vm")).len(), 1);
+    }
+
+    #[test]
+    fn per_node_keeps_to_nodes_whose_memory_is_allowed() {
+        let p = crate::probe::fixture("cpuset-mems-v1");
+        let g = node_groups(&p);
+        assert_eq!(g.len(), 1);
+        assert_eq!(g[0].0, 0);
+        let r = refused_nodes(&p);
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].0, 1);
+        assert!(r[0].1.contains("refused"), "{r:?}");
+        let m = crate::probe::fixture("memoryless-node");
+        assert_eq!(node_groups(&m).len(), 1);
+        assert!(refused_nodes(&m)[0].1.contains("no memory"));
+        // Memory-only nodes have no CPUs to run workers: neither a group nor refused.
+        let c = crate::probe::fixture("cxl-memory-only");
+        assert_eq!(node_groups(&c).len(), 2);
+        assert!(refused_nodes(&c).is_empty());
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! The cgroup limits on this process: cpuset (v2 `cpuset.cpus.effective`, v1
-//! `cpuset.effective_cpus`) and CPU quota (v2 `cpu.max`, v1 `cpu.cfs_quota_us` /
+//! `cpuset.effective_cpus`), its memory nodes (v2 `cpuset.mems.effective`, v1
+//! `cpuset.effective_mems`) and CPU quota (v2 `cpu.max`, v1 `cpu.cfs_quota_us` /
 //! `cpu.cfs_period_us`), found through /proc/self/cgroup and /proc/self/mountinfo.
 //! Quotas are walked up to the mount root, since any ancestor's quota binds.
 
-use super::cpulist::parse_list;
+use super::cpulist::read_list_file;
 use super::sysroot::SysRoot;
 use super::Unavailable;
 use procfs_core::process::MountInfos;
@@ -19,6 +20,9 @@ pub struct CgroupInfo {
     pub paths: std::collections::BTreeMap<String, String>,
     /// CPUs of the cpuset, or None when no cpuset controller applies.
     pub cpuset: Option<Vec<u32>>,
+    /// Memory nodes of the cpuset, or None when no cpuset controller applies.
+    #[serde(default)]
+    pub mems: Option<Vec<u32>>,
     /// The tightest CPU quota in CPUs (quota / period), or None when unlimited.
     pub quota_cpus: Option<f64>,
     pub quota_us: Option<i64>,
@@ -72,7 +76,8 @@ fn cgroup_dir(root: &SysRoot, m: &Mount, path: &str) -> PathBuf {
     }
 }
 
-fn read_file(dir: &Path, name: &str) -> Option<String> {
+fn read_file(root: &SysRoot, dir: &Path, name: &str) -> Option<String> {
+    root.note(&dir.join(name));
     std::fs::read_to_string(dir.join(name))
         .ok()
         .map(|s| s.trim().to_string())
@@ -112,12 +117,14 @@ fn tightest_quota(dir: &Path, stop: &Path, v2: bool, root: &SysRoot) -> Option<(
     let mut cur = Some(dir.to_path_buf());
     while let Some(d) = cur {
         let q = if v2 {
-            read_file(&d, "cpu.max")
+            read_file(root, &d, "cpu.max")
                 .and_then(|s| parse_cpu_max(&s))
                 .and_then(|(q, p)| q.map(|q| (q, p, "cpu.max")))
         } else {
-            let q: Option<i64> = read_file(&d, "cpu.cfs_quota_us").and_then(|s| s.parse().ok());
-            let p: Option<i64> = read_file(&d, "cpu.cfs_period_us").and_then(|s| s.parse().ok());
+            let q: Option<i64> =
+                read_file(root, &d, "cpu.cfs_quota_us").and_then(|s| s.parse().ok());
+            let p: Option<i64> =
+                read_file(root, &d, "cpu.cfs_period_us").and_then(|s| s.parse().ok());
             match (q, p) {
                 (Some(q), Some(p)) if q > 0 => Some((q, p, "cpu.cfs_quota_us")),
                 _ => None,
@@ -169,7 +176,7 @@ fn locate<'m>(
     }
     let g = groups.0.iter().find(|g| g.hierarchy == 0)?;
     let m = mounts.iter().find(|m| m.v2)?;
-    let ctrls = read_file(&root.path(&m.point), "cgroup.controllers").unwrap_or_default();
+    let ctrls = read_file(root, &root.path(&m.point), "cgroup.controllers").unwrap_or_default();
     ctrls
         .split_whitespace()
         .any(|c| c == ctrl)
@@ -217,6 +224,7 @@ pub fn read_for(root: &SysRoot, pid: &str, missing: &mut Unavailable) -> Option<
         hierarchy: hierarchy.into(),
         paths: Default::default(),
         cpuset: None,
+        mems: None,
         quota_cpus: None,
         quota_us: None,
         period_us: None,
@@ -237,21 +245,46 @@ pub fn read_for(root: &SysRoot, pid: &str, missing: &mut Unavailable) -> Option<
         Some((m, path)) => {
             info.paths.insert("cpuset".into(), path.clone());
             let dir = cgroup_dir(root, m, &path);
-            let names: &[&str] = if m.v2 {
-                &["cpuset.cpus.effective"]
+            let (cpus, mems): (&[&str], &[&str]) = if m.v2 {
+                (&["cpuset.cpus.effective"], &["cpuset.mems.effective"])
             } else {
-                &["cpuset.effective_cpus", "cpuset.cpus"]
+                (
+                    &["cpuset.effective_cpus", "cpuset.cpus"],
+                    &["cpuset.effective_mems", "cpuset.mems"],
+                )
             };
-            info.cpuset = names
-                .iter()
-                .find_map(|n| read_file(&dir, n))
-                .and_then(|s| parse_list(&s).ok())
-                .filter(|v| !v.is_empty());
+            // The first file that exists decides; garbage in it leaves the set unknown.
+            let set = |names: &[&str]| {
+                names
+                    .iter()
+                    .map(|n| dir.join(n))
+                    .inspect(|p| root.note(p))
+                    .find(|p| p.exists())
+                    .and_then(|p| read_list_file(&p).ok())
+                    .filter(|v| !v.is_empty())
+            };
+            info.cpuset = set(cpus);
+            info.mems = set(mems);
+            if info.mems.is_none() {
+                missing.add(
+                    "cpus.cgroup_mems",
+                    &format!(
+                        "no readable {} in this process's cpuset cgroup",
+                        mems.join(" or ")
+                    ),
+                );
+            }
         }
-        None => missing.add(
-            "cpus.cgroup_cpuset",
-            "no cpuset controller applies to this process",
-        ),
+        None => {
+            missing.add(
+                "cpus.cgroup_cpuset",
+                "no cpuset controller applies to this process",
+            );
+            missing.add(
+                "cpus.cgroup_mems",
+                "no cpuset controller applies to this process",
+            );
+        }
     }
 
     match locate("cpu") {
@@ -268,7 +301,7 @@ pub fn read_for(root: &SysRoot, pid: &str, missing: &mut Unavailable) -> Option<
             if dir.join("cpu.stat").exists() {
                 info.cpu_stat_path = Some(dir.join("cpu.stat").display().to_string());
             }
-            if let Some(stat) = read_file(&dir, "cpu.stat") {
+            if let Some(stat) = read_file(root, &dir, "cpu.stat") {
                 let (a, b, c) = parse_cpu_stat(&stat, m.v2);
                 info.nr_periods = a;
                 info.nr_throttled = b;

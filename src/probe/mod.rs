@@ -2,11 +2,13 @@
 //! NUMA, virtualization layers, clocks, kernel, PMU, steal and load, plus the findings
 //! they raise. A pure function of a system root, so captured trees test it.
 
+pub mod capture;
 pub mod cgroup;
 pub mod clock;
 pub mod cpulist;
 pub mod cpus;
 pub mod kernel;
+pub mod kinds;
 pub mod numa;
 pub mod pmu;
 pub mod sysroot;
@@ -39,6 +41,12 @@ pub struct CpusDoc {
     /// The affinity mask of this process.
     pub allowed: Vec<u32>,
     pub cgroup_cpuset: Option<Vec<u32>>,
+    /// Memory nodes the cgroup's cpuset allows (`cpuset.mems.effective`, v1
+    /// `cpuset.effective_mems`), or null when no cpuset controller applies.
+    pub cgroup_mems: Option<Vec<u32>>,
+    /// Nodes this process may really allocate memory on: nodes with memory ∩ cgroup mems
+    /// ∩ `Mems_allowed_list` of /proc/self/status.
+    pub usable_mems: Vec<u32>,
     /// The CPU quota in CPUs, or null when unlimited.
     pub cgroup_quota: Option<f64>,
     pub isolated: Vec<u32>,
@@ -77,7 +85,27 @@ pub struct ProbeDoc {
     pub probe_ms: f64,
 }
 
-fn cpus_doc(sets: cpus::CpuSets, cg: Option<&cgroup::CgroupInfo>) -> CpusDoc {
+/// Nodes with memory, narrowed by the cgroup's mems and the task's `Mems_allowed_list`.
+fn usable_mems(root: &SysRoot, numa: &numa::Numa, cgroup_mems: Option<&Vec<u32>>) -> Vec<u32> {
+    let allowed = root.read_opt("/proc/self/status").and_then(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("Mems_allowed_list:"))
+            .and_then(|v| cpulist::parse_list(v).ok())
+    });
+    numa.nodes
+        .iter()
+        .filter(|n| n.has_memory())
+        .map(|n| n.id)
+        .filter(|id| cgroup_mems.is_none_or(|m| m.contains(id)))
+        .filter(|id| allowed.as_ref().is_none_or(|m| m.contains(id)))
+        .collect()
+}
+
+fn cpus_doc(
+    sets: cpus::CpuSets,
+    cg: Option<&cgroup::CgroupInfo>,
+    usable_mems: Vec<u32>,
+) -> CpusDoc {
     let cpuset = cg.and_then(|c| c.cpuset.clone());
     let quota = cg.and_then(|c| c.quota_cpus);
     let mut usable = cpulist::intersect(&sets.allowed, &sets.online);
@@ -109,6 +137,8 @@ fn cpus_doc(sets: cpus::CpuSets, cg: Option<&cgroup::CgroupInfo>) -> CpusDoc {
         offline: sets.offline,
         allowed: sets.allowed,
         cgroup_cpuset: cpuset,
+        cgroup_mems: cg.and_then(|c| c.mems.clone()),
+        usable_mems,
         cgroup_quota: quota,
         isolated: sets.isolated,
         nohz_full: sets.nohz_full,
@@ -127,7 +157,8 @@ pub fn probe(root: &SysRoot) -> ProbeDoc {
     let cg = cgroup::read(root, &mut missing);
     let topology = topology::read(root, &sets.online);
     let numa = numa::read(root, &sets.online, &mut missing);
-    let cpus = cpus_doc(sets, cg.as_ref());
+    let mems = usable_mems(root, &numa, cg.as_ref().and_then(|c| c.mems.as_ref()));
+    let cpus = cpus_doc(sets, cg.as_ref(), mems);
     let hostname = if root.is_live() {
         nix::unistd::gethostname()
             .ok()

@@ -1,14 +1,20 @@
 //! The system root every probe reads from: `/` in production, a captured directory tree
 //! in tests (`--root DIR`). All sysfs/procfs access goes through here, so a probe is a
-//! pure function of the tree.
+//! pure function of the tree, and a recording root knows every path the probe touched
+//! (what `probe --capture` archives).
 
+use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 #[derive(Debug, Clone)]
 pub struct SysRoot {
     root: PathBuf,
     live: bool,
+    /// When recording: every system path asked for (true) or only seen in a directory
+    /// listing (false).
+    seen: Option<Arc<Mutex<BTreeMap<PathBuf, bool>>>>,
 }
 
 impl SysRoot {
@@ -17,6 +23,42 @@ impl SysRoot {
         SysRoot {
             root: PathBuf::from("/"),
             live: true,
+            seen: None,
+        }
+    }
+
+    /// This root, remembering every path read through it from now on.
+    pub fn recording(mut self) -> Self {
+        self.seen = Some(Arc::new(Mutex::new(BTreeMap::new())));
+        self
+    }
+
+    /// The system paths touched so far (absolute, as on the system), each with whether it
+    /// was asked for (true) or only seen as an entry of a listed directory (false).
+    pub fn recorded(&self) -> Vec<(PathBuf, bool)> {
+        self.seen
+            .as_ref()
+            .map(|s| {
+                s.lock()
+                    .map(|g| g.iter().map(|(p, r)| (p.clone(), *r)).collect())
+                    .unwrap_or_default()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Remember a path found by other means (a cgroup file under a mount point), given as
+    /// its full path inside the root.
+    pub fn note(&self, full: &Path) {
+        self.remember(full, true);
+    }
+
+    fn remember(&self, full: &Path, asked: bool) {
+        if let Some(seen) = &self.seen {
+            if let Ok(rel) = full.strip_prefix(&self.root) {
+                if let Ok(mut g) = seen.lock() {
+                    *g.entry(Path::new("/").join(rel)).or_insert(asked) |= asked;
+                }
+            }
         }
     }
 
@@ -25,6 +67,7 @@ impl SysRoot {
         SysRoot {
             root: root.into(),
             live: false,
+            seen: None,
         }
     }
 
@@ -41,13 +84,22 @@ impl SysRoot {
     pub fn path(&self, rel: impl AsRef<Path>) -> PathBuf {
         let rel = rel.as_ref();
         let rel = rel.strip_prefix("/").unwrap_or(rel);
-        self.root.join(rel)
+        let full = self.root.join(rel);
+        self.note(&full);
+        full
     }
 
-    /// The file's content, with trailing whitespace trimmed.
+    /// The file's content, with trailing whitespace and NULs trimmed (some kernels end
+    /// sysfs files with `\n\0`).
     pub fn read(&self, rel: impl AsRef<Path>) -> io::Result<String> {
         let s = std::fs::read_to_string(self.path(rel))?;
-        Ok(s.trim_end().to_string())
+        Ok(s.trim_end_matches(|c: char| c == '\0' || c.is_whitespace())
+            .to_string())
+    }
+
+    /// The file's content as it is, or None when absent, unreadable or not text.
+    pub fn read_raw(&self, rel: impl AsRef<Path>) -> Option<String> {
+        std::fs::read_to_string(self.path(rel)).ok()
     }
 
     /// The file's content, or None when it is absent or unreadable.
@@ -74,7 +126,8 @@ impl SysRoot {
 
     /// Names of the entries of a directory, sorted; empty when absent.
     pub fn list(&self, rel: impl AsRef<Path>) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(self.path(rel))
+        let dir = self.path(rel);
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
             .map(|rd| {
                 rd.filter_map(|e| e.ok())
                     .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -82,6 +135,11 @@ impl SysRoot {
             })
             .unwrap_or_default();
         names.sort();
+        if self.seen.is_some() {
+            for n in &names {
+                self.remember(&dir.join(n), false);
+            }
+        }
         names
     }
 

@@ -5,7 +5,7 @@
 //! `shared_cpu_list`), never from CPU number arithmetic: CPU i and i+N/2 are SMT siblings on
 //! some machines and sockets apart on others.
 
-use super::cpulist::{parse_list, parse_mask};
+use super::cpulist::{format_list, read_cpus};
 use super::sysroot::SysRoot;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -57,6 +57,14 @@ pub struct Topology {
     pub llc_level: Option<u32>,
     /// One CPU list per last-level cache instance.
     pub llc_groups: Vec<Vec<u32>>,
+    /// Kinds of CPU on a hybrid machine (P/E cores, big.LITTLE), fastest first; empty
+    /// when every CPU is of one kind.
+    #[serde(default)]
+    pub cpu_kinds: Vec<super::kinds::CpuKind>,
+    /// Which sources decided packages, cores and cache sharing where they disagreed or
+    /// were missing.
+    #[serde(default)]
+    pub evidence: Vec<String>,
 }
 
 impl Topology {
@@ -84,14 +92,6 @@ impl Topology {
     }
 }
 
-/// Read a list file, or its mask twin (`foo_list` / `foo`), whichever exists.
-fn read_cpus(root: &SysRoot, list_path: &str, mask_path: &str) -> Option<Vec<u32>> {
-    if let Some(s) = root.read_opt(list_path) {
-        return parse_list(&s).ok();
-    }
-    root.read_opt(mask_path).and_then(|s| parse_mask(&s).ok())
-}
-
 /// Parse a sysfs cache size (`32K`, `8192K`, `2M`, `491520K`) into bytes.
 pub fn parse_size(s: &str) -> Option<u64> {
     let s = s.trim();
@@ -101,86 +101,312 @@ pub fn parse_size(s: &str) -> Option<u64> {
         'G' | 'g' => (&s[..s.len() - 1], 1024 * 1024 * 1024),
         _ => (s, 1),
     };
-    num.trim().parse::<u64>().ok().map(|n| n * mult)
+    num.trim()
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
 }
 
-fn read_place(root: &SysRoot, cpu: u32) -> Option<CpuPlace> {
+/// One CPU's topology files as found (None: absent or unreadable).
+#[derive(Debug, Clone, Default)]
+struct Raw {
+    cpu: u32,
+    package_id: Option<i64>,
+    die_id: Option<i64>,
+    core_id: Option<i64>,
+    /// `core_cpus`/`thread_siblings` (list or mask), cut to the online CPUs.
+    thread_sibs: Option<Vec<u32>>,
+    /// `package_cpus`/`core_siblings` (list or mask), cut to the online CPUs.
+    package_sibs: Option<Vec<u32>>,
+    die_sibs: Option<Vec<u32>>,
+    cluster_sibs: Option<Vec<u32>>,
+}
+
+/// Read a sibling set from the first of several (list, mask) file pairs that reads; the
+/// CPU itself is always in its own set, CPUs outside `online` never are.
+fn siblings(
+    root: &SysRoot,
+    dir: &str,
+    names: &[(&str, &str)],
+    cpu: u32,
+    online: &BTreeSet<u32>,
+) -> Option<Vec<u32>> {
+    let v = names
+        .iter()
+        .find_map(|(l, m)| read_cpus(root, &format!("{dir}/{l}"), &format!("{dir}/{m}")).ok())?;
+    let mut set: BTreeSet<u32> = v.into_iter().filter(|c| online.contains(c)).collect();
+    set.insert(cpu);
+    Some(set.into_iter().collect())
+}
+
+fn read_raw(root: &SysRoot, cpu: u32, online: &BTreeSet<u32>) -> Raw {
     let t = format!("{CPU_DIR}/cpu{cpu}/topology");
-    if !root.exists(&t) {
-        return None;
-    }
-    let package = root
-        .read_num(format!("{t}/physical_package_id"))
-        .unwrap_or(0);
-    let die = root
-        .read_num::<i64>(format!("{t}/die_id"))
-        .filter(|d| *d >= 0);
-    let core_id = root.read_num(format!("{t}/core_id")).unwrap_or(cpu as i64);
-    let core_cpus = read_cpus(
-        root,
-        &format!("{t}/core_cpus_list"),
-        &format!("{t}/core_cpus"),
-    )
-    .or_else(|| {
-        read_cpus(
-            root,
-            &format!("{t}/thread_siblings_list"),
-            &format!("{t}/thread_siblings"),
-        )
-    })
-    .unwrap_or_else(|| vec![cpu]);
-    let package_cpus = read_cpus(
-        root,
-        &format!("{t}/package_cpus_list"),
-        &format!("{t}/package_cpus"),
-    )
-    .or_else(|| {
-        read_cpus(
-            root,
-            &format!("{t}/core_siblings_list"),
-            &format!("{t}/core_siblings"),
-        )
-    })
-    .unwrap_or_else(|| vec![cpu]);
-    let cluster_cpus = read_cpus(
-        root,
-        &format!("{t}/cluster_cpus_list"),
-        &format!("{t}/cluster_cpus"),
-    );
-    Some(CpuPlace {
+    let num = |n: &str| root.read_num::<i64>(format!("{t}/{n}"));
+    Raw {
         cpu,
-        package,
-        die,
-        cluster_cpus,
-        core_id,
-        core_cpus,
-        package_cpus,
-    })
+        package_id: num("physical_package_id"),
+        die_id: num("die_id"),
+        core_id: num("core_id"),
+        thread_sibs: siblings(
+            root,
+            &t,
+            &[
+                ("core_cpus_list", "core_cpus"),
+                ("thread_siblings_list", "thread_siblings"),
+            ],
+            cpu,
+            online,
+        ),
+        package_sibs: siblings(
+            root,
+            &t,
+            &[
+                ("package_cpus_list", "package_cpus"),
+                ("core_siblings_list", "core_siblings"),
+            ],
+            cpu,
+            online,
+        ),
+        die_sibs: siblings(root, &t, &[("die_cpus_list", "die_cpus")], cpu, online),
+        cluster_sibs: siblings(
+            root,
+            &t,
+            &[("cluster_cpus_list", "cluster_cpus")],
+            cpu,
+            online,
+        ),
+    }
 }
 
-fn read_caches_of(root: &SysRoot, cpu: u32) -> Vec<Cache> {
+/// Union-find over CPU positions: CPUs joined by their sibling sets.
+fn components(raws: &[Raw], sibs: impl Fn(&Raw) -> Option<&Vec<u32>>) -> Vec<usize> {
+    let pos: BTreeMap<u32, usize> = raws.iter().enumerate().map(|(i, r)| (r.cpu, i)).collect();
+    let mut parent: Vec<usize> = (0..raws.len()).collect();
+    fn find(p: &mut [usize], mut x: usize) -> usize {
+        while p[x] != x {
+            p[x] = p[p[x]];
+            x = p[x];
+        }
+        x
+    }
+    for (i, r) in raws.iter().enumerate() {
+        for c in sibs(r).into_iter().flatten() {
+            if let Some(&j) = pos.get(c) {
+                let (a, b) = (find(&mut parent, i), find(&mut parent, j));
+                parent[a.max(b)] = a.min(b);
+            }
+        }
+    }
+    (0..raws.len()).map(|i| find(&mut parent, i)).collect()
+}
+
+/// The partition a labelling makes: CPU groups, in order of their first CPU.
+fn partition<K: Ord + Clone>(raws: &[Raw], key: impl Fn(usize) -> K) -> Vec<Vec<u32>> {
+    let mut m: BTreeMap<K, Vec<u32>> = BTreeMap::new();
+    for (i, r) in raws.iter().enumerate() {
+        m.entry(key(i)).or_default().push(r.cpu);
+    }
+    let mut groups: Vec<Vec<u32>> = m.into_values().collect();
+    groups.sort();
+    groups
+}
+
+/// Each CPU's package label and the evidence for the grouping. Packages are
+/// `physical_package_id` when every CPU has one (>= 0) and they agree with the sibling
+/// masks (`package_cpus`/`core_siblings`); otherwise the masks group them (s390 and older
+/// POWER write -1, Itanium repeats ids across sockets), numbered in CPU order.
+fn packages(raws: &[Raw]) -> (Vec<i64>, String) {
+    let ids: Option<Vec<i64>> = raws
+        .iter()
+        .map(|r| r.package_id.filter(|&i| i >= 0))
+        .collect();
+    let masks = raws.iter().all(|r| r.package_sibs.is_some());
+    let by_mask = || {
+        let comp = components(raws, |r| r.package_sibs.as_ref());
+        let groups = partition(raws, |i| comp[i]);
+        ordinal(raws, &groups)
+    };
+    match (ids, masks) {
+        (Some(ids), true) => {
+            let by_id = partition(raws, |i| ids[i]);
+            let comp = components(raws, |r| r.package_sibs.as_ref());
+            let by_masks = partition(raws, |i| comp[i]);
+            if by_id == by_masks {
+                (ids, "packages from physical_package_id, agreeing with the package sibling masks".into())
+            } else {
+                (
+                    by_mask(),
+                    format!(
+                        "packages from the sibling masks (package_cpus/core_siblings: {} groups): physical_package_id gives {} groups that contradict them",
+                        by_masks.len(),
+                        by_id.len()
+                    ),
+                )
+            }
+        }
+        (None, true) => {
+            let bad: Vec<u32> = raws
+                .iter()
+                .filter(|r| r.package_id.is_none_or(|i| i < 0))
+                .map(|r| r.cpu)
+                .collect();
+            (
+                by_mask(),
+                format!(
+                    "packages from the sibling masks (package_cpus/core_siblings): physical_package_id is missing or negative on CPUs [{}]",
+                    format_list(&bad)
+                ),
+            )
+        }
+        (Some(ids), false) => (
+            ids,
+            "packages from physical_package_id (no package sibling masks)".into(),
+        ),
+        (None, false) => (
+            raws.iter()
+                .map(|r| r.package_id.filter(|&i| i >= 0).unwrap_or(-1))
+                .collect(),
+            "neither a valid physical_package_id nor package sibling masks on every CPU: CPUs without either are counted as one package (-1)".into(),
+        ),
+    }
+}
+
+/// Each CPU's label: the index (in CPU order) of its group.
+fn ordinal(raws: &[Raw], groups: &[Vec<u32>]) -> Vec<i64> {
+    raws.iter()
+        .map(|r| groups.iter().position(|g| g.contains(&r.cpu)).unwrap_or(0) as i64)
+        .collect()
+}
+
+/// Each CPU's core: the CPUs sharing its package, die and `core_id` that its SMT sibling
+/// mask also holds. Where the two disagree the finer wins: a sibling mask spanning two
+/// core_ids (AMD compute units) is two cores, a core_id repeated on CPUs with distinct
+/// masks is distinct cores. The evidence says where they disagreed.
+fn cores(raws: &[Raw], pkg: &[i64], die: &[i64]) -> (Vec<Vec<u32>>, Vec<String>) {
+    let key = |i: usize| {
+        let r = &raws[i];
+        let own = (r.core_id.is_none() && r.thread_sibs.is_none()).then_some(r.cpu);
+        (pkg[i], die[i], r.core_id, r.thread_sibs.clone(), own)
+    };
+    let groups = partition(raws, key);
+    let pos: BTreeMap<u32, usize> = raws.iter().enumerate().map(|(i, r)| (r.cpu, i)).collect();
+    let mut evidence = Vec::new();
+    let mut spans: Vec<String> = Vec::new();
+    let mut repeated: Vec<String> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for r in raws {
+        if let Some(s) = &r.thread_sibs {
+            let ids: BTreeSet<Option<i64>> = s
+                .iter()
+                .filter_map(|c| pos.get(c))
+                .map(|&i| raws[i].core_id)
+                .collect();
+            if ids.len() > 1 && seen.insert(s.clone()) {
+                spans.push(format!("[{}]", format_list(s)));
+            }
+        }
+    }
+    let mut by_id: BTreeMap<(i64, i64, i64), BTreeSet<Vec<u32>>> = BTreeMap::new();
+    for (i, r) in raws.iter().enumerate() {
+        if let (Some(id), Some(s)) = (r.core_id, &r.thread_sibs) {
+            by_id
+                .entry((pkg[i], die[i], id))
+                .or_default()
+                .insert(s.clone());
+        }
+    }
+    for ((p, _, id), masks) in &by_id {
+        if masks.len() > 1 {
+            repeated.push(format!("core_id {id} in package {p}"));
+        }
+    }
+    if !spans.is_empty() {
+        evidence.push(format!(
+            "SMT sibling masks {} span several core_ids (compute units, not SMT): each core_id counted as a core",
+            spans.iter().take(4).cloned().collect::<Vec<_>>().join(" ")
+        ));
+    }
+    if !repeated.is_empty() {
+        evidence.push(format!(
+            "{} repeated on CPUs with distinct sibling masks: the masks split them",
+            repeated
+                .iter()
+                .take(4)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let core_of: Vec<Vec<u32>> = raws
+        .iter()
+        .map(|r| {
+            groups
+                .iter()
+                .find(|g| g.contains(&r.cpu))
+                .cloned()
+                .unwrap_or_else(|| vec![r.cpu])
+        })
+        .collect();
+    (core_of, evidence)
+}
+
+/// Each CPU's die label within its package: die sibling masks when every CPU has them,
+/// else die_id (>= 0), else the package itself.
+fn dies(raws: &[Raw], pkg: &[i64]) -> Vec<i64> {
+    if raws.iter().all(|r| r.die_sibs.is_some()) {
+        let comp = components(raws, |r| r.die_sibs.as_ref());
+        let groups = partition(raws, |i| (pkg[i], comp[i]));
+        return ordinal(raws, &groups);
+    }
+    raws.iter()
+        .map(|r| r.die_id.filter(|&d| d >= 0).unwrap_or(0))
+        .collect()
+}
+
+fn read_caches_of(
+    root: &SysRoot,
+    cpu: u32,
+    core: &[u32],
+    notes: &mut BTreeSet<String>,
+) -> Vec<Cache> {
     let dir = format!("{CPU_DIR}/cpu{cpu}/cache");
     root.numbered(&dir, "index")
         .into_iter()
         .filter_map(|i| {
             let d = format!("{dir}/index{i}");
-            let level = root.read_num(format!("{d}/level"))?;
+            let level = root.read_num(format!("{d}/level")).filter(|l| *l >= 1)?;
             let kind = root
                 .read_opt(format!("{d}/type"))
+                .filter(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric()))
                 .unwrap_or_else(|| "Unknown".into());
-            let cpus = read_cpus(
+            let shared = read_cpus(
                 root,
                 &format!("{d}/shared_cpu_list"),
                 &format!("{d}/shared_cpu_map"),
-            )
-            .unwrap_or_else(|| vec![cpu]);
+            );
+            let mut cpus: BTreeSet<u32> = match shared {
+                Ok(v) if !v.is_empty() => v.into_iter().collect(),
+                Ok(_) => {
+                    notes.insert(format!(
+                        "empty L{level} {kind} sharing mask (shared_cpu_map all zeros): taken as the CPU's own core"
+                    ));
+                    core.iter().copied().collect()
+                }
+                Err(e) => {
+                    notes.insert(format!(
+                        "L{level} {kind} sharing unreadable ({e}): taken as the CPU's own core"
+                    ));
+                    core.iter().copied().collect()
+                }
+            };
+            cpus.insert(cpu);
             Some(Cache {
                 level,
                 kind,
                 size_bytes: root
                     .read_opt(format!("{d}/size"))
                     .and_then(|s| parse_size(&s)),
-                cpus,
+                cpus: cpus.into_iter().collect(),
                 id: root.read_num(format!("{d}/id")),
             })
         })
@@ -189,29 +415,74 @@ fn read_caches_of(root: &SysRoot, cpu: u32) -> Vec<Cache> {
 
 /// Read the topology of the given online CPUs.
 pub fn read(root: &SysRoot, online: &[u32]) -> Topology {
-    let cpus: Vec<CpuPlace> = online.iter().filter_map(|&c| read_place(root, c)).collect();
+    let online_set: BTreeSet<u32> = online.iter().copied().collect();
+    let mut evidence = Vec::new();
+    let (with, without): (Vec<u32>, Vec<u32>) = online
+        .iter()
+        .partition(|&&c| root.exists(format!("{CPU_DIR}/cpu{c}/topology")));
+    if !without.is_empty() {
+        evidence.push(format!(
+            "no topology directory for CPUs [{}]: each counted as its own core",
+            format_list(&without)
+        ));
+    }
+    let raws: Vec<Raw> = online
+        .iter()
+        .map(|&c| {
+            if with.contains(&c) {
+                read_raw(root, c, &online_set)
+            } else {
+                Raw {
+                    cpu: c,
+                    ..Default::default()
+                }
+            }
+        })
+        .collect();
+    let (pkg, pkg_why) = packages(&raws);
+    evidence.push(pkg_why);
+    let die = dies(&raws, &pkg);
+    let (core_of, core_why) = cores(&raws, &pkg, &die);
+    evidence.extend(core_why);
+    let cpus: Vec<CpuPlace> = raws
+        .iter()
+        .enumerate()
+        .map(|(i, r)| CpuPlace {
+            cpu: r.cpu,
+            package: pkg[i],
+            die: r.die_id.filter(|d| *d >= 0),
+            cluster_cpus: r.cluster_sibs.clone(),
+            core_id: r.core_id.unwrap_or(r.cpu as i64),
+            core_cpus: core_of[i].clone(),
+            package_cpus: raws
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| pkg[*j] == pkg[i])
+                .map(|(_, x)| x.cpu)
+                .collect(),
+        })
+        .collect();
 
     // Cache instances: deduplicated by (level, type, sharing set).
     let mut seen = BTreeSet::new();
     let mut caches = Vec::new();
-    for &c in online {
-        for cache in read_caches_of(root, c) {
+    let mut notes = BTreeSet::new();
+    for (i, &c) in online.iter().enumerate() {
+        for cache in read_caches_of(root, c, &core_of[i], &mut notes) {
             let key = (cache.level, cache.kind.clone(), cache.cpus.clone());
             if seen.insert(key) {
                 caches.push(cache);
             }
         }
     }
+    evidence.extend(notes);
     caches.sort_by(|a, b| (a.level, &a.kind, &a.cpus).cmp(&(b.level, &b.kind, &b.cpus)));
     let (llc_level, llc_groups) = llc_groups(&caches, online);
 
-    let packages: BTreeSet<i64> = cpus.iter().map(|p| p.package).collect();
-    let dies: BTreeSet<(i64, i64)> = cpus
-        .iter()
-        .map(|p| (p.package, p.die.unwrap_or(0)))
-        .collect();
+    let packages: BTreeSet<i64> = pkg.iter().copied().collect();
+    let dies: BTreeSet<(i64, i64)> = pkg.iter().copied().zip(die.iter().copied()).collect();
     let clusters: BTreeSet<Vec<u32>> = cpus.iter().filter_map(|p| p.cluster_cpus.clone()).collect();
-    let cores: BTreeSet<Vec<u32>> = cpus.iter().map(|p| p.core_cpus.clone()).collect();
+    let cores: BTreeSet<Vec<u32>> = core_of.iter().cloned().collect();
     let threads_per_core = cores.iter().map(Vec::len).max().unwrap_or(1);
 
     Topology {
@@ -226,10 +497,12 @@ pub fn read(root: &SysRoot, online: &[u32]) -> Topology {
         threads: cpus.len(),
         threads_per_core,
         smt_control: root.read_opt(format!("{CPU_DIR}/smt/control")),
+        cpu_kinds: super::kinds::read(root, online),
         cpus,
         caches,
         llc_level,
         llc_groups,
+        evidence,
     }
 }
 

@@ -510,6 +510,7 @@ impl Classic {
             );
         }
         annotate(&mut res);
+        crate::findings::placement::mixed_cpu_kinds(&ctx.probe.topology.cpu_kinds, &mut res);
         if matches!(self.kind, Kind::ContextSwitch) && pins.is_none() {
             if let Some(mut f) = explain_os(&res, &[], &ctx.probe.findings) {
                 f.evidence.push(
@@ -575,6 +576,32 @@ impl Benchmark for Classic {
 
     fn planned(&self, ctx: &RunContext) -> usize {
         copy_counts(ctx).len() * self.variants(ctx).iter().filter(|v| v.is_ok()).count()
+    }
+
+    fn plan(&self, ctx: &RunContext) -> Vec<crate::placement::Planned> {
+        use crate::placement::Planned;
+        let pins = ctx
+            .options
+            .pin
+            .then(|| crate::placement::spread_order(ctx.probe));
+        copy_counts(ctx)
+            .into_iter()
+            .map(|(c, basis)| {
+                let case = format!("copies={c}");
+                match self.skip_reason() {
+                    Some(reason) => Planned::skip(self.id, case, reason),
+                    None => match &pins {
+                        Some(order) => Planned::run(
+                            self.id,
+                            case,
+                            Some(order.iter().copied().cycle().take(c).collect()),
+                            format!("{basis}; pinned one per CPU, spread by topology"),
+                        ),
+                        None => Planned::run(self.id, case, None, format!("{basis}; not pinned")),
+                    },
+                }
+            })
+            .collect()
     }
 
     fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(Emitted)) -> anyhow::Result<()> {

@@ -124,6 +124,26 @@ impl Benchmark for PipeRoundTrip {
         ok.len() * modes(ctx).len() + na.len()
     }
 
+    fn plan(&self, ctx: &RunContext) -> Vec<placement::Planned> {
+        let (ok, skipped) = wanted(ctx);
+        let modes: Vec<&str> = modes(ctx).into_iter().map(mode_name).collect();
+        ok.into_iter()
+            .map(|r| {
+                placement::Planned::run(
+                    self.id(),
+                    r.name,
+                    r.cpus.map(|c| c.to_vec()),
+                    format!("{} ({} mode)", r.why, modes.join(" and ")),
+                )
+            })
+            .chain(
+                skipped
+                    .into_iter()
+                    .map(|s| placement::Planned::skip(self.id(), s.case, s.reason)),
+            )
+            .collect()
+    }
+
     fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(Emitted)) -> anyhow::Result<()> {
         let (resolved, skipped) = wanted(ctx);
         for s in skipped {
@@ -169,6 +189,10 @@ impl Benchmark for PipeRoundTrip {
                 res.derived
                     .insert("round_trips_per_s".into(), 1e9 / res.stats.median);
                 annotate(&mut res);
+                crate::findings::placement::mixed_cpu_kinds(
+                    &ctx.probe.topology.cpu_kinds,
+                    &mut res,
+                );
                 if r.name == "os" {
                     res.findings
                         .extend(explain_os(&res, &done, &ctx.probe.findings));

@@ -88,6 +88,35 @@ pub fn thread_counts(n: usize) -> Vec<usize> {
 /// b[i] and c[i] at the same address bits: the same cache sets, and loads that alias the
 /// stores 4 KiB apart (STREAM's OFFSET knob exists for this). A different number of cache
 /// lines per array breaks the alignment.
+/// Per thread count, the CPUs of each thread placement (`compact`, `spread`) in thread
+/// order, or why it is not run (the same CPUs as an earlier placement).
+pub fn thread_placements(p: &crate::probe::ProbeDoc) -> Vec<ThreadCases> {
+    let orders = [("compact", compact_order(p)), ("spread", spread_order(p))];
+    thread_counts(p.cpus.usable.len())
+        .into_iter()
+        .map(|threads| {
+            let mut seen: Vec<Vec<u32>> = Vec::new();
+            let cases = orders
+                .iter()
+                .map(|(policy, order)| {
+                    let cpus = order[..threads.min(order.len())].to_vec();
+                    let mut sorted = cpus.clone();
+                    sorted.sort_unstable();
+                    if seen.contains(&sorted) {
+                        return (*policy, Err("same CPUs as compact".to_string()));
+                    }
+                    seen.push(sorted);
+                    (*policy, Ok(cpus))
+                })
+                .collect();
+            (threads, cases)
+        })
+        .collect()
+}
+
+/// One thread count and its placements (see `thread_placements`).
+pub type ThreadCases = (usize, Vec<(&'static str, Result<Vec<u32>, String>)>);
+
 pub fn stagger(k: usize) -> usize {
     k * (4096 + 3 * 64) + k * k * 64
 }
@@ -205,6 +234,29 @@ impl Benchmark for Bandwidth {
         t * 2 * Kernel::ALL.len() * if kernels::HAVE_NT { 2 } else { 1 }
     }
 
+    fn plan(&self, ctx: &RunContext) -> Vec<crate::placement::Planned> {
+        use crate::placement::Planned;
+        let mut out = Vec::new();
+        for (threads, cases) in thread_placements(ctx.probe) {
+            for (policy, cpus) in cases {
+                let case = format!("{policy} threads={threads}");
+                out.push(match cpus {
+                    Ok(c) => Planned::run(
+                        self.id(),
+                        case,
+                        Some(c),
+                        match policy {
+                            "compact" => "compact: a core's SMT siblings, then the cores of one LLC, then the next LLC, then the next node",
+                            _ => "spread: one thread per node, then per LLC, then per core, before any second SMT sibling",
+                        },
+                    ),
+                    Err(reason) => Planned::skip(self.id(), case, reason),
+                });
+            }
+        }
+        out
+    }
+
     fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(Emitted)) -> anyhow::Result<()> {
         let (total, why) = array_bytes(
             reported_llc_total(ctx),
@@ -220,26 +272,20 @@ impl Benchmark for Bandwidth {
                 reason: "non-temporal store kernels exist for x86-64 only".into(),
             }));
         }
-        let orders = [
-            ("compact", compact_order(ctx.probe)),
-            ("spread", spread_order(ctx.probe)),
-        ];
         let mut said_size = false;
-        for threads in thread_counts(ctx.probe.cpus.usable.len()) {
-            let mut seen: Vec<Vec<u32>> = Vec::new();
-            for (policy, order) in &orders {
-                let mut cpus = order[..threads.min(order.len())].to_vec();
-                cpus.sort_unstable();
-                if seen.contains(&cpus) {
-                    emit(Emitted::Skipped(Skipped {
-                        benchmark: self.id().into(),
-                        case: format!("{policy} threads={threads}"),
-                        reason: "same CPUs as compact".into(),
-                    }));
-                    continue;
-                }
-                seen.push(cpus.clone());
-                let cpus = order[..threads.min(order.len())].to_vec();
+        for (threads, cases) in thread_placements(ctx.probe) {
+            for (policy, cpus) in cases {
+                let cpus = match cpus {
+                    Ok(c) => c,
+                    Err(reason) => {
+                        emit(Emitted::Skipped(Skipped {
+                            benchmark: self.id().into(),
+                            case: format!("{policy} threads={threads}"),
+                            reason,
+                        }));
+                        continue;
+                    }
+                };
                 // Elements per thread per array, a multiple of 8 (the kernels' chunk).
                 let n = ((total / 8) as usize / threads).max(8) / 8 * 8;
                 for nt in if kernels::HAVE_NT {

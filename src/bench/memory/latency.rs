@@ -149,6 +149,22 @@ impl Benchmark for Latency {
         sizes(top_size(reported(ctx, cpu).0, available_bytes())).len() * 2
     }
 
+    fn plan(&self, ctx: &RunContext) -> Vec<crate::placement::Planned> {
+        match ctx.probe.cpus.usable.first() {
+            Some(&cpu) => vec![crate::placement::Planned::run(
+                self.id(),
+                "sweep",
+                Some(vec![cpu]),
+                "one thread on the first usable CPU",
+            )],
+            None => vec![crate::placement::Planned::skip(
+                self.id(),
+                "sweep",
+                "no usable CPU",
+            )],
+        }
+    }
+
     fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(Emitted)) -> anyhow::Result<()> {
         let cpu = ctx.probe.cpus.usable.first().copied().unwrap_or(0);
         let (llc, levels) = reported(ctx, cpu);

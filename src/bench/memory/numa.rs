@@ -2,7 +2,10 @@
 //! mbind), the dependent-load latency (ns/load, a chain past the caches) and the read
 //! bandwidth of the node's usable CPUs (MB/s, the `sum` kernel), as node x node cells beside
 //! the firmware distances. On one node: the one cell, and a note that there is nothing to
-//! compare.
+//! compare. A memory-only node (CXL, HBM, a slower memory tier) is measured as a target
+//! from its nearest CPU nodes (the firmware's initiators, else the smallest distance);
+//! memory the cgroup's cpuset.mems refuses, and nodes without memory, are skipped cases
+//! with their reason.
 
 use super::bandwidth::{reported_llc_total, run_passes};
 use super::kernels::Kernel;
@@ -28,35 +31,82 @@ pub struct Cell {
     pub cpus: Vec<u32>,
     /// The firmware (SLIT) distance between the two nodes, when known.
     pub distance: Option<u32>,
+    /// For a memory-only target: how its CPU nodes were chosen.
+    pub nearest: Option<String>,
 }
 
-/// The cells to measure: every node with usable CPUs against every node with memory.
-pub fn plan(p: &ProbeDoc) -> Vec<Cell> {
-    let nodes = &p.numa.nodes;
-    let mut cells = Vec::new();
-    for (i, from) in nodes.iter().enumerate() {
-        let cpus: Vec<u32> = from
-            .cpus
+/// A memory node no cell measures, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refused {
+    pub case: String,
+    pub reason: String,
+}
+
+/// The cells to measure: every node with usable CPUs against every node with memory this
+/// process may allocate on; memory-only nodes from their nearest CPU nodes only. The
+/// memory nodes left out come back with the reason.
+pub fn plan(p: &ProbeDoc) -> (Vec<Cell>, Vec<Refused>) {
+    let numa = &p.numa;
+    let usable_of = |n: &crate::probe::numa::Node| -> Vec<u32> {
+        n.cpus
             .iter()
             .copied()
             .filter(|c| p.cpus.usable.contains(c))
-            .collect();
-        if cpus.is_empty() {
-            continue;
-        }
-        for (j, to) in nodes.iter().enumerate() {
-            if to.memory_bytes == Some(0) {
-                continue;
-            }
-            cells.push(Cell {
-                cpu_node: from.id,
-                mem_node: to.id,
-                cpus: cpus.clone(),
-                distance: p.numa.distances.get(i).and_then(|row| row.get(j)).copied(),
+            .collect()
+    };
+    let cpu_nodes: Vec<u32> = numa
+        .nodes
+        .iter()
+        .filter(|n| !usable_of(n).is_empty())
+        .map(|n| n.id)
+        .collect();
+    let mut refused = Vec::new();
+    // Each target memory node with the CPU nodes that measure it.
+    let mut targets: Vec<(u32, Vec<u32>, Option<String>)> = Vec::new();
+    for to in &numa.nodes {
+        let case = format!("node{} memory", to.id);
+        if !to.has_memory() {
+            refused.push(Refused {
+                case,
+                reason: format!("node {} has no memory ({})", to.id, to.kind),
             });
+        } else if !p.cpus.usable_mems.contains(&to.id) {
+            let why = match &p.cpus.cgroup_mems {
+                Some(m) if !m.contains(&to.id) => {
+                    format!("cpuset.mems [{}]", crate::probe::cpulist::format_list(m))
+                }
+                _ => "Mems_allowed_list".into(),
+            };
+            refused.push(Refused {
+                case,
+                reason: format!(
+                    "this process may not allocate on node {} ({why} refuses it)",
+                    to.id
+                ),
+            });
+        } else if to.cpus.is_empty() && numa.nodes.len() > 1 {
+            let (from, how) = numa.nearest_cpu_nodes(to.id, &cpu_nodes);
+            targets.push((to.id, from, Some(how)));
+        } else {
+            targets.push((to.id, cpu_nodes.clone(), None));
         }
     }
-    cells
+    let mut cells = Vec::new();
+    for from in numa.nodes.iter().filter(|n| cpu_nodes.contains(&n.id)) {
+        let cpus = usable_of(from);
+        for (to, froms, how) in &targets {
+            if froms.contains(&from.id) {
+                cells.push(Cell {
+                    cpu_node: from.id,
+                    mem_node: *to,
+                    cpus: cpus.clone(),
+                    distance: numa.distance(from.id, *to),
+                    nearest: how.clone(),
+                });
+            }
+        }
+    }
+    (cells, refused)
 }
 
 impl Benchmark for Numa {
@@ -69,11 +119,52 @@ impl Benchmark for Numa {
     }
 
     fn planned(&self, ctx: &RunContext) -> usize {
-        plan(ctx.probe).len() * 2
+        plan(ctx.probe).0.len() * 2
+    }
+
+    fn plan(&self, ctx: &RunContext) -> Vec<crate::placement::Planned> {
+        use crate::placement::Planned;
+        let (cells, refused) = plan(ctx.probe);
+        cells
+            .into_iter()
+            .map(|c| {
+                let mut why = format!(
+                    "CPU node {} reads node {}'s memory: latency on CPU {}, read bandwidth on the node's {} usable CPUs",
+                    c.cpu_node,
+                    c.mem_node,
+                    c.cpus[0],
+                    c.cpus.len()
+                );
+                if let Some(d) = c.distance {
+                    why.push_str(&format!("; distance {d}"));
+                }
+                if let Some(how) = &c.nearest {
+                    why.push_str(&format!("; memory-only node, nearest CPUs by {how}"));
+                }
+                Planned::run(
+                    self.id(),
+                    format!("node{} -> node{} memory", c.cpu_node, c.mem_node),
+                    Some(c.cpus),
+                    why,
+                )
+            })
+            .chain(
+                refused
+                    .into_iter()
+                    .map(|r| Planned::skip(self.id(), r.case, r.reason)),
+            )
+            .collect()
     }
 
     fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(Emitted)) -> anyhow::Result<()> {
-        let cells = plan(ctx.probe);
+        let (cells, refused) = plan(ctx.probe);
+        for r in refused {
+            emit(Emitted::Skipped(Skipped {
+                benchmark: self.id().into(),
+                case: r.case,
+                reason: r.reason,
+            }));
+        }
         if ctx.probe.numa.nodes.len() < 2 {
             emit(Emitted::Skipped(Skipped {
                 benchmark: self.id().into(),
@@ -101,6 +192,10 @@ impl Benchmark for Numa {
                 .collect();
                 if let Some(d) = cell.distance {
                     m.insert("distance".into(), json!(d));
+                }
+                if let Some(how) = &cell.nearest {
+                    m.insert("mem_node_kind".into(), json!("memory-only"));
+                    m.insert("cpu_node_chosen_by".into(), json!(how));
                 }
                 m
             };
@@ -184,8 +279,9 @@ mod tests {
     #[test]
     fn two_nodes_give_four_cells_with_their_distances() {
         let p = fixture("epyc-multi-llc-2node");
-        let cells = plan(&p);
+        let (cells, refused) = plan(&p);
         assert_eq!(cells.len(), 4);
+        assert!(refused.is_empty());
         let c01 = cells
             .iter()
             .find(|c| c.cpu_node == 0 && c.mem_node == 1)
@@ -197,11 +293,54 @@ mod tests {
 
     #[test]
     fn one_node_gives_one_cell_and_usable_cpus_limit_the_rows() {
-        assert_eq!(plan(&fixture("this-vm")).len(), 1);
+        assert_eq!(plan(&fixture("this-vm")).0.len(), 1);
         let mut p = fixture("epyc-256");
         p.cpus.usable = (0..32).collect(); // a cpuset inside node 0
-        let cells = plan(&p);
+        let (cells, _) = plan(&p);
         assert_eq!(cells.len(), 4, "node 0 against the 4 memory nodes");
         assert!(cells.iter().all(|c| c.cpu_node == 0));
+    }
+
+    #[test]
+    fn refused_memory_nodes_are_skipped_cases_with_the_reason() {
+        let p = fixture("cpuset-mems-v1");
+        let (cells, refused) = plan(&p);
+        // Both CPU nodes measure node 0's memory; node 1's memory is refused.
+        assert_eq!(cells.len(), 2);
+        assert!(cells.iter().all(|c| c.mem_node == 0));
+        assert_eq!(refused.len(), 1);
+        assert_eq!(refused[0].case, "node1 memory");
+        assert!(refused[0].reason.contains("cpuset.mems [0]"), "{refused:?}");
+        let m = fixture("memoryless-node");
+        let (cells, refused) = plan(&m);
+        assert_eq!(cells.len(), 2, "nodes 0 and 1 read node 0's memory");
+        assert!(refused[0].reason.contains("no memory (cpus-only)"));
+    }
+
+    #[test]
+    fn memory_only_nodes_are_targets_from_their_nearest_cpus() {
+        let p = fixture("cxl-memory-only");
+        let (cells, refused) = plan(&p);
+        assert!(refused.is_empty());
+        // 2 x 2 CPU-node cells, and each CXL node from its own socket only.
+        assert_eq!(cells.len(), 6);
+        let cxl: Vec<(u32, u32)> = cells
+            .iter()
+            .filter(|c| c.nearest.is_some())
+            .map(|c| (c.cpu_node, c.mem_node))
+            .collect();
+        assert_eq!(cxl, vec![(0, 2), (1, 3)]);
+        let c = cells.iter().find(|c| c.mem_node == 2).unwrap();
+        assert_eq!(c.distance, Some(14));
+        assert!(c.nearest.as_deref().unwrap().contains("initiators"));
+        // Without initiators the smallest distance decides.
+        let mut q = p.clone();
+        for n in &mut q.numa.nodes {
+            n.initiators = None;
+        }
+        let (cells, _) = plan(&q);
+        let c = cells.iter().find(|c| c.mem_node == 3).unwrap();
+        assert_eq!(c.cpu_node, 1);
+        assert!(c.nearest.as_deref().unwrap().contains("distance"));
     }
 }
