@@ -19,4 +19,6 @@ pub mod placement;
 pub mod probe;
 pub mod report;
 pub mod result;
+pub mod safe_file;
+pub mod stdout;
 pub mod store;

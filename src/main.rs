@@ -6,12 +6,18 @@ fn main() {
     // The classic suite re-executes this binary as an execl link (the test measures exec)
     // and as a copy worker (a fresh small process per copy): neither may pay for anything
     // else first.
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        Some(classic::EXECL_ARG) => {
-            classic::execl_link(args.get(1).map(String::as_str).unwrap_or(""))
+    // Arguments as OsString: a non-UTF-8 argument is clap's to refuse (exit 2), not a panic.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let text = |i: usize| args.get(i).and_then(|a| a.to_str());
+    match text(0) {
+        Some(classic::EXECL_ARG) => classic::execl_link(text(1).unwrap_or("")),
+        Some(classic::WORKER_ARG) => {
+            let rest: Vec<String> = args[1..]
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            classic::copy_worker(&rest)
         }
-        Some(classic::WORKER_ARG) => classic::copy_worker(&args[1..]),
         _ => std::process::exit(truebench::cli::main()),
     }
 }

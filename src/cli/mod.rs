@@ -73,6 +73,8 @@ pub fn main() -> i32 {
     };
     match dispatch(cli) {
         Ok(()) => EXIT_OK,
+        Err(e) if e.downcast_ref::<crate::error::StdoutClosed>().is_some() => EXIT_OK,
+        Err(e) if e.downcast_ref::<crate::error::CommandExit>().is_some() => exit_code(&e),
         Err(e) => {
             eprintln!("error: {}", one_line(&e));
             exit_code(&e)
@@ -155,7 +157,7 @@ pub(crate) fn store_and_print(
     if json {
         print_json(doc)?;
     } else {
-        print!("{}", crate::report::results_table::render(doc));
+        crate::stdout::write(&crate::report::results_table::render(doc))?;
         eprintln!(
             "truebench: stored {what} {} in {}",
             doc.run_id,
@@ -170,6 +172,5 @@ pub(crate) fn store_and_print(
 
 /// Print a value as one pretty JSON document on stdout.
 pub(crate) fn print_json<T: serde::Serialize>(v: &T) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(v)?);
-    Ok(())
+    crate::stdout::json(v)
 }

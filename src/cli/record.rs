@@ -228,16 +228,11 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     let start = reading(target, cpu_stat.as_deref(), counters.as_mut(), &a);
     let mut prev = start.clone();
     let mut rows = Vec::new();
-    let live = !a.json && !a.csv;
+    // Live lines stop (the recording goes on) once stdout fails, e.g. `| head -3`.
+    let mut live = !a.json && !a.csv;
     if live {
-        println!(
-            "{HEADER}{}",
-            if target.is_some() {
-                " | target process"
-            } else {
-                ""
-            }
-        );
+        let tail = if target.is_some() { " | target process" } else { "" };
+        live = crate::stdout::line(&format!("{HEADER}{tail}")).is_ok();
     }
     let mut exit_status = None;
     loop {
@@ -259,7 +254,7 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         let now = reading(target, cpu_stat.as_deref(), counters.as_mut(), &a);
         let r = row(&prev, &now, start.t_ns, ticks);
         if live {
-            println!("{}", live_line(&r));
+            live = crate::stdout::line(&live_line(&r)).is_ok();
         }
         rows.push(r);
         prev = now;
@@ -384,7 +379,7 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     if a.json {
         super::print_json(&doc)?;
     } else if a.csv {
-        print!("{}", csv(&rows));
+        crate::stdout::write(&csv(&rows))?;
     } else {
         eprintln!(
             "truebench: stored recording {} ({} intervals, recorder used {:.2}% of one CPU) in {}",

@@ -101,18 +101,20 @@ fn progress(total: u64) -> ProgressBar {
     pb
 }
 
-fn list_suites() {
+fn list_suites() -> anyhow::Result<()> {
+    let mut out = String::new();
     for s in bench::suites() {
         let default = if DEFAULT_SUITES.contains(&s) {
             " (default)"
         } else {
             ""
         };
-        println!("{s}{default}");
+        out.push_str(&format!("{s}{default}\n"));
         for b in bench::REGISTRY.iter().filter(|b| b.suite() == s) {
-            println!("  {}: {}", b.id(), b.describe());
+            out.push_str(&format!("  {}: {}\n", b.id(), b.describe()));
         }
     }
+    crate::stdout::write(&out)
 }
 
 /// Steal seconds over the run, from two /proc/stat readings.
@@ -174,8 +176,7 @@ fn annotate_noise(
 
 pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     if a.list {
-        list_suites();
-        return Ok(());
+        return list_suites();
     }
     let names: Vec<String> = if a.suites.is_empty() {
         DEFAULT_SUITES.iter().map(|s| s.to_string()).collect()

@@ -3,7 +3,6 @@
 use crate::error::{usage, usage_hint};
 use crate::store::{default_path, load_run, Store};
 use anyhow::Context;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
@@ -49,8 +48,7 @@ pub fn history(a: HistoryArgs, db: Option<&Path>) -> anyhow::Result<()> {
     if a.json {
         super::print_json(&runs)
     } else {
-        print!("{}", crate::report::results_table::render_history(&runs));
-        Ok(())
+        crate::stdout::write(&crate::report::results_table::render_history(&runs))
     }
 }
 
@@ -59,8 +57,7 @@ pub fn show(a: ShowArgs, db: Option<&Path>) -> anyhow::Result<()> {
     if a.json {
         super::print_json(&doc)
     } else {
-        print!("{}", crate::report::results_table::render(&doc));
-        Ok(())
+        crate::stdout::write(&crate::report::results_table::render(&doc))
     }
 }
 
@@ -69,7 +66,7 @@ pub fn export(a: ExportArgs, db: Option<&Path>) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(&doc)? + "\n";
     match a.output {
         None => {
-            std::io::stdout().write_all(text.as_bytes())?;
+            crate::stdout::write(&text)?;
         }
         Some(p) => {
             super::output::write_file(&p, text.as_bytes(), false)?;
@@ -97,11 +94,10 @@ pub fn import(a: ImportArgs, db: Option<&Path>) -> anyhow::Result<()> {
     store
         .insert(&doc)
         .with_context(|| format!("importing {}", a.file.display()))?;
-    println!(
+    crate::stdout::line(&format!(
         "imported run {} ({} results) into {}",
         doc.run_id,
         doc.results.len(),
         path.display()
-    );
-    Ok(())
+    ))
 }
