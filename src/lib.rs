@@ -6,6 +6,7 @@
 //! only parses the command line and maps errors to exit codes.
 
 pub mod bench;
+pub mod bounded;
 pub mod cli;
 pub mod compare;
 pub mod error;

@@ -227,8 +227,8 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         server_pid: a.pid,
     };
     let db_path = default_path(db)?;
-    let mut store = Store::open_rw(&db_path)?;
     let _lock = crate::lock::acquire("truebench loadstep")?;
+    let mut store = Store::open_rw(&db_path)?;
     crate::interrupt::install()?;
     let started = chrono::Utc::now();
     let tty = std::io::stderr().is_terminal();

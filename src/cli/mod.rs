@@ -153,17 +153,21 @@ pub(crate) fn store_and_print(
     db_path: &std::path::Path,
     what: &str,
 ) -> anyhow::Result<()> {
-    store.insert(doc)?;
+    // Printed even when storing failed (the document was then spilled to a file).
+    let saved = crate::store::save_or_spill(store, doc);
     if json {
         print_json(doc)?;
     } else {
         crate::stdout::write(&crate::report::results_table::render(doc))?;
-        eprintln!(
-            "truebench: stored {what} {} in {}",
-            doc.run_id,
-            db_path.display()
-        );
+        if saved.is_ok() {
+            eprintln!(
+                "truebench: stored {what} {} in {}",
+                doc.run_id,
+                db_path.display()
+            );
+        }
     }
+    saved?;
     if doc.interrupted {
         return Err(crate::error::Interrupted.into());
     }

@@ -259,8 +259,8 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     }
 
     let db_path = default_path(db)?;
-    let mut store = Store::open_rw(&db_path)?;
     let _lock = crate::lock::acquire(&format!("truebench run {}", names.join(",")))?;
+    let mut store = Store::open_rw(&db_path)?;
     crate::interrupt::install()?;
 
     let started = chrono::Utc::now();

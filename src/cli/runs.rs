@@ -77,11 +77,14 @@ pub fn export(a: ExportArgs, db: Option<&Path>) -> anyhow::Result<()> {
 }
 
 pub fn import(a: ImportArgs, db: Option<&Path>) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(&a.file)
+    let bytes = crate::bounded::read_file(&a.file, crate::result::MAX_DOCUMENT_BYTES, None)
         .map_err(|e| usage(format!("cannot read {}: {e}", a.file.display())))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| usage(format!("{} is not UTF-8 text", a.file.display())))?;
     let value: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| usage(format!("{} is not valid JSON: {e}", a.file.display())))?;
     let doc = crate::result::validate(&value)
+        .and_then(|d| crate::store::check_identity(&d).map(|()| d))
         .map_err(|why| usage(format!("{} refused: {why}", a.file.display())))?;
     let path = default_path(db)?;
     let mut store = Store::open_rw(&path)?;
