@@ -125,11 +125,8 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         None => None,
     };
     if let Some(t) = &http {
-        std::net::TcpStream::connect(&t.addr).map_err(|e| {
-            usage_hint(
-                format!("--http: cannot connect to {}: {e}", t.addr),
-                "start the server first",
-            )
+        crate::loadstep::http::check_reachable(t).map_err(|e| {
+            usage_hint(format!("--http: cannot connect: {e}"), "start the server first")
         })?;
     }
     if let Some(pid) = a.pid {
