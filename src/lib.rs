@@ -7,6 +7,7 @@
 
 pub mod bench;
 pub mod bounded;
+pub mod cleanup;
 pub mod cli;
 pub mod compare;
 pub mod error;

@@ -89,6 +89,9 @@ fn one_line(e: &anyhow::Error) -> String {
 
 fn dispatch(cli: Cli) -> anyhow::Result<()> {
     let db = cli.db.as_deref();
+    for done in crate::cleanup::after_killed_runs() {
+        eprintln!("truebench: {done}");
+    }
     match cli.command {
         Command::Probe(a) => probe::exec(a),
         Command::Run(a) => run::exec(a, db),
