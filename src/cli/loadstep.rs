@@ -110,6 +110,10 @@ fn parse_ramp(s: &str) -> Result<Vec<f64>, String> {
 }
 
 pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
+    super::distinct("--policy", &a.policy)?;
+    super::distinct("--workers", a.workers.as_deref().unwrap_or_default())?;
+    super::distinct("--cpu-quota", a.cpu_quota.as_deref().unwrap_or_default())?;
+    super::distinct("--cpuset-width", a.cpuset_width.as_deref().unwrap_or_default())?;
     for p in &a.policy {
         if !POLICIES.contains(&p.as_str()) {
             return Err(usage_hint(
@@ -175,11 +179,8 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     }
     let mut capacity = Vec::new();
     for q in a.cpu_quota.iter().flatten() {
-        if !(*q > 0.0 && *q <= 65_536.0) {
-            return Err(usage(format!(
-                "--cpu-quota {q}: a quota is a positive number of CPUs"
-            )));
-        }
+        crate::loadstep::capacity::check_quota(*q)
+            .map_err(|e| usage(format!("--cpu-quota {q}: {e}")))?;
         for w in a.cpuset_width.iter().flatten() {
             if *w as usize > env.cpus.usable.len() {
                 return Err(usage_hint(

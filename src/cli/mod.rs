@@ -106,6 +106,23 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
+/// A list option must not name the same thing twice (`--policy os,os` would run the work
+/// twice and compare it with itself): exit 2 naming the repeated value.
+pub(crate) fn distinct<T: PartialEq + std::fmt::Display>(
+    flag: &str,
+    items: &[T],
+) -> anyhow::Result<()> {
+    for (i, x) in items.iter().enumerate() {
+        if items[..i].contains(x) {
+            return Err(crate::error::usage_hint(
+                format!("{flag} names {x} twice"),
+                "give each value once",
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Seconds from the command line (`3`, `0.5`, `2s`), 0.1 to 3600.
 pub(crate) fn parse_secs(s: &str) -> Result<f64, String> {
     let v: f64 = s

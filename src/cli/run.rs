@@ -187,6 +187,12 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
             .filter(|s| !s.is_empty())
             .collect()
     };
+    if names.is_empty() {
+        return Err(usage_hint(
+            "no suite named (an empty list)",
+            "name suites (truebench run --list), or give none for the default suites",
+        ));
+    }
     let benches = bench::select(&names).map_err(|bad| {
         usage_hint(
             format!("unknown suite '{bad}'"),
@@ -194,6 +200,8 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         )
     })?;
 
+    super::distinct("--placement", &a.placement)?;
+    super::distinct("--copies", a.copies.as_deref().unwrap_or_default())?;
     crate::placement::check_names(&a.placement).map_err(|bad| {
         usage_hint(
             format!("unknown placement '{bad}'"),
@@ -210,11 +218,10 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         footprint_kb: a.footprint,
         array_bytes: a.array_size,
         clocksource_sweep: a.clocksource_sweep,
-        copies: a.copies.as_ref().map(|v| {
-            let mut v: Vec<usize> = v.iter().map(|c| *c as usize).collect();
-            v.dedup();
-            v
-        }),
+        copies: a
+            .copies
+            .as_ref()
+            .map(|v| v.iter().map(|c| *c as usize).collect()),
         pin: a.pin,
         full: a.full,
         fsync: a.fsync,
