@@ -98,6 +98,9 @@ fn progress(total: u64) -> ProgressBar {
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
             .expect("valid template"),
     );
+    // Redrawn while a result measures (its elapsed time and spinner move), not only
+    // when one finishes.
+    pb.enable_steady_tick(std::time::Duration::from_millis(200));
     pb
 }
 
