@@ -43,7 +43,11 @@ impl std::error::Error for ReadError {}
 const POLL_SLICE_MS: u16 = 100;
 
 /// Read all of `r` (non-blocking) up to `max` bytes, waiting at most `timeout` overall.
-fn drain<R: Read + AsFd>(r: &mut R, max: usize, timeout: Option<Duration>) -> Result<Vec<u8>, ReadError> {
+fn drain<R: Read + AsFd>(
+    r: &mut R,
+    max: usize,
+    timeout: Option<Duration>,
+) -> Result<Vec<u8>, ReadError> {
     use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
     let start = Instant::now();
     let mut out = Vec::new();
@@ -154,7 +158,10 @@ mod tests {
         let f = d.path().join("n");
         std::fs::write(&f, "42\n").unwrap();
         assert_eq!(read_file(&f, 16, None).unwrap(), b"42\n");
-        assert!(matches!(read_file(&f, 2, None), Err(ReadError::TooLarge(2))));
+        assert!(matches!(
+            read_file(&f, 2, None),
+            Err(ReadError::TooLarge(2))
+        ));
         assert!(matches!(
             read_file(Path::new("/dev/zero"), 1 << 16, None),
             Err(ReadError::TooLarge(_))
@@ -162,13 +169,22 @@ mod tests {
         let fifo = d.path().join("fifo");
         nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
         let t = Instant::now();
-        assert_eq!(read_file(&fifo, 16, Some(Duration::from_secs(5))).unwrap(), b"");
-        assert!(t.elapsed() < Duration::from_secs(2), "a FIFO without writer blocked");
+        assert_eq!(
+            read_file(&fifo, 16, Some(Duration::from_secs(5))).unwrap(),
+            b""
+        );
+        assert!(
+            t.elapsed() < Duration::from_secs(2),
+            "a FIFO without writer blocked"
+        );
     }
 
     #[test]
     fn commands_are_bounded_in_size_and_time() {
-        assert_eq!(command_output("echo 7", 64, Duration::from_secs(5)).unwrap(), b"7\n");
+        assert_eq!(
+            command_output("echo 7", 64, Duration::from_secs(5)).unwrap(),
+            b"7\n"
+        );
         assert!(matches!(
             command_output("yes", 4096, Duration::from_secs(5)),
             Err(ReadError::TooLarge(4096))

@@ -67,7 +67,10 @@ pub fn acquire(what: &str) -> anyhow::Result<RunLock> {
             safe_file::Refused::NotRegular(_) => "set TRUEBENCH_LOCK to a regular file's path",
             _ => "remove it (as its owner or root), or set TRUEBENCH_LOCK to a file of yours",
         };
-        usage_hint(format!("cannot use the run lock {}: {e}", p.display()), hint)
+        usage_hint(
+            format!("cannot use the run lock {}: {e}", p.display()),
+            hint,
+        )
     })?;
     let read_only = opened.read_only;
     match Flock::lock(opened.file, FlockArg::LockExclusiveNonblock) {

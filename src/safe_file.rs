@@ -181,12 +181,10 @@ pub fn private_dir(path: &Path, mode: u32) -> io::Result<()> {
             "{} exists and is not a directory",
             path.display()
         ))),
-        Err(_) => {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(mode)
-                .create(path)
-        }
+        Err(_) => std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(mode)
+            .create(path),
     }
 }
 
@@ -201,7 +199,10 @@ mod tests {
         std::fs::write(&target, "keep").unwrap();
         let link = d.path().join("link");
         std::os::unix::fs::symlink(&target, &link).unwrap();
-        assert!(matches!(open_or_create(&link, 0o644), Err(Refused::Symlink)));
+        assert!(matches!(
+            open_or_create(&link, 0o644),
+            Err(Refused::Symlink)
+        ));
         assert!(matches!(create_new(&link, 0o644), Err(Refused::Io(_))));
         let hard = d.path().join("hard");
         std::fs::hard_link(&target, &hard).unwrap();

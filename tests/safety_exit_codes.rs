@@ -22,7 +22,7 @@ fn raw(env: &Env) -> std::process::Command {
 }
 
 fn no_panic(out: &std::process::Output) {
-    assert_ne!(out.status.code(), Some(101), "{}", stderr(&out));
+    assert_ne!(out.status.code(), Some(101), "{}", stderr(out));
     assert!(!stderr(out).contains("panicked"), "{}", stderr(out));
 }
 
@@ -32,7 +32,11 @@ fn non_utf8_arguments_are_refused_not_a_panic() {
     use std::os::unix::ffi::OsStrExt;
     let env = Env::new();
     let bad = std::ffi::OsStr::from_bytes(b"\xff");
-    for args in [vec!["show".as_ref(), bad], vec![bad], vec!["run".as_ref(), bad]] {
+    for args in [
+        vec!["show".as_ref(), bad],
+        vec![bad],
+        vec!["run".as_ref(), bad],
+    ] {
         let out = env.cmd().args(&args).output().unwrap();
         no_panic(&out);
         assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
@@ -46,12 +50,19 @@ fn non_utf8_arguments_are_refused_not_a_panic() {
 fn stdout_failures_end_cleanly() {
     let env = Env::new();
     env.json(&["record", "--interval", "0.1", "--duration", "0.2", "--json"]);
-    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
     let out = raw(&env).arg("history").stdout(full).output().unwrap();
     no_panic(&out);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).starts_with("error: cannot write to standard output"));
-    for args in [vec!["show", "latest", "--json"], vec!["history"], vec!["probe"]] {
+    for args in [
+        vec!["show", "latest", "--json"],
+        vec!["history"],
+        vec!["probe"],
+    ] {
         let (r, w) = nix::unistd::pipe().unwrap();
         drop(r);
         let out = raw(&env)
@@ -106,7 +117,11 @@ fn a_duration_shorter_than_the_interval_is_honoured() {
     let env = Env::new();
     let t = Instant::now();
     let doc = env.json(&["record", "--interval", "6", "--duration", "0.5", "--json"]);
-    assert!(t.elapsed() < Duration::from_secs(4), "ran {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(4),
+        "ran {:?}",
+        t.elapsed()
+    );
     let d = doc["recording"]["duration_s"].as_f64().unwrap();
     assert!((0.45..1.5).contains(&d), "{d} s");
     assert_eq!(doc["recording"]["rows"].as_array().unwrap().len(), 1);
@@ -119,14 +134,29 @@ fn record_passes_on_the_commands_exit_status() {
     let env = Env::new();
     let out = env
         .cmd()
-        .args(["record", "--interval", "0.2", "--", "sh", "-c", "sleep 0.3; exit 7"])
+        .args([
+            "record",
+            "--interval",
+            "0.2",
+            "--",
+            "sh",
+            "-c",
+            "sleep 0.3; exit 7",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
     let out = env
         .cmd()
         .args([
-            "record", "--interval", "0.2", "--json", "--", "sh", "-c", "sleep 0.3; kill -9 $$",
+            "record",
+            "--interval",
+            "0.2",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "sleep 0.3; kill -9 $$",
         ])
         .output()
         .unwrap();
@@ -138,7 +168,10 @@ fn record_passes_on_the_commands_exit_status() {
     // Stopped by truebench at --duration: exit 0, and said so.
     let doc = env.json(&["record", "--duration", "0.3", "--json", "--", "sleep", "30"]);
     assert_eq!(doc["recording"]["target"]["stopped_by_truebench"], true);
-    assert_eq!(env.json(&["history", "--json"]).as_array().unwrap().len(), 3);
+    assert_eq!(
+        env.json(&["history", "--json"]).as_array().unwrap().len(),
+        3
+    );
 }
 
 /// Defect 20: a CPU quota the kernel cannot set is refused with a sentence (exit 2), not
@@ -149,11 +182,23 @@ fn an_impossible_cpu_quota_is_refused() {
     for q in ["0.00001", "0.005", "0"] {
         let out = env
             .cmd()
-            .args(["loadstep", "--cpu-quota", q, "--cpuset-width", "1", "--rates", "100"])
+            .args([
+                "loadstep",
+                "--cpu-quota",
+                q,
+                "--cpuset-width",
+                "1",
+                "--rates",
+                "100",
+            ])
             .output()
             .unwrap();
         common::assert_refused(&env, &out, &q);
-        assert!(stderr(&out).contains("the kernel's smallest"), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("the kernel's smallest"),
+            "{}",
+            stderr(&out)
+        );
     }
 }
 

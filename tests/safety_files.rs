@@ -42,12 +42,13 @@ fn stderr(out: &std::process::Output) -> String {
 #[test]
 fn a_run_whose_store_fails_at_the_end_is_kept_in_a_file() {
     let env = Env::new();
-    let doc: truebench::result::RunDocument =
-        serde_json::from_value(recording(&env)).unwrap();
+    let doc: truebench::result::RunDocument = serde_json::from_value(recording(&env)).unwrap();
     let fresh = env.dir.path().join("fresh.db");
     let mut store = truebench::store::Store::open_rw(&fresh).unwrap();
     let other = rusqlite::Connection::open(&fresh).unwrap();
-    other.execute_batch("DROP TABLE results; DROP TABLE runs").unwrap();
+    other
+        .execute_batch("DROP TABLE results; DROP TABLE runs")
+        .unwrap();
     let err = truebench::store::save_or_spill(&mut store, &doc).unwrap_err();
     let msg = format!("{err:#}");
     assert!(msg.contains("the run was kept in"), "{msg}");
@@ -79,7 +80,11 @@ fn an_immutable_database_is_refused_before_measuring() {
     }]);
     let db = env.db();
     let chattr = |flag: &str| {
-        for f in [db.clone(), db.with_extension("db-wal"), db.with_extension("db-shm")] {
+        for f in [
+            db.clone(),
+            db.with_extension("db-wal"),
+            db.with_extension("db-shm"),
+        ] {
             if f.exists() {
                 assert!(std::process::Command::new("chattr")
                     .args([flag, f.to_str().unwrap()])
@@ -94,7 +99,11 @@ fn an_immutable_database_is_refused_before_measuring() {
     let out = env.cmd().args(["run", "timers"]).output().unwrap();
     chattr("-i");
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("cannot be written"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot be written"),
+        "{}",
+        stderr(&out)
+    );
     assert!(t.elapsed().as_secs_f64() < 5.0, "it measured first");
 }
 
@@ -111,11 +120,23 @@ fn a_database_of_a_newer_schema_is_refused_for_writing() {
     let mut other = recording(&env);
     other["run_id"] = "20260101T000000Z-aaaa".into();
     let doc2 = env.file("doc2.json", &other.to_string());
-    let out = env.cmd().args(["import", doc2.to_str().unwrap()]).output().unwrap();
+    let out = env
+        .cmd()
+        .args(["import", doc2.to_str().unwrap()])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("newer than this truebench"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("newer than this truebench"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(db_state(&env.db()), before);
-    let out = env.cmd().args(["record", "--duration", "0.2"]).output().unwrap();
+    let out = env
+        .cmd()
+        .args(["record", "--duration", "0.2"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
 
@@ -132,7 +153,11 @@ fn read_commands_never_turn_a_file_into_a_database() {
     let empty = env.file("empty.db", "");
     for file in [&foreign, &empty] {
         let before = std::fs::read(file).unwrap();
-        for args in [vec!["history"], vec!["show", "latest"], vec!["compare", "a", "b"]] {
+        for args in [
+            vec!["history"],
+            vec!["show", "latest"],
+            vec!["compare", "a", "b"],
+        ] {
             let out = env
                 .cmd()
                 .arg("--db")
@@ -142,13 +167,24 @@ fn read_commands_never_turn_a_file_into_a_database() {
                 .unwrap();
             assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
             assert!(stderr(&out).starts_with("error: "), "{}", stderr(&out));
-            assert_eq!(std::fs::read(file).unwrap(), before, "{args:?} changed {file:?}");
-            assert!(!file.with_extension("db-wal").exists(), "{args:?} made a WAL");
+            assert_eq!(
+                std::fs::read(file).unwrap(),
+                before,
+                "{args:?} changed {file:?}"
+            );
+            assert!(
+                !file.with_extension("db-wal").exists(),
+                "{args:?} made a WAL"
+            );
         }
     }
     let c = rusqlite::Connection::open(&foreign).unwrap();
     let tables: i64 = c
-        .query_row("SELECT COUNT(*) FROM sqlite_master WHERE type='table'", [], |r| r.get(0))
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type='table'",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     assert_eq!(tables, 1);
     // Nor is a foreign database written by a storing command.
@@ -160,7 +196,11 @@ fn read_commands_never_turn_a_file_into_a_database() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("something else (tables: notes)"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("something else (tables: notes)"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// Defect 7: a run refused by the lock creates neither the database nor its directory.
@@ -178,7 +218,10 @@ fn a_run_refused_by_the_lock_creates_no_database() {
         let out = env.cmd().arg("--db").arg(&db).args(&args).output().unwrap();
         assert!(!out.status.success());
         assert!(stderr(&out).contains("holds the lock"), "{}", stderr(&out));
-        assert!(!env.dir.path().join("sub").exists(), "{args:?} made the directory");
+        assert!(
+            !env.dir.path().join("sub").exists(),
+            "{args:?} made the directory"
+        );
     }
 }
 
@@ -258,11 +301,18 @@ fn a_damaged_database_is_refused_in_a_sentence() {
         let out = env.cmd().args(&args).output().unwrap();
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains("is damaged") || err.contains("damaged"), "{err}");
+        assert!(
+            err.contains("is damaged") || err.contains("damaged"),
+            "{err}"
+        );
         assert!(!err.contains("malformed database schema") || err.contains("damaged"));
         assert_eq!(err.lines().count(), 1, "{err}");
     }
-    let out = env.cmd().args(["record", "--duration", "0.2"]).output().unwrap();
+    let out = env
+        .cmd()
+        .args(["record", "--duration", "0.2"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
 
@@ -282,7 +332,11 @@ fn imports_with_bad_identity_are_refused() {
         let mut d = base.clone();
         d[key] = value.into();
         let f = env.file("bad.json", &d.to_string());
-        let out = env.cmd().args(["import", f.to_str().unwrap()]).output().unwrap();
+        let out = env
+            .cmd()
+            .args(["import", f.to_str().unwrap()])
+            .output()
+            .unwrap();
         common::assert_refused(&env, &out, &(key, value));
         assert!(stderr(&out).contains(key), "{}", stderr(&out));
     }

@@ -92,7 +92,10 @@ fn huge_lengths_and_endless_chunks_are_errors() {
 fn a_stalled_server_times_out() {
     let url = server(|_| std::thread::sleep(Duration::from_secs(3600)));
     let (r, took) = get(&url);
-    assert!(r.as_ref().unwrap_err().contains("no complete response"), "{r:?}");
+    assert!(
+        r.as_ref().unwrap_err().contains("no complete response"),
+        "{r:?}"
+    );
     assert!(
         took >= truebench::loadstep::http::EXCHANGE_TIMEOUT
             && took < truebench::loadstep::http::EXCHANGE_TIMEOUT + Duration::from_secs(3),
@@ -108,7 +111,10 @@ fn bad_urls_are_refused_before_any_request() {
     for (url, says) in [
         ("http://127.0.0.1:1/a\r\nX-Injected: 1", "percent-encode"),
         ("http://127.0.0.1:1/a b", "percent-encode"),
-        ("http://127.0.0.1:99999/", "port '99999' is not a number from 1 to 65535"),
+        (
+            "http://127.0.0.1:99999/",
+            "port '99999' is not a number from 1 to 65535",
+        ),
         ("http://127.0.0.1:0/", "port '0'"),
     ] {
         let out = env

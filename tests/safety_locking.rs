@@ -60,7 +60,10 @@ fn lock_errors_name_the_lock_and_an_empty_variable_is_unset() {
         .unwrap();
     common::assert_refused(&env, &out, &"/dev/null lock");
     let err = stderr(&out);
-    assert!(err.contains("run lock /dev/null") && err.contains("not a regular file"), "{err}");
+    assert!(
+        err.contains("run lock /dev/null") && err.contains("not a regular file"),
+        "{err}"
+    );
     let tmp = env.dir.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
     let out = env
@@ -86,7 +89,11 @@ fn a_stale_root_lock_does_not_block_another_user() {
         std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o1777)).unwrap();
     }
     let lock = shared.join("truebench-run.lock");
-    std::fs::write(&lock, "pid 2147483647 since 2026-01-01T00:00:00Z: truebench run\n").unwrap();
+    std::fs::write(
+        &lock,
+        "pid 2147483647 since 2026-01-01T00:00:00Z: truebench run\n",
+    )
+    .unwrap();
     std::fs::set_permissions(&lock, std::fs::Permissions::from_mode(0o644)).unwrap();
     let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("truebench"))
         .args(STEP)
@@ -100,7 +107,12 @@ fn a_stale_root_lock_does_not_block_another_user() {
     assert!(out.status.success(), "as nobody: {}", stderr(&out));
     // A lock root creates now is usable and writable by the next user.
     let fresh = shared.join("fresh.lock");
-    let out = env.cmd().env("TRUEBENCH_LOCK", &fresh).args(STEP).output().unwrap();
+    let out = env
+        .cmd()
+        .env("TRUEBENCH_LOCK", &fresh)
+        .args(STEP)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
         std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777,

@@ -72,14 +72,27 @@ fn sigterm_ends_a_load_step_whose_server_stalls() {
     let mut child = spawn(
         &env,
         &[
-            "loadstep", "--http", &url, "--rates", "50", "--step-duration", "30", "--warmup",
-            "0.1", "--workers", "1",
+            "loadstep",
+            "--http",
+            &url,
+            "--rates",
+            "50",
+            "--step-duration",
+            "30",
+            "--warmup",
+            "0.1",
+            "--workers",
+            "1",
         ],
     );
     std::thread::sleep(Duration::from_millis(1500));
     term(&child);
     let code = wait_at_most(&mut child, Duration::from_secs(5));
-    assert_eq!(code, Some(130), "still running 5 s after SIGTERM, or wrong exit");
+    assert_eq!(
+        code,
+        Some(130),
+        "still running 5 s after SIGTERM, or wrong exit"
+    );
 }
 
 /// Defect 8: without a signal, a stalled server cannot hold a step past its time limits.
@@ -90,8 +103,17 @@ fn a_stalled_server_cannot_hold_a_load_step_for_ever() {
     let mut child = spawn(
         &env,
         &[
-            "loadstep", "--http", &url, "--rates", "20", "--step-duration", "0.3", "--warmup",
-            "0.1", "--workers", "1",
+            "loadstep",
+            "--http",
+            &url,
+            "--rates",
+            "20",
+            "--step-duration",
+            "0.3",
+            "--warmup",
+            "0.1",
+            "--workers",
+            "1",
         ],
     );
     let code = wait_at_most(&mut child, Duration::from_secs(40));
@@ -107,7 +129,13 @@ fn sigterm_ends_a_recording_waiting_on_a_fifo() {
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
     let mut child = spawn(
         &env,
-        &["record", "--interval", "0.2", "--metric-file", fifo.to_str().unwrap()],
+        &[
+            "record",
+            "--interval",
+            "0.2",
+            "--metric-file",
+            fifo.to_str().unwrap(),
+        ],
     );
     std::thread::sleep(Duration::from_millis(1500));
     term(&child);

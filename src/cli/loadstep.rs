@@ -113,7 +113,10 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     super::distinct("--policy", &a.policy)?;
     super::distinct("--workers", a.workers.as_deref().unwrap_or_default())?;
     super::distinct("--cpu-quota", a.cpu_quota.as_deref().unwrap_or_default())?;
-    super::distinct("--cpuset-width", a.cpuset_width.as_deref().unwrap_or_default())?;
+    super::distinct(
+        "--cpuset-width",
+        a.cpuset_width.as_deref().unwrap_or_default(),
+    )?;
     for p in &a.policy {
         if !POLICIES.contains(&p.as_str()) {
             return Err(usage_hint(
@@ -130,7 +133,10 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     };
     if let Some(t) = &http {
         crate::loadstep::http::check_reachable(t).map_err(|e| {
-            usage_hint(format!("--http: cannot connect: {e}"), "start the server first")
+            usage_hint(
+                format!("--http: cannot connect: {e}"),
+                "start the server first",
+            )
         })?;
     }
     if let Some(pid) = a.pid {

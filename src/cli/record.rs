@@ -228,7 +228,11 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     // Live lines stop (the recording goes on) once stdout fails, e.g. `| head -3`.
     let mut live = !a.json && !a.csv;
     if live {
-        let tail = if target.is_some() { " | target process" } else { "" };
+        let tail = if target.is_some() {
+            " | target process"
+        } else {
+            ""
+        };
         live = crate::stdout::line(&format!("{HEADER}{tail}")).is_ok();
     }
     let mut exited = false;
@@ -266,11 +270,7 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         let done = a
             .duration
             .is_some_and(|d| prev.t_ns - start.t_ns >= (d * 1e9) as u64);
-        if interrupted
-            || exited
-            || done
-            || (a.pid.is_some() && prev.target.is_none())
-        {
+        if interrupted || exited || done || (a.pid.is_some() && prev.target.is_none()) {
             break;
         }
     }

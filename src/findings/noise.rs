@@ -167,7 +167,11 @@ mod tests {
         let c = sample(251, &[], 4, 42, None);
         let f = evaluate(&a, &c, 2, 100.0);
         assert_eq!(f[0].id, "steal-time");
-        assert!(f[0].evidence[0].contains("10 ms each"), "{:?}", f[0].evidence);
+        assert!(
+            f[0].evidence[0].contains("10 ms each"),
+            "{:?}",
+            f[0].evidence
+        );
     }
 
     #[test]

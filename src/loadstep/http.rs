@@ -39,7 +39,10 @@ pub struct Target {
 /// refused anywhere (a CR/LF in the path would inject headers), and a port must be 1-65535.
 pub fn parse_url(url: &str) -> Result<Target, String> {
     let shown: String = url.chars().take(80).filter(|c| !c.is_control()).collect();
-    if let Some(c) = url.chars().find(|c| c.is_control() || *c == ' ' || !c.is_ascii()) {
+    if let Some(c) = url
+        .chars()
+        .find(|c| c.is_control() || *c == ' ' || !c.is_ascii())
+    {
         return Err(format!(
             "'{shown}': the URL contains {c:?}; percent-encode it (e.g. %20 for a space)"
         ));

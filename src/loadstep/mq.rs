@@ -47,6 +47,24 @@ pub struct Service {
     pub http: Option<super::http::Target>,
 }
 
+impl Service {
+    /// `workers` unpinned workers spinning `service_us` per message (calibrated here), an
+    /// unbounded queue, no footprint: the plainest service, for tests and checks.
+    pub fn spinning(workers: usize, service_us: f64) -> Service {
+        Service {
+            workers,
+            service_us,
+            footprint_kb: 0,
+            pins: None,
+            queue_limit: 1_000_000,
+            spins_per_us: calibrate_spin(),
+            join_files: vec![],
+            nodes: None,
+            http: None,
+        }
+    }
+}
+
 /// One step's plan.
 #[derive(Debug, Clone, Copy)]
 pub struct Plan {
@@ -261,10 +279,11 @@ pub fn run_step(plan: Plan, svc: &Service, drain: Duration, edge: &mut dyn FnMut
         }
         let mut now = now_ns();
         let measured = due >= window_start;
-        // Messages in the system, sampled every 64th send at a uniformly random instant
+        // Messages in the system, sampled every 8th send at a uniformly random instant
         // of the gap before it: a time average. (Sampled right after a send, it always
         // counted the message just sent: 0.98 in flight where Little's law gave 0.18.)
-        let sample_at = (measured && i % 64 == 0).then(|| now + (phase.gen::<f64>() * due.saturating_sub(now) as f64) as u64);
+        let sample_at = (measured && i % 8 == 0)
+            .then(|| now + (phase.gen::<f64>() * due.saturating_sub(now) as f64) as u64);
         if now < due {
             if crate::interrupt::requested() {
                 out.interrupted = true;
@@ -335,15 +354,8 @@ mod tests {
 
     fn service(workers: usize) -> Service {
         Service {
-            workers,
-            service_us: 1.0,
             footprint_kb: 4,
-            pins: None,
-            queue_limit: 1_000_000,
-            spins_per_us: calibrate_spin(),
-            join_files: vec![],
-            nodes: None,
-            http: None,
+            ..Service::spinning(workers, 1.0)
         }
     }
 

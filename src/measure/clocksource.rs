@@ -51,7 +51,10 @@ fn parse_state(text: &str) -> Option<(i32, String)> {
         }
     }
     let original = original.filter(|o| {
-        !o.is_empty() && o.len() < 64 && o.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        !o.is_empty()
+            && o.len() < 64
+            && o.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
     })?;
     Some((pid?, original))
 }
@@ -78,7 +81,10 @@ pub fn restore_after_killed_run(state: &Path, current: &Path) -> Option<String> 
     let _ = std::io::Read::read_to_string(&mut std::io::Read::take(&mut f, 4096), &mut text);
     let Some((pid, original)) = parse_state(&text) else {
         let _ = std::fs::remove_file(state);
-        return Some(format!("removed the unreadable clocksource state file {}", state.display()));
+        return Some(format!(
+            "removed the unreadable clocksource state file {}",
+            state.display()
+        ));
     };
     if alive(pid) {
         return None; // the sweep is still running
@@ -195,7 +201,7 @@ mod tests {
         // While the sweeping process lives, nothing is touched.
         assert_eq!(restore_after_killed_run(&state, &cur), None);
         std::mem::forget(s); // killed: no drop
-        // The state now names a dead PID.
+                             // The state now names a dead PID.
         std::fs::write(&state, "pid 2147483647\noriginal tsc\n").unwrap();
         let said = restore_after_killed_run(&state, &cur).unwrap();
         assert!(said.contains("restored the clocksource to tsc"), "{said}");

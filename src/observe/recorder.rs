@@ -230,7 +230,12 @@ pub fn read_metric(
 
 /// When to take reading number `done + 1`: the next tick of a fixed grid from `start_ns`
 /// (so intervals do not drift), but never later than the end of `duration_s`.
-pub fn next_reading_ns(start_ns: u64, done: usize, interval_s: f64, duration_s: Option<f64>) -> u64 {
+pub fn next_reading_ns(
+    start_ns: u64,
+    done: usize,
+    interval_s: f64,
+    duration_s: Option<f64>,
+) -> u64 {
     let tick = start_ns + ((done + 1) as f64 * interval_s * 1e9) as u64;
     match duration_s {
         Some(d) => tick.min(start_ns + (d * 1e9) as u64),

@@ -55,9 +55,13 @@ pub fn default_path(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
 fn describe(e: &rusqlite::Error) -> String {
     use rusqlite::ErrorCode as C;
     match e.sqlite_error_code() {
-        Some(C::DatabaseCorrupt) => "the file is damaged (SQLite reports a malformed database image)".into(),
+        Some(C::DatabaseCorrupt) => {
+            "the file is damaged (SQLite reports a malformed database image)".into()
+        }
         Some(C::NotADatabase) => "it is not an SQLite database".into(),
-        Some(C::ReadOnly) => "it cannot be written (read-only file, directory or file system)".into(),
+        Some(C::ReadOnly) => {
+            "it cannot be written (read-only file, directory or file system)".into()
+        }
         Some(C::DatabaseBusy) | Some(C::DatabaseLocked) => {
             format!("another process kept it locked for {} s", BUSY.as_secs())
         }
@@ -81,7 +85,11 @@ fn read_error(path: &Path, e: rusqlite::Error) -> anyhow::Error {
     use rusqlite::ErrorCode as C;
     match e.sqlite_error_code() {
         Some(C::DatabaseCorrupt) | Some(C::NotADatabase) => usage_hint(
-            format!("cannot read results database {}: {}", path.display(), describe(&e)),
+            format!(
+                "cannot read results database {}: {}",
+                path.display(),
+                describe(&e)
+            ),
             "restore it from a backup, or pass another --db",
         ),
         _ => anyhow::Error::new(e)
@@ -122,7 +130,7 @@ impl Store {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| open_error(path, e))?;
             if let Ok(fs) = nix::sys::statvfs::statvfs(dir) {
-                let free = fs.blocks_available() as u64 * fs.fragment_size() as u64;
+                let free = fs.blocks_available().saturating_mul(fs.fragment_size());
                 if free < MIN_FREE_BYTES {
                     return Err(open_error(
                         path,
@@ -147,7 +155,10 @@ impl Store {
         if let Some(t) = foreign(&conn, version).map_err(fail)? {
             return Err(open_error(
                 path,
-                format!("it is an SQLite database of something else (tables: {})", t.join(", ")),
+                format!(
+                    "it is an SQLite database of something else (tables: {})",
+                    t.join(", ")
+                ),
             ));
         }
         if version > migrations::LATEST {
@@ -162,7 +173,8 @@ impl Store {
                 format!("the file is damaged (SQLite quick_check: {ok})"),
             ));
         }
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(fail)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(fail)?;
         let mut store = Store {
             conn,
             path: path.to_path_buf(),
@@ -419,7 +431,9 @@ pub fn check_identity(doc: &RunDocument) -> Result<(), String> {
         ));
     }
     if id == "latest" || id == "last" {
-        return Err(format!("run_id '{id}' is reserved: `show {id}` means the newest run"));
+        return Err(format!(
+            "run_id '{id}' is reserved: `show {id}` means the newest run"
+        ));
     }
     chrono::DateTime::parse_from_rfc3339(&doc.started_at).map_err(|e| {
         format!(

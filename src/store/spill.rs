@@ -57,7 +57,13 @@ pub fn spill(doc: &RunDocument, dirs: &[PathBuf]) -> Result<PathBuf, String> {
     let safe_id: String = doc
         .run_id
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .take(64)
         .collect();
     let mut last = String::from("no directory to write in");
