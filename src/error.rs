@@ -1,5 +1,6 @@
 //! Error kinds that decide the exit code: bad usage or bad input (exit 2, nothing written),
-//! an interrupted run (exit 130), and everything else (exit 1).
+//! an interrupted run (exit 130), a closed stdout pipe (exit 0, quietly), a recorded
+//! command's own exit status (passed on), and everything else (exit 1).
 
 use std::fmt;
 
@@ -59,6 +60,32 @@ impl fmt::Display for Interrupted {
 
 impl std::error::Error for Interrupted {}
 
+/// Standard output was a pipe whose reader has gone (`| head -1`): the command ends
+/// quietly with exit 0, printing nothing more.
+#[derive(Debug)]
+pub struct StdoutClosed;
+
+impl fmt::Display for StdoutClosed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "standard output was closed")
+    }
+}
+
+impl std::error::Error for StdoutClosed {}
+
+/// `record -- COMMAND`: the command ended by itself with this status, which truebench
+/// passes on as its own exit code (128 + N for death by signal N), as `time` does.
+#[derive(Debug)]
+pub struct CommandExit(pub i32);
+
+impl fmt::Display for CommandExit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the recorded command exited with status {}", self.0)
+    }
+}
+
+impl std::error::Error for CommandExit {}
+
 /// Exit codes of DESIGN.md.
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_FAILED: i32 = 1;
@@ -71,6 +98,10 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
         EXIT_USAGE
     } else if err.downcast_ref::<Interrupted>().is_some() {
         EXIT_INTERRUPTED
+    } else if err.downcast_ref::<StdoutClosed>().is_some() {
+        EXIT_OK
+    } else if let Some(CommandExit(code)) = err.downcast_ref::<CommandExit>() {
+        *code
     } else {
         EXIT_FAILED
     }

@@ -6,6 +6,8 @@
 //! only parses the command line and maps errors to exit codes.
 
 pub mod bench;
+pub mod bounded;
+pub mod cleanup;
 pub mod cli;
 pub mod compare;
 pub mod error;
@@ -19,4 +21,6 @@ pub mod placement;
 pub mod probe;
 pub mod report;
 pub mod result;
+pub mod safe_file;
+pub mod stdout;
 pub mod store;

@@ -243,6 +243,9 @@ pub fn validate_probe(doc: &Value) -> Result<(), String> {
 
 /// Check a JSON value as a result document: its schema, then its content. Returns the
 /// typed document or the reasons it is refused.
+/// The largest run document `import` reads (a stored run is a few hundred KiB).
+pub const MAX_DOCUMENT_BYTES: usize = 64 << 20;
+
 pub fn validate(doc: &Value) -> Result<RunDocument, String> {
     match doc.get("schema").and_then(Value::as_str) {
         Some(SCHEMA) => {}

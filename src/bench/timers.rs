@@ -50,7 +50,7 @@ impl Benchmark for ClockRead {
             return clock_reads(self.id(), ctx, None, emit);
         }
         // Every available clocksource in turn; the guard switches back whatever happens.
-        let switch = Switch::take(clocksource::CURRENT)?;
+        let switch = Switch::take_recorded(clocksource::CURRENT, &clocksource::state_file())?;
         for cs in clocksource::available()? {
             switch
                 .set(&cs)

@@ -22,7 +22,6 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     if a.json {
         super::print_json(&c)
     } else {
-        print!("{}", crate::report::compare_table::render(&c));
-        Ok(())
+        crate::stdout::write(&crate::report::compare_table::render(&c))
     }
 }

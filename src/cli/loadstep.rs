@@ -110,6 +110,13 @@ fn parse_ramp(s: &str) -> Result<Vec<f64>, String> {
 }
 
 pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
+    super::distinct("--policy", &a.policy)?;
+    super::distinct("--workers", a.workers.as_deref().unwrap_or_default())?;
+    super::distinct("--cpu-quota", a.cpu_quota.as_deref().unwrap_or_default())?;
+    super::distinct(
+        "--cpuset-width",
+        a.cpuset_width.as_deref().unwrap_or_default(),
+    )?;
     for p in &a.policy {
         if !POLICIES.contains(&p.as_str()) {
             return Err(usage_hint(
@@ -125,9 +132,9 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         None => None,
     };
     if let Some(t) = &http {
-        std::net::TcpStream::connect(&t.addr).map_err(|e| {
+        crate::loadstep::http::check_reachable(t).map_err(|e| {
             usage_hint(
-                format!("--http: cannot connect to {}: {e}", t.addr),
+                format!("--http: cannot connect: {e}"),
                 "start the server first",
             )
         })?;
@@ -178,11 +185,8 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     }
     let mut capacity = Vec::new();
     for q in a.cpu_quota.iter().flatten() {
-        if !(*q > 0.0 && *q <= 65_536.0) {
-            return Err(usage(format!(
-                "--cpu-quota {q}: a quota is a positive number of CPUs"
-            )));
-        }
+        crate::loadstep::capacity::check_quota(*q)
+            .map_err(|e| usage(format!("--cpu-quota {q}: {e}")))?;
         for w in a.cpuset_width.iter().flatten() {
             if *w as usize > env.cpus.usable.len() {
                 return Err(usage_hint(
@@ -227,8 +231,8 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         server_pid: a.pid,
     };
     let db_path = default_path(db)?;
-    let mut store = Store::open_rw(&db_path)?;
     let _lock = crate::lock::acquire("truebench loadstep")?;
+    let mut store = Store::open_rw(&db_path)?;
     crate::interrupt::install()?;
     let started = chrono::Utc::now();
     let tty = std::io::stderr().is_terminal();

@@ -76,6 +76,8 @@ pub fn main() -> i32 {
     };
     match dispatch(cli) {
         Ok(()) => EXIT_OK,
+        Err(e) if e.downcast_ref::<crate::error::StdoutClosed>().is_some() => EXIT_OK,
+        Err(e) if e.downcast_ref::<crate::error::CommandExit>().is_some() => exit_code(&e),
         Err(e) => {
             eprintln!("error: {}", one_line(&e));
             exit_code(&e)
@@ -90,6 +92,9 @@ fn one_line(e: &anyhow::Error) -> String {
 
 fn dispatch(cli: Cli) -> anyhow::Result<()> {
     let db = cli.db.as_deref();
+    for done in crate::cleanup::after_killed_runs() {
+        eprintln!("truebench: {done}");
+    }
     match cli.command {
         Command::Probe(a) => probe::exec(a),
         Command::Plan(a) => plan::exec(a),
@@ -103,6 +108,23 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Compare(a) => compare::exec(a, db),
         Command::Report(a) => report::exec(a, db),
     }
+}
+
+/// A list option must not name the same thing twice (`--policy os,os` would run the work
+/// twice and compare it with itself): exit 2 naming the repeated value.
+pub(crate) fn distinct<T: PartialEq + std::fmt::Display>(
+    flag: &str,
+    items: &[T],
+) -> anyhow::Result<()> {
+    for (i, x) in items.iter().enumerate() {
+        if items[..i].contains(x) {
+            return Err(crate::error::usage_hint(
+                format!("{flag} names {x} twice"),
+                "give each value once",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Seconds from the command line (`3`, `0.5`, `2s`), 0.1 to 3600.
@@ -155,17 +177,21 @@ pub(crate) fn store_and_print(
     db_path: &std::path::Path,
     what: &str,
 ) -> anyhow::Result<()> {
-    store.insert(doc)?;
+    // Printed even when storing failed (the document was then spilled to a file).
+    let saved = crate::store::save_or_spill(store, doc);
     if json {
         print_json(doc)?;
     } else {
-        print!("{}", crate::report::results_table::render(doc));
-        eprintln!(
-            "truebench: stored {what} {} in {}",
-            doc.run_id,
-            db_path.display()
-        );
+        crate::stdout::write(&crate::report::results_table::render(doc))?;
+        if saved.is_ok() {
+            eprintln!(
+                "truebench: stored {what} {} in {}",
+                doc.run_id,
+                db_path.display()
+            );
+        }
     }
+    saved?;
     if doc.interrupted {
         return Err(crate::error::Interrupted.into());
     }
@@ -174,6 +200,5 @@ pub(crate) fn store_and_print(
 
 /// Print a value as one pretty JSON document on stdout.
 pub(crate) fn print_json<T: serde::Serialize>(v: &T) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(v)?);
-    Ok(())
+    crate::stdout::json(v)
 }

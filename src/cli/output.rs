@@ -1,6 +1,8 @@
 //! Writing a command's output file: atomically (a temporary file in the same directory,
-//! then renamed), readable by others (0644, as a file made with the usual umask), and
-//! optionally refusing to replace an existing file. Failures are usage errors (exit 2).
+//! created with O_EXCL, then renamed over the name, never written through a link),
+//! readable by others (0644, as a file made with the usual umask) unless it replaces a
+//! file, whose permissions and owner it keeps; optionally refusing to replace an existing
+//! file. Failures are usage errors (exit 2).
 
 use crate::error::{usage, usage_hint};
 use std::io::Write;
@@ -21,8 +23,21 @@ pub fn write_file(path: &Path, bytes: &[u8], replace: bool) -> anyhow::Result<()
     let mut tmp = tempfile::NamedTempFile::new_in(dir)
         .map_err(|e| usage(format!("cannot write in {}: {e}", dir.display())))?;
     tmp.write_all(bytes)?;
+    // A file replaced keeps its permissions and owner (a 0600 report stays private);
+    // a new one is 0644.
+    let before = if replace {
+        crate::safe_file::mode_and_owner(path)
+    } else {
+        None
+    };
+    let mode = before.map(|(m, _, _)| m).unwrap_or(0o644);
     tmp.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+        .set_permissions(std::fs::Permissions::from_mode(mode))?;
+    if let Some((_, uid, gid)) = before {
+        if nix::unistd::geteuid().is_root() {
+            let _ = std::os::unix::fs::fchown(tmp.as_file(), Some(uid), Some(gid));
+        }
+    }
     let done = if replace {
         tmp.persist(path).map(|_| ())
     } else {

@@ -80,7 +80,7 @@ pub fn exec(a: Args) -> anyhow::Result<()> {
     if a.json {
         super::print_json(&doc)
     } else {
-        print!("{}", crate::report::probe_text::render(&doc));
+        crate::stdout::write(&crate::report::probe_text::render(&doc))?;
         Ok(())
     }
 }

@@ -7,7 +7,9 @@ use crate::findings::{Finding, Severity};
 use crate::measure::clocks::now_ns;
 use crate::observe::counters::TargetCounters;
 use crate::observe::process;
-use crate::observe::recorder::{row, summarize, Reading, Row};
+use crate::observe::recorder::{
+    is_sliver, next_reading_ns, own_cpu_share, row, summarize, CommandEnd, Reading, Row,
+};
 use crate::observe::system::{self, ticks_per_second};
 use crate::probe::{probe, sysroot::SysRoot};
 use crate::store::{default_path, Store};
@@ -44,16 +46,11 @@ pub struct Args {
 }
 
 fn read_metric(a: &Args) -> Option<f64> {
-    let text = if let Some(cmd) = &a.metric_cmd {
-        let out = std::process::Command::new("sh")
-            .args(["-c", cmd])
-            .output()
-            .ok()?;
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    } else {
-        std::fs::read_to_string(a.metric_file.as_ref()?).ok()?
-    };
-    text.split_whitespace().next()?.parse().ok()
+    crate::observe::recorder::read_metric(
+        a.metric_cmd.as_deref(),
+        a.metric_file.as_deref(),
+        a.interval,
+    )
 }
 
 fn reading(
@@ -169,21 +166,21 @@ fn csv(rows: &[Row]) -> String {
 }
 
 /// Stop a command we started: it had its chance to exit; then TERM, then KILL; reap it.
-fn stop_child(child: &mut std::process::Child) -> Option<i32> {
+fn stop_child(child: &mut std::process::Child) -> Option<CommandEnd> {
     use nix::sys::signal::{kill, Signal};
     use nix::unistd::Pid;
     if let Ok(Some(s)) = child.try_wait() {
-        return s.code();
+        return Some(CommandEnd::from_status(s, false));
     }
     let _ = kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM);
     for _ in 0..100 {
         if let Ok(Some(s)) = child.try_wait() {
-            return s.code();
+            return Some(CommandEnd::from_status(s, true));
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     let _ = child.kill();
-    child.wait().ok().and_then(|s| s.code())
+    child.wait().ok().map(|s| CommandEnd::from_status(s, true))
 }
 
 pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
@@ -228,28 +225,28 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     let start = reading(target, cpu_stat.as_deref(), counters.as_mut(), &a);
     let mut prev = start.clone();
     let mut rows = Vec::new();
-    let live = !a.json && !a.csv;
+    // Live lines stop (the recording goes on) once stdout fails, e.g. `| head -3`.
+    let mut live = !a.json && !a.csv;
     if live {
-        println!(
-            "{HEADER}{}",
-            if target.is_some() {
-                " | target process"
-            } else {
-                ""
-            }
-        );
+        let tail = if target.is_some() {
+            " | target process"
+        } else {
+            ""
+        };
+        live = crate::stdout::line(&format!("{HEADER}{tail}")).is_ok();
     }
-    let mut exit_status = None;
+    let mut exited = false;
+    let mut dropped_sliver = false;
     loop {
-        // Sleep to the next tick of a fixed grid, so intervals do not drift.
-        let next = start.t_ns + ((rows.len() + 1) as f64 * a.interval * 1e9) as u64;
+        let next = next_reading_ns(start.t_ns, rows.len(), a.interval, a.duration);
+        let planned_s = (next - prev.t_ns) as f64 / 1e9;
         while now_ns() < next {
             if crate::interrupt::requested() {
                 break;
             }
             if let Some(c) = child.as_mut() {
-                if let Ok(Some(s)) = c.try_wait() {
-                    exit_status = Some(s.code());
+                if let Ok(Some(_)) = c.try_wait() {
+                    exited = true;
                     break;
                 }
             }
@@ -258,36 +255,27 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         }
         let now = reading(target, cpu_stat.as_deref(), counters.as_mut(), &a);
         let r = row(&prev, &now, start.t_ns, ticks);
-        if live {
-            println!("{}", live_line(&r));
+        // An interval cut short (the command exited just after a tick, or at once) gives
+        // rates over a few ms that mean nothing: dropped, and the recording says so.
+        if is_sliver(r.interval_s, planned_s) {
+            dropped_sliver = true;
+        } else {
+            if live {
+                live = crate::stdout::line(&live_line(&r)).is_ok();
+            }
+            rows.push(r);
         }
-        rows.push(r);
         prev = now;
         let interrupted = crate::interrupt::requested();
         let done = a
             .duration
             .is_some_and(|d| prev.t_ns - start.t_ns >= (d * 1e9) as u64);
-        if interrupted
-            || exit_status.is_some()
-            || done
-            || (a.pid.is_some() && prev.target.is_none())
-        {
+        if interrupted || exited || done || (a.pid.is_some() && prev.target.is_none()) {
             break;
         }
     }
-    // A last sliver of an interval (the command exited just after a tick) gives rates over
-    // a few ms that mean nothing: it is dropped, and the recording says so.
-    let dropped_sliver = rows.len() > 1
-        && rows
-            .last()
-            .is_some_and(|r| r.interval_s < 0.25 * a.interval);
-    if dropped_sliver {
-        rows.pop();
-    }
     let interrupted = crate::interrupt::requested();
-    if let Some(c) = child.as_mut() {
-        exit_status = Some(stop_child(c));
-    }
+    let command_end = child.as_mut().and_then(stop_child);
     let wall_s = (prev.t_ns - start.t_ns) as f64 / 1e9;
     let own_cpu_s = process::read(me)
         .map(|p| p.cpu_ticks)
@@ -349,13 +337,15 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
             "the metric command or file gave no number".into(),
         );
     }
-    let share = if wall_s > 0.0 {
-        own_cpu_s / wall_s
-    } else {
-        0.0
-    };
+    let share = own_cpu_share(own_cpu_s, wall_s, ticks);
+    if share.is_none() {
+        unavailable.insert(
+            "recorder_cpu_share".into(),
+            format!("the recording lasted {wall_s:.3} s: too short to resolve the recorder's CPU time, counted in {:.0} ms ticks", 1e3 / ticks),
+        );
+    }
     let mut findings = env.findings.clone();
-    if share > 0.01 {
+    if let Some(share) = share.filter(|s| *s > 0.01) {
         findings.push(Finding::new(
             "recorder-overhead",
             Severity::Warning,
@@ -369,7 +359,7 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     let recording = json!({
         "interval_s": a.interval,
         "duration_s": wall_s,
-        "target": target.map(|pid| json!({"pid": pid, "command": if a.command.is_empty() { serde_json::Value::Null } else { json!(a.command.join(" ")) }, "exit_status": exit_status.flatten()})),
+        "target": target.map(|pid| json!({"pid": pid, "command": if a.command.is_empty() { serde_json::Value::Null } else { json!(a.command.join(" ")) }, "exit_status": command_end.and_then(|e| e.exit_status), "exit_signal": command_end.and_then(|e| e.exit_signal), "stopped_by_truebench": command_end.map(|e| e.stopped_by_truebench)})),
         "recorder_cpu_share": share,
         "last_short_interval_dropped": dropped_sliver,
         "rows": rows,
@@ -380,22 +370,28 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     let mut doc = super::bare_document(&started, &env, "record", interrupted)?;
     doc.findings = findings;
     doc.recording = Some(recording);
-    store.insert(&doc)?;
+    let saved = crate::store::save_or_spill(&mut store, &doc);
     if a.json {
         super::print_json(&doc)?;
     } else if a.csv {
-        print!("{}", csv(&rows));
-    } else {
+        crate::stdout::write(&csv(&rows))?;
+    } else if saved.is_ok() {
+        let cpu = share
+            .map(|s| format!("recorder used {:.2}% of one CPU", s * 100.0))
+            .unwrap_or_else(|| "too short to state the recorder's CPU share".into());
         eprintln!(
-            "truebench: stored recording {} ({} intervals, recorder used {:.2}% of one CPU) in {}",
+            "truebench: stored recording {} ({} intervals, {cpu}) in {}",
             doc.run_id,
             rows.len(),
-            share * 100.0,
             db_path.display()
         );
     }
+    saved?;
     if interrupted {
         return Err(Interrupted.into());
     }
-    Ok(())
+    match command_end.and_then(|e| e.passed_on()) {
+        Some(code) => Err(crate::error::CommandExit(code).into()),
+        None => Ok(()),
+    }
 }

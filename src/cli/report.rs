@@ -1,7 +1,6 @@
 //! `truebench report RUN... [-o FILE.html]`: one self-contained HTML file.
 
 use crate::store::{default_path, load_run};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
@@ -24,7 +23,7 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         .collect::<anyhow::Result<Vec<_>>>()?;
     let html = crate::report::html::render(&docs)?;
     match a.output {
-        None => std::io::stdout().write_all(html.as_bytes())?,
+        None => crate::stdout::write(&html)?,
         Some(p) => {
             super::output::write_file(&p, html.as_bytes(), true)?;
             eprintln!(

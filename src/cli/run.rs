@@ -99,21 +99,26 @@ fn progress(total: u64) -> ProgressBar {
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
             .expect("valid template"),
     );
+    // Redrawn while a result measures (its elapsed time and spinner move), not only
+    // when one finishes.
+    pb.enable_steady_tick(std::time::Duration::from_millis(200));
     pb
 }
 
-fn list_suites() {
+fn list_suites() -> anyhow::Result<()> {
+    let mut out = String::new();
     for s in bench::suites() {
         let default = if DEFAULT_SUITES.contains(&s) {
             " (default)"
         } else {
             ""
         };
-        println!("{s}{default}");
+        out.push_str(&format!("{s}{default}\n"));
         for b in bench::REGISTRY.iter().filter(|b| b.suite() == s) {
-            println!("  {}: {}", b.id(), b.describe());
+            out.push_str(&format!("  {}: {}\n", b.id(), b.describe()));
         }
     }
+    crate::stdout::write(&out)
 }
 
 /// Steal seconds over the run, from two /proc/stat readings.
@@ -175,8 +180,7 @@ fn annotate_noise(
 
 pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     if a.list {
-        list_suites();
-        return Ok(());
+        return list_suites();
     }
     let names: Vec<String> = if a.suites.is_empty() {
         DEFAULT_SUITES.iter().map(|s| s.to_string()).collect()
@@ -187,6 +191,12 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
             .filter(|s| !s.is_empty())
             .collect()
     };
+    if names.is_empty() {
+        return Err(usage_hint(
+            "no suite named (an empty list)",
+            "name suites (truebench run --list), or give none for the default suites",
+        ));
+    }
     let benches = bench::select(&names).map_err(|bad| {
         usage_hint(
             format!("unknown suite '{bad}'"),
@@ -194,6 +204,8 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         )
     })?;
 
+    super::distinct("--placement", &a.placement)?;
+    super::distinct("--copies", a.copies.as_deref().unwrap_or_default())?;
     crate::placement::check_names(&a.placement).map_err(|bad| {
         usage_hint(
             format!("unknown placement '{bad}'"),
@@ -255,8 +267,8 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     }
 
     let db_path = default_path(db)?;
-    let mut store = Store::open_rw(&db_path)?;
     let _lock = crate::lock::acquire(&format!("truebench run {}", names.join(",")))?;
+    let mut store = Store::open_rw(&db_path)?;
     crate::interrupt::install()?;
 
     let started = chrono::Utc::now();

@@ -3,7 +3,6 @@
 use crate::error::{usage, usage_hint};
 use crate::store::{default_path, load_run, Store};
 use anyhow::Context;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
@@ -49,8 +48,7 @@ pub fn history(a: HistoryArgs, db: Option<&Path>) -> anyhow::Result<()> {
     if a.json {
         super::print_json(&runs)
     } else {
-        print!("{}", crate::report::results_table::render_history(&runs));
-        Ok(())
+        crate::stdout::write(&crate::report::results_table::render_history(&runs))
     }
 }
 
@@ -59,8 +57,7 @@ pub fn show(a: ShowArgs, db: Option<&Path>) -> anyhow::Result<()> {
     if a.json {
         super::print_json(&doc)
     } else {
-        print!("{}", crate::report::results_table::render(&doc));
-        Ok(())
+        crate::stdout::write(&crate::report::results_table::render(&doc))
     }
 }
 
@@ -69,7 +66,7 @@ pub fn export(a: ExportArgs, db: Option<&Path>) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(&doc)? + "\n";
     match a.output {
         None => {
-            std::io::stdout().write_all(text.as_bytes())?;
+            crate::stdout::write(&text)?;
         }
         Some(p) => {
             super::output::write_file(&p, text.as_bytes(), false)?;
@@ -80,11 +77,14 @@ pub fn export(a: ExportArgs, db: Option<&Path>) -> anyhow::Result<()> {
 }
 
 pub fn import(a: ImportArgs, db: Option<&Path>) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(&a.file)
+    let bytes = crate::bounded::read_file(&a.file, crate::result::MAX_DOCUMENT_BYTES, None)
         .map_err(|e| usage(format!("cannot read {}: {e}", a.file.display())))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| usage(format!("{} is not UTF-8 text", a.file.display())))?;
     let value: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| usage(format!("{} is not valid JSON: {e}", a.file.display())))?;
     let doc = crate::result::validate(&value)
+        .and_then(|d| crate::store::check_identity(&d).map(|()| d))
         .map_err(|why| usage(format!("{} refused: {why}", a.file.display())))?;
     let path = default_path(db)?;
     let mut store = Store::open_rw(&path)?;
@@ -97,11 +97,10 @@ pub fn import(a: ImportArgs, db: Option<&Path>) -> anyhow::Result<()> {
     store
         .insert(&doc)
         .with_context(|| format!("importing {}", a.file.display()))?;
-    println!(
+    crate::stdout::line(&format!(
         "imported run {} ({} results) into {}",
         doc.run_id,
         doc.results.len(),
         path.display()
-    );
-    Ok(())
+    ))
 }

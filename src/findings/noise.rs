@@ -9,6 +9,10 @@ use crate::observe::sampler::Sample;
 pub const NOISY_SHARE: f64 = 0.10;
 /// Steal at least this share of the usable CPUs' time during a result.
 pub const STEAL_SHARE: f64 = 0.02;
+/// /proc/stat counts steal in whole clock ticks (10 ms): a share is claimed from at least
+/// this many stolen ticks, so that one tick more or less (the counter's resolution) moves
+/// it by at most a quarter. One tick of 42 is below what the counter resolves.
+pub const MIN_STEAL_TICKS: u64 = 4;
 
 /// The samples that enclose [start, end]: the last at or before start, the first at or
 /// after end (widened to the sampling interval for short results). None without two.
@@ -66,7 +70,7 @@ pub fn evaluate(before: &Sample, after: &Sample, usable: usize, ticks_per_s: f64
     }
     let dt = after.total_ticks.saturating_sub(before.total_ticks);
     let ds = after.steal_ticks.saturating_sub(before.steal_ticks);
-    if dt > 0 && ds as f64 / dt as f64 >= STEAL_SHARE {
+    if dt > 0 && ds >= MIN_STEAL_TICKS && ds as f64 / dt as f64 >= STEAL_SHARE {
         out.push(Finding::new(
             "steal-time",
             Severity::Warning,
@@ -74,7 +78,11 @@ pub fn evaluate(before: &Sample, after: &Sample, usable: usize, ticks_per_s: f64
                 "The hypervisor took {:.1}% of the usable CPUs' time while this was measured.",
                 ds as f64 / dt as f64 * 100.0
             ),
-            vec![format!("/proc/stat steal: {ds} of {dt} ticks, {span}")],
+            vec![format!(
+                "/proc/stat steal: {ds} of {dt} ticks ({:.0} ms each; one tick is {:.1}% here), {span}",
+                1e3 / ticks_per_s,
+                100.0 / dt as f64
+            )],
         ));
     }
     if let (Some(a), Some(b)) = (before.nr_throttled, after.nr_throttled) {
@@ -147,6 +155,23 @@ mod tests {
             .map(|f| f.id)
             .collect();
         assert_eq!(ids, vec!["steal-time", "throttled"]);
+    }
+
+    /// One stolen tick of 42 (2.4%, 251 ms on 2 CPUs) is below the counter's resolution:
+    /// no claim. Four of 42 are.
+    #[test]
+    fn steal_is_claimed_only_from_enough_ticks() {
+        let a = sample(0, &[], 0, 0, None);
+        let b = sample(251, &[], 1, 42, None);
+        assert!(evaluate(&a, &b, 2, 100.0).is_empty());
+        let c = sample(251, &[], 4, 42, None);
+        let f = evaluate(&a, &c, 2, 100.0);
+        assert_eq!(f[0].id, "steal-time");
+        assert!(
+            f[0].evidence[0].contains("10 ms each"),
+            "{:?}",
+            f[0].evidence
+        );
     }
 
     #[test]

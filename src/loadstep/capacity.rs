@@ -22,6 +22,22 @@ pub struct Setting {
     pub width: usize,
 }
 
+/// The kernel's smallest CFS quota, µs (cfs_quota_us / cpu.max below it are EINVAL).
+const MIN_QUOTA_US: u64 = 1000;
+
+/// A quota the kernel accepts: at least MIN_QUOTA_US per PERIOD_US (0.01 CPUs), at most
+/// 65,536 CPUs.
+pub fn check_quota(cpus: f64) -> Result<(), String> {
+    let min = MIN_QUOTA_US as f64 / PERIOD_US as f64;
+    if !(cpus >= min && cpus <= 65_536.0) {
+        return Err(format!(
+            "a quota is a number of CPUs from {min} (the kernel's smallest, {MIN_QUOTA_US} µs per {} ms period) to 65536",
+            PERIOD_US / 1000
+        ));
+    }
+    Ok(())
+}
+
 impl Setting {
     pub fn name(&self) -> String {
         format!("quota {}/width {}", self.quota, self.width)
@@ -47,11 +63,30 @@ impl Layout {
             .ok_or("no cgroup hierarchy with the cpu controller is mounted")?;
         let cpuset = crate::probe::cgroup::own_dir(&root, "cpuset")
             .ok_or("no cgroup hierarchy with the cpuset controller is mounted")?;
-        Ok(Layout {
+        let layout = Layout {
             v2: cpu.1,
             cpu: cpu.0,
             cpuset: cpuset.0,
-        })
+        };
+        layout.check_writable()?;
+        Ok(layout)
+    }
+
+    /// Create and remove a probe group where the groups will go: a hierarchy mounted
+    /// read-only or hidden (a container) is found before any step, in a sentence.
+    fn check_writable(&self) -> Result<(), String> {
+        for base in [&self.cpu, &self.cpuset] {
+            let probe = base.join(format!("truebench-{}-probe", std::process::id()));
+            std::fs::create_dir(&probe).map_err(|e| {
+                format!(
+                    "cannot create a cgroup in {} ({}): capacity policies need a writable cgroup hierarchy with the cpu and cpuset controllers",
+                    base.display(),
+                    nix::errno::Errno::from_raw(e.raw_os_error().unwrap_or(0)).desc()
+                )
+            })?;
+            remove(&probe);
+        }
+        Ok(())
     }
 }
 

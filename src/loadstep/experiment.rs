@@ -394,11 +394,7 @@ pub fn run(
             }
         }
     }
-    if let Some(l) = &cfg.layout {
-        for stale in capacity::remove_stale(l) {
-            progress(&format!("removed the stale cgroup {}", stale.display()));
-        }
-    }
+    // Groups a killed run left were removed when this command started (crate::cleanup).
     let usable = probe.cpus.usable.clone();
     let mems = cfg
         .layout

@@ -200,9 +200,126 @@ pub fn summarize(rows: &[Row]) -> Summary {
     }
 }
 
+/// The business metric's counter is a number: more than this is not one.
+pub const METRIC_MAX_BYTES: usize = 4096;
+
+/// How long one read of the business metric may take: half an interval, 50 ms to 5 s.
+pub fn metric_timeout(interval_s: f64) -> std::time::Duration {
+    std::time::Duration::from_secs_f64((interval_s / 2.0).clamp(0.05, 5.0))
+}
+
+/// The first number printed by `cmd` or held in `file`, read bounded in size and time (a
+/// FIFO without writer, /dev/zero or a command that hangs gives None for this interval).
+pub fn read_metric(
+    cmd: Option<&str>,
+    file: Option<&std::path::Path>,
+    interval_s: f64,
+) -> Option<f64> {
+    let limit = metric_timeout(interval_s);
+    let bytes = match (cmd, file) {
+        (Some(c), _) => crate::bounded::command_output(c, METRIC_MAX_BYTES, limit).ok()?,
+        (None, Some(f)) => crate::bounded::read_file(f, METRIC_MAX_BYTES, Some(limit)).ok()?,
+        (None, None) => return None,
+    };
+    String::from_utf8_lossy(&bytes)
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// When to take reading number `done + 1`: the next tick of a fixed grid from `start_ns`
+/// (so intervals do not drift), but never later than the end of `duration_s`.
+pub fn next_reading_ns(
+    start_ns: u64,
+    done: usize,
+    interval_s: f64,
+    duration_s: Option<f64>,
+) -> u64 {
+    let tick = start_ns + ((done + 1) as f64 * interval_s * 1e9) as u64;
+    match duration_s {
+        Some(d) => tick.min(start_ns + (d * 1e9) as u64),
+        None => tick,
+    }
+}
+
+/// An interval cut short (the command exited, Ctrl-C) to under a quarter of what it was
+/// planned to last gives rates over a few ms that mean nothing: it is dropped.
+pub fn is_sliver(interval_s: f64, planned_s: f64) -> bool {
+    interval_s < 0.25 * planned_s
+}
+
+/// The recorder's own CPU time, counted in clock ticks, is stated as a share of the wall
+/// time only over at least this many ticks (one tick is then at most 1%).
+pub const MIN_TICKS_FOR_SHARE: f64 = 100.0;
+
+/// The recorder's CPU share of one CPU; None when the recording was too short for the
+/// tick-counted CPU time to resolve it (a 5 ms recording would claim thousands of %).
+pub fn own_cpu_share(own_cpu_s: f64, wall_s: f64, ticks_per_s: f64) -> Option<f64> {
+    (wall_s * ticks_per_s >= MIN_TICKS_FOR_SHARE).then(|| own_cpu_s / wall_s)
+}
+
+/// How a recorded command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CommandEnd {
+    /// Its exit status, when it exited.
+    pub exit_status: Option<i32>,
+    /// The signal that killed it, when one did.
+    pub exit_signal: Option<i32>,
+    /// truebench stopped it (the duration ended, Ctrl-C) rather than it ending by itself.
+    pub stopped_by_truebench: bool,
+}
+
+impl CommandEnd {
+    pub fn from_status(s: std::process::ExitStatus, stopped_by_truebench: bool) -> CommandEnd {
+        use std::os::unix::process::ExitStatusExt;
+        CommandEnd {
+            exit_status: s.code(),
+            exit_signal: s.signal(),
+            stopped_by_truebench,
+        }
+    }
+
+    /// The exit code truebench passes on, as `time` does: the command's own non-zero
+    /// status, 128 + N when signal N killed it; None when it succeeded or truebench
+    /// stopped it.
+    pub fn passed_on(&self) -> Option<i32> {
+        if self.stopped_by_truebench {
+            return None;
+        }
+        match (self.exit_status, self.exit_signal) {
+            (Some(0), _) => None,
+            (Some(c), _) => Some(c),
+            (None, Some(sig)) => Some(128 + sig),
+            (None, None) => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_recordings_claim_no_overhead_and_durations_cut_the_grid() {
+        assert_eq!(own_cpu_share(0.05, 0.001, 100.0), None);
+        assert_eq!(own_cpu_share(0.01, 2.0, 100.0), Some(0.005));
+        assert_eq!(next_reading_ns(0, 0, 6.0, Some(0.5)), 500_000_000);
+        assert_eq!(next_reading_ns(0, 1, 1.0, None), 2_000_000_000);
+        assert!(is_sliver(0.004, 1.0) && !is_sliver(0.5, 0.5));
+        let code = |c: Option<i32>, s: Option<i32>, by: bool| {
+            CommandEnd {
+                exit_status: c,
+                exit_signal: s,
+                stopped_by_truebench: by,
+            }
+            .passed_on()
+        };
+        assert_eq!(code(Some(7), None, false), Some(7));
+        assert_eq!(code(None, Some(9), false), Some(137));
+        assert_eq!(code(Some(0), None, false), None);
+        assert_eq!(code(None, Some(15), true), None);
+    }
 
     fn reading(t_s: f64, ctxt: u64, cpu_ticks: u64, vol: u64, metric: f64) -> Reading {
         Reading {

@@ -171,11 +171,14 @@ pub fn render(doc: &RunDocument) -> String {
 /// what could not be read.
 fn recording_summary(rec: &Value) -> String {
     let rows = rec["rows"].as_array().map(Vec::len).unwrap_or(0);
+    let cpu = match rec["recorder_cpu_share"].as_f64() {
+        Some(s) => format!("the recorder used {:.2}% of one CPU", s * 100.0),
+        None => "too short to state the recorder's CPU share".into(),
+    };
     let mut s = format!(
-        "Recording: {rows} intervals of {} s over {:.1} s; the recorder used {:.2}% of one CPU\n",
+        "Recording: {rows} intervals of {} s over {:.1} s; {cpu}\n",
         rec["interval_s"],
         rec["duration_s"].as_f64().unwrap_or(0.0),
-        rec["recorder_cpu_share"].as_f64().unwrap_or(0.0) * 100.0
     );
     if let Some(t) = rec["target"].as_object() {
         s.push_str(&format!(

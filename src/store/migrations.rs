@@ -34,15 +34,37 @@ const STEPS: &[&str] = &[
 
 pub const LATEST: i64 = STEPS.len() as i64;
 
-pub fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
+/// The outcome of a migration attempt that did not fail in SQLite itself.
+#[derive(Debug, PartialEq)]
+pub enum Migrated {
+    /// At LATEST now.
+    Ok,
+    /// The database was written by a newer truebench (its version): never written here.
+    TooNew(i64),
+}
+
+/// Bring the schema to LATEST. The version is read and every step applied inside one
+/// IMMEDIATE transaction, so two processes opening a new database at once do not both
+/// create its tables: the second waits (busy timeout), then finds the work done.
+pub fn migrate(conn: &mut Connection) -> rusqlite::Result<Migrated> {
     let current: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if current > LATEST {
+        return Ok(Migrated::TooNew(current));
+    }
+    if current == LATEST {
+        return Ok(Migrated::Ok);
+    }
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let current: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if current > LATEST {
+        return Ok(Migrated::TooNew(current));
+    }
     for (i, step) in STEPS.iter().enumerate().skip(current.max(0) as usize) {
-        let tx = conn.transaction()?;
         tx.execute_batch(step)?;
         tx.pragma_update(None, "user_version", (i + 1) as i64)?;
-        tx.commit()?;
     }
-    Ok(())
+    tx.commit()?;
+    Ok(Migrated::Ok)
 }
 
 #[cfg(test)]
@@ -52,8 +74,11 @@ mod tests {
     #[test]
     fn migrating_twice_is_a_no_op() {
         let mut c = Connection::open_in_memory().unwrap();
-        migrate(&mut c).unwrap();
-        migrate(&mut c).unwrap();
+        assert_eq!(migrate(&mut c).unwrap(), Migrated::Ok);
+        assert_eq!(migrate(&mut c).unwrap(), Migrated::Ok);
+        c.pragma_update(None, "user_version", LATEST + 1).unwrap();
+        assert_eq!(migrate(&mut c).unwrap(), Migrated::TooNew(LATEST + 1));
+        c.pragma_update(None, "user_version", LATEST).unwrap();
         let v: i64 = c
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .unwrap();

@@ -45,6 +45,15 @@ impl std::str::FromStr for CopyCount {
     }
 }
 
+impl std::fmt::Display for CopyCount {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            CopyCount::Exact(c) => write!(f, "{c}"),
+            CopyCount::PerCpu(k) => write!(f, "{k}x"),
+        }
+    }
+}
+
 impl CopyCount {
     /// The number of copies on a machine whose full-width count is `n`.
     pub fn resolve(self, n: usize) -> usize {

@@ -1,0 +1,35 @@
+//! What a killed run leaves behind (SIGKILL, a crash, a power cut skip every destructor),
+//! found and undone by the next truebench command that starts, saying so once: cgroups
+//! `truebench-PID-N` of capacity policies whose PID is gone, and a clocksource a
+//! `--clocksource-sweep` changed (recorded in a state file before the first switch).
+//! Without root there is nothing a run could have left, and nothing is looked at.
+
+use crate::loadstep::capacity;
+use crate::measure::clocksource;
+
+/// Undo what killed runs left; one line per thing done, for stderr.
+pub fn after_killed_runs() -> Vec<String> {
+    if !nix::unistd::geteuid().is_root() {
+        return Vec::new();
+    }
+    let mut said = Vec::new();
+    if let Ok(layout) = capacity::Layout::live() {
+        let removed = capacity::remove_stale(&layout);
+        if !removed.is_empty() {
+            said.push(format!(
+                "removed {} cgroup(s) left by a killed run: {}",
+                removed.len(),
+                removed
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    }
+    said.extend(clocksource::restore_after_killed_run(
+        &clocksource::state_file(),
+        std::path::Path::new(clocksource::CURRENT),
+    ));
+    said
+}
