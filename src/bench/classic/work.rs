@@ -190,11 +190,14 @@ pub fn context_switch(partner_cpu: Option<u32>) -> Result<ContextSwitch, String>
         -1 => Err(errno_text("fork of the partner")),
         0 => unsafe {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            if let Some(cpu) = partner_cpu {
-                crate::placement::pin_raw(cpu);
-            }
+            let pinned = partner_cpu.is_none_or(crate::placement::pin_raw);
             libc::close(a[1]);
             libc::close(b[0]);
+            // The handshake: the copy waits for it, so the partner is where it belongs
+            // before the barrier (1) or the copy learns that its pin failed (0).
+            if !write_u64(b[1], pinned as u64) {
+                libc::_exit(1)
+            }
             while let Some(v) = read_u64(a[0]) {
                 if !write_u64(b[1], v) {
                     break;
@@ -207,6 +210,15 @@ pub fn context_switch(partner_cpu: Option<u32>) -> Result<ContextSwitch, String>
             unsafe {
                 libc::close(a[0]);
                 libc::close(b[1]);
+            }
+            match read_u64(b[0]) {
+                Some(1) => {}
+                Some(_) => {
+                    return Err(format!(
+                        "the partner could not be pinned to CPU {partner_cpu:?}"
+                    ))
+                }
+                None => return Err(errno_text("the partner's handshake")),
             }
             Ok(ContextSwitch {
                 to: a[1],
