@@ -6,7 +6,6 @@
 use crate::error::{usage, usage_hint};
 use crate::loadstep::experiment::{self, Config, POLICIES};
 use crate::probe::{probe, sysroot::SysRoot};
-use crate::report::units::num;
 use crate::store::{default_path, Store};
 use serde_json::json;
 use std::io::IsTerminal;
@@ -271,33 +270,10 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         ls["amdahl"] = json!(only.amdahl);
     }
     let mut doc = super::bare_document(&started, &env, "loadstep", interrupted)?;
-    for v in &results {
-        let hit: Vec<String> = v
-            .steps
-            .iter()
-            .filter(|s| s.throttled_periods.is_some_and(|n| n > 0))
-            .map(|s| {
-                format!(
-                    "{}/s: {} quota periods throttled, {} ms throttled over {} s",
-                    num(s.planned_rate),
-                    s.throttled_periods.unwrap_or(0),
-                    num(s.throttled_ms.unwrap_or(0.0)),
-                    a.step_duration
-                )
-            })
-            .collect();
-        if let (Some(c), false) = (&v.capacity, hit.is_empty()) {
-            doc.findings.push(crate::findings::Finding::new(
-                "throttled",
-                crate::findings::Severity::Warning,
-                format!(
-                    "Under a quota of {} CPUs on {} CPUs, the service was throttled: its latency includes waiting for the next quota period, not only for a CPU.",
-                    c.quota, c.width
-                ),
-                hit,
-            ));
-        }
-    }
+    doc.findings.extend(crate::findings::loadstep::throttled(
+        &results,
+        a.step_duration,
+    ));
     doc.loadstep = Some(ls);
     super::store_and_print(&mut store, &doc, a.json, &db_path, "loadstep run")
 }

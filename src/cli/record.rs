@@ -3,7 +3,6 @@
 //! the terminal, stored as a run (suite `record`) so show/export/compare work on it.
 
 use crate::error::{usage, usage_hint, Interrupted};
-use crate::findings::{Finding, Severity};
 use crate::measure::clocks::now_ns;
 use crate::observe::counters::TargetCounters;
 use crate::observe::process;
@@ -355,17 +354,9 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         0.0
     };
     let mut findings = env.findings.clone();
-    if share > 0.01 {
-        findings.push(Finding::new(
-            "recorder-overhead",
-            Severity::Warning,
-            format!(
-                "The recorder itself used {:.2}% of one CPU: lengthen --interval.",
-                share * 100.0
-            ),
-            vec![format!("{own_cpu_s:.3} CPU-s over {wall_s:.1} s")],
-        ));
-    }
+    findings.extend(crate::findings::record::recorder_overhead(
+        own_cpu_s, wall_s,
+    ));
     let recording = json!({
         "interval_s": a.interval,
         "duration_s": wall_s,

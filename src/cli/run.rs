@@ -3,10 +3,9 @@
 
 use crate::bench::{self, Emitted, RunContext, RunOptions, DEFAULT_SUITES};
 use crate::error::{usage, usage_hint, Interrupted};
-use crate::findings::{Finding, Severity};
 use crate::measure::batch::{min_interval_ns, timing_clock_cost_ns};
 use crate::measure::clocks::now_ns;
-use crate::observe::sampler::{Sample, Sampler};
+use crate::observe::sampler::Sampler;
 use crate::probe::{kernel, probe, sysroot::SysRoot, Unavailable};
 use crate::result::{RunDocument, Tool, SCHEMA};
 use crate::store::{default_path, Store};
@@ -112,63 +111,6 @@ fn list_suites() {
         for b in bench::REGISTRY.iter().filter(|b| b.suite() == s) {
             println!("  {}: {}", b.id(), b.describe());
         }
-    }
-}
-
-/// Steal seconds over the run, from two /proc/stat readings.
-fn steal_during(
-    before: Option<&kernel::Steal>,
-    after: Option<&kernel::Steal>,
-    secs: f64,
-    cpus: usize,
-) -> Option<Finding> {
-    let stolen = after?.seconds - before?.seconds;
-    let share = stolen / (secs * cpus.max(1) as f64);
-    (share >= 0.01).then(|| {
-        Finding::new(
-            "steal-time",
-            Severity::Warning,
-            format!("The hypervisor took {:.1}% of the CPU time during this run: results include waiting for the physical CPU.", share * 100.0),
-            vec![format!("/proc/stat steal grew by {stolen:.2} s over {secs:.1} s on {cpus} CPUs")],
-        )
-    })
-}
-
-/// The clocksource at the end of the run differs from the one at its start (the kernel's
-/// watchdog switches away from an unstable TSC; a migration can do it too).
-fn clocksource_changed(before: Option<&str>, live: &SysRoot) -> Option<Finding> {
-    let after = live.read_opt(crate::measure::clocksource::CURRENT)?;
-    let before = before?;
-    (before != after).then(|| {
-        Finding::new(
-            "clocksource-changed",
-            Severity::Warning,
-            format!("The clocksource changed during the run, from {before} to {after}: clock-read costs, and anything timed per event, differ before and after."),
-            vec![format!("current_clocksource: {before} at the start, {after} at the end")],
-        )
-    })
-}
-
-/// Give every result the noise findings of its own measurement window (from the previous
-/// result's end to its own).
-fn annotate_noise(
-    results: &mut [crate::result::BenchResult],
-    ends: &[u64],
-    start: u64,
-    samples: Vec<Sample>,
-    usable: usize,
-) {
-    let ticks = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
-        .ok()
-        .flatten()
-        .unwrap_or(100) as f64;
-    let mut from = start;
-    for (r, &end) in results.iter_mut().zip(ends) {
-        if let Some((a, b)) = crate::findings::noise::window(&samples, from, end) {
-            r.findings
-                .extend(crate::findings::noise::evaluate(a, b, usable, ticks));
-        }
-        from = end;
     }
 }
 
@@ -315,7 +257,7 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     }
     pb.finish_and_clear();
     interrupted |= crate::interrupt::requested();
-    annotate_noise(
+    crate::findings::noise::annotate(
         &mut results,
         &finished_at,
         run_start_ns,
@@ -324,9 +266,12 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     );
 
     let mut findings = env.findings.clone();
-    findings.extend(clocksource_changed(env.clock.clocksource.as_deref(), &live));
+    findings.extend(crate::findings::run::clocksource_changed(
+        env.clock.clocksource.as_deref(),
+        &live,
+    ));
     let steal_after = kernel::steal(&live, &mut Unavailable::default());
-    findings.extend(steal_during(
+    findings.extend(crate::findings::run::steal_during(
         steal_before.as_ref(),
         steal_after.as_ref(),
         t0.elapsed().as_secs_f64(),

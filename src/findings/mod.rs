@@ -1,11 +1,14 @@
 //! Findings: rules that turn evidence into an explanation with the numbers that support
 //! it. Ids are stable (DESIGN.md); each finding cites its evidence.
 
+pub mod loadstep;
 pub mod memory;
 pub mod noise;
 pub mod placement;
 pub mod probe;
+pub mod record;
 pub mod results;
+pub mod run;
 
 use serde::{Deserialize, Serialize};
 
