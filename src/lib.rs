@@ -19,4 +19,5 @@ pub mod placement;
 pub mod probe;
 pub mod report;
 pub mod result;
+pub mod session;
 pub mod store;

@@ -107,3 +107,24 @@ fn bad_record_inputs_exit_2_and_write_nothing() {
         common::assert_refused(&env, &out, &args);
     }
 }
+
+#[test]
+fn a_record_beside_a_run_is_refused_naming_the_holder() {
+    let env = TestEnv::new();
+    let held = env.hold_lock("truebench run timers");
+    let marker = env.dir.path().join("started");
+    let out = env
+        .cmd()
+        .args(["record", "--interval", "0.2", "--", "touch"])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    common::assert_lock_refused(&out, "truebench run timers");
+    assert!(!marker.exists(), "the command was started beside the run");
+    assert!(!env.db().exists(), "a refused record created the database");
+    drop(held);
+    // Once free, a record takes the lock itself and names itself in it.
+    env.text(&["record", "--interval", "0.2", "--duration", "0.4"]);
+    let holder = std::fs::read_to_string(env.lock()).unwrap();
+    assert!(holder.contains("truebench record"), "{holder}");
+}

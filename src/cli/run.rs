@@ -1,15 +1,10 @@
-//! `truebench run [SUITE,...]`: probe, run the suites' benchmarks with progress on stderr,
-//! store the run, print its table (or `--json` document). Ctrl-C keeps finished results.
+//! `truebench run [SUITE,...]`: the options of a suite run; the session (src/session/)
+//! probes, runs the suites' benchmarks with progress on stderr, stores the run and prints
+//! its table (or `--json` document). Ctrl-C keeps finished results.
 
-use crate::bench::{self, Emitted, RunContext, RunOptions, DEFAULT_SUITES};
-use crate::error::{usage, usage_hint, Interrupted};
-use crate::measure::batch::{min_interval_ns, timing_clock_cost_ns};
-use crate::measure::clocks::now_ns;
-use crate::observe::sampler::Sampler;
-use crate::probe::{kernel, probe, sysroot::SysRoot, Unavailable};
-use crate::result::{RunDocument, Tool, SCHEMA};
-use crate::store::{default_path, Store};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use crate::bench::{self, RunOptions, DEFAULT_SUITES};
+use crate::error::usage_hint;
+use crate::session;
 use std::io::IsTerminal;
 use std::path::Path;
 
@@ -73,50 +68,9 @@ fn parse_size(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("'{s}' is not a size of at least 4K (e.g. 512M, 2G)"))
 }
 
-/// Shortest timed batch, whatever the clock costs.
-const BATCH_FLOOR_NS: f64 = 2e6;
-
-pub(crate) fn run_id(started: &chrono::DateTime<chrono::Utc>) -> String {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u32(std::process::id());
-    h.write_i64(started.timestamp_nanos_opt().unwrap_or_default());
-    format!(
-        "{}-{:04x}",
-        started.format("%Y%m%dT%H%M%SZ"),
-        h.finish() & 0xffff
-    )
-}
-
-fn progress(total: u64) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
-    }
-    let pb = ProgressBar::new(total);
-    pb.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
-            .expect("valid template"),
-    );
-    pb
-}
-
-fn list_suites() {
-    for s in bench::suites() {
-        let default = if DEFAULT_SUITES.contains(&s) {
-            " (default)"
-        } else {
-            ""
-        };
-        println!("{s}{default}");
-        for b in bench::REGISTRY.iter().filter(|b| b.suite() == s) {
-            println!("  {}: {}", b.id(), b.describe());
-        }
-    }
-}
-
 pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     if a.list {
-        list_suites();
+        print!("{}", session::suites::list());
         return Ok(());
     }
     let names: Vec<String> = if a.suites.is_empty() {
@@ -167,142 +121,23 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
             "truebench run classic --copies 1,2",
         ));
     }
-    if a.clocksource_sweep {
-        if !benches.iter().any(|b| b.suite() == "timers") {
-            return Err(usage_hint(
-                "--clocksource-sweep applies to the timers suite",
-                "truebench run timers --clocksource-sweep",
-            ));
-        }
-        if !nix::unistd::geteuid().is_root() {
-            return Err(usage_hint(
-                format!(
-                    "--clocksource-sweep needs root: it writes {}",
-                    crate::measure::clocksource::CURRENT
-                ),
-                "run it as root, or drop the flag",
-            ));
-        }
+    if a.clocksource_sweep && !benches.iter().any(|b| b.suite() == "timers") {
+        return Err(usage_hint(
+            "--clocksource-sweep applies to the timers suite",
+            "truebench run timers --clocksource-sweep",
+        ));
     }
-
     if std::io::stderr().is_terminal() {
         eprintln!("truebench: probing the machine...");
     }
-    let live = SysRoot::live();
-    let env = probe(&live);
-    if let Some(asked) = options.array_bytes {
-        let avail = crate::bench::memory::region::available_bytes();
-        crate::bench::memory::bandwidth::array_bytes(0, None, avail, Some(asked))
-            .map_err(|e| usage(format!("--array-size: {e}")))?;
-    }
-    if let Some(cpus) = &options.cpus {
-        crate::placement::explicit(cpus, &env).map_err(|e| usage(format!("--cpus: {e}")))?;
-    }
-
-    let db_path = default_path(db)?;
-    let mut store = Store::open_rw(&db_path)?;
-    let _lock = crate::lock::acquire(&format!("truebench run {}", names.join(",")))?;
-    crate::interrupt::install()?;
-
-    let started = chrono::Utc::now();
-    let t0 = std::time::Instant::now();
-    let clock_cost_ns = timing_clock_cost_ns();
-    let ctx = RunContext {
-        probe: &env,
-        options: &options,
-        samples: a.samples as usize,
-        clock_cost_ns,
-        min_batch_ns: min_interval_ns(clock_cost_ns, BATCH_FLOOR_NS),
-    };
-    let steal_before = kernel::steal(&live, &mut Unavailable::default());
-
-    let sampler = Sampler::start(
-        env.cpus.usable.clone(),
-        env.cgroup
-            .as_ref()
-            .and_then(|c| c.cpu_stat_path.clone())
-            .map(Into::into),
-    );
-    // When each result finished, on CLOCK_MONOTONIC: its measurement window ends there.
-    let mut finished_at: Vec<u64> = Vec::new();
-    let run_start_ns = now_ns();
-    let total: usize = benches.iter().map(|b| b.planned(&ctx)).sum();
-    let pb = progress(total as u64);
-    let mut results = Vec::new();
-    let mut skipped = Vec::new();
-    let mut interrupted = false;
-    for b in &benches {
-        pb.set_message(b.id());
-        let outcome = b.run(&ctx, &mut |e| {
-            match e {
-                Emitted::Result(r) => {
-                    results.push(*r);
-                    finished_at.push(now_ns());
-                }
-                Emitted::Skipped(s) => skipped.push(s),
-            }
-            pb.inc(1);
-        });
-        match outcome {
-            Ok(()) => {}
-            Err(e) if e.downcast_ref::<Interrupted>().is_some() => {
-                interrupted = true;
-                break;
-            }
-            Err(e) => {
-                pb.finish_and_clear();
-                return Err(e.context(format!("{} failed; nothing was stored", b.id())));
-            }
-        }
-    }
-    pb.finish_and_clear();
-    interrupted |= crate::interrupt::requested();
-    crate::findings::noise::annotate(
-        &mut results,
-        &finished_at,
-        run_start_ns,
-        sampler.finish(),
-        env.cpus.usable.len(),
-    );
-
-    let mut findings = env.findings.clone();
-    findings.extend(crate::findings::run::clocksource_changed(
-        env.clock.clocksource.as_deref(),
-        &live,
-    ));
-    let steal_after = kernel::steal(&live, &mut Unavailable::default());
-    findings.extend(crate::findings::run::steal_during(
-        steal_before.as_ref(),
-        steal_after.as_ref(),
-        t0.elapsed().as_secs_f64(),
-        env.topology.threads,
-    ));
-    let doc = RunDocument {
-        schema: SCHEMA.into(),
-        run_id: run_id(&started),
-        started_at: started.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        finished_at: Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
-        host: env.hostname.clone(),
-        suites: names,
-        interrupted,
-        tool: Tool::current(),
-        env: serde_json::to_value(&env)?,
-        findings,
-        results,
-        skipped,
-        recording: None,
-        indexes: None,
-        loadstep: None,
-    };
-    let mut doc = doc;
-    if classic {
-        let (n, basis) = crate::bench::classic::copies::full_width(&env.cpus);
-        doc.indexes = Some(crate::bench::classic::score::suite_indexes(
-            &doc.results,
-            crate::bench::classic::INDEX_TESTS,
-            n,
-            &basis,
-        ));
-    }
-    super::store_and_print(&mut store, &doc, a.json, &db_path, "run")
+    session::run(
+        &mut session::suites::SuiteRun {
+            names,
+            benches,
+            options,
+            samples: a.samples as usize,
+            json: a.json,
+        },
+        db,
+    )
 }
