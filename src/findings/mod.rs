@@ -1,5 +1,6 @@
 //! Findings: rules that turn evidence into an explanation with the numbers that support
-//! it. Ids are stable (DESIGN.md); each finding cites its evidence.
+//! it. Each finding cites its evidence. Every id, with its severities and meaning, is in
+//! the one table of `table.rs`; ids are stable (users filter on them).
 
 pub mod loadstep;
 pub mod memory;
@@ -9,6 +10,7 @@ pub mod probe;
 pub mod record;
 pub mod results;
 pub mod run;
+pub mod table;
 
 use serde::{Deserialize, Serialize};
 
@@ -34,6 +36,10 @@ impl Finding {
         message: impl Into<String>,
         evidence: Vec<String>,
     ) -> Self {
+        debug_assert!(
+            table::kind(id).is_some_and(|k| k.severities.contains(&severity)),
+            "finding {id} ({severity:?}) is not in findings/table.rs"
+        );
         Finding {
             id: id.into(),
             severity,
