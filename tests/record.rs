@@ -21,11 +21,10 @@ fn recording_a_short_command_prints_and_stores_its_intervals() {
     assert!(String::from_utf8_lossy(&shown.stdout).contains("Recording:"));
 }
 
-#[test]
-fn json_carries_rows_unavailable_metrics_and_the_work_rate() {
-    let env = TestEnv::new();
+/// A recording of a "server" that does 100 units of work every 0.1 s for 1.5 s, counted
+/// in a file given as --metric-file; its validated JSON document.
+fn record_a_counting_server(env: &TestEnv) -> serde_json::Value {
     let counter = env.file("work", "0");
-    // A "server" that does 100 units of work every 0.1 s, counted in a file.
     let script = format!(
         "i=0; while [ $i -lt 15 ]; do i=$((i+1)); echo $((i*100)) > {}; sleep 0.1; done",
         counter.display()
@@ -43,6 +42,13 @@ fn json_carries_rows_unavailable_metrics_and_the_work_rate() {
         &script,
     ]);
     truebench::result::validate(&doc).unwrap();
+    doc
+}
+
+#[test]
+fn json_carries_rows_unavailable_metrics_and_the_work_rate() {
+    let env = TestEnv::new();
+    let doc = record_a_counting_server(&env);
     let rec = &doc["recording"];
     let rows = rec["rows"].as_array().unwrap();
     assert!(rows.len() >= 4, "{} rows", rows.len());
@@ -57,29 +63,6 @@ fn json_carries_rows_unavailable_metrics_and_the_work_rate() {
         "work rates {rates:?}"
     );
     assert!(rec["summary"]["units"].as_f64().unwrap() > 0.0);
-    // As root the raw_syscalls tracepoint counts the command's system calls (the shell,
-    // and the echo and sleep it starts, by inheritance); they are costed per unit of work.
-    if nix::unistd::geteuid().is_root() {
-        assert!(
-            rec["unavailable"].get("target.syscalls_per_s").is_none(),
-            "{}",
-            rec["unavailable"]
-        );
-        let calls: f64 = rows
-            .iter()
-            .filter_map(|r| r["target"]["events_per_s"]["syscalls"].as_f64())
-            .sum();
-        assert!(
-            calls > 100.0,
-            "{calls} system calls per second summed over rows"
-        );
-        assert!(
-            rec["summary"]["per_unit"]["target_syscalls"]
-                .as_f64()
-                .unwrap()
-                > 0.0
-        );
-    }
     let share = rec["recorder_cpu_share"].as_f64().unwrap();
     assert!(share < 0.05, "recorder used {:.1}% of a CPU", share * 100.0);
     // Unreadable hardware counters are listed, never zeros.
@@ -127,4 +110,35 @@ fn a_record_beside_a_run_is_refused_naming_the_holder() {
     env.text(&["record", "--interval", "0.2", "--duration", "0.4"]);
     let holder = std::fs::read_to_string(env.lock()).unwrap();
     assert!(holder.contains("truebench record"), "{holder}");
+}
+
+/// As root the raw_syscalls tracepoint counts the command's system calls (the shell, and
+/// the echo and sleep it starts, by inheritance); they are costed per unit of work.
+#[test]
+#[ignore = "needs root"]
+fn as_root_the_commands_system_calls_are_counted_per_unit_of_work() {
+    common::needs_root();
+    let env = TestEnv::new();
+    let doc = record_a_counting_server(&env);
+    let rec = &doc["recording"];
+    let rows = rec["rows"].as_array().unwrap();
+    assert!(
+        rec["unavailable"].get("target.syscalls_per_s").is_none(),
+        "{}",
+        rec["unavailable"]
+    );
+    let calls: f64 = rows
+        .iter()
+        .filter_map(|r| r["target"]["events_per_s"]["syscalls"].as_f64())
+        .sum();
+    assert!(
+        calls > 100.0,
+        "{calls} system calls per second summed over rows"
+    );
+    assert!(
+        rec["summary"]["per_unit"]["target_syscalls"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
 }

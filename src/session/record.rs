@@ -191,6 +191,17 @@ fn csv(rows: &[Row]) -> String {
     out
 }
 
+/// Whether the command we started has exited, without reaping it: until it is reaped its
+/// /proc entry stays, so the last interval still reads its final counters.
+fn exited(pid: u32) -> bool {
+    use nix::sys::wait::{waitid, Id, WaitPidFlag, WaitStatus};
+    let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT | WaitPidFlag::WNOHANG;
+    !matches!(
+        waitid(Id::Pid(nix::unistd::Pid::from_raw(pid as i32)), flags),
+        Ok(WaitStatus::StillAlive)
+    )
+}
+
 /// Stop a command we started: it had its chance to exit; then TERM, then KILL; reap it.
 fn stop_child(child: &mut std::process::Child) -> Option<i32> {
     use nix::sys::signal::{kill, Signal};
@@ -282,7 +293,7 @@ impl Measurement for Recording {
                 }
             );
         }
-        let mut exit_status = None;
+        let mut command_exited = false;
         loop {
             // Sleep to the next tick of a fixed grid, so intervals do not drift.
             let next = start.t_ns + ((rows.len() + 1) as f64 * self.o.interval * 1e9) as u64;
@@ -290,11 +301,9 @@ impl Measurement for Recording {
                 if crate::interrupt::requested() {
                     break;
                 }
-                if let Some(c) = self.child.as_mut() {
-                    if let Ok(Some(s)) = c.try_wait() {
-                        exit_status = Some(s.code());
-                        break;
-                    }
+                if self.child.as_ref().is_some_and(|c| exited(c.id())) {
+                    command_exited = true;
+                    break;
                 }
                 let left = next.saturating_sub(now_ns()).min(50_000_000);
                 std::thread::sleep(std::time::Duration::from_nanos(left));
@@ -312,7 +321,7 @@ impl Measurement for Recording {
                 .duration
                 .is_some_and(|d| prev.t_ns - start.t_ns >= (d * 1e9) as u64);
             if interrupted
-                || exit_status.is_some()
+                || command_exited
                 || done
                 || (self.o.pid.is_some() && prev.target.is_none())
             {
@@ -329,8 +338,9 @@ impl Measurement for Recording {
             rows.pop();
         }
         m.interrupted = crate::interrupt::requested();
+        let mut exit_status = None;
         if let Some(mut c) = self.child.take() {
-            exit_status = Some(stop_child(&mut c));
+            exit_status = stop_child(&mut c);
         }
         let wall_s = (prev.t_ns - start.t_ns) as f64 / 1e9;
         let own_cpu_s = process::read(me)
@@ -406,7 +416,7 @@ impl Measurement for Recording {
         let recording = json!({
             "interval_s": self.o.interval,
             "duration_s": wall_s,
-            "target": target.map(|pid| json!({"pid": pid, "command": if self.o.command.is_empty() { serde_json::Value::Null } else { json!(self.o.command.join(" ")) }, "exit_status": exit_status.flatten()})),
+            "target": target.map(|pid| json!({"pid": pid, "command": if self.o.command.is_empty() { serde_json::Value::Null } else { json!(self.o.command.join(" ")) }, "exit_status": exit_status})),
             "recorder_cpu_share": share,
             "last_short_interval_dropped": dropped_sliver,
             "rows": rows,

@@ -100,6 +100,15 @@ pub fn finding_ids(findings: &Value) -> Vec<&str> {
         .unwrap_or_default()
 }
 
+/// A test marked `#[ignore = "needs root"]` (run by CI as root with `--ignored`): it fails,
+/// never passes silently, when run without root.
+pub fn needs_root() {
+    assert!(
+        nix::unistd::geteuid().is_root(),
+        "this test needs root: run it as root (cargo test --release -- --ignored)"
+    );
+}
+
 /// A refused command: exit 2, one `error:` line first, and no database created.
 pub fn assert_refused(env: &TestEnv, out: &std::process::Output, what: &dyn std::fmt::Debug) {
     let err = String::from_utf8_lossy(&out.stderr);
