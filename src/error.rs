@@ -59,7 +59,7 @@ impl fmt::Display for Interrupted {
 
 impl std::error::Error for Interrupted {}
 
-/// Exit codes of DESIGN.md.
+/// Exit codes (docs/architecture.md, Conventions).
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_FAILED: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;

@@ -1,5 +1,5 @@
 //! The command line: clap definitions, dispatch to one file per subcommand, and the
-//! mapping of errors to one `error:` line and the exit codes of DESIGN.md.
+//! mapping of errors to one `error:` line and the exit codes of docs/architecture.md.
 
 mod compare;
 mod loadstep;
