@@ -77,7 +77,9 @@ impl Measuring<'_> {
 
 /// Probe the machine under `root` and evaluate the probe's findings.
 pub fn probe(root: &SysRoot) -> ProbeDoc {
-    crate::probe::probe(root)
+    let mut doc = crate::probe::probe(root);
+    doc.findings = crate::findings::probe::evaluate(&doc);
+    doc
 }
 
 /// Run one measuring command through the session; `db` is `--db`.
