@@ -424,3 +424,36 @@ fn bad_inputs_exit_2_with_one_error_line_and_change_nothing() {
         "export overwrote a file"
     );
 }
+
+/// An option is refused (exit 2, nothing written) when none of the suites named uses it,
+/// instead of being silently ignored; closed choices are refused by their names.
+#[test]
+fn an_option_no_named_suite_uses_is_refused() {
+    let env = Env::new();
+    for (args, flag) in [
+        (&["timers", "--cpus", "0,1"][..], "--cpus"),
+        (&["timers", "--copies", "2"][..], "--copies"),
+        (&["timers", "--mode", "thread"][..], "--mode"),
+        (&["timers", "--footprint", "4"][..], "--footprint"),
+        (&["memory", "--placement", "same-cpu"][..], "--placement"),
+        (&["ctx", "--array-size", "512M"][..], "--array-size"),
+        (&["ctx", "--full"][..], "--full"),
+        (&["ctx", "--clocksource-sweep"][..], "--clocksource-sweep"),
+        (&["ctx", "--placement", "same-socket"][..], "--placement"),
+        (&["ctx", "--mode", "fiber"][..], "--mode"),
+    ] {
+        let out = env.cmd().arg("run").args(args).output().unwrap();
+        common::assert_refused(&env, &out, &args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
+    let help = env.cmd().args(["run", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("[possible values: same-cpu, smt-sibling"),
+        "{help}"
+    );
+    for name in truebench::placement::NAMES {
+        assert!(help.contains(name), "{name} missing from run --help");
+    }
+}

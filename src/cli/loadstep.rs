@@ -5,8 +5,8 @@
 //! wait, cost per transaction and validity; then the knee, the USL and Amdahl fits and
 //! which policy wins.
 
+use super::choices::Policy;
 use crate::error::{usage, usage_hint};
-use crate::loadstep::experiment::POLICIES;
 use crate::session::{
     self,
     loadstep::{LoadStep, Options},
@@ -57,7 +57,7 @@ pub struct Args {
     /// packed on the fewest cores/LLCs), spread (across nodes, LLCs, cores), per-node
     /// (workers in groups, each confined to one NUMA node's CPUs with its memory bound there).
     #[arg(long, value_delimiter = ',', value_name = "LIST", default_value = "os")]
-    policy: Vec<String>,
+    policy: Vec<Policy>,
     /// Capacity policies (root): CPU quotas in CPUs, comma-separated, each run against every
     /// --cpuset-width in a cgroup truebench creates and removes (guaranteed capacity against
     /// virtual processors).
@@ -110,14 +110,6 @@ fn parse_ramp(s: &str) -> Result<Vec<f64>, String> {
 }
 
 pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
-    for p in &a.policy {
-        if !POLICIES.contains(&p.as_str()) {
-            return Err(usage_hint(
-                format!("unknown policy '{p}'"),
-                format!("policies: {}", POLICIES.join(", ")),
-            ));
-        }
-    }
     let http = match &a.http {
         Some(u) => {
             Some(crate::loadstep::http::parse_url(u).map_err(|e| usage(format!("--http {e}")))?)
@@ -152,7 +144,7 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         workers: a.workers.map(|w| w.iter().map(|x| *x as usize).collect()),
         service_us: a.service_us,
         footprint_kb: a.footprint as usize,
-        policies: a.policy,
+        policies: a.policy.iter().map(|p| p.name().to_string()).collect(),
         cpu_quota: a.cpu_quota,
         cpuset_width: a.cpuset_width,
         repeat: a.repeat,

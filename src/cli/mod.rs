@@ -1,6 +1,7 @@
 //! The command line: clap definitions, dispatch to one file per subcommand, and the
 //! mapping of errors to one `error:` line and the exit codes of docs/architecture.md.
 
+mod choices;
 mod compare;
 mod loadstep;
 mod output;

@@ -2,6 +2,7 @@
 //! probes, runs the suites' benchmarks with progress on stderr, stores the run and prints
 //! its table (or `--json` document). Ctrl-C keeps finished results.
 
+use super::choices::{Mode, Placement};
 use crate::bench::{self, RunOptions, DEFAULT_SUITES};
 use crate::error::usage_hint;
 use crate::session;
@@ -22,43 +23,64 @@ pub struct Args {
     /// List the suites and their benchmarks, and exit.
     #[arg(long)]
     list: bool,
-    /// Placements for communication tests, comma-separated: os, same-cpu, smt-sibling,
-    /// same-llc, cross-llc, cross-package, cross-node (default: every applicable one and os).
+    /// ctx suite: placements, comma-separated (default: every applicable one and os).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
-    placement: Vec<String>,
-    /// An explicit CPU pair for communication tests (`--cpus 0,3`), as placement `cpus`.
+    placement: Vec<Placement>,
+    /// ctx suite: an explicit CPU pair (`--cpus 0,3`), as placement `cpus`.
     #[arg(long, value_delimiter = ',', value_name = "A,B")]
     cpus: Option<Vec<u32>>,
-    /// Task mode for ctx tests: process (fork), thread, or both.
-    #[arg(long, default_value = "both", value_parser = ["process", "thread", "both"])]
-    mode: String,
-    /// KiB of its own memory each side of a ctx test touches per hop (lmbench lat_ctx style).
-    #[arg(long, default_value_t = 0, value_name = "KB", value_parser = clap::value_parser!(u64).range(0..=1_048_576))]
-    footprint: u64,
-    /// Size of each memory-bandwidth array, all threads together (e.g. 512M, 2G; default:
-    /// 4x the last-level caches, at least 128 MiB).
+    /// ctx suite: task mode, process (fork), thread, or both [default: both].
+    #[arg(long)]
+    mode: Option<Mode>,
+    /// ctx suite: KiB of its own memory each side touches per hop (lmbench lat_ctx style)
+    /// [default: 0].
+    #[arg(long, value_name = "KB", value_parser = clap::value_parser!(u64).range(0..=1_048_576))]
+    footprint: Option<u64>,
+    /// memory suite: size of each bandwidth array, all threads together (e.g. 512M, 2G;
+    /// default: 4x the last-level caches, at least 128 MiB).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     array_size: Option<u64>,
-    /// Timers suite only, root only: measure every clock and the per-event memory figure
-    /// under each available clocksource, then restore the original (also on Ctrl-C or error).
+    /// timers suite, root only: measure every clock and the per-event memory figure under
+    /// each available clocksource, then restore the original (also on Ctrl-C or error).
     /// Without this flag truebench never touches the clocksource.
     #[arg(long)]
     clocksource_sweep: bool,
-    /// Classic suite: copy counts to run, comma-separated (default: 1 and N, N = the CPUs
-    /// this process may really use: affinity ∩ cpuset, narrowed by a CPU quota).
-    #[arg(long, value_delimiter = ',', value_name = "LIST", value_parser = clap::value_parser!(u32).range(1..=65_536))]
-    copies: Option<Vec<u32>>,
-    /// Classic suite: pin the copies one per CPU, spread across nodes, LLCs and cores.
-    #[arg(long)]
-    pin: bool,
-    /// Classic suite: UnixBench's passes and durations (10 x 10 s, 3 x 30 s, 3 x 60 s: about
-    /// 28 minutes per copy count) instead of the quick plan (5 passes of 0.5-1 s).
-    #[arg(long)]
-    full: bool,
-    /// Classic suite: also run the file copies flushed to the device (fdatasync at each
-    /// rewind), reported as fsync=true and kept out of the index.
-    #[arg(long)]
-    fsync: bool,
+    #[command(flatten)]
+    classic: crate::bench::classic::Options,
+}
+
+/// The suite-specific options given, each with the suite it applies to.
+fn suite_options(a: &Args) -> Vec<(&'static str, &'static str)> {
+    let mut given = vec![];
+    let ctx = [
+        (!a.placement.is_empty(), "--placement"),
+        (a.cpus.is_some(), "--cpus"),
+        (a.mode.is_some(), "--mode"),
+        (a.footprint.is_some(), "--footprint"),
+    ];
+    given.extend(ctx.into_iter().filter(|g| g.0).map(|g| (g.1, "ctx")));
+    if a.array_size.is_some() {
+        given.push(("--array-size", "memory"));
+    }
+    if a.clocksource_sweep {
+        given.push(("--clocksource-sweep", "timers"));
+    }
+    given.extend(a.classic.given().into_iter().map(|f| (f, "classic")));
+    given
+}
+
+/// An option that applies to none of the suites named is refused (exit 2), never
+/// silently ignored.
+fn refuse_inapplicable(a: &Args, benches: &[&'static dyn bench::Benchmark]) -> anyhow::Result<()> {
+    for (flag, suite) in suite_options(a) {
+        if !benches.iter().any(|b| b.suite() == suite) {
+            return Err(usage_hint(
+                format!("{flag} applies to the {suite} suite, which this run does not include"),
+                format!("truebench run {suite} {flag} ..."),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `512M`, `2G`, `64K` or plain bytes.
@@ -89,44 +111,16 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         )
     })?;
 
-    crate::placement::check_names(&a.placement).map_err(|bad| {
-        usage_hint(
-            format!("unknown placement '{bad}'"),
-            format!("placements: {}", crate::placement::NAMES.join(", ")),
-        )
-    })?;
+    refuse_inapplicable(&a, &benches)?;
     let options = RunOptions {
-        placements: a.placement.clone(),
+        placements: a.placement.iter().map(|p| p.name().to_string()).collect(),
         cpus: a.cpus.clone(),
-        modes: match a.mode.as_str() {
-            "both" => vec!["process".into(), "thread".into()],
-            m => vec![m.to_string()],
-        },
-        footprint_kb: a.footprint,
+        modes: a.mode.unwrap_or(Mode::Both).names(),
+        footprint_kb: a.footprint.unwrap_or(0),
         array_bytes: a.array_size,
         clocksource_sweep: a.clocksource_sweep,
-        copies: a.copies.as_ref().map(|v| {
-            let mut v: Vec<usize> = v.iter().map(|c| *c as usize).collect();
-            v.dedup();
-            v
-        }),
-        pin: a.pin,
-        full: a.full,
-        fsync: a.fsync,
+        classic: a.classic.clone(),
     };
-    let classic = benches.iter().any(|b| b.suite() == "classic");
-    if !classic && (a.copies.is_some() || a.pin || a.full || a.fsync) {
-        return Err(usage_hint(
-            "--copies, --pin, --full and --fsync apply to the classic suite",
-            "truebench run classic --copies 1,2",
-        ));
-    }
-    if a.clocksource_sweep && !benches.iter().any(|b| b.suite() == "timers") {
-        return Err(usage_hint(
-            "--clocksource-sweep applies to the timers suite",
-            "truebench run timers --clocksource-sweep",
-        ));
-    }
     if std::io::stderr().is_terminal() {
         eprintln!("truebench: probing the machine...");
     }

@@ -230,10 +230,58 @@ fn plan(length: Length, full: bool) -> (usize, Duration) {
     }
 }
 
+/// The classic suite's own options (`truebench run classic ...`): refused for other suites.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct Options {
+    /// Classic suite: copy counts to run, comma-separated (default: 1 and N, N = the CPUs
+    /// this process may really use: affinity ∩ cpuset, narrowed by a CPU quota).
+    #[arg(long, value_delimiter = ',', value_name = "LIST", value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    pub copies: Option<Vec<u32>>,
+    /// Classic suite: pin the copies one per CPU, spread across nodes, LLCs and cores.
+    #[arg(long)]
+    pub pin: bool,
+    /// Classic suite: UnixBench's passes and durations (10 x 10 s, 3 x 30 s, 3 x 60 s: about
+    /// 28 minutes per copy count) instead of the quick plan (5 passes of 0.5-1 s).
+    #[arg(long)]
+    pub full: bool,
+    /// Classic suite: also run the file copies flushed to the device (fdatasync at each
+    /// rewind), reported as fsync=true and kept out of the index.
+    #[arg(long)]
+    pub fsync: bool,
+}
+
+impl Options {
+    /// The flags given on the command line (for refusing them outside the classic suite).
+    pub fn given(&self) -> Vec<&'static str> {
+        [
+            (self.copies.is_some(), "--copies"),
+            (self.pin, "--pin"),
+            (self.full, "--full"),
+            (self.fsync, "--fsync"),
+        ]
+        .into_iter()
+        .filter_map(|(on, flag)| on.then_some(flag))
+        .collect()
+    }
+
+    /// The copy counts asked for, each once, in the order given.
+    pub fn copy_list(&self) -> Option<Vec<usize>> {
+        self.copies.as_ref().map(|v| {
+            let mut out: Vec<usize> = Vec::new();
+            for c in v {
+                if !out.contains(&(*c as usize)) {
+                    out.push(*c as usize);
+                }
+            }
+            out
+        })
+    }
+}
+
 /// The copy counts to run, each with the words that say where it comes from.
 pub fn copy_counts(ctx: &RunContext) -> Vec<(usize, String)> {
     let (n, basis) = copies::full_width(&ctx.probe.cpus);
-    match &ctx.options.copies {
+    match &ctx.options.classic.copy_list() {
         Some(list) => list
             .iter()
             .map(|c| {
@@ -254,7 +302,7 @@ impl Classic {
     /// The variants to run: the file copies also with fsync when `--fsync` asks.
     fn variants(&self, ctx: &RunContext) -> Vec<bool> {
         match self.kind {
-            Kind::FileCopy { .. } if ctx.options.fsync => vec![false, true],
+            Kind::FileCopy { .. } if ctx.options.classic.fsync => vec![false, true],
             _ => vec![false],
         }
     }
@@ -303,9 +351,10 @@ impl Classic {
         fsync: bool,
         one_copy_median: Option<f64>,
     ) -> anyhow::Result<BenchResult> {
-        let (passes, window) = plan(self.length, ctx.options.full);
+        let (passes, window) = plan(self.length, ctx.options.classic.full);
         let pins: Option<Vec<u32>> = ctx
             .options
+            .classic
             .pin
             .then(|| crate::placement::spread_order(ctx.probe));
         let dir = tempfile::Builder::new()
@@ -342,7 +391,11 @@ impl Classic {
             ("window_s".to_string(), json!(window.as_secs_f64())),
             (
                 "plan".to_string(),
-                json!(if ctx.options.full { "full" } else { "quick" }),
+                json!(if ctx.options.classic.full {
+                    "full"
+                } else {
+                    "quick"
+                }),
             ),
         ]
         .into_iter()
