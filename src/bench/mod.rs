@@ -30,9 +30,12 @@ pub struct RunOptions {
     pub classic: classic::Options,
 }
 
-/// What a benchmark hands back as it goes: a finished result, or a case it could not run
-/// here, with the reason (a placement that cannot exist, a missing tool).
+/// What a benchmark hands back as it goes: the case it starts measuring, a finished
+/// result, or a case it could not run here, with the reason (a placement that cannot
+/// exist, a missing tool).
 pub enum Emitted {
+    /// A case is about to be measured: what it is, in a few words (for progress).
+    Running(String),
     Result(Box<BenchResult>),
     Skipped(Skipped),
 }

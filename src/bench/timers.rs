@@ -89,6 +89,14 @@ fn clock_reads(
         if crate::interrupt::requested() {
             return Err(Interrupted.into());
         }
+        emit(Emitted::Running(format!(
+            "{} {}{}",
+            clock.name(),
+            clock.path_label(path),
+            clocksource
+                .map(|c| format!(" under {c}"))
+                .unwrap_or_default()
+        )));
         let batches = cost_batches(clock, path, ctx.samples, ctx.min_batch_ns);
         if batches.len() < ctx.samples {
             return Err(Interrupted.into()); // an unfinished result is not kept

@@ -75,6 +75,7 @@ impl Measurement for SuiteRun {
         for b in &self.benches {
             progress.running(b.id());
             let outcome = b.run(&ctx, &mut |e| match e {
+                Emitted::Running(case) => progress.running(&format!("{} {case}", b.id())),
                 Emitted::Result(r) => {
                     progress.finished(&format!("{} {}", r.key(), r.unit));
                     m.finished(*r);

@@ -522,6 +522,10 @@ impl Benchmark for Classic {
         for fsync in self.variants(ctx) {
             let mut one_copy = None;
             for (c, basis) in copy_counts(ctx) {
+                emit(Emitted::Running(format!(
+                    "copies={c}{}",
+                    if fsync { " fsync" } else { "" }
+                )));
                 let r = self.measure(ctx, c, &basis, fsync, one_copy)?;
                 if c == 1 {
                     one_copy = Some(r.stats.median);

@@ -246,6 +246,10 @@ impl Benchmark for Bandwidth {
                 } else {
                     vec![false]
                 } {
+                    emit(Emitted::Running(format!(
+                        "{policy} threads={threads} stores={}",
+                        if nt { "non-temporal" } else { "regular" }
+                    )));
                     let p = run_passes(&cpus, n, ctx.samples + 1, nt, None)?;
                     if p.interrupted {
                         return Err(Interrupted.into());

@@ -126,6 +126,7 @@ impl Benchmark for PerEvent {
     }
 
     fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(Emitted)) -> anyhow::Result<()> {
+        emit(Emitted::Running("per-event and batch".into()));
         let (pe, b) = measure(ctx.samples, ctx.min_batch_ns);
         if pe.len() < ctx.samples {
             return Err(Interrupted.into());
