@@ -142,3 +142,34 @@ fn as_root_the_commands_system_calls_are_counted_per_unit_of_work() {
             > 0.0
     );
 }
+
+/// `--csv`: one line per CPU per interval under a header, parsed by a CSV reader; an
+/// unreadable figure is an empty cell, never 0.
+#[test]
+fn csv_has_one_line_per_cpu_and_interval() {
+    let env = TestEnv::new();
+    let text = env.text(&["record", "--interval", "0.2", "--duration", "0.6", "--csv"]);
+    let mut rd = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = rd.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(header[..3], ["t_s", "interval_s", "cpu"], "{header:?}");
+    assert_eq!(header.last().unwrap(), "metric_per_s");
+    let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    assert!(
+        rows.len() >= 3 * cpus.min(2),
+        "{} lines:\n{text}",
+        rows.len()
+    );
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    for r in &rows {
+        let user: f64 = r[col("user_pct")].parse().unwrap();
+        let idle: f64 = r[col("idle_pct")].parse().unwrap();
+        assert!(
+            (0.0..=100.0).contains(&user) && (0.0..=100.0).contains(&idle),
+            "{r:?}"
+        );
+        // No target and no metric: those cells are empty, not zero.
+        assert_eq!(&r[col("target_cpu_pct")], "", "{r:?}");
+        assert_eq!(&r[col("metric_per_s")], "", "{r:?}");
+    }
+}

@@ -153,42 +153,78 @@ fn live_line(r: &Row) -> String {
     s
 }
 
-fn csv(rows: &[Row]) -> String {
-    let mut out = String::from("t_s,interval_s,cpu,user_pct,system_pct,iowait_pct,irq_pct,softirq_pct,steal_pct,idle_pct,ctxt_per_s,intr_per_s,runnable,psi_cpu_some_pct,target_cpu_pct,target_migrations_per_s,target_voluntary_per_s,target_involuntary_per_s,target_runq_wait_ms_per_s,target_syscalls_per_s,target_cycles_per_s,target_instructions_per_s,target_llc_misses_per_s,metric_per_s\n");
-    let o = |v: Option<f64>| v.map(|x| format!("{x:.3}")).unwrap_or_default();
+/// One CSV line: one CPU in one interval, with the interval's system-wide and target
+/// figures; an empty cell is a figure that could not be read.
+#[derive(serde::Serialize)]
+struct CsvRow {
+    t_s: f64,
+    interval_s: f64,
+    cpu: u32,
+    user_pct: f64,
+    system_pct: f64,
+    iowait_pct: f64,
+    irq_pct: f64,
+    softirq_pct: f64,
+    steal_pct: f64,
+    idle_pct: f64,
+    ctxt_per_s: f64,
+    intr_per_s: f64,
+    runnable: Option<u32>,
+    psi_cpu_some_pct: Option<f64>,
+    target_cpu_pct: Option<f64>,
+    target_migrations_per_s: Option<f64>,
+    target_voluntary_per_s: Option<f64>,
+    target_involuntary_per_s: Option<f64>,
+    target_runq_wait_ms_per_s: Option<f64>,
+    target_syscalls_per_s: Option<f64>,
+    target_cycles_per_s: Option<f64>,
+    target_instructions_per_s: Option<f64>,
+    target_llc_misses_per_s: Option<f64>,
+    metric_per_s: Option<f64>,
+}
+
+/// `x` rounded to `digits` decimals (the CSV carries no false precision).
+fn round(x: f64, digits: i32) -> f64 {
+    let f = 10f64.powi(digits);
+    (x * f).round() / f
+}
+
+fn csv(rows: &[Row]) -> anyhow::Result<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let o = |v: Option<f64>| v.map(|x| round(x, 3));
     for r in rows {
+        let t = r.target.as_ref();
+        let event = |k: &str| o(t.and_then(|t| t.events_per_s.get(k).copied()));
         for c in &r.cpus {
-            let t = r.target.as_ref();
-            out.push_str(&format!(
-                "{:.3},{:.3},{},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.1},{:.1},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-                r.t_s,
-                r.interval_s,
-                c.cpu,
-                c.user,
-                c.system,
-                c.iowait,
-                c.irq,
-                c.softirq,
-                c.steal,
-                c.idle,
-                r.ctxt_per_s,
-                r.intr_per_s,
-                r.runnable.map(|v| v.to_string()).unwrap_or_default(),
-                o(r.psi_cpu_some_pct),
-                o(t.map(|t| t.cpu_pct)),
-                o(t.and_then(|t| t.migrations_per_s)),
-                o(t.and_then(|t| t.voluntary_per_s)),
-                o(t.and_then(|t| t.involuntary_per_s)),
-                o(t.and_then(|t| t.runq_wait_ms_per_s)),
-                o(t.and_then(|t| t.events_per_s.get("syscalls").copied())),
-                o(t.and_then(|t| t.events_per_s.get("cycles").copied())),
-                o(t.and_then(|t| t.events_per_s.get("instructions").copied())),
-                o(t.and_then(|t| t.events_per_s.get("llc_misses").copied())),
-                o(r.metric_per_s),
-            ));
+            w.serialize(CsvRow {
+                t_s: round(r.t_s, 3),
+                interval_s: round(r.interval_s, 3),
+                cpu: c.cpu,
+                user_pct: round(c.user, 2),
+                system_pct: round(c.system, 2),
+                iowait_pct: round(c.iowait, 2),
+                irq_pct: round(c.irq, 2),
+                softirq_pct: round(c.softirq, 2),
+                steal_pct: round(c.steal, 2),
+                idle_pct: round(c.idle, 2),
+                ctxt_per_s: round(r.ctxt_per_s, 1),
+                intr_per_s: round(r.intr_per_s, 1),
+                runnable: r.runnable,
+                psi_cpu_some_pct: o(r.psi_cpu_some_pct),
+                target_cpu_pct: o(t.map(|t| t.cpu_pct)),
+                target_migrations_per_s: o(t.and_then(|t| t.migrations_per_s)),
+                target_voluntary_per_s: o(t.and_then(|t| t.voluntary_per_s)),
+                target_involuntary_per_s: o(t.and_then(|t| t.involuntary_per_s)),
+                target_runq_wait_ms_per_s: o(t.and_then(|t| t.runq_wait_ms_per_s)),
+                target_syscalls_per_s: event("syscalls"),
+                target_cycles_per_s: event("cycles"),
+                target_instructions_per_s: event("instructions"),
+                target_llc_misses_per_s: event("llc_misses"),
+                metric_per_s: o(r.metric_per_s),
+            })?;
         }
     }
-    out
+    Ok(String::from_utf8(w.into_inner()?)?)
 }
 
 /// Whether the command we started has exited, without reaping it: until it is reaped its
@@ -434,7 +470,7 @@ impl Measurement for Recording {
         match self.o.output {
             Output::Json => super::print_json(doc),
             Output::Csv => {
-                print!("{}", csv(&self.rows));
+                print!("{}", csv(&self.rows)?);
                 Ok(())
             }
             Output::Live => {
