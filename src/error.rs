@@ -86,7 +86,7 @@ impl fmt::Display for CommandExit {
 
 impl std::error::Error for CommandExit {}
 
-/// Exit codes of DESIGN.md.
+/// Exit codes (docs/architecture.md, Conventions).
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_FAILED: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;

@@ -22,5 +22,6 @@ pub mod probe;
 pub mod report;
 pub mod result;
 pub mod safe_file;
+pub mod session;
 pub mod stdout;
 pub mod store;

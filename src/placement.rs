@@ -47,6 +47,16 @@ pub enum Relation {
 }
 
 impl Relation {
+    /// Every relation, closest first.
+    pub const ALL: [Relation; 6] = [
+        Relation::SameCpu,
+        Relation::SmtSibling,
+        Relation::SameLlc,
+        Relation::CrossLlc,
+        Relation::CrossPackage,
+        Relation::CrossNode,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Relation::SameCpu => "same-cpu",
@@ -185,16 +195,7 @@ impl<'a> Topo<'a> {
 }
 
 fn relation_from_name(name: &str) -> Option<Relation> {
-    [
-        Relation::SameCpu,
-        Relation::SmtSibling,
-        Relation::SameLlc,
-        Relation::CrossLlc,
-        Relation::CrossPackage,
-        Relation::CrossNode,
-    ]
-    .into_iter()
-    .find(|r| r.name() == name)
+    Relation::ALL.into_iter().find(|r| r.name() == name)
 }
 
 /// Check placement names given by the user: Err(bad name) for one that does not exist.

@@ -232,34 +232,14 @@ fn compare_names_environment_differences() {
 
 #[test]
 fn a_second_run_refuses_and_names_the_holder() {
-    use nix::fcntl::{Flock, FlockArg};
     let env = Env::new();
-    let lock_path = env.lock();
-    std::fs::write(
-        &lock_path,
-        "pid 4242 since 2026-11-22T00:00:00Z: truebench run timers\n",
-    )
-    .unwrap();
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&lock_path)
-        .unwrap();
-    let held = Flock::lock(f, FlockArg::LockExclusiveNonblock)
-        .map_err(|(_, e)| e)
-        .unwrap();
+    let held = env.hold_lock("truebench run timers");
     let out = env
         .cmd()
         .args(["run", "timers", "--samples", "3"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.starts_with("error: another truebench run holds the lock"),
-        "{err}"
-    );
-    assert!(err.contains("pid 4242"), "{err}");
+    common::assert_lock_refused(&out, "truebench run timers");
     assert!(
         !env.db().exists()
             || env
@@ -286,20 +266,32 @@ fn ctrl_c_keeps_finished_results_and_exits_130() {
         .args(["run", "timers", "--samples", "400"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    let child = cmd.spawn().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let mut child = cmd.spawn().unwrap();
+    // Progress goes to stderr one line per finished result (stderr is not a terminal):
+    // interrupt once the first result is finished, whatever the machine's speed.
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    loop {
+        first.clear();
+        let n = std::io::BufRead::read_line(&mut stderr, &mut first).unwrap();
+        assert!(n > 0, "the run ended before finishing a result");
+        if first.starts_with("truebench: 1/") {
+            break;
+        }
+    }
     kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
     let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("error: interrupted"));
+    assert_eq!(out.status.code(), Some(130), "stderr: {rest}");
+    assert!(rest.contains("error: interrupted"), "{rest}");
     let doc = env.json(&["show", "latest", "--json"]);
     let run = truebench::result::validate(&doc).unwrap();
     assert!(run.interrupted);
+    assert!(
+        !run.results.is_empty(),
+        "the result finished before the interrupt was not kept"
+    );
     assert!(
         run.results.len() < 11,
         "all {} results finished before the interrupt",
@@ -431,4 +423,37 @@ fn bad_inputs_exit_2_with_one_error_line_and_change_nothing() {
         "{}",
         "export overwrote a file"
     );
+}
+
+/// An option is refused (exit 2, nothing written) when none of the suites named uses it,
+/// instead of being silently ignored; closed choices are refused by their names.
+#[test]
+fn an_option_no_named_suite_uses_is_refused() {
+    let env = Env::new();
+    for (args, flag) in [
+        (&["timers", "--cpus", "0,1"][..], "--cpus"),
+        (&["timers", "--copies", "2"][..], "--copies"),
+        (&["timers", "--mode", "thread"][..], "--mode"),
+        (&["timers", "--footprint", "4"][..], "--footprint"),
+        (&["memory", "--placement", "same-cpu"][..], "--placement"),
+        (&["ctx", "--array-size", "512M"][..], "--array-size"),
+        (&["ctx", "--full"][..], "--full"),
+        (&["ctx", "--clocksource-sweep"][..], "--clocksource-sweep"),
+        (&["ctx", "--placement", "same-socket"][..], "--placement"),
+        (&["ctx", "--mode", "fiber"][..], "--mode"),
+    ] {
+        let out = env.cmd().arg("run").args(args).output().unwrap();
+        common::assert_refused(&env, &out, &args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
+    let help = env.cmd().args(["run", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("[possible values: same-cpu, smt-sibling"),
+        "{help}"
+    );
+    for name in truebench::placement::NAMES {
+        assert!(help.contains(name), "{name} missing from run --help");
+    }
 }

@@ -134,30 +134,51 @@ fn bad_plans_are_refused_and_write_nothing() {
     }
 }
 
+const CAPACITY_GRID: &[&str] = &[
+    "loadstep",
+    "--rates",
+    "1000,12000",
+    "--step-duration",
+    "0.5",
+    "--warmup",
+    "0.1",
+    "--cpu-quota",
+    "0.3",
+    "--cpuset-width",
+    "1",
+    "--json",
+];
+
+/// Capacity policies create cgroups: without root they are refused, nothing written (as
+/// root, the command is run as nobody).
 #[test]
+fn a_capacity_grid_is_refused_without_root() {
+    use std::os::unix::process::CommandExt;
+    let env = TestEnv::new();
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("truebench"));
+    cmd.args(CAPACITY_GRID)
+        .env("TRUEBENCH_DB", env.db())
+        .env("TRUEBENCH_LOCK", env.lock());
+    if nix::unistd::geteuid().is_root() {
+        cmd.uid(65534).gid(65534);
+    }
+    let out = cmd.output().unwrap();
+    common::assert_refused(&env, &out, &CAPACITY_GRID);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("run as root"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+#[ignore = "needs root"]
 fn a_capacity_grid_throttles_and_leaves_no_cgroup_behind() {
+    common::needs_root();
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let env = TestEnv::new();
-    let args = [
-        "loadstep",
-        "--rates",
-        "1000,12000",
-        "--step-duration",
-        "0.5",
-        "--warmup",
-        "0.1",
-        "--cpu-quota",
-        "0.3",
-        "--cpuset-width",
-        "1",
-        "--json",
-    ];
-    if !nix::unistd::geteuid().is_root() {
-        let out = env.cmd().args(args).output().unwrap();
-        common::assert_refused(&env, &out, &args);
-        return;
-    }
-    let doc = env.json(&args);
+    let args = CAPACITY_GRID;
+    let doc = env.json(args);
     let v = &doc["loadstep"]["variants"][0];
     assert_eq!(v["capacity"]["quota"], 0.3);
     assert_eq!(v["cpuset"].as_array().unwrap().len(), 1);

@@ -3,7 +3,8 @@
 //! `lscpu --sysroot` where lscpu applies.
 
 use std::process::Command;
-use truebench::probe::{cpulist::parse_list, probe, sysroot::SysRoot, ProbeDoc};
+use truebench::probe::{cpulist::parse_list, sysroot::SysRoot, ProbeDoc};
+use truebench::session::probe;
 
 mod common;
 

@@ -21,11 +21,10 @@ fn recording_a_short_command_prints_and_stores_its_intervals() {
     assert!(String::from_utf8_lossy(&shown.stdout).contains("Recording:"));
 }
 
-#[test]
-fn json_carries_rows_unavailable_metrics_and_the_work_rate() {
-    let env = TestEnv::new();
+/// A recording of a "server" that does 100 units of work every 0.1 s for 1.5 s, counted
+/// in a file given as --metric-file; its validated JSON document.
+fn record_a_counting_server(env: &TestEnv) -> serde_json::Value {
     let counter = env.file("work", "0");
-    // A "server" that does 100 units of work every 0.1 s, counted in a file.
     let script = format!(
         "i=0; while [ $i -lt 15 ]; do i=$((i+1)); echo $((i*100)) > {}; sleep 0.1; done",
         counter.display()
@@ -43,6 +42,13 @@ fn json_carries_rows_unavailable_metrics_and_the_work_rate() {
         &script,
     ]);
     truebench::result::validate(&doc).unwrap();
+    doc
+}
+
+#[test]
+fn json_carries_rows_unavailable_metrics_and_the_work_rate() {
+    let env = TestEnv::new();
+    let doc = record_a_counting_server(&env);
     let rec = &doc["recording"];
     let rows = rec["rows"].as_array().unwrap();
     assert!(rows.len() >= 4, "{} rows", rows.len());
@@ -57,29 +63,6 @@ fn json_carries_rows_unavailable_metrics_and_the_work_rate() {
         "work rates {rates:?}"
     );
     assert!(rec["summary"]["units"].as_f64().unwrap() > 0.0);
-    // As root the raw_syscalls tracepoint counts the command's system calls (the shell,
-    // and the echo and sleep it starts, by inheritance); they are costed per unit of work.
-    if nix::unistd::geteuid().is_root() {
-        assert!(
-            rec["unavailable"].get("target.syscalls_per_s").is_none(),
-            "{}",
-            rec["unavailable"]
-        );
-        let calls: f64 = rows
-            .iter()
-            .filter_map(|r| r["target"]["events_per_s"]["syscalls"].as_f64())
-            .sum();
-        assert!(
-            calls > 100.0,
-            "{calls} system calls per second summed over rows"
-        );
-        assert!(
-            rec["summary"]["per_unit"]["target_syscalls"]
-                .as_f64()
-                .unwrap()
-                > 0.0
-        );
-    }
     let share = rec["recorder_cpu_share"].as_f64().unwrap();
     assert!(share < 0.05, "recorder used {:.1}% of a CPU", share * 100.0);
     // Unreadable hardware counters are listed, never zeros.
@@ -105,5 +88,88 @@ fn bad_record_inputs_exit_2_and_write_nothing() {
     ] {
         let out = env.cmd().args(&args).output().unwrap();
         common::assert_refused(&env, &out, &args);
+    }
+}
+
+#[test]
+fn a_record_beside_a_run_is_refused_naming_the_holder() {
+    let env = TestEnv::new();
+    let held = env.hold_lock("truebench run timers");
+    let marker = env.dir.path().join("started");
+    let out = env
+        .cmd()
+        .args(["record", "--interval", "0.2", "--", "touch"])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    common::assert_lock_refused(&out, "truebench run timers");
+    assert!(!marker.exists(), "the command was started beside the run");
+    assert!(!env.db().exists(), "a refused record created the database");
+    drop(held);
+    // Once free, a record takes the lock itself and names itself in it.
+    env.text(&["record", "--interval", "0.2", "--duration", "0.4"]);
+    let holder = std::fs::read_to_string(env.lock()).unwrap();
+    assert!(holder.contains("truebench record"), "{holder}");
+}
+
+/// As root the raw_syscalls tracepoint counts the command's system calls (the shell, and
+/// the echo and sleep it starts, by inheritance); they are costed per unit of work.
+#[test]
+#[ignore = "needs root"]
+fn as_root_the_commands_system_calls_are_counted_per_unit_of_work() {
+    common::needs_root();
+    let env = TestEnv::new();
+    let doc = record_a_counting_server(&env);
+    let rec = &doc["recording"];
+    let rows = rec["rows"].as_array().unwrap();
+    assert!(
+        rec["unavailable"].get("target.syscalls_per_s").is_none(),
+        "{}",
+        rec["unavailable"]
+    );
+    let calls: f64 = rows
+        .iter()
+        .filter_map(|r| r["target"]["events_per_s"]["syscalls"].as_f64())
+        .sum();
+    assert!(
+        calls > 100.0,
+        "{calls} system calls per second summed over rows"
+    );
+    assert!(
+        rec["summary"]["per_unit"]["target_syscalls"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+}
+
+/// `--csv`: one line per CPU per interval under a header, parsed by a CSV reader; an
+/// unreadable figure is an empty cell, never 0.
+#[test]
+fn csv_has_one_line_per_cpu_and_interval() {
+    let env = TestEnv::new();
+    let text = env.text(&["record", "--interval", "0.2", "--duration", "0.6", "--csv"]);
+    let mut rd = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = rd.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(header[..3], ["t_s", "interval_s", "cpu"], "{header:?}");
+    assert_eq!(header.last().unwrap(), "metric_per_s");
+    let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    assert!(
+        rows.len() >= 3 * cpus.min(2),
+        "{} lines:\n{text}",
+        rows.len()
+    );
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    for r in &rows {
+        let user: f64 = r[col("user_pct")].parse().unwrap();
+        let idle: f64 = r[col("idle_pct")].parse().unwrap();
+        assert!(
+            (0.0..=100.0).contains(&user) && (0.0..=100.0).contains(&idle),
+            "{r:?}"
+        );
+        // No target and no metric: those cells are empty, not zero.
+        assert_eq!(&r[col("target_cpu_pct")], "", "{r:?}");
+        assert_eq!(&r[col("metric_per_s")], "", "{r:?}");
     }
 }

@@ -117,20 +117,23 @@ fn current() -> String {
     std::fs::read_to_string(CURRENT).unwrap().trim().to_string()
 }
 
-fn writable_clocksource() -> bool {
-    is_root()
-        && std::fs::OpenOptions::new()
+/// Root, and a clocksource file it may write (fails otherwise: these tests are ignored
+/// unless run as root).
+fn needs_writable_clocksource() {
+    common::needs_root();
+    assert!(
+        std::fs::OpenOptions::new()
             .write(true)
             .open(CURRENT)
-            .is_ok()
+            .is_ok(),
+        "{CURRENT} is not writable"
+    );
 }
 
 #[test]
+#[ignore = "needs root"]
 fn the_sweep_measures_every_clocksource_and_restores_the_original() {
-    if !writable_clocksource() {
-        eprintln!("skipped: needs root and a writable {CURRENT}");
-        return;
-    }
+    needs_writable_clocksource();
     let _one_at_a_time = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let before = current();
     let env = TestEnv::new();
@@ -152,21 +155,19 @@ fn the_sweep_measures_every_clocksource_and_restores_the_original() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn ctrl_c_during_the_sweep_restores_the_clocksource() {
     use nix::sys::signal::{kill, Signal};
     use nix::unistd::Pid;
-    if !writable_clocksource() {
-        eprintln!("skipped: needs root and a writable {CURRENT}");
-        return;
-    }
+    needs_writable_clocksource();
     let available = std::fs::read_to_string(
         "/sys/devices/system/clocksource/clocksource0/available_clocksource",
     )
     .unwrap();
-    if available.split_whitespace().count() < 2 {
-        eprintln!("skipped: one clocksource only");
-        return;
-    }
+    assert!(
+        available.split_whitespace().count() >= 2,
+        "one clocksource only ({available}): nothing to switch to"
+    );
     let _one_at_a_time = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let before = current();
     let env = TestEnv::new();
@@ -212,20 +213,11 @@ fn the_sweep_is_refused_without_root_and_outside_timers() {
     if is_root() {
         cmd.uid(65534).gid(65534);
     }
-    match cmd.output() {
-        Ok(out) => {
-            assert_eq!(
-                out.status.code(),
-                Some(2),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let err = String::from_utf8_lossy(&out.stderr);
-            assert!(
-                err.starts_with("error: --clocksource-sweep needs root"),
-                "{err}"
-            );
-        }
-        Err(e) => eprintln!("skipped the non-root half: cannot run the binary as nobody ({e})"),
-    }
+    let out = cmd.output().expect("run the binary (as nobody when root)");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with("error: --clocksource-sweep needs root"),
+        "{err}"
+    );
 }

@@ -197,6 +197,7 @@ impl Benchmark for CacheLine {
             return Ok(());
         }
         for ([a, b], rel) in pairs {
+            emit(Emitted::Running(format!("CPUs {a},{b} ({})", rel.name())));
             let batches = match measure_pair(a, b, ctx.samples, ctx.min_batch_ns) {
                 Ok(b) => b,
                 Err(e) => {

@@ -17,7 +17,7 @@ pub struct RunOptions {
     pub placements: Vec<String>,
     /// An explicit CPU pair (`--cpus A,B`).
     pub cpus: Option<Vec<u32>>,
-    /// Task modes (`--mode`): `process`, `thread`.
+    /// Task modes (`--mode`): `process`, `thread`; empty = both.
     pub modes: Vec<String>,
     /// Memory each side touches per hop (`--footprint KB`).
     pub footprint_kb: u64,
@@ -26,19 +26,16 @@ pub struct RunOptions {
     pub array_bytes: Option<u64>,
     /// Measure the timers under every available clocksource (`--clocksource-sweep`, root).
     pub clocksource_sweep: bool,
-    /// Classic suite: the copy counts to run (`--copies`); None = 1 and N.
-    pub copies: Option<Vec<crate::bench::classic::copies::CopyCount>>,
-    /// Classic suite: pin copies one per CPU, spread by topology (`--pin`).
-    pub pin: bool,
-    /// Classic suite: UnixBench's own passes and durations (`--full`).
-    pub full: bool,
-    /// Classic suite: also run the file copies flushed with fdatasync (`--fsync`).
-    pub fsync: bool,
+    /// The classic suite's own options (`--copies`, `--pin`, `--full`, `--fsync`).
+    pub classic: classic::Options,
 }
 
-/// What a benchmark hands back as it goes: a finished result, or a case it could not run
-/// here, with the reason (a placement that cannot exist, a missing tool).
+/// What a benchmark hands back as it goes: the case it starts measuring, a finished
+/// result, or a case it could not run here, with the reason (a placement that cannot
+/// exist, a missing tool).
 pub enum Emitted {
+    /// A case is about to be measured: what it is, in a few words (for progress).
+    Running(String),
     Result(Box<BenchResult>),
     Skipped(Skipped),
 }

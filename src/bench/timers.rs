@@ -6,8 +6,8 @@ use super::memory::per_event;
 use super::{Benchmark, Emitted, RunContext};
 use crate::error::Interrupted;
 use crate::findings::results::annotate;
-use crate::measure::batch::timing_clock_cost_ns;
-use crate::measure::clocks::{cost_batches, Clock, Path};
+use crate::measure::batch::{cost_batches, timing_clock_cost_ns};
+use crate::measure::clocks::{Clock, Path};
 use crate::measure::clocksource::{self, Switch};
 use crate::result::{BenchResult, Placement, Quality};
 use anyhow::Context;
@@ -89,6 +89,14 @@ fn clock_reads(
         if crate::interrupt::requested() {
             return Err(Interrupted.into());
         }
+        emit(Emitted::Running(format!(
+            "{} {}{}",
+            clock.name(),
+            clock.path_label(path),
+            clocksource
+                .map(|c| format!(" under {c}"))
+                .unwrap_or_default()
+        )));
         let batches = cost_batches(clock, path, ctx.samples, ctx.min_batch_ns);
         if batches.len() < ctx.samples {
             return Err(Interrupted.into()); // an unfinished result is not kept

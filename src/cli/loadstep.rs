@@ -1,17 +1,17 @@
-//! `truebench loadstep`: drive the built-in message-processing service open-loop at fixed
-//! rates, per placement policy and worker count, and print per step the rates, latency
-//! percentiles (corrected and uncorrected), queue wait, cost per transaction and validity;
-//! then the knee, the USL and Amdahl fits and which policy wins. Stored as a run.
+//! `truebench loadstep`: the options of a load-step experiment; the session
+//! (src/session/loadstep.rs) drives the built-in message-processing service (or an HTTP
+//! server) open-loop at fixed rates, per placement policy and worker count, stores the run
+//! and prints per step the rates, latency percentiles (corrected and uncorrected), queue
+//! wait, cost per transaction and validity; then the knee, the USL and Amdahl fits and
+//! which policy wins.
 
+use super::choices::Policy;
 use crate::error::{usage, usage_hint};
-use crate::loadstep::experiment::{self, Config, POLICIES};
-use crate::probe::{probe, sysroot::SysRoot};
-use crate::report::units::num;
-use crate::store::{default_path, Store};
-use serde_json::json;
-use std::io::IsTerminal;
+use crate::session::{
+    self,
+    loadstep::{LoadStep, Options},
+};
 use std::path::Path;
-use std::time::Duration;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -57,7 +57,7 @@ pub struct Args {
     /// packed on the fewest cores/LLCs), spread (across nodes, LLCs, cores), per-node
     /// (workers in groups, each confined to one NUMA node's CPUs with its memory bound there).
     #[arg(long, value_delimiter = ',', value_name = "LIST", default_value = "os")]
-    policy: Vec<String>,
+    policy: Vec<Policy>,
     /// Capacity policies (root): CPU quotas in CPUs, comma-separated, each run against every
     /// --cpuset-width in a cgroup truebench creates and removes (guaranteed capacity against
     /// virtual processors).
@@ -110,21 +110,16 @@ fn parse_ramp(s: &str) -> Result<Vec<f64>, String> {
 }
 
 pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
-    super::distinct("--policy", &a.policy)?;
+    super::distinct(
+        "--policy",
+        &a.policy.iter().map(|p| p.name()).collect::<Vec<_>>(),
+    )?;
     super::distinct("--workers", a.workers.as_deref().unwrap_or_default())?;
     super::distinct("--cpu-quota", a.cpu_quota.as_deref().unwrap_or_default())?;
     super::distinct(
         "--cpuset-width",
         a.cpuset_width.as_deref().unwrap_or_default(),
     )?;
-    for p in &a.policy {
-        if !POLICIES.contains(&p.as_str()) {
-            return Err(usage_hint(
-                format!("unknown policy '{p}'"),
-                format!("policies: {}", POLICIES.join(", ")),
-            ));
-        }
-    }
     let http = match &a.http {
         Some(u) => {
             Some(crate::loadstep::http::parse_url(u).map_err(|e| usage(format!("--http {e}")))?)
@@ -144,164 +139,26 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
             return Err(usage(format!("--pid {pid}: no such process")));
         }
     }
-    let env = probe(&SysRoot::live());
-    let workers: Vec<usize> = match &a.workers {
-        Some(w) => w.iter().map(|x| *x as usize).collect(),
-        None => vec![env.cpus.usable_width.max(1)],
-    };
     let ramp = match &a.ramp {
         Some(r) => Some(parse_ramp(r).map_err(|e| usage(format!("--ramp {e}")))?),
         None => None,
     };
-    let rates = match (a.rates.clone(), ramp) {
-        (Some(r), _) | (None, Some(r)) => r,
-        (None, None) if http.is_some() => {
-            return Err(usage_hint(
-                "--http needs the load steps",
-                "give --rates LIST or --ramp FROM:TO:STEP",
-            ))
-        }
-        (None, None) => {
-            let cap = workers[0] as f64 * 1e6 / a.service_us.max(1.0);
-            (1..=5).map(|i| (cap * i as f64 / 5.0).round()).collect()
-        }
-    };
-    if let Some(bad) = rates.iter().find(|r| !(**r >= 1.0 && **r <= 5e6)) {
-        return Err(usage(format!(
-            "rate {bad}/s is outside 1 to 5,000,000 per second"
-        )));
-    }
-    let measured: f64 = rates.iter().map(|r| r * a.step_duration).sum::<f64>()
-        * a.repeat.unwrap_or(1) as f64
-        * (a.policy.len()
-            * workers.len()
-            * a.cpu_quota.as_ref().map(|q| q.len()).unwrap_or(1)
-            * a.cpuset_width.as_ref().map(|w| w.len()).unwrap_or(1)) as f64;
-    if measured > 2e8 {
-        return Err(usage_hint(
-            format!("the plan measures {measured:.0} messages, each kept with its timestamps"),
-            "shorten --step-duration or lower the rates",
-        ));
-    }
-    let mut capacity = Vec::new();
-    for q in a.cpu_quota.iter().flatten() {
-        crate::loadstep::capacity::check_quota(*q)
-            .map_err(|e| usage(format!("--cpu-quota {q}: {e}")))?;
-        for w in a.cpuset_width.iter().flatten() {
-            if *w as usize > env.cpus.usable.len() {
-                return Err(usage_hint(
-                    format!(
-                        "--cpuset-width {w}: this process may use {} CPUs",
-                        env.cpus.usable.len()
-                    ),
-                    "give widths up to the usable CPUs (truebench probe shows them)",
-                ));
-            }
-            capacity.push(crate::loadstep::capacity::Setting {
-                quota: *q,
-                width: *w as usize,
-            });
-        }
-    }
-    let layout = if capacity.is_empty() {
-        None
-    } else {
-        Some(
-            crate::loadstep::capacity::Layout::live()
-                .map_err(|e| usage(format!("--cpu-quota: {e}")))?,
-        )
-    };
-    let variants = a.policy.len() * workers.len() * capacity.len().max(1);
-    let cfg = Config {
-        rates,
-        warmup: Duration::from_secs_f64(a.warmup),
-        measure: Duration::from_secs_f64(a.step_duration),
-        workers,
+    let o = Options {
+        workload: a.workload,
+        http_url: a.http,
+        http,
+        server_pid: a.pid,
+        rates: a.rates.or(ramp),
+        step_duration_s: a.step_duration,
+        warmup_s: a.warmup,
+        workers: a.workers.map(|w| w.iter().map(|x| *x as usize).collect()),
         service_us: a.service_us,
         footprint_kb: a.footprint as usize,
-        policies: a.policy.clone(),
-        capacity,
-        layout,
-        repeat: a
-            .repeat
-            .map(|r| r as usize)
-            .unwrap_or(if variants > 1 { 2 } else { 1 }),
-        seed: crate::measure::clocks::now_ns(),
-        http: http.clone(),
-        server_pid: a.pid,
+        policies: a.policy.iter().map(|p| p.name().to_string()).collect(),
+        cpu_quota: a.cpu_quota,
+        cpuset_width: a.cpuset_width,
+        repeat: a.repeat,
+        json: a.json,
     };
-    let db_path = default_path(db)?;
-    let _lock = crate::lock::acquire("truebench loadstep")?;
-    let mut store = Store::open_rw(&db_path)?;
-    crate::interrupt::install()?;
-    let started = chrono::Utc::now();
-    let tty = std::io::stderr().is_terminal();
-    let total = cfg.rates.len() * variants * cfg.repeat;
-    let mut done = 0;
-    let out = experiment::run(&cfg, &env, &mut |what| {
-        done += 1;
-        if tty || !a.json {
-            eprintln!("truebench: step {done}/{total}: {what}");
-        }
-    })?;
-    let (results, order, unavailable, interrupted) =
-        (out.variants, out.order, out.unavailable, out.interrupted);
-    let comparison = (results.len() > 1).then(|| experiment::compare(&results));
-    let scaling = experiment::scaling(&results);
-    let mut ls = json!({
-        "workload": if a.http.is_some() { "http" } else { a.workload.as_str() },
-        "target": a.http,
-        "plan": {
-            "rates": cfg.rates,
-            "warmup_s": a.warmup,
-            "step_duration_s": a.step_duration,
-            "workers": cfg.workers,
-            "service_us": cfg.service_us,
-            "footprint_kb": cfg.footprint_kb,
-            "policies": cfg.policies,
-            "repeat": cfg.repeat,
-            "seed": cfg.seed,
-            "order": order,
-        },
-        "variants": results,
-        "comparison": comparison,
-        "scaling": scaling,
-        "unavailable": unavailable,
-    });
-    if let Some(only) = results.first().filter(|_| results.len() == 1) {
-        ls["steps"] = json!(only.steps);
-        ls["knee"] = json!({"latency": only.knee_latency, "cost": only.knee_cost});
-        ls["usl"] = json!(only.usl);
-        ls["amdahl"] = json!(only.amdahl);
-    }
-    let mut doc = super::bare_document(&started, &env, "loadstep", interrupted)?;
-    for v in &results {
-        let hit: Vec<String> = v
-            .steps
-            .iter()
-            .filter(|s| s.throttled_periods.is_some_and(|n| n > 0))
-            .map(|s| {
-                format!(
-                    "{}/s: {} quota periods throttled, {} ms throttled over {} s",
-                    num(s.planned_rate),
-                    s.throttled_periods.unwrap_or(0),
-                    num(s.throttled_ms.unwrap_or(0.0)),
-                    a.step_duration
-                )
-            })
-            .collect();
-        if let (Some(c), false) = (&v.capacity, hit.is_empty()) {
-            doc.findings.push(crate::findings::Finding::new(
-                "throttled",
-                crate::findings::Severity::Warning,
-                format!(
-                    "Under a quota of {} CPUs on {} CPUs, the service was throttled: its latency includes waiting for the next quota period, not only for a CPU.",
-                    c.quota, c.width
-                ),
-                hit,
-            ));
-        }
-    }
-    doc.loadstep = Some(ls);
-    super::store_and_print(&mut store, &doc, a.json, &db_path, "loadstep run")
+    session::run(&mut LoadStep::new(o), db)
 }

@@ -1,6 +1,7 @@
 //! The command line: clap definitions, dispatch to one file per subcommand, and the
-//! mapping of errors to one `error:` line and the exit codes of DESIGN.md.
+//! mapping of errors to one `error:` line and the exit codes of docs/architecture.md.
 
+mod choices;
 mod compare;
 mod loadstep;
 mod output;
@@ -140,65 +141,7 @@ pub(crate) fn parse_secs(s: &str) -> Result<f64, String> {
     }
 }
 
-/// A run document for a command that is not a suite run (record, loadstep): the machine,
-/// its findings, no results yet; the caller fills in what it measured.
-pub(crate) fn bare_document(
-    started: &chrono::DateTime<chrono::Utc>,
-    env: &crate::probe::ProbeDoc,
-    suite: &str,
-    interrupted: bool,
-) -> anyhow::Result<crate::result::RunDocument> {
-    use chrono::SecondsFormat::Millis;
-    Ok(crate::result::RunDocument {
-        schema: crate::result::SCHEMA.into(),
-        run_id: run::run_id(started),
-        started_at: started.to_rfc3339_opts(Millis, true),
-        finished_at: Some(chrono::Utc::now().to_rfc3339_opts(Millis, true)),
-        host: env.hostname.clone(),
-        suites: vec![suite.into()],
-        interrupted,
-        tool: crate::result::Tool::current(),
-        env: serde_json::to_value(env)?,
-        findings: env.findings.clone(),
-        results: vec![],
-        skipped: vec![],
-        recording: None,
-        indexes: None,
-        loadstep: None,
-    })
-}
-
-/// Store a finished run and print it (its JSON document, or its tables and where it was
-/// stored); an interrupted run ends as Interrupted (exit 130) after that.
-pub(crate) fn store_and_print(
-    store: &mut crate::store::Store,
-    doc: &crate::result::RunDocument,
-    json: bool,
-    db_path: &std::path::Path,
-    what: &str,
-) -> anyhow::Result<()> {
-    // Printed even when storing failed (the document was then spilled to a file).
-    let saved = crate::store::save_or_spill(store, doc);
-    if json {
-        print_json(doc)?;
-    } else {
-        crate::stdout::write(&crate::report::results_table::render(doc))?;
-        if saved.is_ok() {
-            eprintln!(
-                "truebench: stored {what} {} in {}",
-                doc.run_id,
-                db_path.display()
-            );
-        }
-    }
-    saved?;
-    if doc.interrupted {
-        return Err(crate::error::Interrupted.into());
-    }
-    Ok(())
-}
-
 /// Print a value as one pretty JSON document on stdout.
 pub(crate) fn print_json<T: serde::Serialize>(v: &T) -> anyhow::Result<()> {
-    crate::stdout::json(v)
+    crate::session::print_json(v)
 }

@@ -44,7 +44,10 @@ pub struct PlanDoc {
 /// The plan of the named benchmarks (suites already resolved) on a probed machine.
 pub fn plan_for(benches: &[&dyn bench::Benchmark], env: &ProbeDoc, pin: bool) -> Vec<Planned> {
     let options = RunOptions {
-        pin,
+        classic: crate::bench::classic::Options {
+            pin,
+            ..Default::default()
+        },
         ..RunOptions::default()
     };
     let ctx = RunContext {

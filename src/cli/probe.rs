@@ -1,7 +1,8 @@
 //! `truebench probe [--json] [--root DIR]`.
 
 use crate::error::usage_hint;
-use crate::probe::{probe, sysroot::SysRoot};
+use crate::probe::sysroot::SysRoot;
+use crate::session::probe;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]

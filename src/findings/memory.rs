@@ -3,7 +3,8 @@
 
 use super::{Finding, Severity};
 use crate::measure::plateaus::Plateau;
-use crate::report::units::bytes;
+use crate::report::units::{bytes, num, pct};
+use crate::result::BenchResult;
 
 /// The reported LLC must lie within this factor of the measured boundary.
 pub const MISMATCH_FACTOR: f64 = 2.0;
@@ -115,6 +116,47 @@ pub fn evaluate(
         }
     }
     out
+}
+
+/// `memory.per-event`: the per-event figure `p` (1 KiB events, three clock reads each)
+/// against the same writes timed as a batch, `b`; a warning when the clock takes more
+/// than a tenth off the figure.
+pub fn per_event_timing(
+    p: &BenchResult,
+    b: &BenchResult,
+    clock_cost_ns: f64,
+    clocksource: Option<&str>,
+) -> Finding {
+    let block = crate::bench::memory::per_event::BLOCK as f64;
+    let ratio = p.stats.median / b.stats.median;
+    let ns_pe = block / p.stats.median * 1e3;
+    let ns_b = block / b.stats.median * 1e3;
+    Finding::new(
+        "per-event-timing",
+        if ratio < 0.9 { Severity::Warning } else { Severity::Info },
+        format!(
+            "Timing every 1 KiB event (3 clock reads each, as sysbench memory does) reports {} MB/s; the same writes timed as a batch give {} MB/s ({:.2}x). The clock reads take {} of the per-event time: a slower clock would lower this figure further while the memory stays as fast.",
+            num(p.stats.median),
+            num(b.stats.median),
+            ratio,
+            pct(p.quality.timer_share)
+        ),
+        vec![
+            format!("per event: {ns_pe:.1} ns with clock reads, {ns_b:.1} ns without"),
+            format!("CLOCK_MONOTONIC read: {clock_cost_ns:.1} ns"),
+            format!("clocksource {}", clocksource.unwrap_or("unknown")),
+        ],
+    )
+}
+
+/// `memory.bandwidth`: the arrays' size and the rule that chose it (`why`).
+pub fn memory_array_size(total_bytes: u64, why: &str) -> Finding {
+    Finding::new(
+        "memory-array-size",
+        Severity::Info,
+        format!("Each of the three arrays holds {} (all threads together), split evenly across the threads.", bytes(total_bytes)),
+        vec![why.to_string()],
+    )
 }
 
 #[cfg(test)]

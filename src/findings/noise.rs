@@ -104,6 +104,28 @@ pub fn evaluate(before: &Sample, after: &Sample, usable: usize, ticks_per_s: f64
     out
 }
 
+/// Give every result the noise findings of its own measurement window (from the previous
+/// result's end to its own).
+pub fn annotate(
+    results: &mut [crate::result::BenchResult],
+    ends: &[u64],
+    start: u64,
+    samples: Vec<Sample>,
+    usable: usize,
+) {
+    let ticks = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .unwrap_or(100) as f64;
+    let mut from = start;
+    for (r, &end) in results.iter_mut().zip(ends) {
+        if let Some((a, b)) = window(&samples, from, end) {
+            r.findings.extend(evaluate(a, b, usable, ticks));
+        }
+        from = end;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,7 +22,7 @@ pub fn evaluate(p: &ProbeDoc) -> Vec<Finding> {
 }
 
 /// No LLC instance spans two cores of a package that has several cores: Linux builds no LLC
-/// scheduling domain, so a woken task stays on the waker's CPU (DESIGN.md story 1).
+/// scheduling domain, so a woken task stays on the waker's CPU (docs/methodology.md, "Why it exists" 1).
 fn llc_not_shared(p: &ProbeDoc) -> Option<Finding> {
     let t = &p.topology;
     let cores = t.core_sets();
@@ -154,7 +154,7 @@ fn steal_time(p: &ProbeDoc) -> Option<Finding> {
 }
 
 /// The quota grants fewer CPUs than the cpuset is wide: the Linux analogue of entitled
-/// capacity below the virtual processors (DESIGN.md story 4).
+/// capacity below the virtual processors (docs/methodology.md, "Why it exists" 4).
 fn cpu_quota_below_cpuset(p: &ProbeDoc) -> Option<Finding> {
     let quota = p.cpus.cgroup_quota?;
     let width = p.cpus.usable_width;

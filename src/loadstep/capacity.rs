@@ -1,7 +1,7 @@
 //! Capacity policies for load steps: a cgroup per setting, made and removed by truebench,
 //! with a CPU quota (guaranteed capacity, in CPUs) and a cpuset of a given width (virtual
-//! processors): the entitled-capacity-against-virtual-processors experiment of DESIGN.md
-//! story 4. On cgroup v1 each worker thread joins the `cpu` and `cpuset` groups itself
+//! processors): the entitled-capacity-against-virtual-processors experiment of
+//! docs/methodology.md ("Why it exists" 4). On cgroup v1 each worker thread joins the `cpu` and `cpuset` groups itself
 //! (the load generator stays outside); on cgroup v2 the whole process moves in and back
 //! out (threads of one process cannot be split across domain cgroups), which the result
 //! says. Groups are named `truebench-PID-N`; one left behind by a killed run (its PID gone)

@@ -182,8 +182,7 @@ fn snapshot(
             }
             all
         }),
-        generator_ticks: process::stat_field(&own, 14).unwrap_or(0)
-            + process::stat_field(&own, 15).unwrap_or(0),
+        generator_ticks: process::cpu_ticks(&own).unwrap_or(0),
         generator_inside,
     }
 }

@@ -131,27 +131,6 @@ pub fn now_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// Samples of the cost of one read of `clock` through `path`, in ns, each timed as one batch
-/// on CLOCK_MONOTONIC lasting at least `min_interval_ns`. Returns the batches: fewer than
-/// `samples` when Ctrl-C arrived meanwhile.
-pub fn cost_batches(
-    clock: Clock,
-    path: Path,
-    samples: usize,
-    min_interval_ns: f64,
-) -> Vec<super::batch::Batch> {
-    use super::batch::{calibrate, time_batch};
-    let mut work = |n: u64| {
-        clock.read_n(path, n);
-    };
-    work(1000); // warm up: fault in the vDSO page, settle the branch predictors
-    let n = calibrate(&mut work, min_interval_ns);
-    // Stops early (fewer batches) when an interrupt is requested; the caller drops the result.
-    (0..samples)
-        .map_while(|_| (!crate::interrupt::requested()).then(|| time_batch(&mut work, n)))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

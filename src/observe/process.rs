@@ -3,6 +3,8 @@
 //! live threads, and voluntary/involuntary switches of the whole process.
 
 use super::task;
+use procfs_core::process::{Schedstat, Stat, Status};
+use procfs_core::{FromBufRead, FromRead};
 
 #[derive(Debug, Clone, Default)]
 pub struct ProcCounters {
@@ -41,15 +43,24 @@ pub fn add_throttling(c: &mut ProcCounters, cpu_stat: &str) {
     }
 }
 
-/// Field `n` (1-based, as in proc(5)) of a /proc/PID/stat line.
-pub fn stat_field(text: &str, n: usize) -> Option<u64> {
-    let close = text.rfind(')')?;
-    // Fields after the name start at field 3 (state).
-    text[close + 2..]
-        .split_whitespace()
-        .nth(n.checked_sub(3)?)?
-        .parse()
-        .ok()
+/// A /proc/PID/stat (or /proc/PID/task/TID/stat) line, parsed by procfs-core.
+pub fn parse_stat(text: &str) -> Option<Stat> {
+    Stat::from_read(text.as_bytes()).ok()
+}
+
+/// A /proc/PID/status file, parsed by procfs-core.
+pub fn parse_status(text: &str) -> Option<Status> {
+    Status::from_buf_read(text.as_bytes()).ok()
+}
+
+/// utime + stime of a stat line, in clock ticks.
+pub fn cpu_ticks(text: &str) -> Option<u64> {
+    parse_stat(text).map(|s| s.utime + s.stime)
+}
+
+/// The CPU a task last ran on, from its stat line.
+pub fn last_cpu(text: &str) -> Option<u32> {
+    parse_stat(text)?.processor.map(|c| c as u32)
 }
 
 /// The thread ids of process `pid` (empty when it is gone).
@@ -107,15 +118,13 @@ pub fn read_sum(pids: &[i32]) -> Option<ProcCounters> {
 /// Read the process `pid`; None when it is gone.
 pub fn read(pid: i32) -> Option<ProcCounters> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok();
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| parse_status(&s));
     let mut c = ProcCounters {
-        cpu_ticks: stat_field(&stat, 14).unwrap_or(0) + stat_field(&stat, 15).unwrap_or(0),
-        voluntary: status
-            .as_deref()
-            .and_then(|s| task::field(s, "voluntary_ctxt_switches")),
-        involuntary: status
-            .as_deref()
-            .and_then(|s| task::field(s, "nonvoluntary_ctxt_switches")),
+        cpu_ticks: cpu_ticks(&stat).unwrap_or(0),
+        voluntary: status.as_ref().and_then(|s| s.voluntary_ctxt_switches),
+        involuntary: status.as_ref().and_then(|s| s.nonvoluntary_ctxt_switches),
         migrations: Some(0),
         runq_wait_ns: Some(0),
         ..Default::default()
@@ -126,16 +135,17 @@ pub fn read(pid: i32) -> Option<ProcCounters> {
             continue;
         };
         c.threads += 1;
-        if let Some(cpu) = stat_field(&ts, 39) {
-            if !c.cpus.contains(&(cpu as u32)) {
-                c.cpus.push(cpu as u32);
+        if let Some(cpu) = last_cpu(&ts) {
+            if !c.cpus.contains(&cpu) {
+                c.cpus.push(cpu);
             }
         }
         let t = task::read(pid, tid);
         c.migrations = c.migrations.zip(t.migrations).map(|(a, b)| a + b);
         let wait = std::fs::read_to_string(format!("{dir}/schedstat"))
             .ok()
-            .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok());
+            .and_then(|s| Schedstat::from_read(s.as_bytes()).ok())
+            .map(|s| s.run_delay);
         c.runq_wait_ns = c.runq_wait_ns.zip(wait).map(|(a, b)| a + b);
     }
     c.cpus.sort_unstable();
@@ -149,10 +159,10 @@ mod tests {
     #[test]
     fn stat_fields_after_a_name_with_spaces() {
         let s = "42 (a b) S 1 42 42 0 -1 4194304 10 0 0 0 7 3 0 0 20 0 2 0 100 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0";
-        assert_eq!(stat_field(s, 14), Some(7));
-        assert_eq!(stat_field(s, 15), Some(3));
-        assert_eq!(stat_field(s, 39), Some(1));
-        assert_eq!(stat_field(s, 2), None);
+        assert_eq!(cpu_ticks(s), Some(10));
+        assert_eq!(last_cpu(s), Some(1));
+        assert_eq!(parse_stat(s).unwrap().comm, "a b");
+        assert_eq!(cpu_ticks("garbage"), None);
     }
 
     #[test]

@@ -27,15 +27,8 @@ pub struct Sample {
 
 /// Parse /proc/PID/stat: (name, ppid, utime + stime).
 pub fn parse_pid_stat(text: &str) -> Option<(String, i32, u64)> {
-    let open = text.find('(')?;
-    let close = text.rfind(')')?;
-    let name = text[open + 1..close].to_string();
-    let rest: Vec<&str> = text[close + 2..].split_whitespace().collect();
-    // rest[0] = state, [1] = ppid, [11] = utime, [12] = stime
-    let ppid = rest.get(1)?.parse().ok()?;
-    let ut: u64 = rest.get(11)?.parse().ok()?;
-    let st: u64 = rest.get(12)?.parse().ok()?;
-    Some((name, ppid, ut + st))
+    let s = super::process::parse_stat(text)?;
+    Some((s.comm, s.ppid, s.utime + s.stime))
 }
 
 /// Sum of the steal column and of all columns of the `cpuN` lines of `usable` CPUs.
@@ -141,8 +134,8 @@ mod tests {
 
     #[test]
     fn pid_stat_with_spaces_and_parens_in_the_name() {
-        let s =
-            "1234 (my (odd) prog) R 1 1234 1234 0 -1 4194304 100 0 0 0 250 50 0 0 20 0 1 0 100 0 0";
+        // A real /proc/PID/stat line (kernel 6.x), with an awkward name and utime 250, stime 50.
+        let s = "1234 (my (odd) prog) R 1 1234 1234 0 -1 4194304 100 0 0 0 250 50 0 0 20 0 1 0 735038 3133440 412 18446744073709551615 94548863877120 94548863897001 140737017710800 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 94548863913008 94548863914624 94549107675136 140737017719279 140737017719299 140737017719299 140737017720811 0";
         assert_eq!(parse_pid_stat(s), Some(("my (odd) prog".into(), 1, 300)));
         assert_eq!(parse_pid_stat("garbage"), None);
     }

@@ -3,8 +3,8 @@
 
 use super::sysroot::SysRoot;
 use super::Unavailable;
-use crate::measure::batch::{min_interval_ns, timing_clock_cost_ns};
-use crate::measure::clocks::{cost_batches, Clock, Path};
+use crate::measure::batch::{cost_batches, min_interval_ns, timing_clock_cost_ns};
+use crate::measure::clocks::{Clock, Path};
 use crate::measure::stats::Stats;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

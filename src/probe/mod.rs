@@ -1,6 +1,8 @@
 //! The environment as data (`truebench probe`): CPUs and limits, topology and caches,
-//! NUMA, virtualization layers, clocks, kernel, PMU, steal and load, plus the findings
-//! they raise. A pure function of a system root, so captured trees test it.
+//! NUMA, virtualization layers, clocks, kernel, PMU, steal and load. A pure function of a
+//! system root, so captured trees test it. The findings these facts raise are evaluated
+//! afterwards (`session::probe` calls `findings::probe::evaluate`): the probe does not
+//! depend on the rules over it.
 
 pub mod capture;
 pub mod cgroup;
@@ -80,6 +82,7 @@ pub struct ProbeDoc {
     pub steal: Option<kernel::Steal>,
     pub load: Option<kernel::Load>,
     pub unavailable: Unavailable,
+    /// The findings of `findings::probe::evaluate` (empty until the session evaluates them).
     pub findings: Vec<Finding>,
     /// How long the probe took, in ms.
     pub probe_ms: f64,
@@ -149,7 +152,7 @@ fn cpus_doc(
     }
 }
 
-/// Probe the system under `root`.
+/// Probe the system under `root` (without findings: see `session::probe`).
 pub fn probe(root: &SysRoot) -> ProbeDoc {
     let t0 = std::time::Instant::now();
     let mut missing = Unavailable::default();
@@ -192,7 +195,6 @@ pub fn probe(root: &SysRoot) -> ProbeDoc {
         }
     }
     doc.unavailable = missing;
-    doc.findings = crate::findings::probe::evaluate(&doc);
     doc.probe_ms = t0.elapsed().as_secs_f64() * 1e3;
     doc
 }

@@ -59,6 +59,24 @@ impl TestEnv {
         doc
     }
 
+    /// Hold the run lock as another run would, naming `holder` in it, until dropped.
+    pub fn hold_lock(&self, holder: &str) -> nix::fcntl::Flock<std::fs::File> {
+        use nix::fcntl::{Flock, FlockArg};
+        std::fs::write(
+            self.lock(),
+            format!("pid 4242 since 2026-11-22T00:00:00Z: {holder}\n"),
+        )
+        .unwrap();
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(self.lock())
+            .unwrap();
+        Flock::lock(f, FlockArg::LockExclusiveNonblock)
+            .map_err(|(_, e)| e)
+            .unwrap()
+    }
+
     /// Write a file in this test's directory.
     pub fn file(&self, name: &str, text: &str) -> PathBuf {
         let p = self.dir.path().join(name);
@@ -82,6 +100,15 @@ pub fn finding_ids(findings: &Value) -> Vec<&str> {
         .unwrap_or_default()
 }
 
+/// A test marked `#[ignore = "needs root"]` (run by CI as root with `--ignored`): it fails,
+/// never passes silently, when run without root.
+pub fn needs_root() {
+    assert!(
+        nix::unistd::geteuid().is_root(),
+        "this test needs root: run it as root (cargo test --release -- --ignored)"
+    );
+}
+
 /// A refused command: exit 2, one `error:` line first, and no database created.
 pub fn assert_refused(env: &TestEnv, out: &std::process::Output, what: &dyn std::fmt::Debug) {
     let err = String::from_utf8_lossy(&out.stderr);
@@ -93,6 +120,18 @@ pub fn assert_refused(env: &TestEnv, out: &std::process::Output, what: &dyn std:
     );
     assert!(err.starts_with("error:"), "{what:?}: stderr {err}");
     assert!(!env.db().exists(), "{what:?} created the database");
+}
+
+/// A command refused because another run holds the lock: exit 1, naming the holder
+/// that `TestEnv::hold_lock` wrote.
+pub fn assert_lock_refused(out: &std::process::Output, holder: &str) {
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("error: another truebench run holds the lock"),
+        "{err}"
+    );
+    assert!(err.contains("pid 4242") && err.contains(holder), "{err}");
 }
 
 /// Run a command that must succeed; its stdout.

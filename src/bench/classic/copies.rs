@@ -244,7 +244,7 @@ impl CopyOutcome {
 /// The CPU a task last ran on (field 39 of /proc/PID/stat).
 fn cpu_of(pid: i32) -> Option<u32> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    crate::observe::process::stat_field(&s, 39).map(|c| c as u32)
+    crate::observe::process::last_cpu(&s)
 }
 
 fn record_failure(slot: &Slot, why: &str) {

@@ -106,6 +106,15 @@ impl Variant {
     }
 }
 
+/// A case's name: `copies=2`, `copies=2,fsync`, `copies=1,pair=same-cpu`.
+fn case_name(copies: usize, v: &Variant) -> String {
+    match (v, v.pair()) {
+        (Variant::Fsync, _) => format!("copies={copies},fsync"),
+        (_, Some(pair)) => format!("copies={copies},pair={pair}"),
+        _ => format!("copies={copies}"),
+    }
+}
+
 /// How a variant travels to an exec'd copy worker.
 impl std::fmt::Display for Variant {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
@@ -292,11 +301,47 @@ fn plan(length: Length, full: bool) -> (usize, Duration) {
     }
 }
 
+/// The classic suite's own options (`truebench run classic ...`): refused for other suites.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct Options {
+    /// Classic suite: copy counts to run, comma-separated: numbers, or multiples of N such as
+    /// `2x` (default: 1 and N, N = the CPUs this process may really use: affinity ∩ cpuset,
+    /// narrowed by a CPU quota). Counts above N are labelled with their copies per CPU.
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub copies: Option<Vec<copies::CopyCount>>,
+    /// Classic suite: pin the copies one per CPU, spread across nodes, LLCs and cores.
+    #[arg(long)]
+    pub pin: bool,
+    /// Classic suite: UnixBench's passes and durations (10 x 10 s, 3 x 30 s, 3 x 60 s: about
+    /// 28 minutes per copy count) instead of the quick plan (5 passes of 0.5-1 s).
+    #[arg(long)]
+    pub full: bool,
+    /// Classic suite: also run the file copies flushed to the device (fdatasync at each
+    /// rewind), reported as fsync=true and kept out of the index.
+    #[arg(long)]
+    pub fsync: bool,
+}
+
+impl Options {
+    /// The flags given on the command line (for refusing them outside the classic suite).
+    pub fn given(&self) -> Vec<&'static str> {
+        [
+            (self.copies.is_some(), "--copies"),
+            (self.pin, "--pin"),
+            (self.full, "--full"),
+            (self.fsync, "--fsync"),
+        ]
+        .into_iter()
+        .filter_map(|(on, flag)| on.then_some(flag))
+        .collect()
+    }
+}
+
 /// The copy counts to run, each with the words that say where it comes from, in the order
 /// asked and each once.
 pub fn copy_counts(ctx: &RunContext) -> Vec<(usize, String)> {
     let (n, basis) = copies::full_width(&ctx.probe.cpus);
-    match &ctx.options.copies {
+    match &ctx.options.classic.copies {
         Some(list) => {
             let mut out: Vec<(usize, String)> = Vec::new();
             for asked in list {
@@ -326,7 +371,7 @@ impl Classic {
     /// the reason where it cannot exist here).
     fn variants(&self, ctx: &RunContext) -> Vec<Result<Variant, (String, String)>> {
         match self.kind {
-            Kind::FileCopy { .. } if ctx.options.fsync => {
+            Kind::FileCopy { .. } if ctx.options.classic.fsync => {
                 vec![Ok(Variant::Plain), Ok(Variant::Fsync)]
             }
             Kind::ContextSwitch => {
@@ -357,6 +402,13 @@ impl Classic {
             Kind::Execl => work::execl_link_size().err(),
             _ => None,
         }
+    }
+
+    /// The CPUs copy i is pinned to (round robin), when the copies are pinned: with `--pin`,
+    /// and for the pinned context-switch pairs.
+    fn pins(&self, ctx: &RunContext, variant: &Variant) -> Option<Vec<u32>> {
+        (ctx.options.classic.pin || variant.pair().is_some())
+            .then(|| crate::placement::spread_order(ctx.probe))
     }
 
     fn make(&self, dir: &Path, copy: usize, variant: &Variant) -> Result<Box<dyn Work>, String> {
@@ -396,9 +448,8 @@ impl Classic {
         variant: &Variant,
         one_copy_median: Option<f64>,
     ) -> anyhow::Result<BenchResult> {
-        let (passes, window) = plan(self.length, ctx.options.full);
-        let pins: Option<Vec<u32>> = (ctx.options.pin || variant.pair().is_some())
-            .then(|| crate::placement::spread_order(ctx.probe));
+        let (passes, window) = plan(self.length, ctx.options.classic.full);
+        let pins = self.pins(ctx, variant);
         let dir = tempfile::Builder::new()
             .prefix("truebench-classic-")
             .tempdir()?;
@@ -442,7 +493,11 @@ impl Classic {
             ("window_s".to_string(), json!(window.as_secs_f64())),
             (
                 "plan".to_string(),
-                json!(if ctx.options.full { "full" } else { "quick" }),
+                json!(if ctx.options.classic.full {
+                    "full"
+                } else {
+                    "quick"
+                }),
             ),
         ]
         .into_iter()
@@ -580,28 +635,36 @@ impl Benchmark for Classic {
 
     fn plan(&self, ctx: &RunContext) -> Vec<crate::placement::Planned> {
         use crate::placement::Planned;
-        let pins = ctx
-            .options
-            .pin
-            .then(|| crate::placement::spread_order(ctx.probe));
-        copy_counts(ctx)
-            .into_iter()
-            .map(|(c, basis)| {
-                let case = format!("copies={c}");
-                match self.skip_reason() {
-                    Some(reason) => Planned::skip(self.id, case, reason),
-                    None => match &pins {
-                        Some(order) => Planned::run(
-                            self.id,
-                            case,
-                            Some(order.iter().copied().cycle().take(c).collect()),
-                            format!("{basis}; pinned one per CPU, spread by topology"),
-                        ),
+        let mut out = Vec::new();
+        for variant in self.variants(ctx) {
+            for (c, basis) in copy_counts(ctx) {
+                let case = match &variant {
+                    Ok(v) => case_name(c, v),
+                    Err((name, _)) => format!("copies={c},pair={name}"),
+                };
+                out.push(match (self.skip_reason(), &variant) {
+                    (Some(reason), _) => Planned::skip(self.id, case, reason),
+                    (None, Err((_, reason))) => Planned::skip(self.id, case, reason.clone()),
+                    (None, Ok(v)) => match self.pins(ctx, v) {
+                        Some(order) => {
+                            let mut cpus: Vec<u32> =
+                                order.iter().copied().cycle().take(c).collect();
+                            let why = match v {
+                                Variant::PairSameCpu => "each pair on its copy's CPU",
+                                Variant::PairCrossCpu { partners } => {
+                                    cpus.extend(partners.iter().copied().cycle().take(c));
+                                    "each copy's partner on the next CPU of the spread order"
+                                }
+                                _ => "pinned one per CPU, spread by topology",
+                            };
+                            Planned::run(self.id, case, Some(cpus), format!("{basis}; {why}"))
+                        }
                         None => Planned::run(self.id, case, None, format!("{basis}; not pinned")),
                     },
-                }
-            })
-            .collect()
+                });
+            }
+        }
+        out
     }
 
     fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(Emitted)) -> anyhow::Result<()> {
@@ -631,6 +694,7 @@ impl Benchmark for Classic {
             };
             let mut one_copy = None;
             for (c, basis) in copy_counts(ctx) {
+                emit(Emitted::Running(case_name(c, &variant)));
                 let r = self.measure(ctx, c, &basis, &variant, one_copy)?;
                 if c == 1 {
                     one_copy = Some(r.stats.median);

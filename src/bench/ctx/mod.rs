@@ -159,6 +159,7 @@ impl Benchmark for PipeRoundTrip {
                     samples: ctx.samples,
                     min_batch_ns: ctx.min_batch_ns.max(CTX_BATCH_FLOOR_NS),
                 };
+                emit(Emitted::Running(format!("{} {}", r.name, mode_name(mode))));
                 let m = measure(&spec)?;
                 if m.interrupted {
                     return Err(Interrupted.into());

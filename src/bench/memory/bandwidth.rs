@@ -11,7 +11,6 @@ use super::region::{available_bytes, Pages, Region};
 use crate::bench::{Benchmark, Emitted, RunContext, Skipped};
 use crate::error::Interrupted;
 use crate::findings::results::annotate;
-use crate::findings::{Finding, Severity};
 use crate::measure::batch::Batch;
 use crate::measure::clocks::now_ns;
 use crate::placement::{compact_order, pin_current_thread, spread_order};
@@ -293,6 +292,10 @@ impl Benchmark for Bandwidth {
                 } else {
                     vec![false]
                 } {
+                    emit(Emitted::Running(format!(
+                        "{policy} threads={threads} stores={}",
+                        if nt { "non-temporal" } else { "regular" }
+                    )));
                     let p = run_passes(&cpus, n, ctx.samples + 1, nt, None)?;
                     if p.interrupted {
                         return Err(Interrupted.into());
@@ -353,12 +356,8 @@ impl Benchmark for Bandwidth {
                         annotate(&mut r);
                         if !said_size {
                             said_size = true;
-                            r.findings.push(Finding::new(
-                                "memory-array-size",
-                                Severity::Info,
-                                format!("Each of the three arrays holds {} (all threads together), split evenly across the threads.", bytes(total)),
-                                vec![why.clone()],
-                            ));
+                            r.findings
+                                .push(crate::findings::memory::memory_array_size(total, &why));
                         }
                         emit(Emitted::Result(Box::new(r)));
                     }

@@ -185,6 +185,10 @@ impl Benchmark for Latency {
         let judge_4k = variants.len() == 1;
         for pages in variants {
             let judge = pages == Pages::Huge || judge_4k;
+            emit(Emitted::Running(format!(
+                "pages={} size sweep",
+                pages.name()
+            )));
             // The sweep runs in a thread pinned to one CPU, so the caller's affinity is untouched.
             let sweep = std::thread::scope(|s| {
                 s.spawn(|| -> anyhow::Result<(Vec<BenchResult>, bool)> {

@@ -175,6 +175,10 @@ impl Benchmark for Numa {
         // Past the caches: 4x the reported LLC total, at least 64 MiB.
         let size = (4 * reported_llc_total(ctx)).max(64 * MIB);
         for cell in cells {
+            emit(Emitted::Running(format!(
+                "CPUs of node {}, memory of node {}",
+                cell.cpu_node, cell.mem_node
+            )));
             let node = (ctx.probe.numa.source == "sysfs").then_some(cell.mem_node);
             let placement = Placement {
                 name: format!("node{}", cell.cpu_node),

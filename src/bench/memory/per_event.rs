@@ -7,10 +7,8 @@
 use crate::bench::{Benchmark, Emitted, RunContext};
 use crate::error::Interrupted;
 use crate::findings::results::annotate;
-use crate::findings::{Finding, Severity};
 use crate::measure::batch::{calibrate, time_batch, Batch};
 use crate::measure::clocks::now_ns;
-use crate::report::units::{num, pct};
 use crate::result::{BenchResult, Placement, Quality};
 use serde_json::json;
 
@@ -105,24 +103,11 @@ pub fn results(
     let mut p = make("per-event", pe, READS_PER_EVENT)?;
     let b = make("batch", batch, 0.0)?;
     annotate(&mut p);
-    let ratio = p.stats.median / b.stats.median;
-    let ns_pe = BLOCK as f64 / p.stats.median * 1e3;
-    let ns_b = BLOCK as f64 / b.stats.median * 1e3;
-    p.findings.push(Finding::new(
-        "per-event-timing",
-        if ratio < 0.9 { Severity::Warning } else { Severity::Info },
-        format!(
-            "Timing every 1 KiB event (3 clock reads each, as sysbench memory does) reports {} MB/s; the same writes timed as a batch give {} MB/s ({:.2}x). The clock reads take {} of the per-event time: a slower clock would lower this figure further while the memory stays as fast.",
-            num(p.stats.median),
-            num(b.stats.median),
-            ratio,
-            pct(p.quality.timer_share)
-        ),
-        vec![
-            format!("per event: {ns_pe:.1} ns with clock reads, {ns_b:.1} ns without"),
-            format!("CLOCK_MONOTONIC read: {:.1} ns", ctx.clock_cost_ns),
-            format!("clocksource {}", ctx.probe.clock.clocksource.as_deref().unwrap_or("unknown")),
-        ],
+    p.findings.push(crate::findings::memory::per_event_timing(
+        &p,
+        &b,
+        ctx.clock_cost_ns,
+        ctx.probe.clock.clocksource.as_deref(),
     ));
     Some((p, b))
 }
@@ -141,6 +126,7 @@ impl Benchmark for PerEvent {
     }
 
     fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(Emitted)) -> anyhow::Result<()> {
+        emit(Emitted::Running("per-event and batch".into()));
         let (pe, b) = measure(ctx.samples, ctx.min_batch_ns);
         if pe.len() < ctx.samples {
             return Err(Interrupted.into());

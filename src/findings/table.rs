@@ -1,0 +1,157 @@
+//! The one table of finding ids: every id truebench emits, the severities it may carry and
+//! what it means. `Finding::new` refuses (in debug builds) an id or severity not listed
+//! here; a test checks that every id emitted in the source is listed, that every listed id
+//! is emitted, and that docs/methodology.md documents exactly these ids.
+
+use super::Severity::{self, Info, Warning};
+
+/// One kind of finding.
+#[derive(Debug)]
+pub struct Kind {
+    /// The stable id (users filter on it; never renamed).
+    pub id: &'static str,
+    /// The severities it may carry.
+    pub severities: &'static [Severity],
+    /// What it means, in one line.
+    pub meaning: &'static str,
+}
+
+const W: &[Severity] = &[Warning];
+const I: &[Severity] = &[Info];
+const IW: &[Severity] = &[Info, Warning];
+
+/// Every finding id, grouped by the stage that raises it.
+pub const KINDS: &[Kind] = &[
+    // The probe (src/findings/probe.rs).
+    Kind { id: "llc-not-shared", severities: W, meaning: "no last-level cache spans two cores of a package: the scheduler builds no LLC domain and keeps a woken task on its waker's CPU" },
+    Kind { id: "smt-without-shared-cache", severities: W, meaning: "SMT siblings share no cache: a synthetic topology, as a hypervisor presents it" },
+    Kind { id: "single-core-packages", severities: W, meaning: "every CPU is a package of its own: the topology says nothing about which CPUs share caches" },
+    Kind { id: "clock-read-syscall", severities: W, meaning: "reading a clock through the vDSO costs about a system call: timing events is expensive here" },
+    Kind { id: "steal-time", severities: IW, meaning: "the hypervisor took CPU time (since boot, during a run, or during one result)" },
+    Kind { id: "cpu-quota-below-cpuset", severities: W, meaning: "the cgroup CPU quota is narrower than the CPUs the process may run on" },
+    Kind { id: "pmu-unavailable", severities: I, meaning: "no hardware performance counters: cycles and cache misses cannot be read" },
+    Kind { id: "stray-container-marker", severities: I, meaning: "a container marker file without container namespaces: not a container" },
+    Kind { id: "offline-cpus", severities: I, meaning: "possible CPUs are offline" },
+    // Placement (src/findings/placement.rs).
+    Kind { id: "os-placement-colocated", severities: W, meaning: "the unpinned pair mostly shared one CPU: the os figure measures same-CPU hand-offs" },
+    Kind { id: "os-placement-spread", severities: I, meaning: "the unpinned pair mostly ran on different CPUs" },
+    Kind { id: "os-placement-mixed", severities: W, meaning: "the unpinned pair ran sometimes together, sometimes apart: the os figure mixes both costs" },
+    // One result (src/findings/results.rs, memory.rs).
+    Kind { id: "timer-bound", severities: W, meaning: "reading the clock is more than 1% of the measured time" },
+    Kind { id: "high-variation", severities: I, meaning: "the samples' coefficient of variation exceeds 10%" },
+    Kind { id: "per-event-timing", severities: IW, meaning: "timing every small event (as sysbench memory does) against timing the batch" },
+    Kind { id: "cache-levels", severities: I, meaning: "the cache levels a latency sweep measured" },
+    Kind { id: "llc-size-mismatch", severities: W, meaning: "the last-level cache size reported differs from the one measured" },
+    Kind { id: "memory-array-size", severities: I, meaning: "the bandwidth arrays' size and the rule that chose it" },
+    // The run (src/findings/run.rs, noise.rs, record.rs, loadstep.rs).
+    Kind { id: "clocksource-changed", severities: W, meaning: "the clocksource changed during the run" },
+    Kind { id: "noisy-neighbour", severities: W, meaning: "other processes used at least 10% of the usable CPUs while a result was measured" },
+    Kind { id: "throttled", severities: W, meaning: "the cgroup CPU quota throttled the measured work" },
+    Kind { id: "recorder-overhead", severities: W, meaning: "the recorder itself used more than 1% of one CPU" },
+];
+
+/// The ids users script against since the first version; never renamed.
+pub const STABLE: &[&str] = &[
+    "llc-not-shared",
+    "smt-without-shared-cache",
+    "single-core-packages",
+    "clock-read-syscall",
+    "steal-time",
+    "cpu-quota-below-cpuset",
+    "pmu-unavailable",
+    "llc-size-mismatch",
+    "os-placement-colocated",
+    "timer-bound",
+    "noisy-neighbour",
+    "throttled",
+];
+
+/// The kind of an id, if it is one.
+pub fn kind(id: &str) -> Option<&'static Kind> {
+    KINDS.iter().find(|k| k.id == id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+    use std::path::Path;
+
+    fn listed() -> BTreeSet<&'static str> {
+        KINDS.iter().map(|k| k.id).collect()
+    }
+
+    /// Every `.rs` file under `dir`.
+    fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                sources(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+
+    /// The ids in the source: the string literal that follows each `Finding::new(`.
+    fn emitted() -> BTreeSet<String> {
+        let mut files = vec![];
+        sources(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+            &mut files,
+        );
+        let mut ids = BTreeSet::new();
+        // This file names the call it looks for.
+        for f in files.iter().filter(|f| !f.ends_with("findings/table.rs")) {
+            let text = std::fs::read_to_string(f).unwrap();
+            for (at, _) in text.match_indices("Finding::new(") {
+                let rest = text[at + "Finding::new(".len()..].trim_start();
+                let Some(lit) = rest.strip_prefix('"') else {
+                    // An id passed through a variable would escape this check.
+                    panic!("{}: Finding::new without a literal id", f.display());
+                };
+                ids.insert(lit[..lit.find('"').unwrap()].to_string());
+            }
+        }
+        ids
+    }
+
+    #[test]
+    fn every_emitted_id_is_listed_and_every_listed_id_is_emitted() {
+        let emitted = emitted();
+        let listed: BTreeSet<String> = listed().into_iter().map(String::from).collect();
+        let unlisted: Vec<&String> = emitted.difference(&listed).collect();
+        assert!(
+            unlisted.is_empty(),
+            "emitted but not in the table: {unlisted:?}"
+        );
+        let unused: Vec<&String> = listed.difference(&emitted).collect();
+        assert!(unused.is_empty(), "in the table, never emitted: {unused:?}");
+        assert_eq!(KINDS.len(), listed.len(), "an id is listed twice");
+    }
+
+    #[test]
+    fn the_stable_ids_are_kept() {
+        for id in STABLE {
+            assert!(kind(id).is_some(), "stable id {id} left the table");
+        }
+    }
+
+    #[test]
+    fn methodology_documents_exactly_the_listed_ids() {
+        let doc = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/methodology.md"),
+        )
+        .unwrap();
+        let section = doc
+            .split("\n## Findings")
+            .nth(1)
+            .expect("docs/methodology.md has a Findings section");
+        let section = section.split("\n## ").next().unwrap();
+        let documented: BTreeSet<&str> = section
+            .lines()
+            .filter_map(|l| l.strip_prefix("| `")?.split('`').next())
+            .collect();
+        assert_eq!(documented, listed());
+    }
+}

@@ -1,0 +1,221 @@
+//! `truebench loadstep`: an open-loop load-step experiment inside the session. The plan is
+//! completed against the probed machine (default worker count and rates, cpuset widths
+//! within the usable CPUs, capacity groups), then run; the document carries the plan, every
+//! variant's steps, knee and fits, the scaling curve and the comparison of variants.
+
+use super::{Measurement, Measuring};
+use crate::error::{usage, usage_hint};
+use crate::loadstep::experiment::{self, Config};
+use crate::probe::ProbeDoc;
+use crate::result::RunDocument;
+use serde_json::json;
+use std::io::IsTerminal;
+use std::path::Path;
+use std::time::Duration;
+
+/// A load-step experiment, as the command line asked for it.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// `mq`, or `http` with `http` set.
+    pub workload: String,
+    /// `--http URL`, as given, and parsed.
+    pub http_url: Option<String>,
+    pub http: Option<crate::loadstep::http::Target>,
+    /// `--pid`: the server's PID.
+    pub server_pid: Option<i32>,
+    /// Planned rates, per second (`--rates` or `--ramp`); None: from the workers' capacity.
+    pub rates: Option<Vec<f64>>,
+    pub step_duration_s: f64,
+    pub warmup_s: f64,
+    /// Worker counts; None: the usable CPUs.
+    pub workers: Option<Vec<usize>>,
+    pub service_us: f64,
+    pub footprint_kb: usize,
+    pub policies: Vec<String>,
+    /// CPU quotas (CPUs), each against every cpuset width.
+    pub cpu_quota: Option<Vec<f64>>,
+    pub cpuset_width: Option<Vec<u32>>,
+    pub repeat: Option<u32>,
+    pub json: bool,
+}
+
+/// The experiment inside the session.
+pub struct LoadStep {
+    o: Options,
+    /// The complete plan, once checked against the machine.
+    cfg: Option<Config>,
+    /// How many variants (policy x workers x capacity) the plan compares.
+    variants: usize,
+}
+
+impl LoadStep {
+    /// An experiment with these options, checked against the machine by the session.
+    pub fn new(o: Options) -> LoadStep {
+        LoadStep {
+            o,
+            cfg: None,
+            variants: 1,
+        }
+    }
+}
+
+impl Measurement for LoadStep {
+    fn suites(&self) -> Vec<String> {
+        vec!["loadstep".into()]
+    }
+
+    fn holder(&self) -> String {
+        "truebench loadstep".into()
+    }
+
+    /// The load-step figures include this process's own CPU time per message.
+    fn samples_noise(&self) -> bool {
+        false
+    }
+
+    fn check(&mut self, env: &ProbeDoc) -> anyhow::Result<()> {
+        let workers: Vec<usize> = match &self.o.workers {
+            Some(w) => w.clone(),
+            None => vec![env.cpus.usable_width.max(1)],
+        };
+        let rates = match self.o.rates.clone() {
+            Some(r) => r,
+            None if self.o.http.is_some() => {
+                return Err(usage_hint(
+                    "--http needs the load steps",
+                    "give --rates LIST or --ramp FROM:TO:STEP",
+                ))
+            }
+            None => {
+                let cap = workers[0] as f64 * 1e6 / self.o.service_us.max(1.0);
+                (1..=5).map(|i| (cap * i as f64 / 5.0).round()).collect()
+            }
+        };
+        if let Some(bad) = rates.iter().find(|r| !(**r >= 1.0 && **r <= 5e6)) {
+            return Err(usage(format!(
+                "rate {bad}/s is outside 1 to 5,000,000 per second"
+            )));
+        }
+        let measured: f64 = rates
+            .iter()
+            .map(|r| r * self.o.step_duration_s)
+            .sum::<f64>()
+            * self.o.repeat.unwrap_or(1) as f64
+            * (self.o.policies.len()
+                * workers.len()
+                * self.o.cpu_quota.as_ref().map(|q| q.len()).unwrap_or(1)
+                * self.o.cpuset_width.as_ref().map(|w| w.len()).unwrap_or(1)) as f64;
+        if measured > 2e8 {
+            return Err(usage_hint(
+                format!("the plan measures {measured:.0} messages, each kept with its timestamps"),
+                "shorten --step-duration or lower the rates",
+            ));
+        }
+        let mut capacity = Vec::new();
+        for q in self.o.cpu_quota.iter().flatten() {
+            crate::loadstep::capacity::check_quota(*q)
+                .map_err(|e| usage(format!("--cpu-quota {q}: {e}")))?;
+            for w in self.o.cpuset_width.iter().flatten() {
+                if *w as usize > env.cpus.usable.len() {
+                    return Err(usage_hint(
+                        format!(
+                            "--cpuset-width {w}: this process may use {} CPUs",
+                            env.cpus.usable.len()
+                        ),
+                        "give widths up to the usable CPUs (truebench probe shows them)",
+                    ));
+                }
+                capacity.push(crate::loadstep::capacity::Setting {
+                    quota: *q,
+                    width: *w as usize,
+                });
+            }
+        }
+        let layout = if capacity.is_empty() {
+            None
+        } else {
+            Some(
+                crate::loadstep::capacity::Layout::live()
+                    .map_err(|e| usage(format!("--cpu-quota: {e}")))?,
+            )
+        };
+        self.variants = self.o.policies.len() * workers.len() * capacity.len().max(1);
+        self.cfg = Some(Config {
+            rates,
+            warmup: Duration::from_secs_f64(self.o.warmup_s),
+            measure: Duration::from_secs_f64(self.o.step_duration_s),
+            workers,
+            service_us: self.o.service_us,
+            footprint_kb: self.o.footprint_kb,
+            policies: self.o.policies.clone(),
+            capacity,
+            layout,
+            repeat: self
+                .o
+                .repeat
+                .map(|r| r as usize)
+                .unwrap_or(if self.variants > 1 { 2 } else { 1 }),
+            seed: crate::measure::clocks::now_ns(),
+            http: self.o.http.clone(),
+            server_pid: self.o.server_pid,
+        });
+        Ok(())
+    }
+
+    fn measure(&mut self, m: &mut Measuring) -> anyhow::Result<()> {
+        let cfg = self
+            .cfg
+            .as_ref()
+            .expect("the session checks the plan before measuring");
+        let tty = std::io::stderr().is_terminal();
+        let total = cfg.rates.len() * self.variants * cfg.repeat;
+        let mut done = 0;
+        let json = self.o.json;
+        let out = experiment::run(cfg, m.env, &mut |what| {
+            done += 1;
+            if tty || !json {
+                eprintln!("truebench: step {done}/{total}: {what}");
+            }
+        })?;
+        let (results, order, unavailable) = (out.variants, out.order, out.unavailable);
+        m.interrupted = out.interrupted;
+        let comparison = (results.len() > 1).then(|| experiment::compare(&results));
+        let scaling = experiment::scaling(&results);
+        let mut ls = json!({
+            "workload": if self.o.http_url.is_some() { "http" } else { self.o.workload.as_str() },
+            "target": self.o.http_url,
+            "plan": {
+                "rates": cfg.rates,
+                "warmup_s": self.o.warmup_s,
+                "step_duration_s": self.o.step_duration_s,
+                "workers": cfg.workers,
+                "service_us": cfg.service_us,
+                "footprint_kb": cfg.footprint_kb,
+                "policies": cfg.policies,
+                "repeat": cfg.repeat,
+                "seed": cfg.seed,
+                "order": order,
+            },
+            "variants": results,
+            "comparison": comparison,
+            "scaling": scaling,
+            "unavailable": unavailable,
+        });
+        if let Some(only) = results.first().filter(|_| results.len() == 1) {
+            ls["steps"] = json!(only.steps);
+            ls["knee"] = json!({"latency": only.knee_latency, "cost": only.knee_cost});
+            ls["usl"] = json!(only.usl);
+            ls["amdahl"] = json!(only.amdahl);
+        }
+        m.doc.findings.extend(crate::findings::loadstep::throttled(
+            &results,
+            self.o.step_duration_s,
+        ));
+        m.doc.loadstep = Some(ls);
+        Ok(())
+    }
+
+    fn print(&self, doc: &RunDocument, stored: Option<&Path>) -> anyhow::Result<()> {
+        super::print_document(doc, self.o.json, stored, "loadstep run")
+    }
+}

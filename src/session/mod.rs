@@ -1,0 +1,229 @@
+//! One measuring session: the path every command that measures takes (`run`, `record`,
+//! `loadstep`, and any later one such as `experiment`), so they cannot drift apart.
+//!
+//! In order: probe the machine and evaluate the probe's findings; let the command check its
+//! options against the machine (usage errors, nothing written); take the run lock (a second
+//! measuring command is refused, naming the holder); let the command start what it drives;
+//! open the results database; install the Ctrl-C handler; start the sampler and take the
+//! start readings (steal, clocksource); let the command measure into the run document;
+//! add the run-level findings every measuring command gets (`steal-time`,
+//! `clocksource-changed`, and each result's noise findings from the sampler); store the
+//! document; print it; end as interrupted (exit 130) when Ctrl-C stopped it.
+//!
+//! A command is one type implementing [`Measurement`], in a file of its own here:
+//! `suites.rs` (`run`), `record.rs` (`record`), `loadstep.rs` (`loadstep`).
+
+pub mod loadstep;
+pub mod progress;
+pub mod record;
+pub mod suites;
+
+use crate::error::Interrupted;
+use crate::measure::clocks::now_ns;
+use crate::observe::sampler::Sampler;
+use crate::probe::{kernel, sysroot::SysRoot, ProbeDoc, Unavailable};
+use crate::result::{RunDocument, Tool, SCHEMA};
+use crate::store::{default_path, Store};
+use std::path::Path;
+
+/// What one measuring command does inside the session.
+pub trait Measurement {
+    /// The suites the run document names (`timers,ctx`; `record`; `loadstep`).
+    fn suites(&self) -> Vec<String>;
+    /// Who holds the run lock while this runs, as a second command will be told.
+    fn holder(&self) -> String;
+    /// Check the options against the probed machine; an error here is a usage error and
+    /// nothing has been written or started yet.
+    fn check(&mut self, _env: &ProbeDoc) -> anyhow::Result<()> {
+        Ok(())
+    }
+    /// Start what the command drives (a child process), under the lock, before the
+    /// database is opened: a command that cannot start writes nothing. Whatever it starts
+    /// must be stopped when the measurement is dropped.
+    fn start(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
+    /// Whether the sampler (other processes' CPU time every 250 ms) runs beside, for the
+    /// per-result noise findings. Off where this process's own CPU time is measured.
+    fn samples_noise(&self) -> bool {
+        true
+    }
+    /// Measure, filling `m.doc` (results, skipped cases, recording, experiment, findings of
+    /// its own). Return `Err(Interrupted)` (or set `m.interrupted`) when Ctrl-C stopped it
+    /// with finished results kept; any other error stores nothing.
+    fn measure(&mut self, m: &mut Measuring) -> anyhow::Result<()>;
+    /// Print the document: as JSON, or as text with where it was stored (`stored` is None
+    /// when storing failed and the document was spilled to a file instead).
+    fn print(&self, doc: &RunDocument, stored: Option<&Path>) -> anyhow::Result<()>;
+    /// How the command ends once its run is stored and printed: `record` passes on the exit
+    /// status of the command it started.
+    fn outcome(&self) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+/// What a command measures with, and into.
+pub struct Measuring<'a> {
+    pub env: &'a ProbeDoc,
+    /// The document being built: machine, findings of the probe, no results yet.
+    pub doc: RunDocument,
+    /// When each result of `doc.results` finished, on CLOCK_MONOTONIC (see `finished`).
+    result_ends_ns: Vec<u64>,
+    /// Ctrl-C stopped the measurement; what was finished is kept.
+    pub interrupted: bool,
+}
+
+impl Measuring<'_> {
+    /// Keep a finished result; its measurement window ends now (for its noise findings).
+    pub fn finished(&mut self, r: crate::result::BenchResult) {
+        self.doc.results.push(r);
+        self.result_ends_ns.push(now_ns());
+    }
+}
+
+/// Probe the machine under `root` and evaluate the probe's findings.
+pub fn probe(root: &SysRoot) -> ProbeDoc {
+    let mut doc = crate::probe::probe(root);
+    doc.findings = crate::findings::probe::evaluate(&doc);
+    doc
+}
+
+/// Run one measuring command through the session; `db` is `--db`.
+pub fn run(what: &mut dyn Measurement, db: Option<&Path>) -> anyhow::Result<()> {
+    let live = SysRoot::live();
+    let env = probe(&live);
+    what.check(&env)?;
+    let db_path = default_path(db)?;
+    let _lock = crate::lock::acquire(&what.holder())?;
+    what.start()?;
+    let mut store = Store::open_rw(&db_path)?;
+    crate::interrupt::install()?;
+
+    let started = chrono::Utc::now();
+    let t0 = std::time::Instant::now();
+    let steal_before = kernel::steal(&live, &mut Unavailable::default());
+    let sampler = what.samples_noise().then(|| {
+        Sampler::start(
+            env.cpus.usable.clone(),
+            env.cgroup
+                .as_ref()
+                .and_then(|c| c.cpu_stat_path.clone())
+                .map(Into::into),
+        )
+    });
+    let run_start_ns = now_ns();
+    let mut m = Measuring {
+        env: &env,
+        doc: document(&started, &env, what.suites())?,
+        result_ends_ns: Vec::new(),
+        interrupted: false,
+    };
+    match what.measure(&mut m) {
+        Ok(()) => {}
+        Err(e) if e.downcast_ref::<Interrupted>().is_some() => m.interrupted = true,
+        Err(e) => return Err(e),
+    }
+    let mut doc = m.doc;
+    doc.interrupted = m.interrupted || crate::interrupt::requested();
+    if let Some(sampler) = sampler {
+        crate::findings::noise::annotate(
+            &mut doc.results,
+            &m.result_ends_ns,
+            run_start_ns,
+            sampler.finish(),
+            env.cpus.usable.len(),
+        );
+    }
+    doc.findings
+        .extend(crate::findings::run::clocksource_changed(
+            env.clock.clocksource.as_deref(),
+            &live,
+        ));
+    let steal_after = kernel::steal(&live, &mut Unavailable::default());
+    doc.findings.extend(crate::findings::run::steal_during(
+        steal_before.as_ref(),
+        steal_after.as_ref(),
+        t0.elapsed().as_secs_f64(),
+        env.topology.threads,
+    ));
+    doc.finished_at = Some(timestamp(&chrono::Utc::now()));
+
+    // Never lost: a document the store refuses is written to a file whose path the error
+    // names; it is printed either way.
+    let saved = crate::store::save_or_spill(&mut store, &doc);
+    what.print(&doc, saved.is_ok().then_some(db_path.as_path()))?;
+    saved?;
+    if doc.interrupted {
+        return Err(Interrupted.into());
+    }
+    what.outcome()
+}
+
+fn timestamp(t: &chrono::DateTime<chrono::Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// A run id: the start time to the second and 16 bits that tell apart runs started in the
+/// same second (process id and nanoseconds, hashed).
+pub fn run_id(started: &chrono::DateTime<chrono::Utc>) -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    h.write_i64(started.timestamp_nanos_opt().unwrap_or_default());
+    format!(
+        "{}-{:04x}",
+        started.format("%Y%m%dT%H%M%SZ"),
+        h.finish() & 0xffff
+    )
+}
+
+/// The document a session starts from: the machine and its findings, no results yet.
+fn document(
+    started: &chrono::DateTime<chrono::Utc>,
+    env: &ProbeDoc,
+    suites: Vec<String>,
+) -> anyhow::Result<RunDocument> {
+    Ok(RunDocument {
+        schema: SCHEMA.into(),
+        run_id: run_id(started),
+        started_at: timestamp(started),
+        finished_at: None,
+        host: env.hostname.clone(),
+        suites,
+        interrupted: false,
+        tool: Tool::current(),
+        env: serde_json::to_value(env)?,
+        findings: env.findings.clone(),
+        results: vec![],
+        skipped: vec![],
+        recording: None,
+        indexes: None,
+        loadstep: None,
+    })
+}
+
+/// The usual print: the document as JSON, or its tables and where it was stored.
+pub fn print_document(
+    doc: &RunDocument,
+    json: bool,
+    stored: Option<&Path>,
+    what: &str,
+) -> anyhow::Result<()> {
+    if json {
+        return print_json(doc);
+    }
+    crate::stdout::write(&crate::report::results_table::render(doc))?;
+    if let Some(db_path) = stored {
+        eprintln!(
+            "truebench: stored {what} {} in {}",
+            doc.run_id,
+            db_path.display()
+        );
+    }
+    Ok(())
+}
+
+/// Print a value as one pretty JSON document on stdout.
+pub fn print_json<T: serde::Serialize>(v: &T) -> anyhow::Result<()> {
+    crate::stdout::json(v)
+}
