@@ -36,6 +36,9 @@ pub const KINDS: &[Kind] = &[
     Kind { id: "os-placement-colocated", severities: W, meaning: "the unpinned pair mostly shared one CPU: the os figure measures same-CPU hand-offs" },
     Kind { id: "os-placement-spread", severities: I, meaning: "the unpinned pair mostly ran on different CPUs" },
     Kind { id: "os-placement-mixed", severities: W, meaning: "the unpinned pair ran sometimes together, sometimes apart: the os figure mixes both costs" },
+    Kind { id: "mixed-cpu-kinds", severities: W, meaning: "an unpinned result ran on CPUs of two or more kinds of a hybrid machine" },
+    // The classic suite's index (src/findings/classic.rs).
+    Kind { id: "index-placement-sensitive", severities: W, meaning: "the classic index moves with the context-switch pair's placement by more than its own 95% CI" },
     // One result (src/findings/results.rs, memory.rs).
     Kind { id: "timer-bound", severities: W, meaning: "reading the clock is more than 1% of the measured time" },
     Kind { id: "high-variation", severities: I, meaning: "the samples' coefficient of variation exceeds 10%" },
