@@ -13,7 +13,7 @@ pub fn after_killed_runs() -> Vec<String> {
         return Vec::new();
     }
     let mut said = Vec::new();
-    if let Ok(layout) = capacity::Layout::live() {
+    if let Ok(layout) = capacity::Layout::find() {
         let removed = capacity::remove_stale(&layout);
         if !removed.is_empty() {
             said.push(format!(

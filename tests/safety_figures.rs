@@ -32,6 +32,9 @@ fn steal_needs_enough_ticks_and_says_the_resolution() {
         "{:?}",
         f.evidence
     );
+    // The whole-run figure (from /proc/stat seconds) obeys the same tick minimum.
+    assert!(!noise::steal_resolved(0.01, 100.0), "one tick");
+    assert!(noise::steal_resolved(0.05, 100.0));
 }
 
 /// A step whose answer is known: 2,000 messages/s, 50 µs of work each, one worker: about

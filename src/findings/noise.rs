@@ -14,6 +14,12 @@ pub const STEAL_SHARE: f64 = 0.02;
 /// it by at most a quarter. One tick of 42 is below what the counter resolves.
 pub const MIN_STEAL_TICKS: u64 = 4;
 
+/// Whether `stolen_s` seconds of steal (counted in ticks of `ticks_per_s`) are enough
+/// ticks to claim anything.
+pub fn steal_resolved(stolen_s: f64, ticks_per_s: f64) -> bool {
+    (stolen_s * ticks_per_s).round() >= MIN_STEAL_TICKS as f64
+}
+
 /// The samples that enclose [start, end]: the last at or before start, the first at or
 /// after end (widened to the sampling interval for short results). None without two.
 pub fn window(samples: &[Sample], start_ns: u64, end_ns: u64) -> Option<(&Sample, &Sample)> {

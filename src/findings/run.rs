@@ -13,7 +13,11 @@ pub fn steal_during(
 ) -> Option<Finding> {
     let stolen = after?.seconds - before?.seconds;
     let share = stolen / (secs * cpus.max(1) as f64);
-    (share >= 0.01).then(|| {
+    let ticks = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .unwrap_or(100) as f64;
+    (share >= 0.01 && crate::findings::noise::steal_resolved(stolen, ticks)).then(|| {
         Finding::new(
             "steal-time",
             Severity::Warning,

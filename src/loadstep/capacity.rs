@@ -53,8 +53,9 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// This process's layout on the live system; Err says why capacity policies cannot run.
-    pub fn live() -> Result<Layout, String> {
+    /// This process's layout on the live system, where its groups go (and where a killed
+    /// run's were); Err says why capacity policies cannot run.
+    pub fn find() -> Result<Layout, String> {
         if !nix::unistd::geteuid().is_root() {
             return Err("capacity policies create cgroups: run as root".into());
         }
@@ -63,11 +64,16 @@ impl Layout {
             .ok_or("no cgroup hierarchy with the cpu controller is mounted")?;
         let cpuset = crate::probe::cgroup::own_dir(&root, "cpuset")
             .ok_or("no cgroup hierarchy with the cpuset controller is mounted")?;
-        let layout = Layout {
+        Ok(Layout {
             v2: cpu.1,
             cpu: cpu.0,
             cpuset: cpuset.0,
-        };
+        })
+    }
+
+    /// `find`, then checked that groups can be made there (for capacity policies).
+    pub fn live() -> Result<Layout, String> {
+        let layout = Layout::find()?;
         layout.check_writable()?;
         Ok(layout)
     }
