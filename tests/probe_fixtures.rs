@@ -520,15 +520,6 @@ fn kernel_facts_and_their_absence() {
     );
 }
 
-#[test]
-fn probing_256_cpus_takes_under_a_second() {
-    let t0 = std::time::Instant::now();
-    let p = probe_fixture("epyc-256");
-    let took = t0.elapsed();
-    assert_eq!(p.topology.threads, 256);
-    assert!(took.as_secs_f64() < 1.0, "probe of 256 CPUs took {took:?}");
-}
-
 /// Per CPU, as `lscpu --sysroot DIR -p=CPU,CORE,SOCKET,NODE,CACHE` says: (cpu,
 /// socket:core, socket, node, last-level cache id).
 type LscpuRow = (u32, String, String, String, String);
