@@ -1075,3 +1075,21 @@ fn garbage_facts_are_absent_with_their_reason() {
     assert_eq!(p.cpus.online.len(), 16);
     assert!(u["cpus.online"].contains("bad CPU number"), "{u:?}");
 }
+
+#[test]
+fn the_schema_checks_the_new_keys() {
+    let p = probe_fixture("cxl-memory-only");
+    let mut doc = serde_json::to_value(&p).unwrap();
+    truebench::result::validate_probe(&doc).unwrap();
+    assert_eq!(doc["numa"]["nodes"][2]["kind"], "memory-only");
+    doc["numa"]["nodes"][2]["kind"] = "cpu-less".into();
+    assert!(truebench::result::validate_probe(&doc).is_err());
+    let mut doc = serde_json::to_value(probe_fixture("hybrid-laptop")).unwrap();
+    assert_eq!(doc["topology"]["cpu_kinds"][0]["kind"], "intel-core");
+    doc["topology"]["cpu_kinds"][0]["cpus"] = "0-11".into();
+    assert!(truebench::result::validate_probe(&doc).is_err());
+    let mut doc = serde_json::to_value(probe_fixture("cpuset-mems-v1")).unwrap();
+    assert_eq!(doc["cpus"]["cgroup_mems"], serde_json::json!([0]));
+    doc["cpus"]["cgroup_mems"] = "0".into();
+    assert!(truebench::result::validate_probe(&doc).is_err());
+}
