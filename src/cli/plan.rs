@@ -57,11 +57,15 @@ pub fn plan_for(benches: &[&dyn bench::Benchmark], env: &ProbeDoc, pin: bool) ->
     benches.iter().flat_map(|b| b.plan(&ctx)).collect()
 }
 
-pub fn exec(a: Args) -> anyhow::Result<()> {
-    let names: Vec<String> = if a.suites.is_empty() {
+/// The suite names given (the default suites when none) and their benchmarks, as `run`
+/// and `plan` both take them; an unknown name is a usage error.
+pub(crate) fn suites(
+    given: &[String],
+) -> anyhow::Result<(Vec<String>, Vec<&'static dyn bench::Benchmark>)> {
+    let names: Vec<String> = if given.is_empty() {
         DEFAULT_SUITES.iter().map(|s| s.to_string()).collect()
     } else {
-        a.suites
+        given
             .iter()
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty())
@@ -73,6 +77,11 @@ pub fn exec(a: Args) -> anyhow::Result<()> {
             format!("known suites: {}", bench::suites().join(", ")),
         )
     })?;
+    Ok((names, benches))
+}
+
+pub fn exec(a: Args) -> anyhow::Result<()> {
+    let (names, benches) = suites(&a.suites)?;
     let root = match &a.root {
         Some(dir) => super::probe::sysroot_from(dir)?,
         None => SysRoot::live(),

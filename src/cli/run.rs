@@ -177,21 +177,7 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         list_suites();
         return Ok(());
     }
-    let names: Vec<String> = if a.suites.is_empty() {
-        DEFAULT_SUITES.iter().map(|s| s.to_string()).collect()
-    } else {
-        a.suites
-            .iter()
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .collect()
-    };
-    let benches = bench::select(&names).map_err(|bad| {
-        usage_hint(
-            format!("unknown suite '{bad}'"),
-            format!("known suites: {}", bench::suites().join(", ")),
-        )
-    })?;
+    let (names, benches) = super::plan::suites(&a.suites)?;
 
     crate::placement::check_names(&a.placement).map_err(|bad| {
         usage_hint(
