@@ -21,6 +21,15 @@ pub struct Args {
     /// Plan for a captured system tree instead of this machine (see `probe --capture`).
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
+    /// Placements for communication tests, as `run --placement` (default: every one and os).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    placement: Vec<String>,
+    /// An explicit CPU pair for communication tests, as `run --cpus`.
+    #[arg(long, value_delimiter = ',', value_name = "A,B")]
+    cpus: Option<Vec<u32>>,
+    /// Classic suite: copy counts, as `run --copies` (default: 1 and N).
+    #[arg(long, value_delimiter = ',', value_name = "LIST", value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    copies: Option<Vec<u32>>,
     /// Classic suite: plan copies pinned one per CPU, as `run --pin` does.
     #[arg(long)]
     pin: bool,
@@ -42,14 +51,14 @@ pub struct PlanDoc {
 }
 
 /// The plan of the named benchmarks (suites already resolved) on a probed machine.
-pub fn plan_for(benches: &[&dyn bench::Benchmark], env: &ProbeDoc, pin: bool) -> Vec<Planned> {
-    let options = RunOptions {
-        pin,
-        ..RunOptions::default()
-    };
+pub fn plan_for(
+    benches: &[&dyn bench::Benchmark],
+    env: &ProbeDoc,
+    options: &RunOptions,
+) -> Vec<Planned> {
     let ctx = RunContext {
         probe: env,
-        options: &options,
+        options,
         samples: 10,
         clock_cost_ns: 0.0,
         min_batch_ns: 0.0,
@@ -87,6 +96,27 @@ pub fn exec(a: Args) -> anyhow::Result<()> {
         None => SysRoot::live(),
     };
     let env = probe(&root);
+    crate::placement::check_names(&a.placement).map_err(|bad| {
+        usage_hint(
+            format!("unknown placement '{bad}'"),
+            format!("placements: {}", crate::placement::NAMES.join(", ")),
+        )
+    })?;
+    if let Some(cpus) = &a.cpus {
+        crate::placement::explicit(cpus, &env)
+            .map_err(|e| crate::error::usage(format!("--cpus: {e}")))?;
+    }
+    let options = RunOptions {
+        placements: a.placement.clone(),
+        cpus: a.cpus.clone(),
+        copies: a.copies.as_ref().map(|v| {
+            let mut v: Vec<usize> = v.iter().map(|c| *c as usize).collect();
+            v.dedup();
+            v
+        }),
+        pin: a.pin,
+        ..RunOptions::default()
+    };
     let doc = PlanDoc {
         schema: SCHEMA,
         root: env.root.clone(),
@@ -94,7 +124,7 @@ pub fn exec(a: Args) -> anyhow::Result<()> {
         usable: env.cpus.usable.clone(),
         capacity_basis: env.cpus.capacity_basis.clone(),
         cpu_kinds: env.topology.cpu_kinds.clone(),
-        cases: plan_for(&benches, &env, a.pin),
+        cases: plan_for(&benches, &env, &options),
     };
     if a.json {
         return super::print_json(&doc);
