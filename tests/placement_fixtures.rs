@@ -367,3 +367,53 @@ fn plan_says_what_run_does() {
         .collect();
     assert_eq!(skipped_plan, skipped_run);
 }
+
+/// `plan` takes run's placement options and refuses what run refuses.
+#[test]
+fn plan_takes_runs_placement_options() {
+    let env = common::TestEnv::new();
+    let dir = common::fixture("two-socket-smt");
+    let root = dir.to_str().unwrap();
+    let plan = env.json(&[
+        "plan",
+        "ctx",
+        "--root",
+        root,
+        "--cpus",
+        "0,10",
+        "--placement",
+        "smt-sibling",
+        "--json",
+    ]);
+    let cases: Vec<(String, Option<Vec<u32>>)> = plan["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["case"].as_str().unwrap().to_string(), cpus_of(&c["cpus"])))
+        .collect();
+    assert_eq!(
+        cases,
+        vec![
+            ("smt-sibling".to_string(), Some(vec![0, 20])),
+            ("cpus".to_string(), Some(vec![0, 10]))
+        ]
+    );
+    let copies = env.json(&[
+        "plan",
+        "classic.dhrystone",
+        "--root",
+        root,
+        "--copies",
+        "3",
+        "--json",
+    ]);
+    assert_eq!(copies["cases"][0]["case"], "copies=3");
+    for bad in [
+        vec!["plan", "ctx", "--root", root, "--placement", "sideways"],
+        vec!["plan", "ctx", "--root", root, "--cpus", "0,99"],
+        vec!["plan", "nosuchsuite", "--root", root],
+    ] {
+        let out = env.cmd().args(&bad).output().unwrap();
+        common::assert_refused(&env, &out, &bad);
+    }
+}

@@ -21,6 +21,15 @@ pub struct Args {
     /// Plan for a captured system tree instead of this machine (see `probe --capture`).
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
+    /// Placements for communication tests, as `run --placement` (default: every one and os).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    placement: Vec<super::choices::Placement>,
+    /// An explicit CPU pair for communication tests, as `run --cpus`.
+    #[arg(long, value_delimiter = ',', value_name = "A,B")]
+    cpus: Option<Vec<u32>>,
+    /// Classic suite: copy counts, as `run --copies` (numbers or `2x`; default: 1 and N).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    copies: Option<Vec<crate::bench::classic::copies::CopyCount>>,
     /// Classic suite: plan copies pinned one per CPU, as `run --pin` does.
     #[arg(long)]
     pin: bool,
@@ -42,17 +51,14 @@ pub struct PlanDoc {
 }
 
 /// The plan of the named benchmarks (suites already resolved) on a probed machine.
-pub fn plan_for(benches: &[&dyn bench::Benchmark], env: &ProbeDoc, pin: bool) -> Vec<Planned> {
-    let options = RunOptions {
-        classic: crate::bench::classic::Options {
-            pin,
-            ..Default::default()
-        },
-        ..RunOptions::default()
-    };
+pub fn plan_for(
+    benches: &[&dyn bench::Benchmark],
+    env: &ProbeDoc,
+    options: &RunOptions,
+) -> Vec<Planned> {
     let ctx = RunContext {
         probe: env,
-        options: &options,
+        options,
         samples: 10,
         clock_cost_ns: 0.0,
         min_batch_ns: 0.0,
@@ -60,11 +66,15 @@ pub fn plan_for(benches: &[&dyn bench::Benchmark], env: &ProbeDoc, pin: bool) ->
     benches.iter().flat_map(|b| b.plan(&ctx)).collect()
 }
 
-pub fn exec(a: Args) -> anyhow::Result<()> {
-    let names: Vec<String> = if a.suites.is_empty() {
+/// The suite names given (the default suites when none) and their benchmarks, as `run`
+/// and `plan` both take them; an unknown name is a usage error.
+pub(crate) fn suites(
+    given: &[String],
+) -> anyhow::Result<(Vec<String>, Vec<&'static dyn bench::Benchmark>)> {
+    let names: Vec<String> = if given.is_empty() {
         DEFAULT_SUITES.iter().map(|s| s.to_string()).collect()
     } else {
-        a.suites
+        given
             .iter()
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty())
@@ -76,11 +86,30 @@ pub fn exec(a: Args) -> anyhow::Result<()> {
             format!("known suites: {}", bench::suites().join(", ")),
         )
     })?;
+    Ok((names, benches))
+}
+
+pub fn exec(a: Args) -> anyhow::Result<()> {
+    let (names, benches) = suites(&a.suites)?;
     let root = match &a.root {
         Some(dir) => super::probe::sysroot_from(dir)?,
         None => SysRoot::live(),
     };
     let env = probe(&root);
+    if let Some(cpus) = &a.cpus {
+        crate::placement::explicit(cpus, &env)
+            .map_err(|e| crate::error::usage(format!("--cpus: {e}")))?;
+    }
+    let options = RunOptions {
+        placements: a.placement.iter().map(|p| p.name().to_string()).collect(),
+        cpus: a.cpus.clone(),
+        classic: crate::bench::classic::Options {
+            copies: a.copies.clone(),
+            pin: a.pin,
+            ..Default::default()
+        },
+        ..RunOptions::default()
+    };
     let doc = PlanDoc {
         schema: SCHEMA,
         root: env.root.clone(),
@@ -88,7 +117,7 @@ pub fn exec(a: Args) -> anyhow::Result<()> {
         usable: env.cpus.usable.clone(),
         capacity_basis: env.cpus.capacity_basis.clone(),
         cpu_kinds: env.topology.cpu_kinds.clone(),
-        cases: plan_for(&benches, &env, a.pin),
+        cases: plan_for(&benches, &env, &options),
     };
     if a.json {
         return super::print_json(&doc);

@@ -3,7 +3,7 @@
 //! its table (or `--json` document). Ctrl-C keeps finished results.
 
 use super::choices::{Mode, Placement};
-use crate::bench::{self, RunOptions, DEFAULT_SUITES};
+use crate::bench::{self, RunOptions};
 use crate::error::usage_hint;
 use crate::session;
 use std::io::IsTerminal;
@@ -94,27 +94,7 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     if a.list {
         return crate::stdout::write(&session::suites::list());
     }
-    let names: Vec<String> = if a.suites.is_empty() {
-        DEFAULT_SUITES.iter().map(|s| s.to_string()).collect()
-    } else {
-        a.suites
-            .iter()
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .collect()
-    };
-    if names.is_empty() {
-        return Err(usage_hint(
-            "no suite named (an empty list)",
-            "name suites (truebench run --list), or give none for the default suites",
-        ));
-    }
-    let benches = bench::select(&names).map_err(|bad| {
-        usage_hint(
-            format!("unknown suite '{bad}'"),
-            format!("known suites: {}", bench::suites().join(", ")),
-        )
-    })?;
+    let (names, benches) = super::plan::suites(&a.suites)?;
 
     super::distinct(
         "--placement",

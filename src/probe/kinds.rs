@@ -3,8 +3,9 @@
 //! Sources, first that tells kinds apart wins: the hybrid PMU devices
 //! `/sys/devices/cpu_core/cpus` and `/sys/devices/cpu_atom/cpus` (Intel), each CPU's
 //! `cpu_capacity` (ARM, 1024 = the fastest), and each CPU's cpufreq maximum
-//! (`cpuinfo_max_freq`), where maxima at least 10% apart make separate kinds (a few
-//! favoured cores boosting slightly higher are not a kind of their own).
+//! (`cpuinfo_max_freq`). Capacities or maxima less than 10% apart are one kind (a few
+//! favoured cores boosting slightly higher are not a kind of their own); a source that
+//! finds one kind gives way to the next.
 
 use super::cpulist::{format_list, read_cpus};
 use super::sysroot::SysRoot;
@@ -25,14 +26,31 @@ const SAME_KIND: f64 = 0.10;
 
 /// The kinds of the online CPUs, fastest first; empty when all are of one kind.
 pub fn read(root: &SysRoot, online: &[u32]) -> Vec<CpuKind> {
-    let kinds = hybrid_pmu(root, online)
-        .or_else(|| by_capacity(root, online))
-        .or_else(|| by_max_freq(root, online))
-        .unwrap_or_default();
-    if kinds.len() < 2 {
-        return vec![];
+    let several = |k: &Vec<CpuKind>| k.len() >= 2;
+    hybrid_pmu(root, online)
+        .filter(several)
+        .or_else(|| by_capacity(root, online).filter(several))
+        .or_else(|| by_max_freq(root, online).filter(several))
+        .unwrap_or_default()
+}
+
+/// Values (highest first) grouped where each is within 10% of the group's previous one:
+/// (highest, lowest, CPUs) per group.
+fn close_groups(m: BTreeMap<u64, Vec<u32>>) -> Vec<(u64, u64, Vec<u32>)> {
+    let mut groups: Vec<(u64, u64, Vec<u32>)> = Vec::new();
+    for (v, cpus) in m.into_iter().rev() {
+        match groups.last_mut() {
+            Some((top, low, all)) if (*low as f64 - v as f64) < SAME_KIND * *top as f64 => {
+                *low = v;
+                all.extend(cpus);
+            }
+            _ => groups.push((v, v, cpus)),
+        }
     }
-    kinds
+    for g in &mut groups {
+        g.2.sort_unstable();
+    }
+    groups
 }
 
 /// The kind of `cpu`, when the machine has several.
@@ -80,12 +98,17 @@ fn per_cpu_value(root: &SysRoot, online: &[u32], file: &str) -> Option<BTreeMap<
 fn by_capacity(root: &SysRoot, online: &[u32]) -> Option<Vec<CpuKind>> {
     let m = per_cpu_value(root, online, "cpu_capacity")?;
     Some(
-        m.into_iter()
-            .rev()
-            .map(|(cap, cpus)| CpuKind {
-                kind: format!("capacity-{cap}"),
+        close_groups(m)
+            .into_iter()
+            .map(|(top, low, cpus)| CpuKind {
+                kind: format!("capacity-{top}"),
                 evidence: vec![format!(
-                    "cpu_capacity {cap} on CPUs [{}]",
+                    "cpu_capacity {} on CPUs [{}]",
+                    if top == low {
+                        top.to_string()
+                    } else {
+                        format!("{low}-{top}")
+                    },
                     format_list(&cpus)
                 )],
                 cpus,
@@ -96,22 +119,10 @@ fn by_capacity(root: &SysRoot, online: &[u32]) -> Option<Vec<CpuKind>> {
 
 fn by_max_freq(root: &SysRoot, online: &[u32]) -> Option<Vec<CpuKind>> {
     let m = per_cpu_value(root, online, "cpufreq/cpuinfo_max_freq")?;
-    // Highest first; a new kind starts where the maximum drops by 10% or more.
-    let mut kinds: Vec<(u64, u64, Vec<u32>)> = Vec::new();
-    for (khz, cpus) in m.into_iter().rev() {
-        match kinds.last_mut() {
-            Some((top, low, all)) if (*low as f64 - khz as f64) < SAME_KIND * *top as f64 => {
-                *low = khz;
-                all.extend(cpus);
-            }
-            _ => kinds.push((khz, khz, cpus)),
-        }
-    }
     Some(
-        kinds
+        close_groups(m)
             .into_iter()
-            .map(|(top, low, mut cpus)| {
-                cpus.sort_unstable();
+            .map(|(top, low, cpus)| {
                 let range = if top == low {
                     format!("{} MHz", top / 1000)
                 } else {
@@ -128,4 +139,61 @@ fn by_max_freq(root: &SysRoot, online: &[u32]) -> Option<Vec<CpuKind>> {
             })
             .collect(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_within_ten_percent_are_one_kind() {
+        let m: BTreeMap<u64, Vec<u32>> = [
+            (4_700_000, vec![0, 1]),
+            (4_500_000, vec![2, 3]), // favoured cores vs the rest: one kind
+            (3_500_000, vec![4, 5]),
+        ]
+        .into_iter()
+        .collect();
+        let g = close_groups(m);
+        assert_eq!(g.len(), 2);
+        assert_eq!(g[0], (4_700_000, 4_500_000, vec![0, 1, 2, 3]));
+        assert_eq!(g[1], (3_500_000, 3_500_000, vec![4, 5]));
+    }
+
+    #[test]
+    fn a_source_that_sees_one_kind_gives_way_to_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = |rel: String, v: &str| {
+            let p = dir.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, v).unwrap();
+        };
+        for c in 0..4 {
+            // Every capacity 1024 (a device tree without capacities), maxima 2.4 / 1.8 GHz.
+            w(
+                format!("sys/devices/system/cpu/cpu{c}/cpu_capacity"),
+                "1024\n",
+            );
+            w(
+                format!("sys/devices/system/cpu/cpu{c}/cpufreq/cpuinfo_max_freq"),
+                if c < 2 { "1800000\n" } else { "2400000\n" },
+            );
+        }
+        let root = SysRoot::captured(dir.path());
+        let k = read(&root, &[0, 1, 2, 3]);
+        assert_eq!(k.len(), 2);
+        assert_eq!(
+            (k[0].kind.as_str(), k[0].cpus.clone()),
+            ("max-2400-MHz", vec![2, 3])
+        );
+        assert_eq!(k[1].cpus, vec![0, 1]);
+        // Equal maxima too: one kind, so no kinds at all.
+        for c in 0..2 {
+            w(
+                format!("sys/devices/system/cpu/cpu{c}/cpufreq/cpuinfo_max_freq"),
+                "2400000\n",
+            );
+        }
+        assert!(read(&root, &[0, 1, 2, 3]).is_empty());
+    }
 }

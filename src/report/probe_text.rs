@@ -86,6 +86,9 @@ pub fn render(p: &ProbeDoc) -> String {
         num(c.capacity),
         c.capacity_basis
     );
+    if let Some(m) = &c.cgroup_mems {
+        let _ = writeln!(s, "  cgroup memory nodes: {}", list(m));
+    }
     if !c.isolated.is_empty() {
         let _ = writeln!(s, "  isolated: {}", list(&c.isolated));
     }
@@ -142,6 +145,19 @@ pub fn render(p: &ProbeDoc) -> String {
             }
         }
     }
+    for kind in &t.cpu_kinds {
+        let _ = writeln!(
+            s,
+            "  CPU kind {}: {} ({})",
+            kind.kind,
+            list(&kind.cpus),
+            kind.evidence.join("; ")
+        );
+    }
+    // The usual case (ids agreeing with the masks) is not worth a line.
+    for e in t.evidence.iter().filter(|e| !e.contains("agreeing")) {
+        let _ = writeln!(s, "  topology: {e}");
+    }
     let _ = writeln!(
         s,
         "NUMA ({}): {} node(s)",
@@ -151,8 +167,12 @@ pub fn render(p: &ProbeDoc) -> String {
     for (i, n) in p.numa.nodes.iter().enumerate() {
         let _ = writeln!(
             s,
-            "  node {} {} memory {} distances {:?}",
+            "  node {} ({}{}) {} memory {} distances {:?}",
             n.id,
+            n.kind,
+            n.memory_tier
+                .map(|t| format!(", memory tier {t}"))
+                .unwrap_or_default(),
             list(&n.cpus),
             n.memory_bytes
                 .map(bytes)
