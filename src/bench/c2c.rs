@@ -11,7 +11,6 @@ use crate::findings::results::annotate;
 use crate::measure::batch::{calibrate, time_batch, Batch};
 use crate::placement::{pin_current_thread, Relation, Topo};
 use crate::result::{BenchResult, Placement, Quality};
-use serde_json::json;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Barrier;
 
@@ -183,11 +182,11 @@ impl Benchmark for CacheLine {
             let samples: Vec<f64> = batches.iter().map(|b| b.ns_per_iteration() / 2.0).collect();
             let quality = Quality::of(ctx.clock_cost_ns, &batches);
             let params = [
-                ("cpu_a".to_string(), json!(a)),
-                ("cpu_b".to_string(), json!(b)),
+                ("cpu_a".to_string(), crate::result::ParamValue::from(a)),
+                ("cpu_b".to_string(), crate::result::ParamValue::from(b)),
                 (
                     "pairs".to_string(),
-                    json!(if sampled {
+                    crate::result::ParamValue::from(if sampled {
                         "sampled per relation"
                     } else {
                         "all"

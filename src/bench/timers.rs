@@ -11,7 +11,6 @@ use crate::measure::clocks::{cost_batches, Clock, Path};
 use crate::measure::clocksource::{self, Switch};
 use crate::result::{BenchResult, Placement, Quality};
 use anyhow::Context;
-use serde_json::json;
 
 pub struct ClockRead;
 
@@ -67,7 +66,7 @@ impl Benchmark for ClockRead {
             if pe.len() < ctx.samples {
                 return Err(Interrupted.into());
             }
-            let tag = [("clocksource", json!(cs))];
+            let tag = [("clocksource", crate::result::ParamValue::from(cs.as_str()))];
             let (p, b) = per_event::results("memory.per-event@1", &here, &pe, &b, &tag)
                 .ok_or_else(|| anyhow::anyhow!("per-event: no valid samples"))?;
             emit(Emitted::Result(Box::new(p)));
@@ -95,14 +94,20 @@ fn clock_reads(
         }
         let samples: Vec<f64> = batches.iter().map(|b| b.ns_per_iteration()).collect();
         let quality = Quality::of(ctx.clock_cost_ns, &batches);
-        let mut params: std::collections::BTreeMap<String, serde_json::Value> = [
-            ("clock".to_string(), json!(clock.name())),
-            ("path".to_string(), json!(clock.path_label(path))),
+        let mut params: crate::result::Params = [
+            (
+                "clock".to_string(),
+                crate::result::ParamValue::from(clock.name()),
+            ),
+            (
+                "path".to_string(),
+                crate::result::ParamValue::from(clock.path_label(path)),
+            ),
         ]
         .into_iter()
         .collect();
         if let Some(cs) = clocksource {
-            params.insert("clocksource".into(), json!(cs));
+            params.insert("clocksource", cs);
         }
         let os = Placement::os();
         let mut r = BenchResult::new(id, params, os, "ns/read", true, samples, quality)

@@ -8,7 +8,6 @@ use crate::loadstep::experiment::{self, Config, POLICIES};
 use crate::probe::{probe, sysroot::SysRoot};
 use crate::report::units::num;
 use crate::store::{default_path, Store};
-use serde_json::json;
 use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Duration;
@@ -244,34 +243,34 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         (out.variants, out.order, out.unavailable, out.interrupted);
     let comparison = (results.len() > 1).then(|| experiment::compare(&results));
     let scaling = experiment::scaling(&results);
-    let mut ls = json!({
-        "workload": if a.http.is_some() { "http" } else { a.workload.as_str() },
-        "target": a.http,
-        "plan": {
-            "rates": cfg.rates,
-            "warmup_s": a.warmup,
-            "step_duration_s": a.step_duration,
-            "workers": cfg.workers,
-            "service_us": cfg.service_us,
-            "footprint_kb": cfg.footprint_kb,
-            "policies": cfg.policies,
-            "repeat": cfg.repeat,
-            "seed": cfg.seed,
-            "order": order,
-        },
-        "variants": results,
-        "comparison": comparison,
-        "scaling": scaling,
-        "unavailable": unavailable,
-    });
-    if let Some(only) = results.first().filter(|_| results.len() == 1) {
-        ls["steps"] = json!(only.steps);
-        ls["knee"] = json!({"latency": only.knee_latency, "cost": only.knee_cost});
-        ls["usl"] = json!(only.usl);
-        ls["amdahl"] = json!(only.amdahl);
-    }
+    let plan = crate::result::experiment::Plan {
+        rates: cfg.rates.clone(),
+        warmup_s: a.warmup,
+        step_duration_s: a.step_duration,
+        workers: cfg.workers.clone(),
+        service_us: cfg.service_us,
+        footprint_kb: cfg.footprint_kb,
+        policies: cfg.policies.clone(),
+        repeat: cfg.repeat,
+        seed: cfg.seed,
+        order,
+    };
+    let workload = if a.http.is_some() {
+        "http"
+    } else {
+        a.workload.as_str()
+    };
+    let ls = crate::result::Experiment::new(
+        workload.to_string(),
+        a.http.clone(),
+        plan,
+        results,
+        comparison,
+        scaling,
+        unavailable,
+    );
     let mut doc = super::bare_document(&started, &env, "loadstep", interrupted)?;
-    for v in &results {
+    for v in &ls.variants {
         let hit: Vec<String> = v
             .steps
             .iter()
@@ -299,5 +298,12 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         }
     }
     doc.loadstep = Some(ls);
-    super::store_and_print(&mut store, &doc, a.json, &db_path, "loadstep run")
+    super::store_and_print(
+        &mut store,
+        &doc,
+        a.json,
+        &db_path,
+        "loadstep run",
+        crate::report::text::Detail::Summary,
+    )
 }

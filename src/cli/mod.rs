@@ -132,7 +132,7 @@ pub(crate) fn bare_document(
         suites: vec![suite.into()],
         interrupted,
         tool: crate::result::Tool::current(),
-        env: serde_json::to_value(env)?,
+        env: env.clone(),
         findings: env.findings.clone(),
         results: vec![],
         skipped: vec![],
@@ -150,12 +150,13 @@ pub(crate) fn store_and_print(
     json: bool,
     db_path: &std::path::Path,
     what: &str,
+    detail: crate::report::text::Detail,
 ) -> anyhow::Result<()> {
     store.insert(doc)?;
     if json {
         print_json(doc)?;
     } else {
-        print!("{}", crate::report::results_table::render(doc));
+        print!("{}", crate::report::text::render(doc, detail));
         eprintln!(
             "truebench: stored {what} {} in {}",
             doc.run_id,
@@ -166,6 +167,15 @@ pub(crate) fn store_and_print(
         return Err(crate::error::Interrupted.into());
     }
     Ok(())
+}
+
+/// The text detail a `--verbose`/`--all` flag asks for.
+pub(crate) fn detail(full: bool) -> crate::report::text::Detail {
+    if full {
+        crate::report::text::Detail::Full
+    } else {
+        crate::report::text::Detail::Summary
+    }
 }
 
 /// Print a value as one pretty JSON document on stdout.

@@ -11,7 +11,6 @@ use crate::observe::recorder::{row, summarize, Reading, Row};
 use crate::observe::system::{self, ticks_per_second};
 use crate::probe::{probe, sysroot::SysRoot};
 use crate::store::{default_path, Store};
-use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -157,10 +156,10 @@ fn csv(rows: &[Row]) -> String {
                 o(t.and_then(|t| t.voluntary_per_s)),
                 o(t.and_then(|t| t.involuntary_per_s)),
                 o(t.and_then(|t| t.runq_wait_ms_per_s)),
-                o(t.and_then(|t| t.events_per_s.get("syscalls").copied())),
-                o(t.and_then(|t| t.events_per_s.get("cycles").copied())),
-                o(t.and_then(|t| t.events_per_s.get("instructions").copied())),
-                o(t.and_then(|t| t.events_per_s.get("llc_misses").copied())),
+                o(t.and_then(|t| t.events_per_s.get(crate::result::figures::SYSCALLS).copied())),
+                o(t.and_then(|t| t.events_per_s.get(crate::result::figures::CYCLES).copied())),
+                o(t.and_then(|t| t.events_per_s.get(crate::result::figures::INSTRUCTIONS).copied())),
+                o(t.and_then(|t| t.events_per_s.get(crate::result::figures::LLC_MISSES).copied())),
                 o(r.metric_per_s),
             ));
         }
@@ -366,17 +365,24 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
             vec![format!("{own_cpu_s:.3} CPU-s over {wall_s:.1} s")],
         ));
     }
-    let recording = json!({
-        "interval_s": a.interval,
-        "duration_s": wall_s,
-        "target": target.map(|pid| json!({"pid": pid, "command": if a.command.is_empty() { serde_json::Value::Null } else { json!(a.command.join(" ")) }, "exit_status": exit_status.flatten()})),
-        "recorder_cpu_share": share,
-        "last_short_interval_dropped": dropped_sliver,
-        "rows": rows,
-        "summary": summarize(&rows),
-        "unavailable": unavailable,
-        "counter_notes": counters.as_ref().map(|c| c.notes.clone()).unwrap_or_default(),
-    });
+    let recording = crate::result::Recording {
+        interval_s: a.interval,
+        duration_s: wall_s,
+        target: target.map(|pid| crate::result::recording::RecordTarget {
+            pid,
+            command: (!a.command.is_empty()).then(|| a.command.join(" ")),
+            exit_status: exit_status.flatten(),
+        }),
+        recorder_cpu_share: share,
+        last_short_interval_dropped: dropped_sliver,
+        summary: summarize(&rows),
+        rows: rows.clone(),
+        unavailable,
+        counter_notes: counters
+            .as_ref()
+            .map(|c| c.notes.clone())
+            .unwrap_or_default(),
+    };
     let mut doc = super::bare_document(&started, &env, "record", interrupted)?;
     doc.findings = findings;
     doc.recording = Some(recording);

@@ -23,6 +23,9 @@ pub struct ShowArgs {
     /// Print the run document as JSON.
     #[arg(long)]
     json: bool,
+    /// Print every result in one table and each suite's full tables, instead of the summary.
+    #[arg(long)]
+    all: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -49,7 +52,7 @@ pub fn history(a: HistoryArgs, db: Option<&Path>) -> anyhow::Result<()> {
     if a.json {
         super::print_json(&runs)
     } else {
-        print!("{}", crate::report::results_table::render_history(&runs));
+        print!("{}", crate::report::text::render_history(&runs));
         Ok(())
     }
 }
@@ -59,7 +62,10 @@ pub fn show(a: ShowArgs, db: Option<&Path>) -> anyhow::Result<()> {
     if a.json {
         super::print_json(&doc)
     } else {
-        print!("{}", crate::report::results_table::render(&doc));
+        print!(
+            "{}",
+            crate::report::text::render(&doc, super::detail(a.all))
+        );
         Ok(())
     }
 }

@@ -28,11 +28,10 @@ fn figure(r: &BenchResult) -> String {
 /// and the probe's findings (for `llc-not-shared`).
 pub fn explain_os(os: &BenchResult, pinned: &[BenchResult], probe: &[Finding]) -> Option<Finding> {
     let obs = os.placement.observed.as_ref()?;
-    let frac = obs.get("colocated_fraction")?.as_f64()?;
-    let n = obs
-        .get("observations")
-        .and_then(|v| v.as_u64())
-        .unwrap_or(0);
+    let frac = obs.colocated_fraction()?;
+    let n = obs.observations();
+    let (seen_a, seen_b) = obs.sides().unwrap_or_default();
+    let list = |v: &[u32]| serde_json::to_string(v).unwrap_or_default();
     let same = pinned.iter().find(|r| r.placement.name == "same-cpu");
     let cross = CROSS_ORDER.iter().find_map(|name| {
         pinned.iter().find(|r| {
@@ -54,10 +53,7 @@ pub fn explain_os(os: &BenchResult, pinned: &[BenchResult], probe: &[Finding]) -
             "both tasks on one CPU in {:.0}% of {n} observations",
             frac * 100.0
         ),
-        format!(
-            "CPUs seen: A {}, B {}",
-            obs["tasks"]["a"]["cpus_seen"], obs["tasks"]["b"]["cpus_seen"]
-        ),
+        format!("CPUs seen: A {}, B {}", list(&seen_a), list(&seen_b)),
     ];
     evidence.extend(same.map(figure));
     evidence.extend(cross.map(figure));
@@ -116,8 +112,11 @@ mod tests {
     fn r(name: &str, cpus: Option<Vec<u32>>, median: f64, frac: Option<f64>) -> BenchResult {
         let mut r = result("ctx.pipe@1", name, cpus, json!({}), median);
         r.placement.observed = frac.map(|f| {
-            json!({"colocated_fraction": f, "observations": 10,
-                   "tasks": {"a": {"cpus_seen": [0]}, "b": {"cpus_seen": [0, 1]}}})
+            serde_json::from_value(json!({"relation": "test", "pinned": false,
+                   "colocated_fraction": f, "observations": 10, "round_trips": 100,
+                   "tasks": {"a": {"cpus_seen": [0], "migrations": 0, "voluntary_switches": 1, "involuntary_switches": 0},
+                             "b": {"cpus_seen": [0, 1], "migrations": 1, "voluntary_switches": 1, "involuntary_switches": 0}}}))
+            .unwrap()
         });
         r
     }

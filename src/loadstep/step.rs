@@ -6,7 +6,7 @@
 
 use super::mq::{Outcome, Record};
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// A send more than this late is counted late.
@@ -20,7 +20,7 @@ pub const MAX_FAILED_SHARE: f64 = 0.01;
 /// Width of the intervals whose p99 latencies are the samples of rank tests.
 pub const INTERVAL_NS: u64 = 100_000_000;
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Percentiles {
     pub p50: f64,
     pub p90: f64,
@@ -48,7 +48,7 @@ pub struct SysDelta {
     pub throttled_us: Option<u64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepSummary {
     pub planned_rate: f64,
     pub sent_rate: f64,

@@ -4,7 +4,8 @@
 //! copies. Pure functions, tested on fixed samples.
 
 use crate::result::BenchResult;
-use serde_json::{json, Map, Value};
+use crate::result::SuiteIndexes;
+use std::collections::BTreeMap;
 
 /// A test's index: 10 × rate / baseline (George, a SPARCstation 20-61, scores 10).
 pub fn index(rate: f64, baseline: f64) -> f64 {
@@ -36,13 +37,13 @@ pub fn scaling_efficiency(rate_n: f64, copies: usize, rate_1: f64) -> f64 {
 /// The suite indexes of a run: for each copy count, the geometric mean of the tests' `index`
 /// (our median) and of their `unixbench_index`; `partial` when fewer than `tests` ran.
 /// Keys are copy counts as strings, and `N` for the full-width count `n`.
-pub fn suite_indexes(results: &[BenchResult], tests: usize, n: usize, basis: &str) -> Value {
+pub fn suite_indexes(results: &[BenchResult], tests: usize, n: usize, basis: &str) -> SuiteIndexes {
     let mut counts: Vec<u64> = results.iter().filter_map(copies_of).collect();
     counts.sort_unstable();
     counts.dedup();
-    let mut ours = Map::new();
-    let mut theirs = Map::new();
-    let mut ran = Map::new();
+    let mut ours = BTreeMap::new();
+    let mut theirs = BTreeMap::new();
+    let mut ran = BTreeMap::new();
     for c in counts {
         let of = |key: &str| -> Vec<f64> {
             results
@@ -60,19 +61,20 @@ pub fn suite_indexes(results: &[BenchResult], tests: usize, n: usize, basis: &st
             vec![c.to_string()]
         };
         for k in keys {
-            ours.insert(k.clone(), json!(geometric_mean(&idx)));
-            theirs.insert(k.clone(), json!(geometric_mean(&of("unixbench_index"))));
-            ran.insert(k, json!(idx.len()));
+            ours.insert(k.clone(), geometric_mean(&idx));
+            theirs.insert(k.clone(), geometric_mean(&of("unixbench_index")));
+            ran.insert(k, idx.len() as u64);
         }
     }
-    let partial = ran.values().any(|v| v.as_u64() != Some(tests as u64));
-    let mut out = ours;
-    out.insert("unixbench_style".into(), Value::Object(theirs));
-    out.insert("tests".into(), Value::Object(ran));
-    out.insert("partial".into(), json!(partial));
-    out.insert("n".into(), json!(n));
-    out.insert("n_basis".into(), json!(basis));
-    Value::Object(out)
+    let partial = ran.values().any(|v| *v != tests as u64);
+    SuiteIndexes {
+        by_copies: ours,
+        unixbench_style: theirs,
+        tests: ran,
+        partial,
+        n: n as u64,
+        n_basis: basis.to_string(),
+    }
 }
 
 fn copies_of(r: &BenchResult) -> Option<u64> {
@@ -132,9 +134,9 @@ mod tests {
 
     fn classic(name: &str, copies: u64, idx: f64, ub: f64, fsync: bool) -> BenchResult {
         let params = if fsync {
-            json!({"copies": copies, "fsync": true})
+            serde_json::json!({"copies": copies, "fsync": true})
         } else {
-            json!({"copies": copies})
+            serde_json::json!({"copies": copies})
         };
         let mut r = result(&format!("classic.{name}@1"), "os", None, params, 100.0);
         r.derived.insert("index".into(), idx);
@@ -153,16 +155,17 @@ mod tests {
             classic("file-copy-1024", 1, 1.0, 1.0, true),
         ];
         let v = suite_indexes(&rs, 2, 2, "2 CPUs");
-        assert!((v["1"].as_f64().unwrap() - 200.0).abs() < 1e-9);
-        assert!((v["N"].as_f64().unwrap() - 400.0).abs() < 1e-9);
-        assert_eq!(v["2"], v["N"]);
-        assert!((v["unixbench_style"]["1"].as_f64().unwrap() - 220.0).abs() < 1e-9);
-        assert_eq!(v["partial"], false);
-        assert_eq!(v["n"], 2);
+        let ix = |k: &str| v.by_copies[k].unwrap();
+        assert!((ix("1") - 200.0).abs() < 1e-9);
+        assert!((ix("N") - 400.0).abs() < 1e-9);
+        assert_eq!(ix("2"), ix("N"));
+        assert!((v.unixbench_style["1"].unwrap() - 220.0).abs() < 1e-9);
+        assert!(!v.partial);
+        assert_eq!(v.n, 2);
         // Twelve tests expected, two ran: partial.
-        assert_eq!(suite_indexes(&rs, 12, 2, "")["partial"], true);
+        assert!(suite_indexes(&rs, 12, 2, "").partial);
         // On one CPU, N is the 1-copy index.
         let one = suite_indexes(&rs[..2], 2, 1, "1 CPU");
-        assert_eq!(one["1"], one["N"]);
+        assert_eq!(one.by_copies["1"], one.by_copies["N"]);
     }
 }

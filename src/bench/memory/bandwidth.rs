@@ -18,7 +18,6 @@ use crate::placement::{compact_order, pin_current_thread, spread_order};
 use crate::report::units::bytes;
 use crate::result::{BenchResult, Placement, Quality};
 use anyhow::{anyhow, bail};
-use serde_json::json;
 use std::sync::Barrier;
 
 pub struct Bandwidth;
@@ -269,15 +268,25 @@ impl Benchmark for Bandwidth {
                             .map(|b| mb / (b.elapsed_ns as f64 / 1e9))
                             .collect();
                         let params = [
-                            ("kernel".to_string(), json!(k.name())),
+                            (
+                                "kernel".to_string(),
+                                crate::result::ParamValue::from(k.name()),
+                            ),
                             (
                                 "stores".to_string(),
-                                json!(if nt { "non-temporal" } else { "regular" }),
+                                crate::result::ParamValue::from(if nt {
+                                    "non-temporal"
+                                } else {
+                                    "regular"
+                                }),
                             ),
-                            ("threads".to_string(), json!(threads)),
+                            (
+                                "threads".to_string(),
+                                crate::result::ParamValue::from(threads),
+                            ),
                             (
                                 "array_bytes".to_string(),
-                                json!(n as u64 * 8 * threads as u64),
+                                crate::result::ParamValue::from(n as u64 * 8 * threads as u64),
                             ),
                         ]
                         .into_iter()

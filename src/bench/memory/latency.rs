@@ -16,7 +16,6 @@ use crate::report::units::bytes;
 use crate::result::{BenchResult, Placement, Quality};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
-use serde_json::json;
 
 pub struct Latency;
 
@@ -183,8 +182,14 @@ impl Benchmark for Latency {
                         let samples: Vec<f64> =
                             batches.iter().map(|b| b.ns_per_iteration()).collect();
                         let params = [
-                            ("size_bytes".to_string(), json!(size)),
-                            ("pages".to_string(), json!(pages.name())),
+                            (
+                                "size_bytes".to_string(),
+                                crate::result::ParamValue::from(size),
+                            ),
+                            (
+                                "pages".to_string(),
+                                crate::result::ParamValue::from(pages.name()),
+                            ),
                         ]
                         .into_iter()
                         .collect();

@@ -14,7 +14,6 @@ use crate::findings::results::annotate;
 use crate::measure::batch::Batch;
 use crate::probe::ProbeDoc;
 use crate::result::{BenchResult, Placement, Quality};
-use serde_json::json;
 
 pub struct Numa;
 
@@ -91,16 +90,28 @@ impl Benchmark for Numa {
                 observed: None,
             };
             let base = |metric: &str| {
-                let mut m: std::collections::BTreeMap<String, serde_json::Value> = [
-                    ("cpu_node".to_string(), json!(cell.cpu_node)),
-                    ("mem_node".to_string(), json!(cell.mem_node)),
-                    ("metric".to_string(), json!(metric)),
-                    ("size_bytes".to_string(), json!(size)),
+                let mut m: crate::result::Params = [
+                    (
+                        "cpu_node".to_string(),
+                        crate::result::ParamValue::from(cell.cpu_node),
+                    ),
+                    (
+                        "mem_node".to_string(),
+                        crate::result::ParamValue::from(cell.mem_node),
+                    ),
+                    (
+                        "metric".to_string(),
+                        crate::result::ParamValue::from(metric),
+                    ),
+                    (
+                        "size_bytes".to_string(),
+                        crate::result::ParamValue::from(size),
+                    ),
                 ]
                 .into_iter()
                 .collect();
                 if let Some(d) = cell.distance {
-                    m.insert("distance".into(), json!(d));
+                    m.insert("distance", d);
                 }
                 m
             };

@@ -12,7 +12,6 @@ use crate::measure::batch::{calibrate, time_batch, Batch};
 use crate::measure::clocks::now_ns;
 use crate::report::units::{num, pct};
 use crate::result::{BenchResult, Placement, Quality};
-use serde_json::json;
 
 pub struct PerEvent;
 
@@ -79,7 +78,7 @@ pub fn results(
     ctx: &RunContext,
     pe: &[Batch],
     batch: &[Batch],
-    extra: &[(&str, serde_json::Value)],
+    extra: &[(&str, crate::result::ParamValue)],
 ) -> Option<(BenchResult, BenchResult)> {
     let make = |timing: &str, batches: &[Batch], reads_per_event: f64| {
         let mut q = Quality::of(ctx.clock_cost_ns, batches);
@@ -90,14 +89,20 @@ pub fn results(
             q.timer_share =
                 (ctx.clock_cost_ns * reads_per_event * events as f64 / ns as f64).min(1.0);
         }
-        let mut params: std::collections::BTreeMap<String, serde_json::Value> = [
-            ("timing".to_string(), json!(timing)),
-            ("block_bytes".to_string(), json!(BLOCK)),
+        let mut params: crate::result::Params = [
+            (
+                "timing".to_string(),
+                crate::result::ParamValue::from(timing),
+            ),
+            (
+                "block_bytes".to_string(),
+                crate::result::ParamValue::from(BLOCK),
+            ),
         ]
         .into_iter()
         .collect();
         for (k, v) in extra {
-            params.insert(k.to_string(), v.clone());
+            params.insert(k, v.clone());
         }
         let samples: Vec<f64> = batches.iter().map(rate).collect();
         BenchResult::new(id, params, Placement::os(), "MB/s", false, samples, q)
