@@ -129,17 +129,62 @@ pub fn all_findings(doc: &RunDocument) -> Vec<Finding> {
     findings
 }
 
-/// Findings wrapped to 100 columns, each with its evidence.
-fn findings_wrapped(findings: &[Finding]) -> String {
+fn finding_text(f: &Finding) -> String {
+    let sev = match f.severity {
+        Severity::Warning => "warning",
+        Severity::Info => "info",
+    };
+    let mut s = wrap(&format!("  [{sev}] {}: {}", f.id, f.message));
+    for e in &f.evidence {
+        s.push_str(&wrap(&format!("      evidence: {e}")));
+    }
+    s
+}
+
+/// Findings wrapped to 100 columns, each with its evidence. In a summary, a finding raised
+/// on several results is shown once, with how many more results raised it and which.
+fn findings_wrapped(doc: &RunDocument, detail: Detail) -> String {
+    let findings = all_findings(doc);
+    if detail == Detail::Full {
+        return findings.iter().map(finding_text).collect();
+    }
+    // Which results raised each finding id, in order.
+    let mut raised: Vec<(&str, Vec<&str>)> = Vec::new();
+    for r in &doc.results {
+        for f in &r.findings {
+            match raised.iter_mut().find(|(id, _)| *id == f.id) {
+                Some((_, on)) => on.push(&r.benchmark),
+                None => raised.push((&f.id, vec![&r.benchmark])),
+            }
+        }
+    }
     let mut s = String::new();
-    for f in findings {
-        let sev = match f.severity {
-            Severity::Warning => "warning",
-            Severity::Info => "info",
-        };
-        s.push_str(&wrap(&format!("  [{sev}] {}: {}", f.id, f.message)));
-        for e in &f.evidence {
-            s.push_str(&wrap(&format!("      evidence: {e}")));
+    let mut shown: Vec<&str> = Vec::new();
+    for f in &findings {
+        let on = raised
+            .iter()
+            .find(|(id, _)| *id == f.id)
+            .map(|(_, on)| on.as_slice())
+            .unwrap_or_default();
+        if on.len() > 1 && shown.contains(&f.id.as_str()) {
+            continue;
+        }
+        s.push_str(&finding_text(f));
+        if on.len() > 1 {
+            shown.push(&f.id);
+            let mut counts: Vec<(&str, usize)> = Vec::new();
+            for b in &on[1..] {
+                match counts.iter_mut().find(|(x, _)| x == b) {
+                    Some((_, n)) => *n += 1,
+                    None => counts.push((b, 1)),
+                }
+            }
+            let list: Vec<String> = counts.iter().map(|(b, n)| format!("{b} x{n}")).collect();
+            s.push_str(&wrap(&format!(
+                "      and on {} more result(s): {} (show --all lists each)",
+                on.len() - 1,
+                list.join(", ")
+            )));
         }
     }
     s
@@ -184,10 +229,9 @@ pub fn render(doc: &RunDocument, detail: Detail) -> String {
             )));
         }
     }
-    let findings = all_findings(doc);
-    if !findings.is_empty() {
+    if !all_findings(doc).is_empty() {
         out.push_str("\nFindings (warnings first):\n");
-        out.push_str(&findings_wrapped(&findings));
+        out.push_str(&findings_wrapped(doc, detail));
     }
     out
 }
