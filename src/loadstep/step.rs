@@ -58,8 +58,10 @@ pub struct StepSummary {
     pub unfinished: u64,
     /// Measured messages that failed (HTTP errors), the first error, and connections the
     /// server closed that were opened again.
+    #[serde(default)]
     pub failed: u64,
     pub first_failure: Option<String>,
+    #[serde(default)]
     pub reconnects: u64,
     /// Schedule lag (sent − due), µs.
     pub schedule_lag_us: Option<Percentiles>,
@@ -87,6 +89,7 @@ pub struct StepSummary {
     pub interval_p99_us: Vec<f64>,
     /// [N, X] of each whole 100 ms interval: Little's-law concurrency and completed rate,
     /// the points of the USL fit.
+    #[serde(default)]
     pub interval_points: Vec<[f64; 2]>,
     pub valid: bool,
     pub invalid_reason: Option<String>,

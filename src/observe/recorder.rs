@@ -35,6 +35,7 @@ pub struct TargetRow {
     pub throttled_ms_per_s: Option<f64>,
     /// perf_event counts per second: `syscalls`, and `cycles`, `instructions`, `llc_misses`,
     /// `stalled_cycles` where a PMU has them; an event missing here is in `unavailable`.
+    #[serde(default)]
     pub events_per_s: BTreeMap<String, f64>,
 }
 

@@ -340,3 +340,74 @@ pub mod testing {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> Value {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/documents")
+            .join(name);
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn fields_added_after_a_kind_of_run_first_shipped_may_be_absent() {
+        let mut rec = fixture("record.json");
+        let r = rec["recording"].as_object_mut().unwrap();
+        r.remove("last_short_interval_dropped");
+        r.remove("counter_notes");
+        for row in r["rows"].as_array_mut().unwrap() {
+            row["target"]
+                .as_object_mut()
+                .unwrap()
+                .remove("events_per_s");
+        }
+        let doc: RunDocument = serde_json::from_value(rec).unwrap();
+        let rec = doc.recording.unwrap();
+        assert!(!rec.last_short_interval_dropped);
+        assert!(rec.rows[0].target.as_ref().unwrap().events_per_s.is_empty());
+
+        let mut ls = fixture("loadstep.json");
+        let strip = |steps: &mut Value| {
+            for s in steps.as_array_mut().unwrap() {
+                let s = s.as_object_mut().unwrap();
+                for gone in ["failed", "reconnects", "interval_points", "first_failure"] {
+                    s.remove(gone);
+                }
+            }
+        };
+        for v in ls["loadstep"]["variants"].as_array_mut().unwrap() {
+            strip(&mut v["steps"]);
+        }
+        strip(&mut ls["loadstep"]["steps"]);
+        let doc: RunDocument = serde_json::from_value(ls).unwrap();
+        let ex = doc.loadstep.unwrap();
+        assert_eq!(ex.single.unwrap().steps[0].failed, 0);
+    }
+
+    #[test]
+    fn each_kind_of_observed_placement_keeps_its_shape() {
+        let ctx: RunDocument = serde_json::from_value(fixture("ctx.json")).unwrap();
+        let classic: RunDocument = serde_json::from_value(fixture("classic.json")).unwrap();
+        assert!(ctx
+            .results
+            .iter()
+            .all(|r| matches!(r.placement.observed, Some(Observed::Pair(_)))));
+        assert!(classic
+            .results
+            .iter()
+            .all(|r| matches!(r.placement.observed, Some(Observed::Copies(_)))));
+        let switch = classic
+            .results
+            .iter()
+            .find(|r| r.base_id() == "classic.context-switch")
+            .unwrap();
+        let obs = switch.placement.observed.as_ref().unwrap();
+        assert!(obs.colocated_fraction().is_some() && obs.sides().is_some());
+        let ix = classic.indexes.unwrap();
+        assert_eq!(ix.keys(), vec!["1", "2", "N"]);
+        assert_eq!(ix.n, 2);
+    }
+}

@@ -24,7 +24,9 @@ pub struct Recording {
     pub target: Option<RecordTarget>,
     /// CPU the recorder itself used, as a share of one CPU.
     pub recorder_cpu_share: f64,
-    /// True when a last interval shorter than half the interval was dropped.
+    /// True when a last interval shorter than half the interval was dropped (absent from
+    /// the first recordings).
+    #[serde(default)]
     pub last_short_interval_dropped: bool,
     pub rows: Vec<Row>,
     pub summary: Summary,
