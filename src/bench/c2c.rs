@@ -181,20 +181,16 @@ impl Benchmark for CacheLine {
             // One-way: half a round trip.
             let samples: Vec<f64> = batches.iter().map(|b| b.ns_per_iteration() / 2.0).collect();
             let quality = Quality::of(ctx.clock_cost_ns, &batches);
-            let params = [
-                ("cpu_a".to_string(), crate::result::ParamValue::from(a)),
-                ("cpu_b".to_string(), crate::result::ParamValue::from(b)),
-                (
-                    "pairs".to_string(),
-                    crate::result::ParamValue::from(if sampled {
-                        "sampled per relation"
-                    } else {
-                        "all"
-                    }),
-                ),
-            ]
-            .into_iter()
-            .collect();
+            let params = crate::result::Params::from_struct(&PairParams {
+                cpu_a: a,
+                cpu_b: b,
+                pairs: if sampled {
+                    "sampled per relation"
+                } else {
+                    "all"
+                }
+                .into(),
+            });
             let placement = Placement {
                 name: rel.name().into(),
                 cpus: Some(vec![a, b]),
@@ -215,6 +211,15 @@ impl Benchmark for CacheLine {
         }
         Ok(())
     }
+}
+
+/// The params of `c2c.cacheline`: the CPU pair, and whether every pair was measured (`all`)
+/// or pairs were sampled per relation.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct PairParams {
+    pub cpu_a: u32,
+    pub cpu_b: u32,
+    pub pairs: String,
 }
 
 #[cfg(test)]

@@ -123,6 +123,14 @@ impl Params {
         self.0.is_empty()
     }
 
+    /// Params written from a suite's own struct (its fields named as the params; a field
+    /// that is None is left out with `skip_serializing_if`).
+    pub fn from_struct<T: Serialize>(v: &T) -> Params {
+        serde_json::to_value(v)
+            .and_then(serde_json::from_value)
+            .expect("a params struct serializes to scalars by name")
+    }
+
     /// The params read as a suite's own struct (its fields named as the params); None when
     /// they do not fit it (a result of another benchmark).
     pub fn read<T: DeserializeOwned>(&self) -> Option<T> {

@@ -148,18 +148,10 @@ impl Benchmark for PipeRoundTrip {
                 }
                 let samples: Vec<f64> = m.batches.iter().map(|b| b.ns_per_iteration()).collect();
                 let quality = Quality::of(ctx.clock_cost_ns, &m.batches);
-                let params = [
-                    (
-                        "mode".to_string(),
-                        crate::result::ParamValue::from(mode_name(mode)),
-                    ),
-                    (
-                        "footprint_kb".to_string(),
-                        crate::result::ParamValue::from(ctx.options.footprint_kb),
-                    ),
-                ]
-                .into_iter()
-                .collect();
+                let params = crate::result::Params::from_struct(&PipeParams {
+                    mode: mode_name(mode).into(),
+                    footprint_kb: ctx.options.footprint_kb,
+                });
                 let placement = Placement {
                     name: r.name.clone(),
                     cpus: r.cpus.map(|c| c.to_vec()),
@@ -188,4 +180,12 @@ impl Benchmark for PipeRoundTrip {
         }
         Ok(())
     }
+}
+
+/// The params of `ctx.pipe`: task mode and the KiB each side touches per hop.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct PipeParams {
+    pub mode: String,
+    #[serde(default)]
+    pub footprint_kb: u64,
 }

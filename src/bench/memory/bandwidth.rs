@@ -267,30 +267,12 @@ impl Benchmark for Bandwidth {
                             .iter()
                             .map(|b| mb / (b.elapsed_ns as f64 / 1e9))
                             .collect();
-                        let params = [
-                            (
-                                "kernel".to_string(),
-                                crate::result::ParamValue::from(k.name()),
-                            ),
-                            (
-                                "stores".to_string(),
-                                crate::result::ParamValue::from(if nt {
-                                    "non-temporal"
-                                } else {
-                                    "regular"
-                                }),
-                            ),
-                            (
-                                "threads".to_string(),
-                                crate::result::ParamValue::from(threads),
-                            ),
-                            (
-                                "array_bytes".to_string(),
-                                crate::result::ParamValue::from(n as u64 * 8 * threads as u64),
-                            ),
-                        ]
-                        .into_iter()
-                        .collect();
+                        let params = crate::result::Params::from_struct(&BandwidthParams {
+                            kernel: k.name().into(),
+                            stores: if nt { "non-temporal" } else { "regular" }.into(),
+                            threads: threads as u64,
+                            array_bytes: n as u64 * 8 * threads as u64,
+                        });
                         let placement = Placement {
                             name: policy.to_string(),
                             cpus: Some(cpus.clone()),
@@ -330,6 +312,16 @@ impl Benchmark for Bandwidth {
         }
         Ok(())
     }
+}
+
+/// The params of `memory.bandwidth`: kernel, store kind, threads and the bytes of each array.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct BandwidthParams {
+    pub kernel: String,
+    pub stores: String,
+    pub threads: u64,
+    #[serde(default)]
+    pub array_bytes: u64,
 }
 
 #[cfg(test)]

@@ -181,18 +181,10 @@ impl Benchmark for Latency {
                         }
                         let samples: Vec<f64> =
                             batches.iter().map(|b| b.ns_per_iteration()).collect();
-                        let params = [
-                            (
-                                "size_bytes".to_string(),
-                                crate::result::ParamValue::from(size),
-                            ),
-                            (
-                                "pages".to_string(),
-                                crate::result::ParamValue::from(pages.name()),
-                            ),
-                        ]
-                        .into_iter()
-                        .collect();
+                        let params = crate::result::Params::from_struct(&LatencyParams {
+                            size_bytes: size,
+                            pages: pages.name().into(),
+                        });
                         let placement = Placement {
                             name: "cpus".into(),
                             cpus: Some(vec![cpu]),
@@ -243,6 +235,13 @@ impl Benchmark for Latency {
         }
         Ok(())
     }
+}
+
+/// The params of `memory.latency`: working set and page size (`4k`, `thp`).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct LatencyParams {
+    pub size_bytes: u64,
+    pub pages: String,
 }
 
 #[cfg(test)]

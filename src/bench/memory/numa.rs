@@ -90,30 +90,13 @@ impl Benchmark for Numa {
                 observed: None,
             };
             let base = |metric: &str| {
-                let mut m: crate::result::Params = [
-                    (
-                        "cpu_node".to_string(),
-                        crate::result::ParamValue::from(cell.cpu_node),
-                    ),
-                    (
-                        "mem_node".to_string(),
-                        crate::result::ParamValue::from(cell.mem_node),
-                    ),
-                    (
-                        "metric".to_string(),
-                        crate::result::ParamValue::from(metric),
-                    ),
-                    (
-                        "size_bytes".to_string(),
-                        crate::result::ParamValue::from(size),
-                    ),
-                ]
-                .into_iter()
-                .collect();
-                if let Some(d) = cell.distance {
-                    m.insert("distance", d);
-                }
-                m
+                crate::result::Params::from_struct(&NumaParams {
+                    cpu_node: cell.cpu_node as u64,
+                    mem_node: cell.mem_node as u64,
+                    metric: metric.into(),
+                    size_bytes: size,
+                    distance: cell.distance.map(|d| d as u64),
+                })
             };
             // Latency: one thread on the node's first usable CPU.
             let first = cell.cpus[0];
@@ -185,6 +168,19 @@ impl Benchmark for Numa {
         }
         Ok(())
     }
+}
+
+/// The params of `memory.numa`: the cell (CPU node, memory node), what was measured
+/// (`latency`, `read-bandwidth`), the buffer size and the firmware distance when known.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct NumaParams {
+    pub cpu_node: u64,
+    pub mem_node: u64,
+    pub metric: String,
+    #[serde(default)]
+    pub size_bytes: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distance: Option<u64>,
 }
 
 #[cfg(test)]

@@ -2,24 +2,15 @@
 //! (SMT sibling, same LLC, cross LLC/package/node) and, when it fits, the CPU x CPU matrix.
 
 use super::{narrow_table, with_params, View, WIDTH};
+use crate::bench::c2c::PairParams as Pair;
 use crate::measure::stats::Stats;
 use crate::report::svg::{Chart, Heatmap};
 use crate::report::units::num;
 use crate::result::RunDocument;
-use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 pub struct C2c;
-
-/// The params of `c2c.cacheline`.
-#[derive(Deserialize)]
-pub struct Pair {
-    pub cpu_a: u32,
-    pub cpu_b: u32,
-    /// `all`, or `sampled per relation` on large machines.
-    pub pairs: String,
-}
 
 const BENCH: &str = "c2c.cacheline";
 

@@ -2,20 +2,12 @@
 //! and what the unpinned (`os`) figure really measured.
 
 use super::{bar, narrow_table, with_params, View};
+use crate::bench::ctx::PipeParams as Pipe;
 use crate::report::svg::Chart;
 use crate::report::units::duration_ns;
 use crate::result::{BenchResult, RunDocument};
-use serde::Deserialize;
 
 pub struct Ctx;
-
-/// The params of `ctx.pipe`.
-#[derive(Deserialize)]
-pub struct Pipe {
-    pub mode: String,
-    #[serde(default)]
-    pub footprint_kb: u64,
-}
 
 const BENCH: &str = "ctx.pipe";
 

@@ -3,46 +3,18 @@
 //! timing artefact beside batch timing.
 
 use super::{bar, narrow_table, with_params, wrap, View};
+use crate::bench::memory::bandwidth::BandwidthParams as Bandwidth;
+use crate::bench::memory::latency::LatencyParams as Latency;
+use crate::bench::memory::numa::NumaParams as NumaCell;
+use crate::bench::memory::per_event::PerEventParams as PerEvent;
 use crate::measure::plateaus::{self, Plateau};
 use crate::report::svg::{Chart, LineChart};
 use crate::report::units::{bytes, duration_ns, mb_per_s, num};
 use crate::result::{BenchResult, RunDocument};
-use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 pub struct Memory;
-
-/// The params of `memory.bandwidth`.
-#[derive(Deserialize)]
-pub struct Bandwidth {
-    pub kernel: String,
-    pub stores: String,
-    pub threads: u64,
-}
-
-/// The params of `memory.latency`.
-#[derive(Deserialize)]
-pub struct Latency {
-    pub size_bytes: u64,
-    pub pages: String,
-}
-
-/// The params of `memory.numa`.
-#[derive(Deserialize)]
-pub struct NumaCell {
-    pub cpu_node: u64,
-    pub mem_node: u64,
-    pub metric: String,
-    pub distance: Option<u64>,
-}
-
-/// The params of `memory.per-event`.
-#[derive(Deserialize)]
-pub struct PerEvent {
-    pub timing: String,
-    pub clocksource: Option<String>,
-}
 
 /// The latency curve of one page size: (working set, ns per load), by size.
 fn curve(doc: &RunDocument, pages: &str) -> Vec<(u64, f64)> {

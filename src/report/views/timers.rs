@@ -1,21 +1,12 @@
 //! The timers suite: what one read of each clock costs, per read path.
 
 use super::{bar, narrow_table, with_params, View};
+use crate::bench::timers::ClockReadParams as ClockRead;
 use crate::report::svg::Chart;
 use crate::report::units::{duration_ns, pct};
 use crate::result::RunDocument;
-use serde::Deserialize;
 
 pub struct Timers;
-
-/// The params of `timers.clock-read`.
-#[derive(Deserialize)]
-pub struct ClockRead {
-    pub clock: String,
-    pub path: String,
-    /// Set during a clocksource sweep.
-    pub clocksource: Option<String>,
-}
 
 const BENCH: &str = "timers.clock-read";
 
