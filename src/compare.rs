@@ -3,6 +3,7 @@
 //! the environment differences that could explain it.
 
 use crate::measure::stats::mann_whitney_p;
+use crate::probe::ProbeDoc;
 use crate::result::{BenchResult, RunDocument};
 use serde::Serialize;
 use serde_json::Value;
@@ -43,36 +44,34 @@ pub struct Comparison {
     pub env_differences: Vec<EnvDiff>,
 }
 
-/// Environment facts that change results, as (label, JSON pointer into the probe document).
-const ENV_KEYS: &[(&str, &str)] = &[
-    ("host", "/hostname"),
-    ("CPU model", "/kernel/cpu_model"),
-    ("packages", "/topology/packages"),
-    ("cores", "/topology/cores"),
-    ("logical CPUs", "/topology/threads"),
-    ("threads per core", "/topology/threads_per_core"),
-    ("LLC groups", "/topology/llc_groups"),
-    ("NUMA nodes", "/numa/nodes"),
-    ("usable CPUs", "/cpus/usable"),
-    ("CPU quota", "/cpus/cgroup_quota"),
-    ("VM", "/virtualization/vm"),
-    ("container", "/virtualization/container"),
-    ("clocksource", "/clock/clocksource"),
-    ("kernel", "/kernel/release"),
-    ("cpufreq governor", "/kernel/cpufreq_governor"),
-    ("THP", "/kernel/thp"),
-];
+/// Environment facts that change results, as (label, the fact read from the probe).
+type Fact = fn(&ProbeDoc) -> Value;
 
-fn env_value(env: &Value, pointer: &str) -> Value {
-    let v = env.pointer(pointer).cloned().unwrap_or(Value::Null);
-    // Compare NUMA nodes by their CPUs, not by memory that moves at run time.
-    if pointer == "/numa/nodes" {
-        if let Value::Array(nodes) = &v {
-            return Value::Array(nodes.iter().map(|n| n["cpus"].clone()).collect());
-        }
-    }
-    v
+fn fact<T: Serialize>(v: T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
 }
+
+const ENV_FACTS: &[(&str, Fact)] = &[
+    ("host", |e| fact(&e.hostname)),
+    ("CPU model", |e| fact(&e.kernel.cpu_model)),
+    ("packages", |e| fact(e.topology.packages)),
+    ("cores", |e| fact(e.topology.cores)),
+    ("logical CPUs", |e| fact(e.topology.threads)),
+    ("threads per core", |e| fact(e.topology.threads_per_core)),
+    ("LLC groups", |e| fact(&e.topology.llc_groups)),
+    // NUMA nodes by their CPUs, not by memory that moves at run time.
+    ("NUMA nodes", |e| {
+        fact(e.numa.nodes.iter().map(|n| &n.cpus).collect::<Vec<_>>())
+    }),
+    ("usable CPUs", |e| fact(&e.cpus.usable)),
+    ("CPU quota", |e| fact(e.cpus.cgroup_quota)),
+    ("VM", |e| fact(&e.virtualization.vm)),
+    ("container", |e| fact(&e.virtualization.container)),
+    ("clocksource", |e| fact(&e.clock.clocksource)),
+    ("kernel", |e| fact(&e.kernel.release)),
+    ("cpufreq governor", |e| fact(&e.kernel.cpufreq_governor)),
+    ("THP", |e| fact(&e.kernel.thp)),
+];
 
 fn verdict(a: &BenchResult, b: &BenchResult, p: Option<f64>, overlap: bool) -> String {
     let real = match p {
@@ -139,10 +138,10 @@ pub fn compare(a: &RunDocument, b: &RunDocument) -> Comparison {
         })
         .map(BenchResult::key)
         .collect();
-    let env_differences = ENV_KEYS
+    let env_differences = ENV_FACTS
         .iter()
-        .filter_map(|(label, ptr)| {
-            let (va, vb) = (env_value(&a.env, ptr), env_value(&b.env, ptr));
+        .filter_map(|(label, read)| {
+            let (va, vb) = (read(&a.env), read(&b.env));
             (va != vb).then(|| EnvDiff {
                 what: label.to_string(),
                 a: va,
@@ -174,11 +173,9 @@ mod tests {
     }
 
     fn run(id: &str, results: Vec<BenchResult>, clocksource: &str) -> RunDocument {
-        testing::run(
-            id,
-            results,
-            json!({"clock": {"clocksource": clocksource}, "topology": {"threads": 2}}),
-        )
+        let mut env = crate::probe::fixture("this-vm");
+        env.clock.clocksource = Some(clocksource.into());
+        testing::run(id, results, env)
     }
 
     #[test]

@@ -142,7 +142,10 @@ fn run_stores_a_valid_document_with_plausible_timers() {
     let clock = |c: &str, p: &str| {
         run.results
             .iter()
-            .find(|r| r.params["clock"] == c && r.params["path"] == p)
+            .find(|r| {
+                r.params.get("clock").map(|v| v.to_string()).as_deref() == Some(c)
+                    && r.params.get("path").map(|v| v.to_string()).as_deref() == Some(p)
+            })
             .unwrap()
             .stats
             .median

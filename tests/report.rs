@@ -20,6 +20,68 @@ fn chromium() -> Option<&'static str> {
         })
 }
 
+/// The page as Chromium renders it (its DOM), and its console log.
+fn render(html_path: &std::path::Path) -> (String, String) {
+    let Some(browser) = chromium() else {
+        panic!("chromium is needed to render the report (.ci/run installs the Debian package)");
+    };
+    let profile = tempfile::tempdir().unwrap();
+    let out = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", html_path.display()))
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "chromium failed: {log}");
+    (String::from_utf8_lossy(&out.stdout).to_string(), log)
+}
+
+#[test]
+fn the_report_of_a_recording_shows_its_command_exit_status_and_summary() {
+    let env = TestEnv::new();
+    let out = env
+        .cmd()
+        .args(["record", "--interval", "0.2", "--json", "--"])
+        .args(["sh", "-c", "sleep 0.5; exit 3"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rec: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let html_path = env.dir.path().join("record.html");
+    common::succeeded(
+        env.cmd()
+            .args(["report", rec["run_id"].as_str().unwrap(), "-o"])
+            .arg(&html_path),
+    );
+    let (dom, _) = render(&html_path);
+    for want in [
+        "command: sh -c sleep 0.5; exit 3",
+        "exit status 3",
+        "Recording: ",
+        "intervals of 0.2 s",
+        "the recorder used",
+        "Recording: CPU use",
+    ] {
+        assert!(dom.contains(want), "the rendered report lacks '{want}'");
+    }
+}
+
 #[test]
 fn a_report_of_every_suite_renders_in_chromium_and_escapes_what_it_shows() {
     let env = TestEnv::new();
@@ -97,30 +159,7 @@ fn a_report_of_every_suite_renders_in_chromium_and_escapes_what_it_shows() {
     }
     assert!(html.contains("Comparison"));
 
-    let Some(browser) = chromium() else {
-        panic!("chromium is needed to render the report (.ci/run installs the Debian package)");
-    };
-    let profile = tempfile::tempdir().unwrap();
-    let out = Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg("--dump-dom")
-        .arg(format!("file://{}", html_path.display()))
-        .output()
-        .unwrap();
-    let dom = String::from_utf8_lossy(&out.stdout);
-    let log = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "chromium failed: {log}");
+    let (dom, log) = render(&html_path);
     assert!(
         dom.matches("<svg").count() >= 10,
         "charts missing from the rendered DOM"

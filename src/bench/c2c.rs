@@ -11,7 +11,6 @@ use crate::findings::results::annotate;
 use crate::measure::batch::{calibrate, time_batch, Batch};
 use crate::placement::{pin_current_thread, Relation, Topo};
 use crate::result::{BenchResult, Placement, Quality};
-use serde_json::json;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Barrier;
 
@@ -215,20 +214,16 @@ impl Benchmark for CacheLine {
             // One-way: half a round trip.
             let samples: Vec<f64> = batches.iter().map(|b| b.ns_per_iteration() / 2.0).collect();
             let quality = Quality::of(ctx.clock_cost_ns, &batches);
-            let params = [
-                ("cpu_a".to_string(), json!(a)),
-                ("cpu_b".to_string(), json!(b)),
-                (
-                    "pairs".to_string(),
-                    json!(if sampled {
-                        "sampled per relation"
-                    } else {
-                        "all"
-                    }),
-                ),
-            ]
-            .into_iter()
-            .collect();
+            let params = crate::result::Params::from_struct(&PairParams {
+                cpu_a: a,
+                cpu_b: b,
+                pairs: if sampled {
+                    "sampled per relation"
+                } else {
+                    "all"
+                }
+                .into(),
+            });
             let placement = Placement {
                 name: rel.name().into(),
                 cpus: Some(vec![a, b]),
@@ -249,6 +244,15 @@ impl Benchmark for CacheLine {
         }
         Ok(())
     }
+}
+
+/// The params of `c2c.cacheline`: the CPU pair, and whether every pair was measured (`all`)
+/// or pairs were sampled per relation.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct PairParams {
+    pub cpu_a: u32,
+    pub cpu_b: u32,
+    pub pairs: String,
 }
 
 #[cfg(test)]

@@ -11,7 +11,6 @@ use crate::measure::clocks::{Clock, Path};
 use crate::measure::clocksource::{self, Switch};
 use crate::result::{BenchResult, Placement, Quality};
 use anyhow::Context;
-use serde_json::json;
 
 pub struct ClockRead;
 
@@ -67,8 +66,7 @@ impl Benchmark for ClockRead {
             if pe.len() < ctx.samples {
                 return Err(Interrupted.into());
             }
-            let tag = [("clocksource", json!(cs))];
-            let (p, b) = per_event::results("memory.per-event@1", &here, &pe, &b, &tag)
+            let (p, b) = per_event::results("memory.per-event@1", &here, &pe, &b, Some(&cs))
                 .ok_or_else(|| anyhow::anyhow!("per-event: no valid samples"))?;
             emit(Emitted::Result(Box::new(p)));
             emit(Emitted::Result(Box::new(b)));
@@ -103,15 +101,11 @@ fn clock_reads(
         }
         let samples: Vec<f64> = batches.iter().map(|b| b.ns_per_iteration()).collect();
         let quality = Quality::of(ctx.clock_cost_ns, &batches);
-        let mut params: std::collections::BTreeMap<String, serde_json::Value> = [
-            ("clock".to_string(), json!(clock.name())),
-            ("path".to_string(), json!(clock.path_label(path))),
-        ]
-        .into_iter()
-        .collect();
-        if let Some(cs) = clocksource {
-            params.insert("clocksource".into(), json!(cs));
-        }
+        let params = crate::result::Params::from_struct(&ClockReadParams {
+            clock: clock.name().into(),
+            path: clock.path_label(path).into(),
+            clocksource: clocksource.map(String::from),
+        });
         let os = Placement::os();
         let mut r = BenchResult::new(id, params, os, "ns/read", true, samples, quality)
             .ok_or_else(|| anyhow::anyhow!("no valid samples for {}", clock.name()))?;
@@ -119,4 +113,14 @@ fn clock_reads(
         emit(Emitted::Result(Box::new(r)));
     }
     Ok(())
+}
+
+/// The params of `timers.clock-read`: the clock, its read path, and during a clocksource
+/// sweep the clocksource.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ClockReadParams {
+    pub clock: String,
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clocksource: Option<String>,
 }

@@ -141,6 +141,15 @@ pub(crate) fn parse_secs(s: &str) -> Result<f64, String> {
     }
 }
 
+/// The text detail a `--verbose`/`--all` flag asks for.
+pub(crate) fn detail(full: bool) -> crate::report::text::Detail {
+    if full {
+        crate::report::text::Detail::Full
+    } else {
+        crate::report::text::Detail::Summary
+    }
+}
+
 /// Print a value as one pretty JSON document on stdout.
 pub(crate) fn print_json<T: serde::Serialize>(v: &T) -> anyhow::Result<()> {
     crate::session::print_json(v)

@@ -14,9 +14,13 @@ pub struct Args {
     /// Suites to run, comma-separated (default: the default suites). `--list` shows them.
     #[arg(value_delimiter = ',', value_name = "SUITE[,SUITE...]")]
     suites: Vec<String>,
-    /// Print the run document (truebench.result/1) as JSON instead of the table.
+    /// Print the run document (truebench.result/1) as JSON instead of the summary.
     #[arg(long)]
     json: bool,
+    /// Print every result in one table (median, CI, CV, n, timer share, placement, what was
+    /// observed) and each suite's full tables, instead of the summary per suite.
+    #[arg(short, long)]
+    verbose: bool,
     /// Samples (timed batches) per result; each batch lasts at least 2 ms and at least 10^4 clock reads.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(3..=1_000_000))]
     samples: u32,
@@ -121,6 +125,7 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
             options,
             samples: a.samples as usize,
             json: a.json,
+            detail: super::detail(a.verbose),
         },
         db,
     )

@@ -22,6 +22,9 @@ pub struct ShowArgs {
     /// Print the run document as JSON.
     #[arg(long)]
     json: bool,
+    /// Print every result in one table and each suite's full tables, instead of the summary.
+    #[arg(long)]
+    all: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -48,7 +51,7 @@ pub fn history(a: HistoryArgs, db: Option<&Path>) -> anyhow::Result<()> {
     if a.json {
         super::print_json(&runs)
     } else {
-        crate::stdout::write(&crate::report::results_table::render_history(&runs))
+        crate::stdout::write(&crate::report::text::render_history(&runs))
     }
 }
 
@@ -57,7 +60,7 @@ pub fn show(a: ShowArgs, db: Option<&Path>) -> anyhow::Result<()> {
     if a.json {
         super::print_json(&doc)
     } else {
-        crate::stdout::write(&crate::report::results_table::render(&doc))
+        crate::stdout::write(&crate::report::text::render(&doc, super::detail(a.all)))
     }
 }
 

@@ -28,11 +28,10 @@ fn figure(r: &BenchResult) -> String {
 /// and the probe's findings (for `llc-not-shared`).
 pub fn explain_os(os: &BenchResult, pinned: &[BenchResult], probe: &[Finding]) -> Option<Finding> {
     let obs = os.placement.observed.as_ref()?;
-    let frac = obs.get("colocated_fraction")?.as_f64()?;
-    let n = obs
-        .get("observations")
-        .and_then(|v| v.as_u64())
-        .unwrap_or(0);
+    let frac = obs.colocated_fraction()?;
+    let n = obs.observations();
+    let (seen_a, seen_b) = obs.sides().unwrap_or_default();
+    let list = |v: &[u32]| serde_json::to_string(v).unwrap_or_default();
     let same = pinned.iter().find(|r| r.placement.name == "same-cpu");
     let cross = CROSS_ORDER.iter().find_map(|name| {
         pinned.iter().find(|r| {
@@ -54,10 +53,7 @@ pub fn explain_os(os: &BenchResult, pinned: &[BenchResult], probe: &[Finding]) -
             "both tasks on one CPU in {:.0}% of {n} observations",
             frac * 100.0
         ),
-        format!(
-            "CPUs seen: A {}, B {}",
-            obs["tasks"]["a"]["cpus_seen"], obs["tasks"]["b"]["cpus_seen"]
-        ),
+        format!("CPUs seen: A {}, B {}", list(&seen_a), list(&seen_b)),
     ];
     evidence.extend(same.map(figure));
     evidence.extend(cross.map(figure));
@@ -107,29 +103,6 @@ pub fn explain_os(os: &BenchResult, pinned: &[BenchResult], probe: &[Finding]) -
     }
 }
 
-/// Every CPU list named `cpus_seen` anywhere in an observation.
-fn cpus_seen(v: &serde_json::Value, out: &mut std::collections::BTreeSet<u32>) {
-    match v {
-        serde_json::Value::Object(m) => {
-            for (k, x) in m {
-                if k == "cpus_seen" {
-                    out.extend(
-                        x.as_array()
-                            .into_iter()
-                            .flatten()
-                            .filter_map(|c| c.as_u64())
-                            .map(|c| c as u32),
-                    );
-                } else {
-                    cpus_seen(x, out);
-                }
-            }
-        }
-        serde_json::Value::Array(a) => a.iter().for_each(|x| cpus_seen(x, out)),
-        _ => {}
-    }
-}
-
 /// On a hybrid machine: write the kind of every CPU the result ran on into what was
 /// observed (`cpu_kinds`: kind -> CPUs), and when the result was not pinned and its tasks
 /// ran on CPUs of several kinds, the `mixed-cpu-kinds` finding (its figure mixes fast
@@ -140,7 +113,7 @@ pub fn mixed_cpu_kinds(kinds: &[crate::probe::kinds::CpuKind], r: &mut BenchResu
     }
     let mut seen = std::collections::BTreeSet::new();
     if let Some(o) = &r.placement.observed {
-        cpus_seen(o, &mut seen);
+        seen.extend(o.all_cpus());
     }
     seen.extend(r.placement.cpus.iter().flatten().copied());
     let mut by_kind: std::collections::BTreeMap<usize, Vec<u32>> = Default::default();
@@ -149,20 +122,15 @@ pub fn mixed_cpu_kinds(kinds: &[crate::probe::kinds::CpuKind], r: &mut BenchResu
             by_kind.entry(i).or_default().push(*c);
         }
     }
-    let named: serde_json::Map<String, serde_json::Value> = by_kind
+    let named: std::collections::BTreeMap<String, Vec<u32>> = by_kind
         .iter()
-        .map(|(i, cpus)| (kinds[*i].kind.clone(), serde_json::json!(cpus)))
+        .map(|(i, cpus)| (kinds[*i].kind.clone(), cpus.clone()))
         .collect();
-    if let Some(serde_json::Value::Object(o)) = r.placement.observed.as_mut() {
-        o.insert("cpu_kinds".into(), serde_json::Value::Object(named));
+    if let Some(o) = r.placement.observed.as_mut() {
+        o.set_cpu_kinds(named);
     }
     let pinned = r.placement.cpus.is_some()
-        && r.placement
-            .observed
-            .as_ref()
-            .and_then(|o| o.get("pinned"))
-            .and_then(|p| p.as_bool())
-            != Some(false);
+        && r.placement.observed.as_ref().and_then(|o| o.pinned()) != Some(false);
     if pinned || by_kind.len() < 2 {
         return;
     }
@@ -197,8 +165,11 @@ mod tests {
     fn r(name: &str, cpus: Option<Vec<u32>>, median: f64, frac: Option<f64>) -> BenchResult {
         let mut r = result("ctx.pipe@1", name, cpus, json!({}), median);
         r.placement.observed = frac.map(|f| {
-            json!({"colocated_fraction": f, "observations": 10,
-                   "tasks": {"a": {"cpus_seen": [0]}, "b": {"cpus_seen": [0, 1]}}})
+            serde_json::from_value(json!({"relation": "test", "pinned": false,
+                   "colocated_fraction": f, "observations": 10, "round_trips": 100,
+                   "tasks": {"a": {"cpus_seen": [0], "migrations": 0, "voluntary_switches": 1, "involuntary_switches": 0},
+                             "b": {"cpus_seen": [0, 1], "migrations": 1, "voluntary_switches": 1, "involuntary_switches": 0}}}))
+            .unwrap()
         });
         r
     }
@@ -252,7 +223,15 @@ mod tests {
     fn mixed_cpu_kinds_fires_on_unpinned_results_across_kinds_only() {
         let h = crate::probe::fixture("hybrid-laptop");
         let kinds = &h.topology.cpu_kinds;
-        let seen = |a: &[u32], b: &[u32]| json!({"pinned": false, "tasks": {"a": {"cpus_seen": a}, "b": {"cpus_seen": b}}});
+        let pair = |pinned: bool, a: &[u32], b: &[u32]| -> crate::result::Observed {
+            let task = |c: &[u32]| json!({"cpus_seen": c, "migrations": null, "voluntary_switches": null, "involuntary_switches": null});
+            serde_json::from_value(json!({"relation": "test", "pinned": pinned, "observations": 10, "colocated_fraction": 0.0, "round_trips": 100, "tasks": {"a": task(a), "b": task(b)}})).unwrap()
+        };
+        let seen = |a: &[u32], b: &[u32]| pair(false, a, b);
+        let kinds_of = |r: &BenchResult| {
+            serde_json::to_value(r.placement.observed.as_ref().unwrap()).unwrap()["cpu_kinds"]
+                .clone()
+        };
         // Unpinned, seen on a P-core and an E-core: the finding, citing both kinds.
         let mut os = r("os", None, 2000.0, None);
         os.placement.observed = Some(seen(&[0, 1], &[13]));
@@ -268,22 +247,16 @@ mod tests {
             f.evidence
         );
         assert!(f.evidence[1].contains("intel-atom CPUs [13]"));
-        let obs = os.placement.observed.as_ref().unwrap();
-        assert_eq!(obs["cpu_kinds"]["intel-atom"], json!([13]));
+        assert_eq!(kinds_of(&os)["intel-atom"], json!([13]));
         // Unpinned on P-cores only: kinds stated, no finding.
         let mut one = r("os", None, 2000.0, None);
         one.placement.observed = Some(seen(&[0], &[2]));
         mixed_cpu_kinds(kinds, &mut one);
         assert!(one.findings.is_empty());
-        assert_eq!(
-            one.placement.observed.as_ref().unwrap()["cpu_kinds"]["intel-core"],
-            json!([0, 2])
-        );
+        assert_eq!(kinds_of(&one)["intel-core"], json!([0, 2]));
         // Pinned across kinds on purpose: no finding.
         let mut p = r("cpus", Some(vec![0, 12]), 2000.0, None);
-        p.placement.observed = Some(
-            json!({"pinned": true, "tasks": {"a": {"cpus_seen": [0]}, "b": {"cpus_seen": [12]}}}),
-        );
+        p.placement.observed = Some(pair(true, &[0], &[12]));
         mixed_cpu_kinds(kinds, &mut p);
         assert!(p.findings.is_empty());
         // A machine of one kind: nothing at all.
@@ -291,12 +264,6 @@ mod tests {
         plain.placement.observed = Some(seen(&[0], &[13]));
         mixed_cpu_kinds(&[], &mut plain);
         assert!(plain.findings.is_empty());
-        assert!(plain
-            .placement
-            .observed
-            .as_ref()
-            .unwrap()
-            .get("cpu_kinds")
-            .is_none());
+        assert!(kinds_of(&plain).is_null());
     }
 }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 const PERIOD_US: u64 = 100_000;
 
 /// One quota × width setting.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Setting {
     /// CPU quota in CPUs (quota / period).
     pub quota: f64,

@@ -13,9 +13,9 @@ use crate::measure::stats::mann_whitney_p;
 use crate::observe::counters::TargetCounters;
 use crate::observe::process;
 use crate::probe::ProbeDoc;
+use crate::result::experiment::{Comparison, Contender, Scaling, ScalingPoint, StepComparison};
 use rand::{seq::SliceRandom, SeedableRng};
-use serde::Serialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -104,14 +104,14 @@ pub fn pins(policy: &str, workers: usize, probe: &ProbeDoc) -> Option<Vec<u32>> 
     (!order.is_empty()).then(|| order.iter().copied().cycle().take(workers).collect())
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Knee {
     /// Index of the last step before cost grew faster than load, and its planned rate.
     pub step: usize,
     pub rate: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VariantResult {
     pub policy: String,
     pub workers: usize,
@@ -281,16 +281,20 @@ fn analyse(
 
 /// Which variant wins each step (lowest median of its interval p99s), and whether each
 /// other variant differs from it for real (Mann-Whitney p < 0.05).
-pub fn compare(variants: &[VariantResult]) -> Value {
+pub fn compare(variants: &[VariantResult]) -> Comparison {
     let n_steps = variants.iter().map(|v| v.steps.len()).min().unwrap_or(0);
     let mut wins: BTreeMap<String, usize> = BTreeMap::new();
     let mut per_step = Vec::new();
     for i in 0..n_steps {
         if variants.iter().any(|v| !v.steps[i].valid) {
-            per_step.push(
-                json!({"rate": variants[0].steps[i].planned_rate, "compared": false,
-                "why": "a variant's step is not valid"}),
-            );
+            per_step.push(StepComparison {
+                rate: variants[0].steps[i].planned_rate,
+                compared: false,
+                why: Some("a variant's step is not valid".into()),
+                best: None,
+                best_median_interval_p99_us: None,
+                others: None,
+            });
             continue;
         }
         let samples: Vec<Vec<f64>> = variants
@@ -313,28 +317,37 @@ pub fn compare(variants: &[VariantResult]) -> Value {
             });
         let Some(best) = best else { continue };
         *wins.entry(name(&variants[best])).or_default() += 1;
-        let others: BTreeMap<String, Value> = (0..variants.len())
+        let others: BTreeMap<String, Contender> = (0..variants.len())
             .filter(|k| *k != best)
             .map(|k| {
                 let p = mann_whitney_p(&samples[best], &samples[k]);
                 (
                     name(&variants[k]),
-                    json!({"median_interval_p99_us": med(&samples[k]), "p_value": p,
-                           "real": p.is_some_and(|p| p < 0.05)}),
+                    Contender {
+                        median_interval_p99_us: med(&samples[k]),
+                        p_value: p,
+                        real: p.is_some_and(|p| p < 0.05),
+                    },
                 )
             })
             .collect();
-        per_step.push(json!({
-            "rate": variants[best].steps[i].planned_rate,
-            "compared": true,
-            "best": name(&variants[best]),
-            "best_median_interval_p99_us": med(&samples[best]),
-            "others": others,
-        }));
+        per_step.push(StepComparison {
+            rate: variants[best].steps[i].planned_rate,
+            compared: true,
+            why: None,
+            best: Some(name(&variants[best])),
+            best_median_interval_p99_us: med(&samples[best]),
+            others: Some(others),
+        });
     }
     let winner = wins.iter().max_by_key(|(_, n)| **n).map(|(k, _)| k.clone());
-    json!({"winner": winner, "step_wins": wins, "steps": per_step,
-           "test": "Mann-Whitney U on the p99 latency of each 100 ms interval (all repeats), p < 0.05"})
+    Comparison {
+        winner,
+        step_wins: wins,
+        steps: per_step,
+        test: "Mann-Whitney U on the p99 latency of each 100 ms interval (all repeats), p < 0.05"
+            .into(),
+    }
 }
 
 /// What an experiment produced.
@@ -543,7 +556,7 @@ pub fn run(
 
 /// The scaling curve across worker counts: per count the highest valid completed rate
 /// (of the best policy), and the USL and Amdahl fits on it.
-pub fn scaling(variants: &[VariantResult]) -> Option<Value> {
+pub fn scaling(variants: &[VariantResult]) -> Option<Scaling> {
     let mut best: BTreeMap<usize, f64> = BTreeMap::new();
     for v in variants {
         let top = v
@@ -559,12 +572,18 @@ pub fn scaling(variants: &[VariantResult]) -> Option<Value> {
         return None;
     }
     let pts: Vec<(f64, f64)> = best.iter().map(|(w, x)| (*w as f64, *x)).collect();
-    Some(json!({
-        "points": pts.iter().map(|(n, x)| json!({"workers": n, "max_valid_completed_rate": x})).collect::<Vec<_>>(),
-        "usl": model::fit(&pts, true),
-        "amdahl": model::fit(&pts, false),
-        "note": "the highest valid step's completed rate bounds each worker count's throughput from below: give rates up to saturation",
-    }))
+    Some(Scaling {
+        points: pts
+            .iter()
+            .map(|(n, x)| ScalingPoint {
+                workers: *n,
+                max_valid_completed_rate: *x,
+            })
+            .collect(),
+        usl: model::fit(&pts, true),
+        amdahl: model::fit(&pts, false),
+        note: "the highest valid step's completed rate bounds each worker count's throughput from below: give rates up to saturation".into(),
+    })
 }
 
 #[cfg(test)]

@@ -5,10 +5,10 @@
 //! predicted peak; the knee of a load-step curve; and Little's-law consistency. Pure
 //! functions, tested on synthetic data with known parameters.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A fitted model.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Fit {
     /// Contention (serial fraction).
     pub sigma: f64,

@@ -6,7 +6,7 @@
 
 use super::mq::{Outcome, Record};
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// A send more than this late is counted late.
@@ -20,7 +20,7 @@ pub const MAX_FAILED_SHARE: f64 = 0.01;
 /// Width of the intervals whose p99 latencies are the samples of rank tests.
 pub const INTERVAL_NS: u64 = 100_000_000;
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Percentiles {
     pub p50: f64,
     pub p90: f64,
@@ -48,7 +48,7 @@ pub struct SysDelta {
     pub throttled_us: Option<u64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepSummary {
     pub planned_rate: f64,
     pub sent_rate: f64,
@@ -58,8 +58,10 @@ pub struct StepSummary {
     pub unfinished: u64,
     /// Measured messages that failed (HTTP errors), the first error, and connections the
     /// server closed that were opened again.
+    #[serde(default)]
     pub failed: u64,
     pub first_failure: Option<String>,
+    #[serde(default)]
     pub reconnects: u64,
     /// Schedule lag (sent − due), µs.
     pub schedule_lag_us: Option<Percentiles>,
@@ -87,6 +89,7 @@ pub struct StepSummary {
     pub interval_p99_us: Vec<f64>,
     /// [N, X] of each whole 100 ms interval: Little's-law concurrency and completed rate,
     /// the points of the USL fit.
+    #[serde(default)]
     pub interval_points: Vec<[f64; 2]>,
     pub valid: bool,
     pub invalid_reason: Option<String>,

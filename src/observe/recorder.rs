@@ -6,7 +6,7 @@
 use super::process::ProcCounters;
 use super::system::{cpu_shares, Counters, CpuShare};
 use crate::measure::stats::correlation;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Everything read at one instant.
@@ -19,7 +19,7 @@ pub struct Reading {
     pub metric: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TargetRow {
     /// CPU time of the process over the interval, % of one CPU.
     pub cpu_pct: f64,
@@ -35,10 +35,11 @@ pub struct TargetRow {
     pub throttled_ms_per_s: Option<f64>,
     /// perf_event counts per second: `syscalls`, and `cycles`, `instructions`, `llc_misses`,
     /// `stalled_cycles` where a PMU has them; an event missing here is in `unavailable`.
+    #[serde(default)]
     pub events_per_s: BTreeMap<String, f64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
     /// End of the interval, seconds since the recording started.
     pub t_s: f64,
@@ -133,7 +134,7 @@ fn series(rows: &[Row]) -> BTreeMap<String, Vec<f64>> {
     m
 }
 
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct Summary {
     /// Work done over the recording, in business units.
     pub units: Option<f64>,

@@ -3,7 +3,7 @@
 //! and TLB rows of /proc/interrupts), runnable tasks, and CPU pressure (PSI).
 
 use procfs_core::{ExplicitSystemInfo, FromReadSI, KernelStats};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Cumulative counters at one instant.
 #[derive(Debug, Clone, Default)]
@@ -104,7 +104,7 @@ pub fn read() -> Counters {
 }
 
 /// One CPU's time by state over an interval, in percent.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CpuShare {
     pub cpu: u32,
     pub user: f64,

@@ -18,14 +18,14 @@ pub mod topology;
 pub mod virt;
 
 use crate::findings::Finding;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use sysroot::SysRoot;
 
 pub const SCHEMA: &str = "truebench.probe/1";
 
 /// Metrics that could not be read, each with its reason (never reported as 0).
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Unavailable(pub BTreeMap<String, String>);
 
@@ -35,7 +35,7 @@ impl Unavailable {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CpusDoc {
     pub online: Vec<u32>,
     pub possible: Vec<u32>,
@@ -62,7 +62,7 @@ pub struct CpusDoc {
     pub capacity_basis: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ProbeDoc {
     pub schema: String,
     pub probed_at: String,

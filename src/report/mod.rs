@@ -1,15 +1,13 @@
-//! Presenting results: terminal text and tables (JSON is the serde form of each document).
+//! Presenting results: one view per suite (views/) and one renderer per format (text.rs,
+//! html.rs); JSON is the serde form of each document.
 
-pub mod c2c_matrix;
-pub mod classic_table;
 pub mod compare_table;
 pub mod html;
-pub mod loadstep_table;
-pub mod numa_matrix;
 pub mod probe_text;
-pub mod results_table;
 pub mod svg;
+pub mod text;
 pub mod units;
+pub mod views;
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 

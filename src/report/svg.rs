@@ -28,23 +28,127 @@ fn fmt_num(v: f64) -> String {
 }
 
 /// How the x axis labels its ticks.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum XAxis {
     Number,
     Bytes,
 }
 
+/// A line chart: named series of (x, y) points, optional log scales, and vertical marks.
+#[derive(Debug, Clone)]
+pub struct LineChart {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub series: Vec<(String, Vec<(f64, f64)>)>,
+    pub log_x: bool,
+    pub log_y: bool,
+    /// Vertical dashed lines at x, labelled.
+    pub marks: Vec<(f64, String)>,
+    pub x_axis: XAxis,
+}
+
+impl LineChart {
+    /// A linear chart with numbered axes and no series yet.
+    pub fn new(title: impl Into<String>, x_label: &str, y_label: &str) -> LineChart {
+        LineChart {
+            title: title.into(),
+            x_label: x_label.into(),
+            y_label: y_label.into(),
+            series: vec![],
+            log_x: false,
+            log_y: false,
+            marks: vec![],
+            x_axis: XAxis::Number,
+        }
+    }
+
+    pub fn series(mut self, name: impl Into<String>, points: Vec<(f64, f64)>) -> LineChart {
+        self.series.push((name.into(), points));
+        self
+    }
+
+    /// Add the series only when it has points.
+    pub fn series_if_any(self, name: impl Into<String>, points: Vec<(f64, f64)>) -> LineChart {
+        if points.is_empty() {
+            self
+        } else {
+            self.series(name, points)
+        }
+    }
+
+    pub fn log(mut self, log_x: bool, log_y: bool) -> LineChart {
+        self.log_x = log_x;
+        self.log_y = log_y;
+        self
+    }
+
+    pub fn marks(mut self, marks: Vec<(f64, String)>) -> LineChart {
+        self.marks = marks;
+        self
+    }
+
+    pub fn bytes_axis(mut self) -> LineChart {
+        self.x_axis = XAxis::Bytes;
+        self
+    }
+}
+
+/// One bar: label, median, and its 95% CI.
+pub type Bar = (String, f64, f64, f64);
+
+/// A square heatmap: labels, and the value of each (row, column) cell when there is one.
+pub struct Heatmap {
+    pub title: String,
+    pub unit: String,
+    pub labels: Vec<String>,
+    pub cells: Vec<Vec<Option<f64>>>,
+}
+
+/// A chart a view asks for; [`Chart::svg`] draws it.
+pub enum Chart {
+    Lines(LineChart),
+    Bars {
+        title: String,
+        unit: String,
+        bars: Vec<Bar>,
+    },
+    Heatmap(Heatmap),
+}
+
+impl Chart {
+    pub fn bars(title: impl Into<String>, unit: &str, bars: Vec<Bar>) -> Chart {
+        Chart::Bars {
+            title: title.into(),
+            unit: unit.into(),
+            bars,
+        }
+    }
+
+    /// The chart as inline SVG; empty when it has nothing to draw.
+    pub fn svg(&self) -> String {
+        match self {
+            Chart::Lines(l) => lines(l),
+            Chart::Bars { title, unit, bars } if !bars.is_empty() => self::bars(title, unit, bars),
+            Chart::Bars { .. } => String::new(),
+            Chart::Heatmap(h) => heatmap(&h.title, &h.unit, &h.labels, &|i, j| h.cells[i][j]),
+        }
+    }
+}
+
 /// A line chart of named series; log scales take log10 of the values.
-#[allow(clippy::too_many_arguments)]
-pub fn lines(
-    title: &str,
-    x_label: &str,
-    y_label: &str,
-    series: &[(String, Vec<(f64, f64)>)],
-    log_x: bool,
-    log_y: bool,
-    marks: &[(f64, String)],
-    x_axis: XAxis,
-) -> String {
+pub fn lines(chart: &LineChart) -> String {
+    let LineChart {
+        title,
+        x_label,
+        y_label,
+        series,
+        log_x,
+        log_y,
+        marks,
+        x_axis,
+    } = chart;
+    let (log_x, log_y, x_axis) = (*log_x, *log_y, *x_axis);
     let tx = |v: f64| if log_x { v.max(1e-12).log10() } else { v };
     let ty = |v: f64| if log_y { v.max(1e-12).log10() } else { v };
     let pts: Vec<(f64, f64)> = series
@@ -284,11 +388,9 @@ pub fn heatmap(
 }
 
 /// The topology as nested boxes: packages > LLC groups > cores (with their CPUs).
-pub fn topology(env: &serde_json::Value) -> String {
-    let t = &env["topology"];
-    let cpus = t["cpus"].as_array().cloned().unwrap_or_default();
-    let llcs = t["llc_groups"].as_array().cloned().unwrap_or_default();
-    let mut packages: Vec<i64> = cpus.iter().filter_map(|c| c["package"].as_i64()).collect();
+pub fn topology(env: &crate::probe::ProbeDoc) -> String {
+    let t = &env.topology;
+    let mut packages: Vec<i64> = t.cpus.iter().map(|c| c.package).collect();
     packages.sort_unstable();
     packages.dedup();
     let core_w = 46.0;
@@ -297,32 +399,25 @@ pub fn topology(env: &serde_json::Value) -> String {
     let mut width: f64 = 300.0;
     let mut body = String::new();
     for p in &packages {
-        let pkg_cpus: Vec<u64> = cpus
+        let pkg_cpus: Vec<u32> = t
+            .cpus
             .iter()
-            .filter(|c| c["package"].as_i64() == Some(*p))
-            .filter_map(|c| c["cpu"].as_u64())
+            .filter(|c| c.package == *p)
+            .map(|c| c.cpu)
             .collect();
-        let groups: Vec<Vec<u64>> = llcs
+        let groups: Vec<&Vec<u32>> = t
+            .llc_groups
             .iter()
-            .map(|g| {
-                g.as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|x| x.as_u64())
-                    .collect::<Vec<u64>>()
-            })
             .filter(|g| g.iter().any(|c| pkg_cpus.contains(c)))
             .collect();
         let mut x = 20.0;
         let mut inner = String::new();
         for g in &groups {
-            let mut cores: Vec<Vec<u64>> = Vec::new();
-            for c in g {
-                let core: Vec<u64> = cpus
-                    .iter()
-                    .find(|x| x["cpu"].as_u64() == Some(*c))
-                    .and_then(|x| x["core_cpus"].as_array())
-                    .map(|a| a.iter().filter_map(|v| v.as_u64()).collect())
+            let mut cores: Vec<Vec<u32>> = Vec::new();
+            for c in g.iter() {
+                let core: Vec<u32> = t
+                    .place(*c)
+                    .map(|x| x.core_cpus.clone())
                     .unwrap_or_else(|| vec![*c]);
                 if !cores.contains(&core) {
                     cores.push(core);
@@ -337,15 +432,11 @@ pub fn topology(env: &serde_json::Value) -> String {
                 y + 24.0,
                 x + 4.0,
                 y + 34.0,
-                esc(&crate::probe::cpulist::format_list(
-                    &g.iter().map(|v| *v as u32).collect::<Vec<_>>()
-                ))
+                esc(&crate::probe::cpulist::format_list(g))
             );
             for (k, core) in cores.iter().take(shown).enumerate() {
                 let cx = x + 6.0 + (core_w + 4.0) * k as f64;
-                let label = crate::probe::cpulist::format_list(
-                    &core.iter().map(|v| *v as u32).collect::<Vec<_>>(),
-                );
+                let label = crate::probe::cpulist::format_list(core);
                 let _ = write!(
                     inner,
                     r##"<rect x="{cx}" y="{}" width="{core_w}" height="36" fill="#fff" stroke="#888"/><text x="{}" y="{}" font-size="9" text-anchor="middle">{}</text>"##,
@@ -395,16 +486,13 @@ mod tests {
         );
         assert!(!s.contains("<script>") && s.contains("&lt;script&gt;"));
         let l = lines(
-            "t",
-            "x",
-            "y",
-            &[("a&b".into(), vec![(1.0, 2.0), (2.0, 3.0)])],
-            true,
-            true,
-            &[(1.5, "L1".into())],
-            XAxis::Bytes,
+            &LineChart::new("t", "x", "y")
+                .series("a&b", vec![(1.0, 2.0), (2.0, 3.0)])
+                .log(true, true)
+                .marks(vec![(1.5, "L1".into())])
+                .bytes_axis(),
         );
         assert!(l.contains("a&amp;b") && l.contains("<polyline"));
-        assert!(lines("t", "x", "y", &[], false, false, &[], XAxis::Number).is_empty());
+        assert!(lines(&LineChart::new("t", "x", "y")).is_empty());
     }
 }

@@ -30,6 +30,31 @@ pub fn num(v: f64) -> String {
     }
 }
 
+/// A duration given in ns, in the unit that keeps 3-4 significant digits: 850 -> "850.0 ns",
+/// 52_300 -> "52.30 µs", 2.5e9 -> "2.500 s".
+pub fn duration_ns(ns: f64) -> String {
+    let a = ns.abs();
+    let (v, unit) = if a >= 1e9 {
+        (ns / 1e9, "s")
+    } else if a >= 1e6 {
+        (ns / 1e6, "ms")
+    } else if a >= 1e3 {
+        (ns / 1e3, "µs")
+    } else {
+        (ns, "ns")
+    };
+    format!("{} {unit}", num(v))
+}
+
+/// A rate in MB/s (10^6 B/s) in MB/s or GB/s, 3-4 significant digits.
+pub fn mb_per_s(v: f64) -> String {
+    if v.abs() >= 1e3 {
+        format!("{} GB/s", num(v / 1e3))
+    } else {
+        format!("{} MB/s", num(v))
+    }
+}
+
 /// A share (0..1) as a percentage.
 pub fn pct(v: f64) -> String {
     if v < 0.0001 {
@@ -49,6 +74,17 @@ mod tests {
         assert_eq!(bytes(491_520 * 1024), "480 MiB");
         assert_eq!(bytes(1536), "1.5 KiB");
         assert_eq!(bytes(12), "12 B");
+    }
+
+    #[test]
+    fn durations_and_rates_pick_their_unit() {
+        assert_eq!(duration_ns(850.0), "850.0 ns");
+        assert_eq!(duration_ns(52_300.0), "52.30 µs");
+        assert_eq!(duration_ns(2_500.0), "2.50 µs");
+        assert_eq!(duration_ns(12_345_678.0), "12.35 ms");
+        assert_eq!(duration_ns(2.5e9), "2.50 s");
+        assert_eq!(mb_per_s(12_345.0), "12.35 GB/s");
+        assert_eq!(mb_per_s(950.0), "950.0 MB/s");
     }
 
     #[test]

@@ -8,7 +8,6 @@ use crate::error::{usage, usage_hint};
 use crate::loadstep::experiment::{self, Config};
 use crate::probe::ProbeDoc;
 use crate::result::RunDocument;
-use serde_json::json;
 use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Duration;
@@ -181,34 +180,34 @@ impl Measurement for LoadStep {
         m.interrupted = out.interrupted;
         let comparison = (results.len() > 1).then(|| experiment::compare(&results));
         let scaling = experiment::scaling(&results);
-        let mut ls = json!({
-            "workload": if self.o.http_url.is_some() { "http" } else { self.o.workload.as_str() },
-            "target": self.o.http_url,
-            "plan": {
-                "rates": cfg.rates,
-                "warmup_s": self.o.warmup_s,
-                "step_duration_s": self.o.step_duration_s,
-                "workers": cfg.workers,
-                "service_us": cfg.service_us,
-                "footprint_kb": cfg.footprint_kb,
-                "policies": cfg.policies,
-                "repeat": cfg.repeat,
-                "seed": cfg.seed,
-                "order": order,
-            },
-            "variants": results,
-            "comparison": comparison,
-            "scaling": scaling,
-            "unavailable": unavailable,
-        });
-        if let Some(only) = results.first().filter(|_| results.len() == 1) {
-            ls["steps"] = json!(only.steps);
-            ls["knee"] = json!({"latency": only.knee_latency, "cost": only.knee_cost});
-            ls["usl"] = json!(only.usl);
-            ls["amdahl"] = json!(only.amdahl);
-        }
+        let plan = crate::result::experiment::Plan {
+            rates: cfg.rates.clone(),
+            warmup_s: self.o.warmup_s,
+            step_duration_s: self.o.step_duration_s,
+            workers: cfg.workers.clone(),
+            service_us: cfg.service_us,
+            footprint_kb: cfg.footprint_kb,
+            policies: cfg.policies.clone(),
+            repeat: cfg.repeat,
+            seed: cfg.seed,
+            order,
+        };
+        let workload = if self.o.http_url.is_some() {
+            "http"
+        } else {
+            self.o.workload.as_str()
+        };
+        let ls = crate::result::Experiment::new(
+            workload.to_string(),
+            self.o.http_url.clone(),
+            plan,
+            results,
+            comparison,
+            scaling,
+            unavailable,
+        );
         m.doc.findings.extend(crate::findings::loadstep::throttled(
-            &results,
+            &ls.variants,
             self.o.step_duration_s,
         ));
         m.doc.loadstep = Some(ls);
@@ -216,6 +215,12 @@ impl Measurement for LoadStep {
     }
 
     fn print(&self, doc: &RunDocument, stored: Option<&Path>) -> anyhow::Result<()> {
-        super::print_document(doc, self.o.json, stored, "loadstep run")
+        super::print_document(
+            doc,
+            self.o.json,
+            crate::report::text::Detail::Summary,
+            stored,
+            "loadstep run",
+        )
     }
 }

@@ -192,7 +192,7 @@ fn document(
         suites,
         interrupted: false,
         tool: Tool::current(),
-        env: serde_json::to_value(env)?,
+        env: env.clone(),
         findings: env.findings.clone(),
         results: vec![],
         skipped: vec![],
@@ -206,13 +206,14 @@ fn document(
 pub fn print_document(
     doc: &RunDocument,
     json: bool,
+    detail: crate::report::text::Detail,
     stored: Option<&Path>,
     what: &str,
 ) -> anyhow::Result<()> {
     if json {
         return print_json(doc);
     }
-    crate::stdout::write(&crate::report::results_table::render(doc))?;
+    crate::stdout::write(&crate::report::text::render(doc, detail))?;
     if let Some(db_path) = stored {
         eprintln!(
             "truebench: stored {what} {} in {}",

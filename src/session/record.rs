@@ -13,7 +13,6 @@ use crate::observe::recorder::{
 use crate::observe::system::{self, ticks_per_second};
 use crate::probe::ProbeDoc;
 use crate::result::RunDocument;
-use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -446,17 +445,26 @@ impl Measurement for Recording {
             .extend(crate::findings::record::recorder_overhead(
                 own_cpu_s, wall_s, share,
             ));
-        let recording = json!({
-            "interval_s": self.o.interval,
-            "duration_s": wall_s,
-            "target": target.map(|pid| json!({"pid": pid, "command": if self.o.command.is_empty() { serde_json::Value::Null } else { json!(self.o.command.join(" ")) }, "exit_status": command_end.and_then(|e| e.exit_status), "exit_signal": command_end.and_then(|e| e.exit_signal), "stopped_by_truebench": command_end.map(|e| e.stopped_by_truebench)})),
-            "recorder_cpu_share": share,
-            "last_short_interval_dropped": dropped_sliver,
-            "rows": rows,
-            "summary": summarize(&rows),
-            "unavailable": unavailable,
-            "counter_notes": counters.as_ref().map(|c| c.notes.clone()).unwrap_or_default(),
-        });
+        let recording = crate::result::Recording {
+            interval_s: self.o.interval,
+            duration_s: wall_s,
+            target: target.map(|pid| crate::result::recording::RecordTarget {
+                pid,
+                command: (!self.o.command.is_empty()).then(|| self.o.command.join(" ")),
+                exit_status: command_end.and_then(|e| e.exit_status),
+                exit_signal: command_end.and_then(|e| e.exit_signal),
+                stopped_by_truebench: command_end.map(|e| e.stopped_by_truebench),
+            }),
+            recorder_cpu_share: share,
+            last_short_interval_dropped: dropped_sliver,
+            summary: summarize(&rows),
+            rows: rows.clone(),
+            unavailable,
+            counter_notes: counters
+                .as_ref()
+                .map(|c| c.notes.clone())
+                .unwrap_or_default(),
+        };
         m.doc.recording = Some(recording);
         self.rows = rows;
         self.share = share;

@@ -23,6 +23,8 @@ pub struct SuiteRun {
     pub samples: usize,
     /// Print the document as JSON.
     pub json: bool,
+    /// The text detail: a summary per suite, or every result (`--verbose`).
+    pub detail: crate::report::text::Detail,
 }
 
 impl SuiteRun {
@@ -109,15 +111,15 @@ impl Measurement for SuiteRun {
                 .extend(crate::findings::classic::index_placement_sensitive(
                     &ranges, n as u64,
                 ));
-            if let Some(serde_json::Value::Object(ix)) = m.doc.indexes.as_mut() {
-                ix.insert("placement_range".into(), serde_json::to_value(&ranges)?);
+            if let Some(ix) = m.doc.indexes.as_mut() {
+                ix.placement_range = ranges;
             }
         }
         Ok(())
     }
 
     fn print(&self, doc: &RunDocument, stored: Option<&Path>) -> anyhow::Result<()> {
-        super::print_document(doc, self.json, stored, "run")
+        super::print_document(doc, self.json, self.detail, stored, "run")
     }
 }
 

@@ -49,9 +49,9 @@ use super::{Benchmark, Emitted, RunContext, Skipped};
 use crate::findings::placement::explain_os;
 use crate::findings::results::annotate;
 use crate::measure::batch::Batch;
+use crate::result::observed::{CopiesSeen, CopySeen, CpusSeen, Observed, Tasks};
 use crate::result::{BenchResult, Placement, Quality};
 use copies::{CopyOutcome, Work};
-use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
@@ -482,39 +482,33 @@ impl Classic {
             per_pass.push(out);
         }
         let (n, _) = copies::full_width(&ctx.probe.cpus);
-        let mut params: std::collections::BTreeMap<String, Value> = [
-            ("copies".to_string(), json!(copies)),
+        let mut params = crate::result::Params::of([
+            ("copies", crate::result::ParamValue::from(copies)),
+            ("copies_per_cpu", (copies as f64 / n as f64).into()),
+            ("copies_basis", basis.into()),
+            ("passes", passes.into()),
+            ("window_s", window.as_secs_f64().into()),
             (
-                "copies_per_cpu".to_string(),
-                json!(copies as f64 / n as f64),
-            ),
-            ("copies_basis".to_string(), json!(basis)),
-            ("passes".to_string(), json!(passes)),
-            ("window_s".to_string(), json!(window.as_secs_f64())),
-            (
-                "plan".to_string(),
-                json!(if ctx.options.classic.full {
+                "plan",
+                if ctx.options.classic.full {
                     "full"
                 } else {
                     "quick"
-                }),
+                }
+                .into(),
             ),
-        ]
-        .into_iter()
-        .collect();
+        ]);
         match self.kind {
-            Kind::FileCopy { .. } => {
-                params.insert("fsync".into(), json!(*variant == Variant::Fsync));
-            }
+            Kind::FileCopy { .. } => params.insert("fsync", *variant == Variant::Fsync),
             Kind::ContextSwitch => {
                 if let Some(pair) = variant.pair() {
-                    params.insert("pair".into(), json!(pair));
+                    params.insert("pair", pair);
                 }
             }
             Kind::Execl => {
-                params.insert("exec_target".into(), json!(work::EXECL_LINK_NAME));
+                params.insert("exec_target", work::EXECL_LINK_NAME);
                 if let Ok(bytes) = work::execl_link_size() {
-                    params.insert("exec_target_bytes".into(), json!(bytes));
+                    params.insert("exec_target_bytes", bytes);
                 }
             }
             _ => {}
@@ -579,12 +573,12 @@ impl Classic {
     }
 
     /// Where the copies ran and what each did, pass by pass.
-    fn observed(&self, per_pass: &[Vec<CopyOutcome>]) -> Value {
+    fn observed(&self, per_pass: &[Vec<CopyOutcome>]) -> Observed {
         let copies = per_pass.first().map(|p| p.len()).unwrap_or(0);
         let mut a: BTreeSet<u32> = BTreeSet::new();
         let mut b: BTreeSet<u32> = BTreeSet::new();
         let (mut together, mut obs) = (0, 0);
-        let per_copy: Vec<Value> = (0..copies)
+        let per_copy: Vec<CopySeen> = (0..copies)
             .map(|i| {
                 let mut seen: BTreeSet<u32> = BTreeSet::new();
                 let mut partner: BTreeSet<u32> = BTreeSet::new();
@@ -599,24 +593,28 @@ impl Classic {
                 }
                 a.extend(&seen);
                 b.extend(&partner);
-                let mut v = json!({"cpus_seen": seen, "rates": rates});
-                if !partner.is_empty() {
-                    v["partner_cpus_seen"] = json!(partner);
+                CopySeen {
+                    cpus_seen: seen,
+                    rates,
+                    partner_cpus_seen: (!partner.is_empty()).then_some(partner),
                 }
-                v
             })
             .collect();
-        let mut v = json!({"copies": per_copy});
-        if matches!(self.kind, Kind::ContextSwitch) {
-            v["observations"] = json!(obs);
-            v["colocated_fraction"] = json!(if obs > 0 {
+        let pairs = matches!(self.kind, Kind::ContextSwitch);
+        Observed::Copies(CopiesSeen {
+            copies: per_copy,
+            observations: pairs.then_some(obs as u64),
+            colocated_fraction: pairs.then_some(if obs > 0 {
                 together as f64 / obs as f64
             } else {
                 0.0
-            });
-            v["tasks"] = json!({"a": {"cpus_seen": a}, "b": {"cpus_seen": b}});
-        }
-        v
+            }),
+            tasks: pairs.then_some(Tasks {
+                a: CpusSeen { cpus_seen: a },
+                b: CpusSeen { cpus_seen: b },
+            }),
+            cpu_kinds: None,
+        })
     }
 }
 

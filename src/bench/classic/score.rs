@@ -4,8 +4,7 @@
 //! copies. Pure functions, tested on fixed samples.
 
 use crate::result::BenchResult;
-use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use crate::result::{PlacementRange, SuiteIndexes};
 use std::collections::BTreeMap;
 
 /// A test's index: 10 × rate / baseline (George, a SPARCstation 20-61, scores 10).
@@ -55,13 +54,13 @@ pub fn copies_label(copies: u64, n: u64) -> String {
 /// The suite indexes of a run: for each copy count, the geometric mean of the tests' `index`
 /// (our median) and of their `unixbench_index`; `partial` when fewer than `tests` ran.
 /// Keys are copy counts as strings, and `N` for the full-width count `n`.
-pub fn suite_indexes(results: &[BenchResult], tests: usize, n: usize, basis: &str) -> Value {
+pub fn suite_indexes(results: &[BenchResult], tests: usize, n: usize, basis: &str) -> SuiteIndexes {
     let mut counts: Vec<u64> = results.iter().filter_map(copies_of).collect();
     counts.sort_unstable();
     counts.dedup();
-    let mut ours = Map::new();
-    let mut theirs = Map::new();
-    let mut ran = Map::new();
+    let mut ours = BTreeMap::new();
+    let mut theirs = BTreeMap::new();
+    let mut ran = BTreeMap::new();
     for c in counts {
         let of = |key: &str| -> Vec<f64> {
             results
@@ -79,48 +78,20 @@ pub fn suite_indexes(results: &[BenchResult], tests: usize, n: usize, basis: &st
             vec![c.to_string()]
         };
         for k in keys {
-            ours.insert(k.clone(), json!(geometric_mean(&idx)));
-            theirs.insert(k.clone(), json!(geometric_mean(&of("unixbench_index"))));
-            ran.insert(k, json!(idx.len()));
+            ours.insert(k.clone(), geometric_mean(&idx));
+            theirs.insert(k.clone(), geometric_mean(&of("unixbench_index")));
+            ran.insert(k, idx.len() as u64);
         }
     }
-    let partial = ran.values().any(|v| v.as_u64() != Some(tests as u64));
-    let mut out = ours;
-    out.insert("unixbench_style".into(), Value::Object(theirs));
-    out.insert("tests".into(), Value::Object(ran));
-    out.insert("partial".into(), json!(partial));
-    out.insert("n".into(), json!(n));
-    out.insert("n_basis".into(), json!(basis));
-    Value::Object(out)
-}
-
-/// How far the suite index of one copy count can be trusted: the index as measured (the
-/// context-switch pair placed by the scheduler, as UnixBench runs it), the same index with
-/// context-switch taken from its pinned runs (pair on one CPU, pair split over two CPUs,
-/// both measured in the same run), and the index's own 95% CI (the geometric mean of the
-/// tests' CI bounds as indexes).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PlacementRange {
-    pub observed: f64,
-    /// The context-switch pair's observed co-location (0..1), when it was observed.
-    pub colocated_fraction: Option<f64>,
-    pub same_cpu: Option<f64>,
-    pub cross_cpu: Option<f64>,
-    pub ci95_low: f64,
-    pub ci95_high: f64,
-    /// The context-switch test's own index, observed, same CPU and cross CPU.
-    pub context_switch: [Option<f64>; 3],
-}
-
-impl PlacementRange {
-    /// The lowest and highest of the three indexes.
-    pub fn span(&self) -> (f64, f64) {
-        [Some(self.observed), self.same_cpu, self.cross_cpu]
-            .into_iter()
-            .flatten()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-                (lo.min(v), hi.max(v))
-            })
+    let partial = ran.values().any(|v| *v != tests as u64);
+    SuiteIndexes {
+        by_copies: ours,
+        unixbench_style: theirs,
+        tests: ran,
+        partial,
+        n: n as u64,
+        n_basis: basis.to_string(),
+        placement_range: BTreeMap::new(),
     }
 }
 
@@ -187,8 +158,7 @@ pub fn placement_ranges(results: &[BenchResult], n: usize) -> BTreeMap<String, P
                 .placement
                 .observed
                 .as_ref()
-                .and_then(|o| o.get("colocated_fraction"))
-                .and_then(|v| v.as_f64()),
+                .and_then(|o| o.colocated_fraction()),
             same_cpu: with(pinned("same-cpu")),
             cross_cpu: with(pinned("cross-cpu")),
             ci95_low: lo,
@@ -269,9 +239,9 @@ mod tests {
 
     fn classic(name: &str, copies: u64, idx: f64, ub: f64, fsync: bool) -> BenchResult {
         let params = if fsync {
-            json!({"copies": copies, "fsync": true})
+            serde_json::json!({"copies": copies, "fsync": true})
         } else {
-            json!({"copies": copies})
+            serde_json::json!({"copies": copies})
         };
         let mut r = result(&format!("classic.{name}@1"), "os", None, params, 100.0);
         r.derived.insert("index".into(), idx);
@@ -289,9 +259,9 @@ mod tests {
     /// Context-switch at 1 copy: the scheduler's figure, and its two pinned runs.
     fn swing(observed: f64, same: f64, cross: f64) -> Vec<BenchResult> {
         let ctx = |pair: Option<&str>, idx: f64| {
-            let mut params = json!({"copies": 1});
+            let mut params = serde_json::json!({"copies": 1});
             if let Some(p) = pair {
-                params["pair"] = json!(p);
+                params["pair"] = serde_json::json!(p);
             }
             let mut r = result("classic.context-switch@1", "os", None, params, 100.0);
             r.derived.insert("index".into(), idx);
@@ -322,7 +292,7 @@ mod tests {
         assert_eq!((lo, hi), (r.cross_cpu.unwrap(), r.same_cpu.unwrap()));
         // The pinned runs do not enter the suite index itself.
         let ix = suite_indexes(&swing(838.0, 900.0, 44.0), 2, 2, "");
-        assert!((ix["1"].as_f64().unwrap() - r.observed).abs() < 1e-9);
+        assert!((ix.by_copies["1"].unwrap() - r.observed).abs() < 1e-9);
         // N is keyed too when the copy count is N; without context-switch there is no range.
         assert!(placement_ranges(&swing(838.0, 900.0, 44.0), 1).contains_key("N"));
         assert!(placement_ranges(&swing(838.0, 900.0, 44.0)[..1], 2).is_empty());
@@ -339,16 +309,17 @@ mod tests {
             classic("file-copy-1024", 1, 1.0, 1.0, true),
         ];
         let v = suite_indexes(&rs, 2, 2, "2 CPUs");
-        assert!((v["1"].as_f64().unwrap() - 200.0).abs() < 1e-9);
-        assert!((v["N"].as_f64().unwrap() - 400.0).abs() < 1e-9);
-        assert_eq!(v["2"], v["N"]);
-        assert!((v["unixbench_style"]["1"].as_f64().unwrap() - 220.0).abs() < 1e-9);
-        assert_eq!(v["partial"], false);
-        assert_eq!(v["n"], 2);
+        let ix = |k: &str| v.by_copies[k].unwrap();
+        assert!((ix("1") - 200.0).abs() < 1e-9);
+        assert!((ix("N") - 400.0).abs() < 1e-9);
+        assert_eq!(ix("2"), ix("N"));
+        assert!((v.unixbench_style["1"].unwrap() - 220.0).abs() < 1e-9);
+        assert!(!v.partial);
+        assert_eq!(v.n, 2);
         // Twelve tests expected, two ran: partial.
-        assert_eq!(suite_indexes(&rs, 12, 2, "")["partial"], true);
+        assert!(suite_indexes(&rs, 12, 2, "").partial);
         // On one CPU, N is the 1-copy index.
         let one = suite_indexes(&rs[..2], 2, 1, "1 CPU");
-        assert_eq!(one["1"], one["N"]);
+        assert_eq!(one.by_copies["1"], one.by_copies["N"]);
     }
 }

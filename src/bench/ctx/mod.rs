@@ -12,9 +12,9 @@ use crate::error::Interrupted;
 use crate::findings::placement::explain_os;
 use crate::findings::results::annotate;
 use crate::placement::{self, Resolved};
+use crate::result::observed::{Observed, PairSeen, TaskSeen, Tasks};
 use crate::result::{BenchResult, Placement, Quality};
 use pingpong::{measure, Measurement, Mode, Spec};
-use serde_json::{json, Value};
 use std::collections::BTreeSet;
 
 pub struct PipeRoundTrip;
@@ -69,7 +69,7 @@ fn mode_name(m: Mode) -> &'static str {
     }
 }
 
-fn counters_json(m: &Measurement, side: usize) -> (Value, Option<&'static str>) {
+fn task_seen(m: &Measurement, side: usize) -> (TaskSeen, Option<&'static str>) {
     let (c, seen): (_, BTreeSet<u32>) = if side == 0 {
         (m.a, m.observations.iter().map(|o| o.0).collect())
     } else {
@@ -79,35 +79,39 @@ fn counters_json(m: &Measurement, side: usize) -> (Value, Option<&'static str>) 
         "no se.nr_migrations in /proc/PID/task/TID/sched (kernel without CONFIG_SCHED_DEBUG)",
     );
     (
-        json!({
-            "cpus_seen": seen.into_iter().collect::<Vec<_>>(),
-            "migrations": c.migrations,
-            "voluntary_switches": c.voluntary_switches,
-            "involuntary_switches": c.involuntary_switches,
-        }),
+        TaskSeen {
+            cpus_seen: seen.into_iter().collect(),
+            migrations: c.migrations,
+            voluntary_switches: c.voluntary_switches,
+            involuntary_switches: c.involuntary_switches,
+        },
         missing,
     )
 }
 
 /// What was observed while the placement ran.
-fn observed(m: &Measurement, r: &Resolved) -> Value {
+fn observed(m: &Measurement, r: &Resolved) -> Observed {
     let n = m.observations.len();
     let together = m.observations.iter().filter(|(a, b)| a == b).count();
     let round_trips: u64 = m.batches.iter().map(|b| b.iterations).sum();
-    let (a, miss_a) = counters_json(m, 0);
-    let (b, miss_b) = counters_json(m, 1);
-    let mut v = json!({
-        "relation": r.why,
-        "pinned": r.cpus.is_some(),
-        "observations": n,
-        "colocated_fraction": if n > 0 { together as f64 / n as f64 } else { 0.0 },
-        "round_trips": round_trips,
-        "tasks": {"a": a, "b": b},
-    });
-    if let Some(why) = miss_a.or(miss_b) {
-        v["unavailable"] = json!({"migrations": why});
-    }
-    v
+    let (a, miss_a) = task_seen(m, 0);
+    let (b, miss_b) = task_seen(m, 1);
+    Observed::Pair(PairSeen {
+        relation: r.why.to_string(),
+        pinned: r.cpus.is_some(),
+        observations: n as u64,
+        colocated_fraction: if n > 0 {
+            together as f64 / n as f64
+        } else {
+            0.0
+        },
+        round_trips,
+        tasks: Tasks { a, b },
+        unavailable: miss_a
+            .or(miss_b)
+            .map(|why| [("migrations".to_string(), why.to_string())].into()),
+        cpu_kinds: None,
+    })
 }
 
 impl Benchmark for PipeRoundTrip {
@@ -166,12 +170,10 @@ impl Benchmark for PipeRoundTrip {
                 }
                 let samples: Vec<f64> = m.batches.iter().map(|b| b.ns_per_iteration()).collect();
                 let quality = Quality::of(ctx.clock_cost_ns, &m.batches);
-                let params = [
-                    ("mode".to_string(), json!(mode_name(mode))),
-                    ("footprint_kb".to_string(), json!(ctx.options.footprint_kb)),
-                ]
-                .into_iter()
-                .collect();
+                let params = crate::result::Params::from_struct(&PipeParams {
+                    mode: mode_name(mode).into(),
+                    footprint_kb: ctx.options.footprint_kb,
+                });
                 let placement = Placement {
                     name: r.name.clone(),
                     cpus: r.cpus.map(|c| c.to_vec()),
@@ -204,4 +206,12 @@ impl Benchmark for PipeRoundTrip {
         }
         Ok(())
     }
+}
+
+/// The params of `ctx.pipe`: task mode and the KiB each side touches per hop.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct PipeParams {
+    pub mode: String,
+    #[serde(default)]
+    pub footprint_kb: u64,
 }

@@ -17,7 +17,6 @@ use crate::placement::{compact_order, pin_current_thread, spread_order};
 use crate::report::units::bytes;
 use crate::result::{BenchResult, Placement, Quality};
 use anyhow::{anyhow, bail};
-use serde_json::json;
 use std::sync::Barrier;
 
 pub struct Bandwidth;
@@ -317,20 +316,12 @@ impl Benchmark for Bandwidth {
                             .iter()
                             .map(|b| mb / (b.elapsed_ns as f64 / 1e9))
                             .collect();
-                        let params = [
-                            ("kernel".to_string(), json!(k.name())),
-                            (
-                                "stores".to_string(),
-                                json!(if nt { "non-temporal" } else { "regular" }),
-                            ),
-                            ("threads".to_string(), json!(threads)),
-                            (
-                                "array_bytes".to_string(),
-                                json!(n as u64 * 8 * threads as u64),
-                            ),
-                        ]
-                        .into_iter()
-                        .collect();
+                        let params = crate::result::Params::from_struct(&BandwidthParams {
+                            kernel: k.name().into(),
+                            stores: if nt { "non-temporal" } else { "regular" }.into(),
+                            threads: threads as u64,
+                            array_bytes: n as u64 * 8 * threads as u64,
+                        });
                         let placement = Placement {
                             name: policy.to_string(),
                             cpus: Some(cpus.clone()),
@@ -366,6 +357,16 @@ impl Benchmark for Bandwidth {
         }
         Ok(())
     }
+}
+
+/// The params of `memory.bandwidth`: kernel, store kind, threads and the bytes of each array.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct BandwidthParams {
+    pub kernel: String,
+    pub stores: String,
+    pub threads: u64,
+    #[serde(default)]
+    pub array_bytes: u64,
 }
 
 #[cfg(test)]

@@ -16,7 +16,6 @@ use crate::report::units::bytes;
 use crate::result::{BenchResult, Placement, Quality};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
-use serde_json::json;
 
 pub struct Latency;
 
@@ -202,12 +201,10 @@ impl Benchmark for Latency {
                         }
                         let samples: Vec<f64> =
                             batches.iter().map(|b| b.ns_per_iteration()).collect();
-                        let params = [
-                            ("size_bytes".to_string(), json!(size)),
-                            ("pages".to_string(), json!(pages.name())),
-                        ]
-                        .into_iter()
-                        .collect();
+                        let params = crate::result::Params::from_struct(&LatencyParams {
+                            size_bytes: size,
+                            pages: pages.name().into(),
+                        });
                         let placement = Placement {
                             name: "cpus".into(),
                             cpus: Some(vec![cpu]),
@@ -258,6 +255,13 @@ impl Benchmark for Latency {
         }
         Ok(())
     }
+}
+
+/// The params of `memory.latency`: working set and page size (`4k`, `thp`).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct LatencyParams {
+    pub size_bytes: u64,
+    pub pages: String,
 }
 
 #[cfg(test)]

@@ -17,7 +17,6 @@ use crate::findings::results::annotate;
 use crate::measure::batch::Batch;
 use crate::probe::ProbeDoc;
 use crate::result::{BenchResult, Placement, Quality};
-use serde_json::json;
 
 pub struct Numa;
 
@@ -186,22 +185,15 @@ impl Benchmark for Numa {
                 observed: None,
             };
             let base = |metric: &str| {
-                let mut m: std::collections::BTreeMap<String, serde_json::Value> = [
-                    ("cpu_node".to_string(), json!(cell.cpu_node)),
-                    ("mem_node".to_string(), json!(cell.mem_node)),
-                    ("metric".to_string(), json!(metric)),
-                    ("size_bytes".to_string(), json!(size)),
-                ]
-                .into_iter()
-                .collect();
-                if let Some(d) = cell.distance {
-                    m.insert("distance".into(), json!(d));
-                }
-                if let Some(how) = &cell.nearest {
-                    m.insert("mem_node_kind".into(), json!("memory-only"));
-                    m.insert("cpu_node_chosen_by".into(), json!(how));
-                }
-                m
+                crate::result::Params::from_struct(&NumaParams {
+                    cpu_node: cell.cpu_node as u64,
+                    mem_node: cell.mem_node as u64,
+                    metric: metric.into(),
+                    size_bytes: size,
+                    distance: cell.distance.map(|d| d as u64),
+                    mem_node_kind: cell.nearest.as_ref().map(|_| "memory-only".to_string()),
+                    cpu_node_chosen_by: cell.nearest.clone(),
+                })
             };
             // Latency: one thread on the node's first usable CPU.
             let first = cell.cpus[0];
@@ -273,6 +265,25 @@ impl Benchmark for Numa {
         }
         Ok(())
     }
+}
+
+/// The params of `memory.numa`: the cell (CPU node, memory node), what was measured
+/// (`latency`, `read-bandwidth`), the buffer size and the firmware distance when known.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct NumaParams {
+    pub cpu_node: u64,
+    pub mem_node: u64,
+    pub metric: String,
+    #[serde(default)]
+    pub size_bytes: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distance: Option<u64>,
+    /// `memory-only` when the memory node has no CPUs of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem_node_kind: Option<String>,
+    /// How the CPU node of a memory-only node was chosen (initiators, or distance).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_node_chosen_by: Option<String>,
 }
 
 #[cfg(test)]

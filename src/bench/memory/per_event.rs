@@ -10,7 +10,6 @@ use crate::findings::results::annotate;
 use crate::measure::batch::{calibrate, time_batch, Batch};
 use crate::measure::clocks::now_ns;
 use crate::result::{BenchResult, Placement, Quality};
-use serde_json::json;
 
 pub struct PerEvent;
 
@@ -77,7 +76,7 @@ pub fn results(
     ctx: &RunContext,
     pe: &[Batch],
     batch: &[Batch],
-    extra: &[(&str, serde_json::Value)],
+    clocksource: Option<&str>,
 ) -> Option<(BenchResult, BenchResult)> {
     let make = |timing: &str, batches: &[Batch], reads_per_event: f64| {
         let mut q = Quality::of(ctx.clock_cost_ns, batches);
@@ -88,15 +87,11 @@ pub fn results(
             q.timer_share =
                 (ctx.clock_cost_ns * reads_per_event * events as f64 / ns as f64).min(1.0);
         }
-        let mut params: std::collections::BTreeMap<String, serde_json::Value> = [
-            ("timing".to_string(), json!(timing)),
-            ("block_bytes".to_string(), json!(BLOCK)),
-        ]
-        .into_iter()
-        .collect();
-        for (k, v) in extra {
-            params.insert(k.to_string(), v.clone());
-        }
+        let params = crate::result::Params::from_struct(&PerEventParams {
+            timing: timing.into(),
+            block_bytes: BLOCK as u64,
+            clocksource: clocksource.map(String::from),
+        });
         let samples: Vec<f64> = batches.iter().map(rate).collect();
         BenchResult::new(id, params, Placement::os(), "MB/s", false, samples, q)
     };
@@ -131,12 +126,22 @@ impl Benchmark for PerEvent {
         if pe.len() < ctx.samples {
             return Err(Interrupted.into());
         }
-        let (p, b) = results(self.id(), ctx, &pe, &b, &[])
+        let (p, b) = results(self.id(), ctx, &pe, &b, None)
             .ok_or_else(|| anyhow::anyhow!("per-event: no valid samples"))?;
         emit(Emitted::Result(Box::new(p)));
         emit(Emitted::Result(Box::new(b)));
         Ok(())
     }
+}
+
+/// The params of `memory.per-event`: how it was timed (`per-event`, `batch`), the block
+/// size, and during a clocksource sweep the clocksource.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct PerEventParams {
+    pub timing: String,
+    pub block_bytes: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clocksource: Option<String>,
 }
 
 #[cfg(test)]

@@ -2,15 +2,33 @@
 //! document, every result's raw samples, statistics, unit, placement, quality and findings.
 //! Its JSON schema lives in docs/result.schema.json; `validate` checks a document against
 //! that schema and against its own content (statistics recomputed from the samples).
+//!
+//! Every part is a type that serializes and deserializes: the probe document, params,
+//! observed placement, the recording, the classic indexes and the load-step experiment.
+//! Documents written by earlier versions load (tests/fixtures/documents).
+
+pub mod experiment;
+pub mod figures;
+pub mod indexes;
+pub mod observed;
+pub mod params;
+pub mod recording;
+
+pub use experiment::Experiment;
+pub use indexes::{PlacementRange, SuiteIndexes};
+pub use observed::Observed;
+pub use params::{ParamValue, Params};
+pub use recording::Recording;
 
 use crate::findings::Finding;
 use crate::measure::stats::Stats;
+use crate::probe::ProbeDoc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub const SCHEMA: &str = "truebench.result/1";
-const SCHEMA_JSON: &str = include_str!("../docs/result.schema.json");
+const SCHEMA_JSON: &str = include_str!("../../docs/result.schema.json");
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Tool {
@@ -39,7 +57,7 @@ pub struct Placement {
     /// The CPUs the tasks were pinned to; null when not pinned.
     pub cpus: Option<Vec<u32>>,
     /// What was seen while it ran (CPUs used, migrations, switches); null when not observed.
-    pub observed: Option<Value>,
+    pub observed: Option<Observed>,
 }
 
 impl Quality {
@@ -82,7 +100,7 @@ pub struct Quality {
 pub struct BenchResult {
     /// `family.name@version`.
     pub benchmark: String,
-    pub params: BTreeMap<String, Value>,
+    pub params: Params,
     pub placement: Placement,
     /// The unit of every sample and statistic, with its counting rule (`ns/read`).
     pub unit: String,
@@ -102,7 +120,7 @@ impl BenchResult {
     /// match the samples. None when there is no usable sample.
     pub fn new(
         benchmark: &str,
-        params: BTreeMap<String, Value>,
+        params: Params,
         placement: Placement,
         unit: &str,
         lower_is_better: bool,
@@ -125,14 +143,7 @@ impl BenchResult {
 
     /// The params as `k=v,k=v` (strings unquoted).
     pub fn params_text(&self) -> String {
-        self.params
-            .iter()
-            .map(|(k, v)| match v.as_str() {
-                Some(s) => format!("{k}={s}"),
-                None => format!("{k}={v}"),
-            })
-            .collect::<Vec<_>>()
-            .join(",")
+        self.params.text()
     }
 
     /// The key that identifies "the same measurement" across runs: benchmark, placement, params.
@@ -160,7 +171,7 @@ pub struct Skipped {
     pub reason: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunDocument {
     pub schema: String,
     pub run_id: String,
@@ -172,7 +183,7 @@ pub struct RunDocument {
     pub interrupted: bool,
     pub tool: Tool,
     /// The probe document (`truebench.probe/1`) of the machine the run measured.
-    pub env: Value,
+    pub env: ProbeDoc,
     pub findings: Vec<Finding>,
     pub results: Vec<BenchResult>,
     /// Cases not run here, each with its reason.
@@ -180,16 +191,16 @@ pub struct RunDocument {
     pub skipped: Vec<Skipped>,
     /// A `truebench record` recording: rows per interval, summary, unavailable metrics.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub recording: Option<Value>,
+    pub recording: Option<Recording>,
     /// The classic suite's indexes: `"1"` and `"N"` (and any other copy count) → the
     /// geometric mean of the tests' indexes; `unixbench_style` the same from UnixBench's
     /// pass combination; `n` and `n_basis`; `partial` when a test did not run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub indexes: Option<Value>,
+    pub indexes: Option<SuiteIndexes>,
     /// A `truebench loadstep` experiment: its plan, per variant the steps, knee and fits,
     /// the scaling curve and the comparison of variants.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub loadstep: Option<Value>,
+    pub loadstep: Option<Experiment>,
 }
 
 impl RunDocument {
@@ -290,6 +301,7 @@ pub mod testing {
         params: Value,
         median: f64,
     ) -> BenchResult {
+        let params: Params = serde_json::from_value(params).unwrap_or_default();
         let q = Quality {
             timer_share: 0.0,
             clock_cost_ns: 20.0,
@@ -297,12 +309,6 @@ pub mod testing {
             batch_ns: 1e7,
         };
         let samples: Vec<f64> = (0..10).map(|i| median + i as f64 - 4.5).collect();
-        let params = params
-            .as_object()
-            .cloned()
-            .unwrap_or_default()
-            .into_iter()
-            .collect();
         let p = Placement {
             name: placement.into(),
             cpus,
@@ -311,8 +317,13 @@ pub mod testing {
         BenchResult::new(bench, params, p, "ns", true, samples, q).unwrap()
     }
 
+    /// The probe of this project's own VM fixture, as a run's environment.
+    pub fn env() -> ProbeDoc {
+        crate::probe::fixture("this-vm")
+    }
+
     /// A run holding `results`, measured on a machine described by `env`.
-    pub fn run(id: &str, results: Vec<BenchResult>, env: Value) -> RunDocument {
+    pub fn run(id: &str, results: Vec<BenchResult>, env: ProbeDoc) -> RunDocument {
         RunDocument {
             schema: SCHEMA.into(),
             run_id: id.into(),
@@ -330,5 +341,76 @@ pub mod testing {
             indexes: None,
             loadstep: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> Value {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/documents")
+            .join(name);
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn fields_added_after_a_kind_of_run_first_shipped_may_be_absent() {
+        let mut rec = fixture("record.json");
+        let r = rec["recording"].as_object_mut().unwrap();
+        r.remove("last_short_interval_dropped");
+        r.remove("counter_notes");
+        for row in r["rows"].as_array_mut().unwrap() {
+            row["target"]
+                .as_object_mut()
+                .unwrap()
+                .remove("events_per_s");
+        }
+        let doc: RunDocument = serde_json::from_value(rec).unwrap();
+        let rec = doc.recording.unwrap();
+        assert!(!rec.last_short_interval_dropped);
+        assert!(rec.rows[0].target.as_ref().unwrap().events_per_s.is_empty());
+
+        let mut ls = fixture("loadstep.json");
+        let strip = |steps: &mut Value| {
+            for s in steps.as_array_mut().unwrap() {
+                let s = s.as_object_mut().unwrap();
+                for gone in ["failed", "reconnects", "interval_points", "first_failure"] {
+                    s.remove(gone);
+                }
+            }
+        };
+        for v in ls["loadstep"]["variants"].as_array_mut().unwrap() {
+            strip(&mut v["steps"]);
+        }
+        strip(&mut ls["loadstep"]["steps"]);
+        let doc: RunDocument = serde_json::from_value(ls).unwrap();
+        let ex = doc.loadstep.unwrap();
+        assert_eq!(ex.single.unwrap().steps[0].failed, 0);
+    }
+
+    #[test]
+    fn each_kind_of_observed_placement_keeps_its_shape() {
+        let ctx: RunDocument = serde_json::from_value(fixture("ctx.json")).unwrap();
+        let classic: RunDocument = serde_json::from_value(fixture("classic.json")).unwrap();
+        assert!(ctx
+            .results
+            .iter()
+            .all(|r| matches!(r.placement.observed, Some(Observed::Pair(_)))));
+        assert!(classic
+            .results
+            .iter()
+            .all(|r| matches!(r.placement.observed, Some(Observed::Copies(_)))));
+        let switch = classic
+            .results
+            .iter()
+            .find(|r| r.base_id() == "classic.context-switch")
+            .unwrap();
+        let obs = switch.placement.observed.as_ref().unwrap();
+        assert!(obs.colocated_fraction().is_some() && obs.sides().is_some());
+        let ix = classic.indexes.unwrap();
+        assert_eq!(ix.keys(), vec!["1", "2", "N"]);
+        assert_eq!(ix.n, 2);
     }
 }

@@ -1,0 +1,266 @@
+//! A run as terminal text. By default a concise summary per suite (each view's, no line
+//! wider than 100 columns), then the cases not run and the findings, warnings first; in
+//! full (`run --verbose`, `show --all`) the per-result table (median, 95% CI, CV, n, unit,
+//! timer share, placement and what was observed) and each view's full sections. Also the
+//! run history as a table.
+
+use super::units::{num, pct};
+use super::views::{classic::is_classic, wrap, VIEWS};
+use crate::findings::{Finding, Severity};
+use crate::result::{BenchResult, Observed, RunDocument};
+use crate::store::RunSummary;
+
+/// How much of a run to print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    /// Each suite's summary, no wider than 100 columns.
+    Summary,
+    /// Every result in one table, and each suite's full sections.
+    Full,
+}
+
+/// The same-cpu result with the same benchmark and params, when the run has one.
+fn same_cpu_of<'a>(doc: &'a RunDocument, r: &BenchResult) -> Option<&'a BenchResult> {
+    doc.results.iter().find(|o| {
+        o.placement.name == "same-cpu" && o.benchmark == r.benchmark && o.params == r.params
+    })
+}
+
+/// "A[0] B[0,1] together 90%, migrations 0/3": what a pair's `placement.observed` says.
+pub fn observed_summary(obs: &Observed) -> String {
+    let Observed::Pair(p) = obs else {
+        return String::new();
+    };
+    let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+    let m = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_else(|| "n/a".into());
+    format!(
+        "A[{}] B[{}] together {:.0}%, migrations {}/{}",
+        list(&p.tasks.a.cpus_seen),
+        list(&p.tasks.b.cpus_seen),
+        p.colocated_fraction * 100.0,
+        m(p.tasks.a.migrations),
+        m(p.tasks.b.migrations)
+    )
+}
+
+/// Every result but the classic ones (their own table holds them) in one table.
+fn results_table(doc: &RunDocument) -> Option<String> {
+    let others: Vec<&BenchResult> = doc.results.iter().filter(|r| !is_classic(r)).collect();
+    if others.is_empty() {
+        return None;
+    }
+    let matrix = others.iter().any(|r| r.placement.name == "same-cpu");
+    let observed = others
+        .iter()
+        .any(|r| matches!(r.placement.observed, Some(Observed::Pair(_))));
+    let mut header = vec![
+        "benchmark",
+        "params",
+        "placement",
+        "median",
+        "95% CI",
+        "CV",
+        "n",
+        "unit",
+    ];
+    if matrix {
+        header.push("vs same-cpu");
+    }
+    header.push("timer share");
+    if observed {
+        header.push("observed");
+    }
+    let mut t = super::table(&header);
+    for r in others {
+        let s = &r.stats;
+        let mut row = vec![
+            r.benchmark.clone(),
+            r.params_text(),
+            match &r.placement.cpus {
+                Some(c) => format!("{} {:?}", r.placement.name, c),
+                None => r.placement.name.clone(),
+            },
+            num(s.median),
+            format!("{} – {}", num(s.ci95_low), num(s.ci95_high)),
+            pct(s.cv),
+            s.n.to_string(),
+            r.unit.clone(),
+        ];
+        if matrix {
+            row.push(
+                same_cpu_of(doc, r)
+                    .map(|b| format!("{:.2}x", s.median / b.stats.median))
+                    .unwrap_or_default(),
+            );
+        }
+        row.push(pct(r.quality.timer_share));
+        if observed {
+            row.push(
+                r.placement
+                    .observed
+                    .as_ref()
+                    .map(observed_summary)
+                    .unwrap_or_default(),
+            );
+        }
+        t.add_row(row);
+    }
+    Some(format!("{t}\n"))
+}
+
+/// The run's findings and its results', each result's prefixed with what it is about;
+/// warnings first.
+pub fn all_findings(doc: &RunDocument) -> Vec<Finding> {
+    let mut findings = doc.findings.clone();
+    for r in &doc.results {
+        for f in &r.findings {
+            let mut f = f.clone();
+            f.message = format!(
+                "{} {} [{}]: {}",
+                r.benchmark,
+                r.params_text(),
+                r.placement.name,
+                f.message
+            );
+            findings.push(f);
+        }
+    }
+    findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    findings
+}
+
+fn finding_text(f: &Finding) -> String {
+    let sev = match f.severity {
+        Severity::Warning => "warning",
+        Severity::Info => "info",
+    };
+    let mut s = wrap(&format!("  [{sev}] {}: {}", f.id, f.message));
+    for e in &f.evidence {
+        s.push_str(&wrap(&format!("      evidence: {e}")));
+    }
+    s
+}
+
+/// Findings wrapped to 100 columns, each with its evidence. In a summary, a finding raised
+/// on several results is shown once, with how many more results raised it and which.
+fn findings_wrapped(doc: &RunDocument, detail: Detail) -> String {
+    let findings = all_findings(doc);
+    if detail == Detail::Full {
+        return findings.iter().map(finding_text).collect();
+    }
+    // Which results raised each finding id, in order.
+    let mut raised: Vec<(&str, Vec<&str>)> = Vec::new();
+    for r in &doc.results {
+        for f in &r.findings {
+            match raised.iter_mut().find(|(id, _)| *id == f.id) {
+                Some((_, on)) => on.push(&r.benchmark),
+                None => raised.push((&f.id, vec![&r.benchmark])),
+            }
+        }
+    }
+    let mut s = String::new();
+    let mut shown: Vec<&str> = Vec::new();
+    for f in &findings {
+        let on = raised
+            .iter()
+            .find(|(id, _)| *id == f.id)
+            .map(|(_, on)| on.as_slice())
+            .unwrap_or_default();
+        if on.len() > 1 && shown.contains(&f.id.as_str()) {
+            continue;
+        }
+        s.push_str(&finding_text(f));
+        if on.len() > 1 {
+            shown.push(&f.id);
+            let mut counts: Vec<(&str, usize)> = Vec::new();
+            for b in &on[1..] {
+                match counts.iter_mut().find(|(x, _)| x == b) {
+                    Some((_, n)) => *n += 1,
+                    None => counts.push((b, 1)),
+                }
+            }
+            let list: Vec<String> = counts.iter().map(|(b, n)| format!("{b} x{n}")).collect();
+            s.push_str(&wrap(&format!(
+                "      and on {} more result(s): {} (show --all lists each)",
+                on.len() - 1,
+                list.join(", ")
+            )));
+        }
+    }
+    s
+}
+
+pub fn render(doc: &RunDocument, detail: Detail) -> String {
+    let mut out = format!(
+        "Run {} on {} at {}{}\n",
+        doc.run_id,
+        doc.host.as_deref().unwrap_or("unknown host"),
+        doc.started_at,
+        if doc.interrupted {
+            " (INTERRUPTED: partial results)"
+        } else {
+            ""
+        }
+    );
+    let shown = VIEWS.iter().filter(|v| v.applies(doc));
+    match detail {
+        Detail::Summary => {
+            for v in shown {
+                out.push('\n');
+                out.push_str(&v.summary(doc));
+            }
+        }
+        Detail::Full => {
+            out.push_str(&results_table(doc).unwrap_or_default());
+            for v in shown {
+                out.push_str(&v.full(doc));
+            }
+        }
+    }
+    if doc.results.is_empty() && doc.recording.is_none() && doc.loadstep.is_none() {
+        out.push_str("No results.\n");
+    }
+    if !doc.skipped.is_empty() {
+        out.push_str("\nNot run here:\n");
+        for s in &doc.skipped {
+            out.push_str(&wrap(&format!(
+                "  {} {}: {}",
+                s.benchmark, s.case, s.reason
+            )));
+        }
+    }
+    if !all_findings(doc).is_empty() {
+        out.push_str("\nFindings (warnings first):\n");
+        out.push_str(&findings_wrapped(doc, detail));
+    }
+    out
+}
+
+pub fn render_history(runs: &[RunSummary]) -> String {
+    if runs.is_empty() {
+        return "No runs stored yet: `truebench run` makes one.\n".into();
+    }
+    let mut t = super::table(&[
+        "run",
+        "started (UTC)",
+        "host",
+        "suites",
+        "results",
+        "headline",
+    ]);
+    for r in runs {
+        t.add_row(vec![
+            r.run_id.clone(),
+            r.started_at.clone(),
+            r.host.clone().unwrap_or_default(),
+            r.suites.join(","),
+            format!(
+                "{}{}",
+                r.results,
+                if r.interrupted { " (interrupted)" } else { "" }
+            ),
+            r.headline.clone(),
+        ]);
+    }
+    format!("{t}\n")
+}

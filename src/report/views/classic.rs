@@ -1,0 +1,236 @@
+//! The classic suite as UnixBench users read it: per test the rate in its UnixBench unit
+//! and the index per copy count, the scaling, and the suite indexes for 1 and N copies; in
+//! full, each test's CI, CV, UnixBench-style index and the CPUs its copies ran on.
+
+use super::{narrow_table, View};
+use crate::report::svg::Chart;
+use crate::report::units::{num, pct};
+use crate::result::{figures, BenchResult, RunDocument, SuiteIndexes};
+use serde::Deserialize;
+use std::collections::BTreeSet;
+
+pub struct Classic;
+
+/// The params every classic test has.
+#[derive(Deserialize)]
+pub struct Copies {
+    pub copies: u64,
+    #[serde(default)]
+    pub fsync: bool,
+}
+
+pub fn is_classic(r: &BenchResult) -> bool {
+    r.benchmark.starts_with("classic.")
+}
+
+fn tests(doc: &RunDocument) -> Vec<(&BenchResult, Copies)> {
+    doc.results
+        .iter()
+        .filter(|r| is_classic(r))
+        .filter_map(|r| Some((r, r.params.read::<Copies>()?)))
+        .collect()
+}
+
+fn name(r: &BenchResult, p: &Copies) -> String {
+    let n = r.base_id().trim_start_matches("classic.");
+    if p.fsync {
+        format!("{n} (fsync)")
+    } else {
+        n.to_string()
+    }
+}
+
+fn cpus_seen(r: &BenchResult) -> String {
+    let Some(obs) = &r.placement.observed else {
+        return String::new();
+    };
+    let mut s = format!("{:?}", obs.all_cpus().into_iter().collect::<Vec<_>>());
+    if let Some(f) = obs.colocated_fraction() {
+        s.push_str(&format!(", pair together {:.0}%", f * 100.0));
+    }
+    if r.placement.cpus.is_some() {
+        s.push_str(" (pinned)");
+    }
+    s
+}
+
+/// The suite index lines: per copy count, ours and UnixBench's; then N's basis.
+fn index_lines(ix: &SuiteIndexes) -> String {
+    let mut out = String::new();
+    let v = |x: Option<&Option<f64>>| x.copied().flatten().map(num).unwrap_or_else(|| "-".into());
+    for k in ix.keys() {
+        out.push_str(&format!(
+            "Index, {} cop{}: {} (median of passes); UnixBench-style {} (lowest third dropped); {} tests\n",
+            k,
+            if k == "1" { "y" } else { "ies" },
+            v(ix.by_copies.get(k)),
+            v(ix.unixbench_style.get(k)),
+            ix.tests.get(k).copied().unwrap_or(0),
+        ));
+    }
+    out.push_str(&format!(
+        "N = {}{}\n",
+        ix.n_basis,
+        if ix.partial {
+            "; PARTIAL index: not every test ran"
+        } else {
+            ""
+        }
+    ));
+    out
+}
+
+impl View for Classic {
+    fn title(&self) -> &'static str {
+        "Classic suite"
+    }
+
+    fn applies(&self, doc: &RunDocument) -> bool {
+        !tests(doc).is_empty()
+    }
+
+    fn summary(&self, doc: &RunDocument) -> String {
+        let ts = tests(doc);
+        let counts: BTreeSet<u64> = ts.iter().map(|(_, p)| p.copies).collect();
+        let mut header = vec!["test".to_string(), "unit".to_string()];
+        for c in &counts {
+            header.push(format!("x{c} rate"));
+            header.push(format!("x{c} index"));
+        }
+        header.push("scaling".into());
+        let mut t = narrow_table(&header.iter().map(String::as_str).collect::<Vec<_>>());
+        let mut names: Vec<String> = Vec::new();
+        for (r, p) in &ts {
+            let n = name(r, p);
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+        for n in names {
+            let of = |c: u64| ts.iter().find(|(r, p)| name(r, p) == n && p.copies == c);
+            let unit = ts
+                .iter()
+                .find(|(r, p)| name(r, p) == n)
+                .map(|(r, _)| r.unit.clone())
+                .unwrap_or_default();
+            let mut row = vec![n.clone(), unit];
+            let mut scaling = String::new();
+            for c in &counts {
+                match of(*c) {
+                    Some((r, _)) => {
+                        row.push(num(r.stats.median));
+                        row.push(
+                            r.derived
+                                .get(figures::INDEX)
+                                .map(|v| num(*v))
+                                .unwrap_or_default(),
+                        );
+                        if let Some(e) = r.derived.get(figures::SCALING_EFFICIENCY) {
+                            scaling = format!("{:.0}% at x{c}", e * 100.0);
+                        }
+                    }
+                    None => row.extend(["-".to_string(), "-".to_string()]),
+                }
+            }
+            row.push(scaling);
+            t.add_row(row);
+        }
+        let mut out = format!("Classic suite (UnixBench-equivalent; George = 10):\n{t}\n");
+        if let Some(ix) = &doc.indexes {
+            out.push_str(&index_lines(ix));
+        }
+        out
+    }
+
+    fn full(&self, doc: &RunDocument) -> String {
+        let mut t = crate::report::table(&[
+            "test",
+            "copies",
+            "rate (median)",
+            "unit",
+            "95% CI",
+            "CV",
+            "index",
+            "UnixBench-style index",
+            "scaling",
+            "ran on CPUs",
+        ]);
+        for (r, p) in tests(doc) {
+            let d = |k: &str| r.derived.get(k).map(|v| num(*v)).unwrap_or_default();
+            t.add_row(vec![
+                name(r, &p),
+                p.copies.to_string(),
+                num(r.stats.median),
+                r.unit.clone(),
+                format!("{} – {}", num(r.stats.ci95_low), num(r.stats.ci95_high)),
+                pct(r.stats.cv),
+                d(figures::INDEX),
+                d(figures::UNIXBENCH_INDEX),
+                r.derived
+                    .get(figures::SCALING_EFFICIENCY)
+                    .map(|e| format!("{:.0}%", e * 100.0))
+                    .unwrap_or_default(),
+                cpus_seen(r),
+            ]);
+        }
+        let mut out = format!("Classic suite (UnixBench-equivalent; George = 10)\n{t}\n");
+        if let Some(ix) = &doc.indexes {
+            out.push_str(&index_lines(ix));
+            out.push_str("Per-placement context-switch figures: truebench run ctx\n");
+        }
+        out.push('\n');
+        out
+    }
+
+    fn headline(&self, doc: &RunDocument) -> Vec<String> {
+        doc.indexes
+            .as_ref()
+            .map(|ix| index_lines(ix).lines().map(str::to_string).collect())
+            .unwrap_or_default()
+    }
+
+    fn charts(&self, doc: &RunDocument) -> Vec<Chart> {
+        let per_test = tests(doc)
+            .into_iter()
+            .filter_map(|(r, p)| {
+                let scale = r.derived.get(figures::INDEX)? / r.stats.median;
+                Some((
+                    format!(
+                        "{} x{}",
+                        r.base_id().trim_start_matches("classic."),
+                        p.copies
+                    ),
+                    r.stats.median * scale,
+                    r.stats.ci95_low * scale,
+                    r.stats.ci95_high * scale,
+                ))
+            })
+            .collect();
+        let mut out = vec![Chart::bars(
+            "Classic index per test and copy count (George = 10)",
+            "index",
+            per_test,
+        )];
+        if let Some(ix) = &doc.indexes {
+            let suite = ix
+                .numbered()
+                .into_iter()
+                .filter_map(|(k, v)| {
+                    let v = v?;
+                    Some((
+                        format!("suite index, {k} cop{}", if k == 1 { "y" } else { "ies" }),
+                        v,
+                        v,
+                        v,
+                    ))
+                })
+                .collect();
+            out.push(Chart::bars(
+                "Classic suite index (geometric mean of the test indexes)",
+                "index",
+                suite,
+            ));
+        }
+        out
+    }
+}

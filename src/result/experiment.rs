@@ -1,0 +1,144 @@
+//! A `truebench loadstep` experiment as stored: its plan, per variant (policy x workers x
+//! capacity) the steps, knee and fits, which variant won each step, the scaling curve
+//! across worker counts, and what could not be measured.
+
+use crate::loadstep::experiment::{Knee, VariantResult};
+use crate::loadstep::model::Fit;
+use crate::loadstep::step::StepSummary;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// Planned rates, messages per second, in order.
+    pub rates: Vec<f64>,
+    pub warmup_s: f64,
+    pub step_duration_s: f64,
+    pub workers: Vec<usize>,
+    pub service_us: f64,
+    pub footprint_kb: usize,
+    pub policies: Vec<String>,
+    pub repeat: usize,
+    pub seed: u64,
+    /// The variants in the (shuffled) order they ran.
+    pub order: Vec<String>,
+}
+
+/// How a variant other than a step's best did at that step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Contender {
+    pub median_interval_p99_us: Option<f64>,
+    /// Mann-Whitney p against the best; null with too few intervals.
+    pub p_value: Option<f64>,
+    /// p < 0.05: the difference from the best is real.
+    pub real: bool,
+}
+
+/// One step of the comparison of variants.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepComparison {
+    pub rate: f64,
+    pub compared: bool,
+    /// Why the step was not compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_median_interval_p99_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others: Option<BTreeMap<String, Contender>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// The variant with the most steps won; null when no step was compared.
+    pub winner: Option<String>,
+    pub step_wins: BTreeMap<String, usize>,
+    pub steps: Vec<StepComparison>,
+    /// The test used, in words.
+    pub test: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScalingPoint {
+    pub workers: f64,
+    pub max_valid_completed_rate: f64,
+}
+
+/// The highest valid completed rate per worker count, with the USL and Amdahl fits on it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Scaling {
+    pub points: Vec<ScalingPoint>,
+    pub usl: Option<Fit>,
+    pub amdahl: Option<Fit>,
+    pub note: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Knees {
+    pub latency: Option<Knee>,
+    pub cost: Option<Knee>,
+}
+
+/// With a single variant, its steps, knees and fits repeated at the top level (as earlier
+/// versions wrote them, for scripts that read them there).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SingleVariant {
+    pub steps: Vec<StepSummary>,
+    pub knee: Knees,
+    pub usl: Option<Fit>,
+    pub amdahl: Option<Fit>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Experiment {
+    /// `mq` or `http`.
+    pub workload: String,
+    /// The URL of an http workload.
+    pub target: Option<String>,
+    pub plan: Plan,
+    pub variants: Vec<VariantResult>,
+    pub comparison: Option<Comparison>,
+    pub scaling: Option<Scaling>,
+    /// Costs per transaction that could not be measured, with the reason.
+    pub unavailable: BTreeMap<String, String>,
+    #[serde(flatten)]
+    pub single: Option<SingleVariant>,
+}
+
+impl Experiment {
+    /// An experiment from its parts; the single-variant copy is filled in here.
+    pub fn new(
+        workload: String,
+        target: Option<String>,
+        plan: Plan,
+        variants: Vec<VariantResult>,
+        comparison: Option<Comparison>,
+        scaling: Option<Scaling>,
+        unavailable: BTreeMap<String, String>,
+    ) -> Experiment {
+        let single = match variants.as_slice() {
+            [only] => Some(SingleVariant {
+                steps: only.steps.clone(),
+                knee: Knees {
+                    latency: only.knee_latency.clone(),
+                    cost: only.knee_cost.clone(),
+                },
+                usl: only.usl.clone(),
+                amdahl: only.amdahl.clone(),
+            }),
+            _ => None,
+        };
+        Experiment {
+            workload,
+            target,
+            plan,
+            variants,
+            comparison,
+            scaling,
+            unavailable,
+            single,
+        }
+    }
+}
