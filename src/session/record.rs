@@ -9,7 +9,7 @@ use crate::observe::counters::TargetCounters;
 use crate::observe::process;
 use crate::observe::recorder::{row, summarize, Reading, Row};
 use crate::observe::system::{self, ticks_per_second};
-use crate::probe::ProbeDoc;
+use crate::probe::{sysroot::SysRoot, ProbeDoc};
 use crate::result::RunDocument;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -94,7 +94,7 @@ fn reading(
     }
     Reading {
         t_ns: now_ns(),
-        sys: system::read(),
+        sys: system::read(&SysRoot::live()),
         target: t,
         metric: if a.metric_cmd.is_some() || a.metric_file.is_some() {
             read_metric(a)
