@@ -2,6 +2,7 @@
 //! (/proc/stat), context switches and interrupts, inter-processor interrupts (the CAL, RES
 //! and TLB rows of /proc/interrupts), runnable tasks, and CPU pressure (PSI).
 
+use crate::probe::sysroot::SysRoot;
 use procfs_core::{ExplicitSystemInfo, FromReadSI, KernelStats};
 use serde::{Deserialize, Serialize};
 
@@ -46,7 +47,8 @@ pub fn ticks_per_second() -> u64 {
         .unwrap_or(100)
 }
 
-pub fn read() -> Counters {
+/// Read the system-wide counters under `root` (`/` live; a captured tree in tests).
+pub fn read(root: &SysRoot) -> Counters {
     let si = ExplicitSystemInfo {
         boot_time_secs: 0,
         ticks_per_second: ticks_per_second(),
@@ -54,12 +56,13 @@ pub fn read() -> Counters {
         is_little_endian: cfg!(target_endian = "little"),
     };
     let mut c = Counters::default();
-    if let Some(ks) = std::fs::File::open("/proc/stat")
-        .ok()
-        .and_then(|f| KernelStats::from_read(f, &si).ok())
+    let stat = root.read_opt("/proc/stat");
+    if let Some(ks) = stat
+        .as_deref()
+        .and_then(|s| KernelStats::from_read(s.as_bytes(), &si).ok())
     {
-        let online = std::fs::read_to_string("/sys/devices/system/cpu/online")
-            .ok()
+        let online = root
+            .read_opt("/sys/devices/system/cpu/online")
             .and_then(|s| crate::probe::cpulist::parse_list(&s).ok())
             .unwrap_or_default();
         // /proc/stat lists online CPUs in order; pair them with their numbers.
@@ -82,7 +85,7 @@ pub fn read() -> Counters {
         c.ctxt = ks.ctxt;
         c.procs_running = ks.procs_running;
     }
-    if let Ok(s) = std::fs::read_to_string("/proc/stat") {
+    if let Some(s) = &stat {
         c.intr = s
             .lines()
             .find_map(|l| {
@@ -94,11 +97,11 @@ pub fn read() -> Counters {
             })
             .unwrap_or(0);
     }
-    c.ipi = std::fs::read_to_string("/proc/interrupts")
-        .ok()
+    c.ipi = root
+        .read_opt("/proc/interrupts")
         .and_then(|s| parse_ipis(&s));
-    c.psi_some_us = std::fs::read_to_string("/proc/pressure/cpu")
-        .ok()
+    c.psi_some_us = root
+        .read_opt("/proc/pressure/cpu")
         .and_then(|s| parse_psi_some(&s));
     c
 }
@@ -142,6 +145,22 @@ pub fn cpu_shares(a: &Counters, b: &Counters) -> Vec<CpuShare> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counters_read_from_a_captured_tree() {
+        let root = SysRoot::captured(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/sysroots/this-vm"),
+        );
+        let c = read(&root);
+        let cpus: Vec<u32> = c.cpu.iter().map(|x| x.0).collect();
+        assert_eq!(cpus, vec![0, 1]);
+        // cpu0: user 25012, nice 0, system 1857, idle 108015, iowait 155, irq 0, softirq 43, steal 58
+        assert_eq!(c.cpu[0].1, [25012, 0, 1857, 108015, 155, 0, 43, 58]);
+        assert_eq!((c.ctxt, c.intr, c.procs_running), (336538, 328786, Some(2)));
+        // The tree holds no /proc/interrupts and no /proc/pressure/cpu: absent, not 0.
+        assert_eq!((c.ipi, c.psi_some_us), (None, None));
+    }
 
     #[test]
     fn ipis_are_summed_over_cpus() {

@@ -11,7 +11,7 @@ use crate::observe::recorder::{
     is_sliver, next_reading_ns, own_cpu_share, row, summarize, CommandEnd, Reading, Row,
 };
 use crate::observe::system::{self, ticks_per_second};
-use crate::probe::ProbeDoc;
+use crate::probe::{sysroot::SysRoot, ProbeDoc};
 use crate::result::RunDocument;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -93,7 +93,7 @@ fn reading(
     }
     Reading {
         t_ns: now_ns(),
-        sys: system::read(),
+        sys: system::read(&SysRoot::live()),
         target: t,
         metric: if a.metric_cmd.is_some() || a.metric_file.is_some() {
             read_metric(a)
