@@ -3,6 +3,7 @@
 //! full, each test's CI, CV, UnixBench-style index and the CPUs its copies ran on.
 
 use super::{narrow_table, View};
+use crate::bench::classic::score::copies_label;
 use crate::report::svg::Chart;
 use crate::report::units::{num, pct};
 use crate::result::{figures, BenchResult, RunDocument, SuiteIndexes};
@@ -17,6 +18,9 @@ pub struct Copies {
     pub copies: u64,
     #[serde(default)]
     pub fsync: bool,
+    /// The context-switch pair pinned (`same-cpu`, `cross-cpu`), outside the index.
+    #[serde(default)]
+    pub pair: Option<String>,
 }
 
 pub fn is_classic(r: &BenchResult) -> bool {
@@ -33,10 +37,10 @@ fn tests(doc: &RunDocument) -> Vec<(&BenchResult, Copies)> {
 
 fn name(r: &BenchResult, p: &Copies) -> String {
     let n = r.base_id().trim_start_matches("classic.");
-    if p.fsync {
-        format!("{n} (fsync)")
-    } else {
-        n.to_string()
+    match (p.fsync, &p.pair) {
+        (true, _) => format!("{n} (fsync)"),
+        (_, Some(pair)) => format!("{n} (pinned {pair})"),
+        _ => n.to_string(),
     }
 }
 
@@ -59,14 +63,26 @@ fn index_lines(ix: &SuiteIndexes) -> String {
     let mut out = String::new();
     let v = |x: Option<&Option<f64>>| x.copied().flatten().map(num).unwrap_or_else(|| "-".into());
     for k in ix.keys() {
+        let label = match k.parse::<u64>() {
+            Ok(c) => copies_label(c, ix.n),
+            Err(_) => format!("{k} copies"),
+        };
         out.push_str(&format!(
-            "Index, {} cop{}: {} (median of passes); UnixBench-style {} (lowest third dropped); {} tests\n",
-            k,
-            if k == "1" { "y" } else { "ies" },
+            "Index, {label}: {} (median of passes); UnixBench-style {} (lowest third dropped); {} tests\n",
             v(ix.by_copies.get(k)),
             v(ix.unixbench_style.get(k)),
             ix.tests.get(k).copied().unwrap_or(0),
         ));
+        if let Some(r) = ix.placement_range.get(k) {
+            let o = |x: Option<f64>| x.map(num).unwrap_or_else(|| "-".into());
+            out.push_str(&format!(
+                "  its 95% CI {} – {}; with the context-switch pair pinned to one CPU {}, split over two CPUs {}\n",
+                num(r.ci95_low),
+                num(r.ci95_high),
+                o(r.same_cpu),
+                o(r.cross_cpu),
+            ));
+        }
     }
     out.push_str(&format!(
         "N = {}{}\n",
@@ -159,7 +175,7 @@ impl View for Classic {
             let d = |k: &str| r.derived.get(k).map(|v| num(*v)).unwrap_or_default();
             t.add_row(vec![
                 name(r, &p),
-                p.copies.to_string(),
+                copies_label(p.copies, doc.indexes.as_ref().map(|ix| ix.n).unwrap_or(0)),
                 num(r.stats.median),
                 r.unit.clone(),
                 format!("{} – {}", num(r.stats.ci95_low), num(r.stats.ci95_high)),
