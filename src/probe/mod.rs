@@ -45,9 +45,11 @@ pub struct CpusDoc {
     pub cgroup_cpuset: Option<Vec<u32>>,
     /// Memory nodes the cgroup's cpuset allows (`cpuset.mems.effective`, v1
     /// `cpuset.effective_mems`), or null when no cpuset controller applies.
+    #[serde(default)]
     pub cgroup_mems: Option<Vec<u32>>,
     /// Nodes this process may really allocate memory on: nodes with memory ∩ cgroup mems
     /// ∩ `Mems_allowed_list` of /proc/self/status.
+    #[serde(default)]
     pub usable_mems: Vec<u32>,
     /// The CPU quota in CPUs, or null when unlimited.
     pub cgroup_quota: Option<f64>,
