@@ -21,6 +21,16 @@ fn fixtures() -> Vec<PathBuf> {
 }
 
 /// Equal as JSON, numbers to f32 precision (probe loads are f32), every key on both sides.
+fn is_empty_default(v: &Value) -> bool {
+    match v {
+        Value::Null | Value::Bool(false) => true,
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        Value::Number(_) | Value::Bool(true) => false,
+    }
+}
+
 fn same(a: &Value, b: &Value, at: &str) -> Result<(), String> {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => {
@@ -32,9 +42,18 @@ fn same(a: &Value, b: &Value, at: &str) -> Result<(), String> {
             }
         }
         (Value::Object(x), Value::Object(y)) => {
-            let (kx, ky): (Vec<_>, Vec<_>) = (x.keys().collect(), y.keys().collect());
-            if kx != ky {
-                return Err(format!("{at}: keys {kx:?} became {ky:?}"));
+            // Every key kept; a key added by a later version holds only its empty default
+            // (a field the old document could not have had).
+            let lost: Vec<_> = x.keys().filter(|k| !y.contains_key(*k)).collect();
+            let added: Vec<_> = y
+                .iter()
+                .filter(|(k, v)| !x.contains_key(*k) && !is_empty_default(v))
+                .map(|(k, _)| k)
+                .collect();
+            if !lost.is_empty() || !added.is_empty() {
+                return Err(format!(
+                    "{at}: keys lost {lost:?}, added with values {added:?}"
+                ));
             }
             x.iter()
                 .try_for_each(|(k, v)| same(v, &y[k], &format!("{at}.{k}")))

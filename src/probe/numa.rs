@@ -19,7 +19,8 @@ pub struct Node {
     pub cpus: Vec<u32>,
     pub memory_bytes: Option<u64>,
     /// `cpus+memory`, `memory-only`, `cpus-only`, or `empty` (neither yet).
-    #[serde(default)]
+    /// Empty only in documents written before node kinds were read (then not written).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub kind: String,
     /// The memory tier holding this node (`memory_tiering/memory_tierN`, kernel 6.1+);
     /// lower is faster.
