@@ -46,11 +46,22 @@ fn a_cpu_hog_is_a_noisy_neighbour_and_a_quiet_run_has_none() {
         "hog not named: {found:?}"
     );
 
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let quiet = env.run(&["timers", "--samples", "20"]);
-    assert_eq!(
-        noisy(&quiet),
-        Vec::<String>::new(),
-        "noisy-neighbour without a hog"
-    );
+    // Without the hog: no finding names it, and a run with none at all comes within three
+    // tries (the machine's own bursts, such as a kernel memory-reclaim thread, are real
+    // neighbours too, but not every time).
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let quiet = env.run(&["timers", "--samples", "20"]);
+        let found = noisy(&quiet);
+        assert!(
+            !found.iter().any(|e| e.contains(&format!("pid {pid}"))),
+            "the hog named after it was killed: {found:?}"
+        );
+        if found.is_empty() {
+            return;
+        }
+        seen.push(found);
+    }
+    panic!("noisy-neighbour in three quiet runs: {seen:?}");
 }
