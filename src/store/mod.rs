@@ -139,6 +139,10 @@ impl Store {
                 }
             }
         }
+        // Opening is serialised between processes (an flock on the file, which is apart
+        // from SQLite's own fcntl locks): two first uses could otherwise each hold a lock
+        // the other's journal-mode switch or migration waits for, until the busy timeout.
+        let _opening = open_guard(path)?;
         let conn = Connection::open(path).map_err(|e| open_error(path, describe(&e)))?;
         let fail = |e: rusqlite::Error| open_error(path, describe(&e));
         conn.busy_timeout(BUSY).map_err(fail)?;
@@ -475,4 +479,28 @@ pub fn load_run(path: &Path, id: &str) -> anyhow::Result<RunDocument> {
             "run `truebench run` first, or pass --db",
         )),
     }
+}
+
+/// An exclusive flock on the database file while it is opened for writing (created if
+/// missing, never through a link), released when dropped.
+fn open_guard(path: &Path) -> anyhow::Result<nix::fcntl::Flock<std::fs::File>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem => {
+                open_error(
+                    path,
+                    "it cannot be written (read-only or immutable file, or read-only file system)",
+                )
+            }
+            _ => open_error(path, e),
+        })?;
+    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+        .map_err(|(_, e)| open_error(path, e))
 }
