@@ -13,12 +13,14 @@ pub mod indexes;
 pub mod observed;
 pub mod params;
 pub mod recording;
+pub mod speed;
 
 pub use experiment::Experiment;
 pub use indexes::{PlacementRange, SuiteIndexes};
 pub use observed::Observed;
 pub use params::{ParamValue, Params};
 pub use recording::Recording;
+pub use speed::{CpuSpeed, SpeedPoint, SpeedSample};
 
 use crate::findings::Finding;
 use crate::measure::stats::Stats;
@@ -201,6 +203,13 @@ pub struct RunDocument {
     /// the scaling curve and the comparison of variants.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loadstep: Option<Experiment>,
+    /// The user's labels (`--tag KEY=VALUE`), e.g. inventory name and groups in a fleet.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tags: BTreeMap<String, String>,
+    /// The effective CPU speed sampled at the start and end of each suite; absent in runs
+    /// that did not measure it (documents of earlier versions, record, import).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_speed: Option<CpuSpeed>,
 }
 
 impl RunDocument {
@@ -340,6 +349,8 @@ pub mod testing {
             recording: None,
             indexes: None,
             loadstep: None,
+            tags: BTreeMap::new(),
+            cpu_speed: None,
         }
     }
 }

@@ -199,6 +199,8 @@ fn document(
         recording: None,
         indexes: None,
         loadstep: None,
+        tags: Default::default(),
+        cpu_speed: None,
     })
 }
 
