@@ -58,7 +58,8 @@ pub enum Command {
     History(runs::HistoryArgs),
     /// Show one stored run's results and findings.
     Show(runs::ShowArgs),
-    /// Print a stored run as its JSON document (truebench.result/1).
+    /// Print or write stored runs: the JSON document (truebench.result/1), or ndjson,
+    /// openmetrics, gobench (for benchstat) or csv.
     Export(runs::ExportArgs),
     /// Add a run document (JSON, truebench.result/1) to the database, after validating it.
     Import(runs::ImportArgs),

@@ -1,8 +1,11 @@
-//! The stored runs: `history`, `show RUN`, `export RUN`, `import FILE`.
+//! The stored runs: `history`, `show RUN`, `export RUN... --format FORMAT`, `import FILE`.
 
 use crate::error::{usage, usage_hint};
+use crate::export::Format;
+use crate::result::RunDocument;
 use crate::store::{default_path, load_run, Store};
 use anyhow::Context;
+use clap::ValueEnum;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
@@ -28,10 +31,21 @@ pub struct ShowArgs {
 }
 
 #[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Formats (docs/export.md): json, the run document as `import` reads it \
+(one run); ndjson, one JSON line per sample; openmetrics, medians and CI bounds as gauges \
+for node_exporter's textfile collector or the Pushgateway; gobench, the Go benchmark \
+format for `benchstat old.txt new.txt`; csv, one row per result with its statistics."
+)]
 pub struct ExportArgs {
-    /// Run id, a unique prefix of one, or `latest`.
-    run: String,
-    /// Write to FILE instead of standard output (refuses to overwrite).
+    /// Runs: ids, unique prefixes of them, or `latest`; several go into one stream.
+    #[arg(required = true, value_name = "RUN")]
+    runs: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Json)]
+    format: Format,
+    /// Write to FILE instead of standard output: refuses to overwrite, except with
+    /// openmetrics, whose file is replaced atomically (for the textfile collector).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
 }
@@ -65,15 +79,51 @@ pub fn show(a: ShowArgs, db: Option<&Path>) -> anyhow::Result<()> {
 }
 
 pub fn export(a: ExportArgs, db: Option<&Path>) -> anyhow::Result<()> {
-    let doc = load_run(&default_path(db)?, &a.run)?;
-    let text = serde_json::to_string_pretty(&doc)? + "\n";
-    match a.output {
-        None => {
-            crate::stdout::write(&text)?;
+    let exporter = a.format.exporter();
+    let name = a
+        .format
+        .to_possible_value()
+        .map(|v| v.get_name().to_string());
+    let name = name.unwrap_or_default();
+    if exporter.single_run() && a.runs.len() > 1 {
+        return Err(usage_hint(
+            format!("--format {name} writes one run, {} given", a.runs.len()),
+            "export one run per file, or choose ndjson, csv, gobench or openmetrics",
+        ));
+    }
+    let path = default_path(db)?;
+    let mut docs: Vec<RunDocument> = Vec::with_capacity(a.runs.len());
+    for (arg, doc) in a.runs.iter().map(|r| (r, load_run(&path, r))) {
+        let doc = doc?;
+        if docs.iter().any(|d| d.run_id == doc.run_id) {
+            return Err(usage_hint(
+                format!("run {} is named twice ('{arg}')", doc.run_id),
+                "give each run once",
+            ));
         }
+        docs.push(doc);
+    }
+    if a.format != Format::Json {
+        for d in docs.iter().filter(|d| d.results.is_empty()) {
+            eprintln!(
+                "truebench: run {} has no results (its data is a recording or an experiment, \
+                 in --format json only)",
+                d.run_id
+            );
+        }
+    }
+    let bytes = exporter.render(&docs)?;
+    match a.output {
+        None => crate::stdout::write(&String::from_utf8(bytes)?)?,
         Some(p) => {
-            super::output::write_file(&p, text.as_bytes(), false)?;
-            eprintln!("truebench: wrote run {} to {}", doc.run_id, p.display());
+            super::output::write_file(&p, &bytes, exporter.replaces_file())?;
+            let ids: Vec<&str> = docs.iter().map(|d| d.run_id.as_str()).collect();
+            let runs = if ids.len() == 1 { "run" } else { "runs" };
+            eprintln!(
+                "truebench: wrote {runs} {} to {} ({name})",
+                ids.join(", "),
+                p.display()
+            );
         }
     }
     Ok(())
