@@ -5,20 +5,8 @@
 
 mod common;
 
-use common::TestEnv;
+use common::{documents as fixtures, TestEnv};
 use serde_json::Value;
-use std::path::PathBuf;
-
-fn fixtures() -> Vec<PathBuf> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/documents");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    v.sort();
-    v
-}
 
 /// Equal as JSON, numbers to f32 precision (probe loads are f32), every key on both sides.
 fn is_empty_default(v: &Value) -> bool {

@@ -28,6 +28,8 @@ fn sandbox() -> (tempfile::TempDir, PathBuf, PathBuf) {
     let bin = dir.path().join("bin");
     fs::create_dir(&bin).unwrap();
     fs::set_permissions(&bin, fs::Permissions::from_mode(0o755)).unwrap();
+    // Coreutils are on every machine; the sandbox's PATH keeps the one the script uses.
+    std::os::unix::fs::symlink("/bin/mkdir", bin.join("mkdir")).unwrap();
     let copy = dir.path().join("test");
     fs::copy(script(), &copy).unwrap();
     fs::set_permissions(&copy, fs::Permissions::from_mode(0o755)).unwrap();
@@ -44,9 +46,10 @@ echo "$*" >> {log}
 {fail}
 for p in "$@"; do
   case "$p" in
-    gcc) t=cc ;; util-linux) t=lscpu ;; chromium) t=chromium ;; *) continue ;;
+    gcc) t=cc ;; util-linux) t=lscpu ;; chromium) t=chromium ;; prometheus) t=promtool ;;
+    golang-go) t=go ;; *) continue ;;
   esac
-  printf '#!/bin/sh\nexit 0\n' > {bin}/$t
+  if [ -f {bin}/$t.stub ]; then /bin/cp {bin}/$t.stub {bin}/$t; else printf '#!/bin/sh\nexit 0\n' > {bin}/$t; fi
   /bin/chmod 755 {bin}/$t
 done
 "#,
@@ -55,6 +58,25 @@ done
         fail = if fail { "exit 100" } else { "" },
     );
     write_executable(&bin.join("apt-get"), &text);
+    go_stub(bin, &log.with_file_name("go.log"));
+}
+
+/// A `go` stand-in that logs each call and, for `go install MODULE/cmd/NAME@V`, puts a
+/// NAME into $GOBIN. Kept as bin/go.stub until something installs it as bin/go.
+fn go_stub(bin: &Path, log: &Path) {
+    fs::write(log, "").unwrap();
+    fs::set_permissions(log, fs::Permissions::from_mode(0o666)).unwrap();
+    let text = format!(
+        r#"#!/bin/bash
+echo "GOBIN=$GOBIN $*" >> {log}
+[ "$1" = install ] || exit 0
+name=${{2%@*}}; name=${{name##*/}}
+printf '#!/bin/sh\nexit 0\n' > "$GOBIN/$name"
+/bin/chmod 755 "$GOBIN/$name"
+"#,
+        log = log.display(),
+    );
+    write_executable(&bin.join("go.stub"), &text);
 }
 
 fn run(copy: &Path, bin: &Path, args: &[&str], as_nobody: bool) -> Output {
@@ -70,10 +92,12 @@ fn run(copy: &Path, bin: &Path, args: &[&str], as_nobody: bool) -> Output {
     } else {
         Command::new("/bin/bash")
     };
+    let tools = copy.with_file_name("tools");
     cmd.arg(copy)
         .args(args)
         .env_clear()
         .env("PATH", bin)
+        .env("TRUEBENCH_TOOLS", tools)
         .output()
         .unwrap()
 }
@@ -93,23 +117,45 @@ fn as_root_it_installs_each_missing_tool_and_says_why_in_one_line() {
     let installing: Vec<&str> = err.lines().filter(|l| l.contains("installing")).collect();
     assert_eq!(
         installing.len(),
-        1,
-        "one line says what is installed: {err}"
+        2,
+        "one line says what is installed from Debian, one per Go tool: {err}"
     );
     assert!(installing[0].contains("cc (Debian package gcc libc6-dev: tests/timers.rs"));
     assert!(installing[0].contains("chromium (Debian package chromium: tests/report.rs"));
+    assert!(installing[0].contains("promtool (Debian package prometheus: tests/exports.rs"));
     assert!(!installing[0].contains("lscpu"), "{err}");
+    assert!(
+        installing[1].contains("installing benchstat (golang.org/x/perf/cmd/benchstat@")
+            && installing[1].contains("tests/exports.rs"),
+        "{err}"
+    );
     let calls = fs::read_to_string(&log).unwrap();
     assert_eq!(
         calls.lines().collect::<Vec<_>>(),
-        ["update -qq", "install -y -qq gcc libc6-dev chromium"]
+        [
+            "update -qq",
+            "install -y -qq gcc libc6-dev chromium prometheus golang-go"
+        ]
     );
     assert!(bin.join("cc").exists() && bin.join("chromium").exists());
+    // The Go tool was built by the go that apt-get installed, into the tools directory.
+    let tools = copy.with_file_name("tools");
+    let go_calls = fs::read_to_string(dir.path().join("go.log")).unwrap();
+    assert_eq!(go_calls.lines().count(), 1, "{go_calls}");
+    assert!(go_calls.starts_with(&format!(
+        "GOBIN={} install golang.org/x/perf/cmd/benchstat@v",
+        tools.display()
+    )));
+    assert!(tools.join("benchstat").exists());
 
     // A second run finds everything and installs nothing.
     let again = run(&copy, &bin, &["--deps-only"], false);
     assert!(again.status.success());
     assert_eq!(fs::read_to_string(&log).unwrap(), calls);
+    assert_eq!(
+        fs::read_to_string(dir.path().join("go.log")).unwrap(),
+        go_calls
+    );
 }
 
 #[test]
@@ -122,10 +168,9 @@ fn as_root_a_failed_install_stops_before_testing_with_exit_1() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.lines()
-            .last()
-            .unwrap()
-            .starts_with("error: apt-get install gcc libc6-dev util-linux chromium failed"),
+        err.lines().last().unwrap().starts_with(
+            "error: apt-get install gcc libc6-dev util-linux chromium prometheus golang-go failed"
+        ),
         "{err}"
     );
     assert!(!err.contains("stage"), "no test stage may start: {err}");
@@ -149,7 +194,7 @@ fn without_root_a_missing_tool_stops_before_testing_with_one_line() {
     );
     assert!(!err.contains("lscpu"), "lscpu is here: {err}");
     assert!(
-        err.contains("sudo apt-get install gcc libc6-dev chromium"),
+        err.contains("sudo apt-get install gcc libc6-dev chromium prometheus golang-go"),
         "{err}"
     );
     assert!(out.stdout.is_empty());
@@ -157,12 +202,19 @@ fn without_root_a_missing_tool_stops_before_testing_with_one_line() {
 
 #[test]
 fn without_root_and_with_every_tool_it_asks_for_root_or_no_root_before_testing() {
-    let (_dir, bin, copy) = sandbox();
-    for tool in ["cc", "lscpu", "chromium"] {
+    let (dir, bin, copy) = sandbox();
+    for tool in ["cc", "lscpu", "chromium", "promtool"] {
         write_executable(&bin.join(tool), "#!/bin/sh\nexit 0\n");
     }
+    go_stub(&bin, &dir.path().join("go.log"));
+    fs::rename(bin.join("go.stub"), bin.join("go")).unwrap();
+    // A Go tool needs no root: it is built into a tools directory the user may write.
+    let tools = copy.with_file_name("tools");
+    fs::create_dir(&tools).unwrap();
+    fs::set_permissions(&tools, fs::Permissions::from_mode(0o777)).unwrap();
     let deps = run(&copy, &bin, &["--deps-only"], true);
     assert!(deps.status.success(), "{deps:?}");
+    assert!(tools.join("benchstat").exists());
     let out = run(&copy, &bin, &[], true);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");

@@ -92,6 +92,18 @@ pub fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// The run documents of tests/fixtures/documents (one per kind of run), in name order.
+pub fn documents() -> Vec<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/documents");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    v.sort();
+    v
+}
+
 /// The ids of the findings in a JSON `findings` array.
 pub fn finding_ids(findings: &Value) -> Vec<&str> {
     findings
