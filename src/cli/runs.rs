@@ -31,12 +31,12 @@ pub struct ShowArgs {
 }
 
 #[derive(clap::Args, Debug)]
-#[command(
-    after_help = "Formats (docs/export.md): json, the run document as `import` reads it \
-(one run); ndjson, one JSON line per sample; openmetrics, medians and CI bounds as gauges \
-for node_exporter's textfile collector or the Pushgateway; gobench, the Go benchmark \
-format for `benchstat old.txt new.txt`; csv, one row per result with its statistics."
-)]
+#[command(after_help = "Examples:
+  truebench export A --format gobench -o old.txt; truebench export B --format gobench -o new.txt
+  benchstat old.txt new.txt
+  truebench export latest --format openmetrics -o /var/lib/prometheus/node-exporter/truebench.prom
+  truebench export A B C --format ndjson > runs.ndjson
+Fields, units and loading into DuckDB or pandas: docs/export.md.")]
 pub struct ExportArgs {
     /// Runs: ids, unique prefixes of them, or `latest`; several go into one stream.
     #[arg(required = true, value_name = "RUN")]
