@@ -1,11 +1,15 @@
 //! A `truebench record` recording: the command it followed and how it ended, its span and
 //! the recorder's own cost, the cost per unit of work and the correlations with the work
-//! rate, what could not be read; charted as CPU use and rates over time.
+//! rate, the NUMA view (each thread's home node and spread, memory per node by kind,
+//! balancing counters), what could not be read; charted as CPU use and rates over time.
 
 use super::View;
+use crate::observe::vmstat;
 use crate::report::svg::{Chart, LineChart};
-use crate::report::units::num;
+use crate::report::units::{bytes, num};
+use crate::result::numa::{CrossBasis, NumaView, RunShare};
 use crate::result::{Recording, RunDocument};
+use std::collections::BTreeMap;
 
 pub struct Record;
 
@@ -56,8 +60,111 @@ pub fn lines(rec: &Recording) -> Vec<String> {
             num(last.ctxt_per_s)
         ));
     }
+    if let Some(v) = &rec.numa {
+        s.extend(numa_lines(v));
+    }
+    let mut events: BTreeMap<&str, u64> = BTreeMap::new();
+    for r in &rec.rows {
+        for (k, n) in &r.numa_events {
+            *events.entry(k).or_default() += n;
+        }
+    }
+    let shown: Vec<String> = events
+        .iter()
+        .filter(|(k, n)| **n > 0 || vmstat::EXPECTED.iter().any(|(e, _)| e == *k))
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect();
+    if !shown.is_empty() {
+        s.push(format!(
+            "  NUMA counters over the recording (events, /proc/vmstat): {}",
+            shown.join(", ")
+        ));
+    }
     for (k, v) in &rec.unavailable {
         s.push(format!("  not available: {k}: {v}"));
+    }
+    s
+}
+
+/// Threads listed by name; the rest are counted.
+const LISTED_THREADS: usize = 8;
+
+/// The NUMA view: nodes and balancing, memory per node by kind, each thread's home.
+fn numa_lines(v: &NumaView) -> Vec<String> {
+    let mut s = vec![format!(
+        "  NUMA: {} node(s), {} LLC group(s); automatic balancing {}",
+        v.nodes,
+        v.llc_groups,
+        match v.balancing {
+            Some(0) => "off (kernel.numa_balancing 0)".to_string(),
+            Some(n) => format!("on (kernel.numa_balancing {n})"),
+            None => "not in this kernel".to_string(),
+        }
+    )];
+    if let Some(m) = &v.memory {
+        s.push(format!(
+            "  memory of pid {} per node (numa_maps at {:.1} s, {} mappings{}):",
+            m.pid,
+            m.read_at_s,
+            m.mappings,
+            match m.skipped_lines {
+                0 => String::new(),
+                n => format!(", {n} unreadable lines left out"),
+            }
+        ));
+        for n in &m.nodes {
+            let huge = match n.hugetlb_bytes {
+                0 => String::new(),
+                b => format!(" (of which hugetlb {})", bytes(b)),
+            };
+            s.push(format!(
+                "    node {}: {} = heap {}, stack {}, anonymous {}, file {}{huge}",
+                n.node,
+                bytes(n.total_bytes()),
+                bytes(n.heap_bytes),
+                bytes(n.stack_bytes),
+                bytes(n.anon_bytes),
+                bytes(n.file_bytes),
+            ));
+        }
+    }
+    let share = |v: &[RunShare], what: &str| {
+        v.iter()
+            .map(|r| match what {
+                "node" => format!("node {} {:.0}%", r.id, r.share * 100.0),
+                _ => format!("CPUs {} {:.0}%", r.cpus, r.share * 100.0),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let basis = |b: CrossBasis| match b {
+        CrossBasis::Counted => "exact",
+        CrossBasis::Sampled => "at least, sampled",
+    };
+    for t in v.threads.iter().take(LISTED_THREADS) {
+        let home = match t.home_node {
+            Some(h) => format!("home node {h}"),
+            None => "did not run".to_string(),
+        };
+        s.push(format!(
+            "  thread {} ({}): {home}, {:.0} ms run; run time on [{}]; LLC groups [{}]; migrations {}, cross-node {} ({}), cross-LLC {} ({})",
+            t.tid,
+            t.name,
+            t.run_ms,
+            share(&t.nodes, "node"),
+            share(&t.llc_groups, "llc"),
+            t.migrations.map_or_else(|| "not counted".to_string(), |m| m.to_string()),
+            t.cross_node_migrations,
+            basis(t.cross_node_basis),
+            t.cross_llc_migrations,
+            basis(t.cross_llc_basis),
+        ));
+    }
+    if v.threads.len() > LISTED_THREADS {
+        s.push(format!(
+            "  and {} more threads (the document lists them all)",
+            v.threads.len() - LISTED_THREADS
+        ));
     }
     s
 }
