@@ -86,6 +86,14 @@ pub fn lines(rec: &Recording) -> Vec<String> {
     s
 }
 
+/// A name any process may set (prctl PR_SET_NAME) without its control characters, which
+/// would otherwise reach the terminal.
+fn printable(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
+}
+
 /// Threads listed by name; the rest are counted.
 const LISTED_THREADS: usize = 8;
 
@@ -149,7 +157,7 @@ fn numa_lines(v: &NumaView) -> Vec<String> {
         s.push(format!(
             "  thread {} ({}): {home}, {:.0} ms run; run time on [{}]; LLC groups [{}]; migrations {}, cross-node {} ({}), cross-LLC {} ({})",
             t.tid,
-            t.name,
+            printable(&t.name),
             t.run_ms,
             share(&t.nodes, "node"),
             share(&t.llc_groups, "llc"),
@@ -231,5 +239,46 @@ impl View for Record {
         .series_if_any("target system calls/s", syscalls)
         .series_if_any("work units/s", work);
         vec![Chart::Lines(cpu), Chart::Lines(rates)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::numa::ThreadPlacement;
+
+    #[test]
+    fn a_thread_named_with_escape_sequences_prints_without_them() {
+        let v = NumaView {
+            nodes: 1,
+            llc_groups: 1,
+            balancing: None,
+            threads: vec![ThreadPlacement {
+                tid: 9,
+                name: "evil\x1b[2J\n".into(),
+                samples: 2,
+                run_ms: 0.0,
+                home_node: None,
+                nodes: vec![],
+                llc_groups: vec![],
+                migrations: None,
+                cross_node_migrations: 0,
+                cross_node_basis: CrossBasis::Counted,
+                cross_llc_migrations: 0,
+                cross_llc_basis: CrossBasis::Sampled,
+            }],
+            memory: None,
+        };
+        let lines = numa_lines(&v);
+        assert!(
+            lines.iter().all(|l| !l.chars().any(char::is_control)),
+            "{lines:?}"
+        );
+        assert!(
+            lines[1].contains("thread 9 (evil?[2J?): did not run"),
+            "{lines:?}"
+        );
+        assert!(lines[1].contains("migrations not counted"), "{lines:?}");
+        assert!(lines[0].contains("not in this kernel"), "{lines:?}");
     }
 }
