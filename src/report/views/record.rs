@@ -13,8 +13,9 @@ use std::collections::BTreeMap;
 
 pub struct Record;
 
-/// The recording in a few lines (the first names its span and the recorder's cost).
-pub fn lines(rec: &Recording) -> Vec<String> {
+/// The recording in a few lines (the first names its span and the recorder's cost), with
+/// up to `threads` threads of the NUMA view.
+pub fn lines(rec: &Recording, threads: usize) -> Vec<String> {
     let mut s = vec![format!(
         "Recording: {} intervals of {} s over {:.1} s; {}",
         rec.rows.len(),
@@ -61,7 +62,7 @@ pub fn lines(rec: &Recording) -> Vec<String> {
         ));
     }
     if let Some(v) = &rec.numa {
-        s.extend(numa_lines(v));
+        s.extend(numa_lines(v, threads));
     }
     let mut events: BTreeMap<&str, u64> = BTreeMap::new();
     for r in &rec.rows {
@@ -94,11 +95,11 @@ fn printable(name: &str) -> String {
         .collect()
 }
 
-/// Threads listed by name; the rest are counted.
+/// Threads a summary lists by name; the rest are counted (the full view lists all).
 const LISTED_THREADS: usize = 8;
 
-/// The NUMA view: nodes and balancing, memory per node by kind, each thread's home.
-fn numa_lines(v: &NumaView) -> Vec<String> {
+/// The NUMA view: nodes and balancing, memory per node by kind, up to `listed` threads' homes.
+fn numa_lines(v: &NumaView, listed: usize) -> Vec<String> {
     let mut s = vec![format!(
         "  NUMA: {} node(s), {} LLC group(s); automatic balancing {}",
         v.nodes,
@@ -149,7 +150,7 @@ fn numa_lines(v: &NumaView) -> Vec<String> {
         CrossBasis::Counted => "exact",
         CrossBasis::Sampled => "at least, sampled",
     };
-    for t in v.threads.iter().take(LISTED_THREADS) {
+    for t in v.threads.iter().take(listed) {
         let home = match t.home_node {
             Some(h) => format!("home node {h}"),
             None => "did not run".to_string(),
@@ -168,10 +169,10 @@ fn numa_lines(v: &NumaView) -> Vec<String> {
             basis(t.cross_llc_basis),
         ));
     }
-    if v.threads.len() > LISTED_THREADS {
+    if v.threads.len() > listed {
         s.push(format!(
-            "  and {} more threads (the document lists them all)",
-            v.threads.len() - LISTED_THREADS
+            "  and {} more threads (`show --all` and the document list them all)",
+            v.threads.len() - listed
         ));
     }
     s
@@ -191,7 +192,22 @@ impl View for Record {
     }
 
     fn headline(&self, doc: &RunDocument) -> Vec<String> {
-        doc.recording.as_ref().map(lines).unwrap_or_default()
+        doc.recording
+            .as_ref()
+            .map(|r| lines(r, LISTED_THREADS))
+            .unwrap_or_default()
+    }
+
+    /// The same lines with every thread of the NUMA view.
+    fn full(&self, doc: &RunDocument) -> String {
+        let Some(rec) = &doc.recording else {
+            return String::new();
+        };
+        let body: String = lines(rec, usize::MAX)
+            .iter()
+            .map(|l| super::wrap(l))
+            .collect();
+        format!("\n{body}")
     }
 
     fn charts(&self, doc: &RunDocument) -> Vec<Chart> {
@@ -269,7 +285,7 @@ mod tests {
             }],
             memory: None,
         };
-        let lines = numa_lines(&v);
+        let lines = numa_lines(&v, LISTED_THREADS);
         assert!(
             lines.iter().all(|l| !l.chars().any(char::is_control)),
             "{lines:?}"
