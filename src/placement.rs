@@ -93,12 +93,7 @@ impl<'a> Topo<'a> {
     }
 
     fn node_of(&self, cpu: u32) -> Option<u32> {
-        self.p
-            .numa
-            .nodes
-            .iter()
-            .find(|n| n.cpus.contains(&cpu))
-            .map(|n| n.id)
+        self.p.numa.node_of(cpu)
     }
 
     /// The closest relation between two CPUs. Different nodes outrank different packages

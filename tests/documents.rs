@@ -102,6 +102,7 @@ fn documents_of_every_kind_of_run_load_show_compare_report_and_export_unchanged(
         ("memory.json", "Measured levels"),
         ("classic.json", "Index, 1 copy"),
         ("record.json", "command: sleep 1"),
+        ("record-numa.json", "home node 0"),
         ("loadstep.json", "Knee"),
         ("loadstep-variants.json", "Winner:"),
     ] {

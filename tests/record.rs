@@ -173,3 +173,106 @@ fn csv_has_one_line_per_cpu_and_interval() {
         assert_eq!(&r[col("metric_per_s")], "", "{r:?}");
     }
 }
+
+/// Build the memory-touching helper (tests/fixtures/touch_memory.c) with the C compiler.
+fn touch_memory_helper(dir: &std::path::Path) -> std::path::PathBuf {
+    let src =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/touch_memory.c");
+    let out = dir.join("touch_memory");
+    let ok = std::process::Command::new("cc")
+        .args(["-O1", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        ok,
+        "cc could not build the helper (scripts/test installs gcc)"
+    );
+    out
+}
+
+/// The NUMA view of a process that mallocs and touches 64 MiB, then sleeps: that memory is
+/// resident anonymous memory on the node(s) of the machine, the thread has a home node, and
+/// on a one-node machine everything is on node 0, cross-node migrations are 0 (exactly), and
+/// `memory-remote` is unavailable with its reason, never raised.
+#[test]
+fn the_numa_view_shows_a_known_amount_of_touched_memory_and_the_threads_home() {
+    const TOUCHED: u64 = 64 << 20;
+    let env = TestEnv::new();
+    let helper = touch_memory_helper(env.dir.path());
+    let doc = env.json(&[
+        "record",
+        "--interval",
+        "0.3",
+        "--json",
+        "--",
+        helper.to_str().unwrap(),
+        "64",
+        "2",
+    ]);
+    truebench::result::validate(&doc).unwrap();
+    let rec = &doc["recording"];
+    let numa = &rec["numa"];
+    let pid = rec["target"]["pid"].as_i64().unwrap();
+    let env_nodes = doc["env"]["numa"]["nodes"].as_array().unwrap().len();
+    assert_eq!(numa["nodes"].as_u64().unwrap() as usize, env_nodes);
+    let mem = &numa["memory"];
+    assert_eq!(mem["pid"].as_i64(), Some(pid), "{mem}");
+    let nodes = mem["nodes"].as_array().unwrap();
+    let anon: u64 = nodes
+        .iter()
+        .map(|n| n["anon_bytes"].as_u64().unwrap())
+        .sum();
+    assert!(anon >= TOUCHED, "{anon} anonymous bytes resident: {mem}");
+    // Not more than the touched memory and the helper's own small share (libc, stack).
+    assert!(anon < TOUCHED + (16 << 20), "{anon} anonymous bytes: {mem}");
+    let threads = numa["threads"].as_array().unwrap();
+    let main = threads
+        .iter()
+        .find(|t| t["tid"].as_i64() == Some(pid))
+        .unwrap_or_else(|| panic!("the helper's thread is not listed: {threads:?}"));
+    assert_eq!(main["name"], "touch_memory");
+    // Touching 64 MiB takes CPU time: the thread ran, so it has a home.
+    assert!(main["run_ms"].as_f64().unwrap() > 0.0, "{main}");
+    assert!(main["home_node"].is_u64(), "{main}");
+    // Balancing counters: each expected counter is in the rows or listed as unavailable.
+    for k in ["numa_hit", "numa_miss", "numa_local", "numa_pages_migrated"] {
+        let in_rows = rec["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["numa_events"][k].is_u64());
+        let why = &rec["unavailable"][format!("numa_events.{k}")];
+        assert!(
+            in_rows != why.is_string(),
+            "{k}: in rows {in_rows}, unavailable {why}"
+        );
+    }
+    let ids = common::finding_ids(&doc["findings"]);
+    if env_nodes == 1 {
+        // Everything on node 0; the thread never crossed a node, and that is exact.
+        assert_eq!(nodes.len(), 1, "{mem}");
+        assert_eq!(nodes[0]["node"], 0);
+        assert!(nodes[0]["anon_bytes"].as_u64().unwrap() >= TOUCHED);
+        for t in threads {
+            assert_eq!(t["cross_node_migrations"], 0, "{t}");
+            assert_eq!(t["cross_node_basis"], "counted", "{t}");
+        }
+        assert_eq!(main["home_node"], 0);
+        assert!(rec["unavailable"]["finding.memory-remote"]
+            .as_str()
+            .unwrap()
+            .contains("one NUMA node"));
+        assert!(!ids.contains(&"memory-remote"), "{ids:?}");
+    }
+    // The text view shows the memory per node in units and the thread's home.
+    let shown = env.text(&["show", "latest"]);
+    assert!(shown.contains("home node"), "{shown}");
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.contains("node 0:") && l.contains("MiB")),
+        "{shown}"
+    );
+}

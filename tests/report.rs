@@ -79,6 +79,10 @@ fn the_report_of_a_recording_shows_its_command_exit_status_and_summary() {
         "intervals of 0.2 s",
         "recorder",
         "Recording: CPU use",
+        // The NUMA view, drawn by the same lines as the text view.
+        "NUMA: ",
+        "memory of pid",
+        "thread ",
     ] {
         assert!(dom.contains(want), "the rendered report lacks '{want}'");
     }

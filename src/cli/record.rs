@@ -17,7 +17,8 @@ pub struct Args {
     /// Stop after this many seconds (default: when the command exits, or Ctrl-C).
     #[arg(long, value_parser = super::parse_secs)]
     duration: Option<f64>,
-    /// Follow this running process (and its threads).
+    /// Follow this running process (and its threads: CPUs, migrations, NUMA homes; its
+    /// memory per node).
     #[arg(long, conflicts_with = "command")]
     pid: Option<i32>,
     /// A command printing a cumulative business counter (transactions done...), run every interval.

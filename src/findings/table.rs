@@ -51,6 +51,7 @@ pub const KINDS: &[Kind] = &[
     Kind { id: "noisy-neighbour", severities: W, meaning: "other processes used at least 10% of the usable CPUs while a result was measured" },
     Kind { id: "throttled", severities: W, meaning: "the cgroup CPU quota throttled the measured work" },
     Kind { id: "recorder-overhead", severities: W, meaning: "the recorder itself used more than 1% of one CPU" },
+    Kind { id: "memory-remote", severities: W, meaning: "a recorded thread's home node holds under half of the process's memory, most of which is on another node" },
 ];
 
 /// The ids users script against since the first version; never renamed.

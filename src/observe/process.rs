@@ -24,6 +24,21 @@ pub struct ProcCounters {
     pub throttled_us: Option<u64>,
     /// perf_event counts on the target (syscalls, cycles...), cumulative; see `counters`.
     pub events: std::collections::BTreeMap<String, u64>,
+    /// Each live thread as read (for the NUMA view, src/observe/homes.rs).
+    pub tasks: Vec<TaskSample>,
+}
+
+/// One thread at one reading.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskSample {
+    pub tid: i32,
+    pub name: String,
+    /// The CPU it last ran on (stat field 39).
+    pub cpu: Option<u32>,
+    /// Its cumulative run time, ns: schedstat field 1, else stat utime + stime in ticks.
+    pub run_ns: u64,
+    /// se.nr_migrations (None without CONFIG_SCHED_DEBUG).
+    pub migrations: Option<u64>,
 }
 
 /// The cpu.stat file of process `pid`'s cgroup, when it has a cpu controller.
@@ -109,6 +124,7 @@ pub fn read_sum(pids: &[i32]) -> Option<ProcCounters> {
         sum.involuntary = add(sum.involuntary, c.involuntary);
         sum.migrations = add(sum.migrations, c.migrations);
         sum.runq_wait_ns = add(sum.runq_wait_ns, c.runq_wait_ns);
+        sum.tasks.extend(c.tasks);
     }
     sum.cpus.sort_unstable();
     sum.cpus.dedup();
@@ -131,22 +147,36 @@ pub fn read(pid: i32) -> Option<ProcCounters> {
     };
     for tid in threads(pid) {
         let dir = format!("/proc/{pid}/task/{tid}");
-        let Ok(ts) = std::fs::read_to_string(format!("{dir}/stat")) else {
+        let Some(st) = std::fs::read_to_string(format!("{dir}/stat"))
+            .ok()
+            .and_then(|t| parse_stat(&t))
+        else {
             continue;
         };
         c.threads += 1;
-        if let Some(cpu) = last_cpu(&ts) {
+        let cpu = st.processor.map(|p| p as u32);
+        if let Some(cpu) = cpu {
             if !c.cpus.contains(&cpu) {
                 c.cpus.push(cpu);
             }
         }
         let t = task::read(pid, tid);
         c.migrations = c.migrations.zip(t.migrations).map(|(a, b)| a + b);
-        let wait = std::fs::read_to_string(format!("{dir}/schedstat"))
+        let schedstat = std::fs::read_to_string(format!("{dir}/schedstat"))
             .ok()
-            .and_then(|s| Schedstat::from_read(s.as_bytes()).ok())
-            .map(|s| s.run_delay);
+            .and_then(|s| Schedstat::from_read(s.as_bytes()).ok());
+        let wait = schedstat.as_ref().map(|s| s.run_delay);
         c.runq_wait_ns = c.runq_wait_ns.zip(wait).map(|(a, b)| a + b);
+        c.tasks.push(TaskSample {
+            tid,
+            cpu,
+            run_ns: schedstat.map(|s| s.sum_exec_runtime).unwrap_or_else(|| {
+                (st.utime + st.stime).saturating_mul(1_000_000_000)
+                    / super::system::ticks_per_second()
+            }),
+            migrations: t.migrations,
+            name: st.comm,
+        });
     }
     c.cpus.sort_unstable();
     Some(c)

@@ -55,6 +55,11 @@ pub struct Row {
     pub target: Option<TargetRow>,
     /// The business metric's rate over the interval, units per second.
     pub metric_per_s: Option<f64>,
+    /// NUMA allocation and balancing counters of /proc/vmstat over the interval (numa_hit,
+    /// numa_miss, numa_pages_migrated...), events in the interval; a counter the kernel
+    /// lacks is absent (the recording's `unavailable` says why).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub numa_events: BTreeMap<String, u64>,
 }
 
 fn per_s(a: Option<u64>, b: Option<u64>, secs: f64) -> Option<f64> {
@@ -101,6 +106,10 @@ pub fn row(a: &Reading, b: &Reading, start_ns: u64, ticks_per_s: f64) -> Row {
         psi_cpu_some_pct: per_s(a.sys.psi_some_us, b.sys.psi_some_us, secs).map(|us| us / 1e4),
         target,
         metric_per_s: a.metric.zip(b.metric).map(|(x, y)| (y - x) / secs),
+        numa_events: match (&a.sys.numa, &b.sys.numa) {
+            (Some(x), Some(y)) => super::vmstat::deltas(x, y),
+            _ => BTreeMap::new(),
+        },
     }
 }
 
@@ -328,6 +337,7 @@ mod tests {
             sys: Counters {
                 cpu: vec![(0, [t_s as u64 * 50, 0, 0, t_s as u64 * 50, 0, 0, 0, 0])],
                 ctxt,
+                numa: Some([("numa_hit".to_string(), ctxt / 2)].into()),
                 ..Default::default()
             },
             target: Some(ProcCounters {
@@ -341,6 +351,7 @@ mod tests {
                 nr_throttled: Some(cpu_ticks / 10),
                 throttled_us: Some(cpu_ticks * 100),
                 events: [("syscalls".to_string(), vol * 5)].into(),
+                tasks: vec![],
             }),
             metric: Some(metric),
         }
@@ -354,6 +365,8 @@ mod tests {
         assert_eq!(r.interval_s, 2.0);
         assert_eq!(r.ctxt_per_s, 1000.0);
         assert_eq!(r.metric_per_s, Some(250.0));
+        // vmstat counters are events in the interval, not rates.
+        assert_eq!(r.numa_events, [("numa_hit".to_string(), 1000)].into());
         let t = r.target.unwrap();
         assert_eq!(t.cpu_pct, 50.0); // 100 ticks = 1 CPU-s over 2 s
         assert_eq!(t.voluntary_per_s, Some(20.0));

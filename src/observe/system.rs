@@ -1,6 +1,7 @@
 //! System-wide counters read at each recording interval: per-CPU time by state
 //! (/proc/stat), context switches and interrupts, inter-processor interrupts (the CAL, RES
-//! and TLB rows of /proc/interrupts), runnable tasks, and CPU pressure (PSI).
+//! and TLB rows of /proc/interrupts), runnable tasks, CPU pressure (PSI), and the NUMA
+//! counters of /proc/vmstat.
 
 use crate::probe::sysroot::SysRoot;
 use procfs_core::{ExplicitSystemInfo, FromReadSI, KernelStats};
@@ -18,6 +19,8 @@ pub struct Counters {
     pub procs_running: Option<u32>,
     /// /proc/pressure/cpu `some` total, µs.
     pub psi_some_us: Option<u64>,
+    /// NUMA counters of /proc/vmstat (src/observe/vmstat.rs); None when it is unreadable.
+    pub numa: Option<std::collections::BTreeMap<String, u64>>,
 }
 
 /// The CAL, RES and TLB rows of /proc/interrupts, each summed over CPUs.
@@ -103,6 +106,9 @@ pub fn read(root: &SysRoot) -> Counters {
     c.psi_some_us = root
         .read_opt("/proc/pressure/cpu")
         .and_then(|s| parse_psi_some(&s));
+    c.numa = root
+        .read_opt("/proc/vmstat")
+        .map(|s| super::vmstat::parse(&s));
     c
 }
 

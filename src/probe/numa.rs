@@ -59,6 +59,14 @@ pub struct Numa {
 }
 
 impl Numa {
+    /// The node holding `cpu` (None for a CPU no node lists, e.g. offline).
+    pub fn node_of(&self, cpu: u32) -> Option<u32> {
+        self.nodes
+            .iter()
+            .find(|n| n.cpus.contains(&cpu))
+            .map(|n| n.id)
+    }
+
     /// The distance from node `a` to node `b`, when the firmware gives it.
     pub fn distance(&self, a: u32, b: u32) -> Option<u32> {
         let i = self.nodes.iter().position(|n| n.id == a)?;

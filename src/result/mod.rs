@@ -10,6 +10,7 @@
 pub mod experiment;
 pub mod figures;
 pub mod indexes;
+pub mod numa;
 pub mod observed;
 pub mod params;
 pub mod recording;

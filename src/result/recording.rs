@@ -44,4 +44,8 @@ pub struct Recording {
     /// How the counters were read (tracefs mounted privately...).
     #[serde(default)]
     pub counter_notes: Vec<String>,
+    /// The target's NUMA view: thread homes, memory per node (absent without a target,
+    /// and from recordings made before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numa: Option<super::numa::NumaView>,
 }

@@ -6,12 +6,14 @@ use super::{Measurement, Measuring};
 use crate::error::usage;
 use crate::measure::clocks::now_ns;
 use crate::observe::counters::TargetCounters;
-use crate::observe::process;
+use crate::observe::homes::{Homes, Locality};
 use crate::observe::recorder::{
     is_sliver, next_reading_ns, own_cpu_share, row, summarize, CommandEnd, Reading, Row,
 };
 use crate::observe::system::{self, ticks_per_second};
+use crate::observe::{numa_maps, process, vmstat};
 use crate::probe::{sysroot::SysRoot, ProbeDoc};
+use crate::result::numa::{NumaView, ProcessMemory};
 use crate::result::RunDocument;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -100,6 +102,77 @@ fn reading(
         } else {
             None
         },
+    }
+}
+
+/// The NUMA view followed over the readings: the target's threads, its last readable
+/// numa_maps (a command that exited leaves a zombie without mappings) or why none was.
+struct NumaFollow {
+    loc: Locality,
+    homes: Homes,
+    memory: Option<ProcessMemory>,
+    memory_error: Option<String>,
+}
+
+impl NumaFollow {
+    fn new(env: &ProbeDoc) -> NumaFollow {
+        NumaFollow {
+            loc: Locality::new(env),
+            homes: Homes::default(),
+            memory: None,
+            memory_error: None,
+        }
+    }
+
+    fn add(&mut self, target: Option<i32>, r: &Reading, start_ns: u64) {
+        let (Some(pid), Some(t)) = (target, &r.target) else {
+            return;
+        };
+        self.homes.add(&t.tasks, &self.loc);
+        match numa_maps::read(pid, (r.t_ns - start_ns) as f64 / 1e9) {
+            Ok(Some(m)) => self.memory = Some(m),
+            Ok(None) => {}
+            Err(e) => self.memory_error = Some(e),
+        }
+    }
+
+    /// The view (with a target), and what could not be read into `unavailable`.
+    fn finish(
+        self,
+        target: Option<i32>,
+        start: &Reading,
+        unavailable: &mut BTreeMap<String, String>,
+    ) -> Option<NumaView> {
+        for (k, why) in vmstat::missing(
+            start.sys.numa.as_ref().unwrap_or(&BTreeMap::new()),
+            start.sys.numa.is_some(),
+        ) {
+            unavailable.insert(format!("numa_events.{k}"), why);
+        }
+        target?;
+        if self.memory.is_none() {
+            unavailable.insert(
+                "numa.memory".into(),
+                self.memory_error
+                    .unwrap_or_else(|| "the target had no mappings whenever it was read".into()),
+            );
+        }
+        let balancing = std::fs::read_to_string("/proc/sys/kernel/numa_balancing")
+            .ok()
+            .and_then(|s| s.trim().parse().ok());
+        if balancing.is_none() {
+            unavailable.insert(
+                "numa.balancing".into(),
+                "no /proc/sys/kernel/numa_balancing (kernel without CONFIG_NUMA_BALANCING)".into(),
+            );
+        }
+        Some(NumaView {
+            nodes: self.loc.node_count(),
+            llc_groups: self.loc.llc_count(),
+            balancing,
+            threads: self.homes.placements(&self.loc),
+            memory: self.memory,
+        })
     }
 }
 
@@ -315,6 +388,8 @@ impl Measurement for Recording {
         let cpu_stat = target.and_then(process::cpu_stat_path);
         let mut counters = target.map(TargetCounters::open);
         let start = reading(target, cpu_stat.as_deref(), counters.as_mut(), &self.o);
+        let mut numa = NumaFollow::new(m.env);
+        numa.add(target, &start, start.t_ns);
         let mut prev = start.clone();
         let mut rows = Vec::new();
         // Live lines stop (the recording goes on) once stdout fails, e.g. `| head -3`.
@@ -345,6 +420,7 @@ impl Measurement for Recording {
                 std::thread::sleep(std::time::Duration::from_nanos(left));
             }
             let now = reading(target, cpu_stat.as_deref(), counters.as_mut(), &self.o);
+            numa.add(target, &now, start.t_ns);
             let r = row(&prev, &now, start.t_ns, ticks);
             // An interval cut short (the command exited just after a tick, or at once)
             // gives rates over a few ms that mean nothing: dropped, and the recording says so.
@@ -433,6 +509,15 @@ impl Measurement for Recording {
                 "the metric command or file gave no number".into(),
             );
         }
+        let numa_view = numa.finish(target, &start, &mut unavailable);
+        if let Some(v) = &numa_view {
+            match crate::findings::record::memory_remote(v) {
+                Ok(f) => m.doc.findings.extend(f),
+                Err(why) => {
+                    unavailable.insert("finding.memory-remote".into(), why);
+                }
+            }
+        }
         let share = own_cpu_share(own_cpu_s, wall_s, ticks);
         if share.is_none() {
             unavailable.insert(
@@ -464,6 +549,7 @@ impl Measurement for Recording {
                 .as_ref()
                 .map(|c| c.notes.clone())
                 .unwrap_or_default(),
+            numa: numa_view,
         };
         m.doc.recording = Some(recording);
         self.rows = rows;

@@ -1,16 +1,21 @@
 //! A `truebench record` recording: the command it followed and how it ended, its span and
 //! the recorder's own cost, the cost per unit of work and the correlations with the work
-//! rate, what could not be read; charted as CPU use and rates over time.
+//! rate, the NUMA view (each thread's home node and spread, memory per node by kind,
+//! balancing counters), what could not be read; charted as CPU use and rates over time.
 
 use super::View;
+use crate::observe::vmstat;
 use crate::report::svg::{Chart, LineChart};
-use crate::report::units::num;
+use crate::report::units::{bytes, num};
+use crate::result::numa::{CrossBasis, NumaView, RunShare};
 use crate::result::{Recording, RunDocument};
+use std::collections::BTreeMap;
 
 pub struct Record;
 
-/// The recording in a few lines (the first names its span and the recorder's cost).
-pub fn lines(rec: &Recording) -> Vec<String> {
+/// The recording in a few lines (the first names its span and the recorder's cost), with
+/// up to `threads` threads of the NUMA view.
+pub fn lines(rec: &Recording, threads: usize) -> Vec<String> {
     let mut s = vec![format!(
         "Recording: {} intervals of {} s over {:.1} s; {}",
         rec.rows.len(),
@@ -56,8 +61,119 @@ pub fn lines(rec: &Recording) -> Vec<String> {
             num(last.ctxt_per_s)
         ));
     }
+    if let Some(v) = &rec.numa {
+        s.extend(numa_lines(v, threads));
+    }
+    let mut events: BTreeMap<&str, u64> = BTreeMap::new();
+    for r in &rec.rows {
+        for (k, n) in &r.numa_events {
+            *events.entry(k).or_default() += n;
+        }
+    }
+    let shown: Vec<String> = events
+        .iter()
+        .filter(|(k, n)| **n > 0 || vmstat::EXPECTED.iter().any(|(e, _)| e == *k))
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect();
+    if !shown.is_empty() {
+        s.push(format!(
+            "  NUMA counters over the recording (events, /proc/vmstat): {}",
+            shown.join(", ")
+        ));
+    }
     for (k, v) in &rec.unavailable {
         s.push(format!("  not available: {k}: {v}"));
+    }
+    s
+}
+
+/// A name any process may set (prctl PR_SET_NAME) without its control characters, which
+/// would otherwise reach the terminal.
+fn printable(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
+}
+
+/// Threads a summary lists by name; the rest are counted (the full view lists all).
+const LISTED_THREADS: usize = 8;
+
+/// The NUMA view: nodes and balancing, memory per node by kind, up to `listed` threads' homes.
+fn numa_lines(v: &NumaView, listed: usize) -> Vec<String> {
+    let mut s = vec![format!(
+        "  NUMA: {} node(s), {} LLC group(s); automatic balancing {}",
+        v.nodes,
+        v.llc_groups,
+        match v.balancing {
+            Some(0) => "off (kernel.numa_balancing 0)".to_string(),
+            Some(n) => format!("on (kernel.numa_balancing {n})"),
+            None => "not in this kernel".to_string(),
+        }
+    )];
+    if let Some(m) = &v.memory {
+        s.push(format!(
+            "  memory of pid {} per node (numa_maps at {:.1} s, {} mappings{}):",
+            m.pid,
+            m.read_at_s,
+            m.mappings,
+            match m.skipped_lines {
+                0 => String::new(),
+                n => format!(", {n} unreadable lines left out"),
+            }
+        ));
+        for n in &m.nodes {
+            let huge = match n.hugetlb_bytes {
+                0 => String::new(),
+                b => format!(" (of which hugetlb {})", bytes(b)),
+            };
+            s.push(format!(
+                "    node {}: {} = heap {}, stack {}, anonymous {}, file {}{huge}",
+                n.node,
+                bytes(n.total_bytes()),
+                bytes(n.heap_bytes),
+                bytes(n.stack_bytes),
+                bytes(n.anon_bytes),
+                bytes(n.file_bytes),
+            ));
+        }
+    }
+    let share = |v: &[RunShare], what: &str| {
+        v.iter()
+            .map(|r| match what {
+                "node" => format!("node {} {:.0}%", r.id, r.share * 100.0),
+                _ => format!("CPUs {} {:.0}%", r.cpus, r.share * 100.0),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let basis = |b: CrossBasis| match b {
+        CrossBasis::Counted => "exact",
+        CrossBasis::Sampled => "at least, sampled",
+    };
+    for t in v.threads.iter().take(listed) {
+        let home = match t.home_node {
+            Some(h) => format!("home node {h}"),
+            None => "did not run".to_string(),
+        };
+        s.push(format!(
+            "  thread {} ({}): {home}, {:.0} ms run; run time on [{}]; LLC groups [{}]; migrations {}, cross-node {} ({}), cross-LLC {} ({})",
+            t.tid,
+            printable(&t.name),
+            t.run_ms,
+            share(&t.nodes, "node"),
+            share(&t.llc_groups, "llc"),
+            t.migrations.map_or_else(|| "not counted".to_string(), |m| m.to_string()),
+            t.cross_node_migrations,
+            basis(t.cross_node_basis),
+            t.cross_llc_migrations,
+            basis(t.cross_llc_basis),
+        ));
+    }
+    if v.threads.len() > listed {
+        s.push(format!(
+            "  and {} more threads (`show --all` and the document list them all)",
+            v.threads.len() - listed
+        ));
     }
     s
 }
@@ -76,7 +192,22 @@ impl View for Record {
     }
 
     fn headline(&self, doc: &RunDocument) -> Vec<String> {
-        doc.recording.as_ref().map(lines).unwrap_or_default()
+        doc.recording
+            .as_ref()
+            .map(|r| lines(r, LISTED_THREADS))
+            .unwrap_or_default()
+    }
+
+    /// The same lines with every thread of the NUMA view.
+    fn full(&self, doc: &RunDocument) -> String {
+        let Some(rec) = &doc.recording else {
+            return String::new();
+        };
+        let body: String = lines(rec, usize::MAX)
+            .iter()
+            .map(|l| super::wrap(l))
+            .collect();
+        format!("\n{body}")
     }
 
     fn charts(&self, doc: &RunDocument) -> Vec<Chart> {
@@ -124,5 +255,46 @@ impl View for Record {
         .series_if_any("target system calls/s", syscalls)
         .series_if_any("work units/s", work);
         vec![Chart::Lines(cpu), Chart::Lines(rates)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::numa::ThreadPlacement;
+
+    #[test]
+    fn a_thread_named_with_escape_sequences_prints_without_them() {
+        let v = NumaView {
+            nodes: 1,
+            llc_groups: 1,
+            balancing: None,
+            threads: vec![ThreadPlacement {
+                tid: 9,
+                name: "evil\x1b[2J\n".into(),
+                samples: 2,
+                run_ms: 0.0,
+                home_node: None,
+                nodes: vec![],
+                llc_groups: vec![],
+                migrations: None,
+                cross_node_migrations: 0,
+                cross_node_basis: CrossBasis::Counted,
+                cross_llc_migrations: 0,
+                cross_llc_basis: CrossBasis::Sampled,
+            }],
+            memory: None,
+        };
+        let lines = numa_lines(&v, LISTED_THREADS);
+        assert!(
+            lines.iter().all(|l| !l.chars().any(char::is_control)),
+            "{lines:?}"
+        );
+        assert!(
+            lines[1].contains("thread 9 (evil?[2J?): did not run"),
+            "{lines:?}"
+        );
+        assert!(lines[1].contains("migrations not counted"), "{lines:?}");
+        assert!(lines[0].contains("not in this kernel"), "{lines:?}");
     }
 }
