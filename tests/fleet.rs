@@ -102,6 +102,14 @@ fn a_scheduled_tagged_run_begins_at_its_time_and_records_it_with_the_clock_state
         !unsync && c["state"] != "TIME_ERROR"
     );
     assert!(c["maximum_error_us"].as_i64().unwrap() >= 0);
+    // The run says so when its clock cannot line it up with other hosts', and only then.
+    let ids = common::finding_ids(&doc["findings"]);
+    assert_eq!(
+        ids.contains(&"start-clock-unsynchronised"),
+        !c["synchronised"].as_bool().unwrap(),
+        "{ids:?}"
+    );
+    assert!(!ids.contains(&"start-late"), "{ids:?}");
 
     let id = doc["run_id"].as_str().unwrap();
     let history = env.text(&["history"]);

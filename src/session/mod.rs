@@ -142,7 +142,10 @@ pub fn run_with(
     let started = chrono::Utc::now();
     let scheduled_start =
         waited.map(|(at, w)| start_at::record(at, started, w, start_at::clock_sync()));
-    if let Some(s) = scheduled_start.as_ref().filter(|s| s.late_ms >= 1000.0) {
+    if let Some(s) = scheduled_start
+        .as_ref()
+        .filter(|s| s.late_ms >= crate::findings::run::LATE_MS)
+    {
         eprintln!(
             "truebench: measuring began {:.1} s after --start-at {} (probing took longer than the wait)",
             s.late_ms / 1e3,
@@ -186,6 +189,10 @@ pub fn run_with(
             sampler.finish(),
             env.cpus.usable.len(),
         );
+    }
+    if let Some(s) = &doc.scheduled_start {
+        doc.findings
+            .extend(crate::findings::run::scheduled_start(s));
     }
     doc.findings
         .extend(crate::findings::run::clocksource_changed(
