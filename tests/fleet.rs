@@ -524,7 +524,6 @@ fn the_playbook_measures_three_hosts_at_one_start_and_reports_each_failure_with_
     let elapsed = t.elapsed();
     let log =
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    std::fs::write("/tmp/truebench-fleet-test.log", &log).ok();
     assert!(
         !out.status.success(),
         "hosts failed, the playbook must say so: {log}"
