@@ -7,37 +7,13 @@
 
 mod common;
 
-use common::{documents, TestEnv};
+use common::{documents, tool, TestEnv};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 const NASTY: &str = "r\"1\\ x\nnew line, ☃ é=1/2 # EOF";
-
-/// A tool on PATH, or where scripts/test builds the Go tools; the test fails (never
-/// passes) without it.
-fn tool(name: &str) -> PathBuf {
-    let on_path = std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>());
-    let cache = std::env::var_os("TRUEBENCH_TOOLS")
-        .map(PathBuf::from)
-        .or_else(|| {
-            let base = std::env::var_os("XDG_CACHE_HOME")
-                .map(PathBuf::from)
-                .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))?;
-            Some(base.join("truebench/tools"))
-        });
-    on_path
-        .chain(cache)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| {
-            panic!("{name} is needed: `scripts/test --deps-only` installs it (see REQUIREMENTS and GO_TOOLS there)")
-        })
-}
 
 /// Import every fixture document and a hostile copy of timers.json; their run ids.
 fn import_all(env: &TestEnv) -> Vec<String> {

@@ -36,6 +36,28 @@ fn sandbox() -> (tempfile::TempDir, PathBuf, PathBuf) {
     (dir, bin, copy)
 }
 
+/// A python3 stand-in: `-m venv DIR` makes DIR/bin/pip, whose `install` logs its
+/// arguments and puts ansible-core's ansible-playbook beside itself.
+const FAKE_PYTHON: &str = r#"#!/bin/sh
+[ "$1" = -m ] && [ "$2" = venv ] || exit 0
+/bin/mkdir -p "$3/bin"
+/bin/cat > "$3/bin/pip" <<'PIP'
+#!/bin/sh
+d=${0%/*}
+echo "$*" >> "$d/pip.log"
+for p in "$@"; do
+  [ "$p" = ansible-core ] && printf '#!/bin/sh\nexit 0\n' > "$d/ansible-playbook" && /bin/chmod 755 "$d/ansible-playbook"
+done
+exit 0
+PIP
+/bin/chmod 755 "$3/bin/pip"
+"#;
+
+/// The virtual environment scripts/test makes for the sandbox copy at `copy`.
+fn venv(copy: &Path) -> PathBuf {
+    copy.parent().unwrap().join("tools/venv")
+}
+
 /// An apt-get stand-in: logs each call, and `install` puts the command each package
 /// provides into `bin` (or fails every install when `fail` is set).
 fn fake_apt_get(bin: &Path, log: &Path, fail: bool) {
@@ -47,7 +69,11 @@ echo "$*" >> {log}
 for p in "$@"; do
   case "$p" in
     gcc) t=cc ;; util-linux) t=lscpu ;; chromium) t=chromium ;; prometheus) t=promtool ;;
-    golang-go) t=go ;; *) continue ;;
+    golang-go) t=go ;; openssh-server) t=sshd ;;
+    python3) /bin/cat > {bin}/python3 <<'PY'
+{python}PY
+      /bin/chmod 755 {bin}/python3; continue ;;
+    *) continue ;;
   esac
   if [ -f {bin}/$t.stub ]; then /bin/cp {bin}/$t.stub {bin}/$t; else printf '#!/bin/sh\nexit 0\n' > {bin}/$t; fi
   /bin/chmod 755 {bin}/$t
@@ -56,6 +82,7 @@ done
         log = log.display(),
         bin = bin.display(),
         fail = if fail { "exit 100" } else { "" },
+        python = FAKE_PYTHON,
     );
     write_executable(&bin.join("apt-get"), &text);
     go_stub(bin, &log.with_file_name("go.log"));
@@ -92,7 +119,11 @@ fn run(copy: &Path, bin: &Path, args: &[&str], as_nobody: bool) -> Output {
     } else {
         Command::new("/bin/bash")
     };
-    let tools = copy.with_file_name("tools");
+    let tools = copy.parent().unwrap().join("tools");
+    if !tools.exists() {
+        fs::create_dir(&tools).unwrap();
+        fs::set_permissions(&tools, fs::Permissions::from_mode(0o777)).unwrap();
+    }
     cmd.arg(copy)
         .args(args)
         .env_clear()
@@ -114,27 +145,32 @@ fn as_root_it_installs_each_missing_tool_and_says_why_in_one_line() {
     let out = run(&copy, &bin, &["--deps-only"], false);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
-    let installing: Vec<&str> = err.lines().filter(|l| l.contains("installing")).collect();
+    let debian: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("installing") && l.contains("Debian package"))
+        .collect();
     assert_eq!(
-        installing.len(),
-        2,
-        "one line says what is installed from Debian, one per Go tool: {err}"
+        debian.len(),
+        1,
+        "one line says what is installed from Debian: {err}"
     );
-    assert!(installing[0].contains("cc (Debian package gcc libc6-dev: tests/timers.rs"));
-    assert!(installing[0].contains("chromium (Debian package chromium: tests/report.rs"));
-    assert!(installing[0].contains("promtool (Debian package prometheus: tests/exports.rs"));
-    assert!(!installing[0].contains("lscpu"), "{err}");
-    assert!(
-        installing[1].contains("installing benchstat (golang.org/x/perf/cmd/benchstat@")
-            && installing[1].contains("tests/exports.rs"),
-        "{err}"
-    );
+    assert!(debian[0].contains("cc (Debian package gcc libc6-dev: tests/timers.rs"));
+    assert!(debian[0].contains("chromium (Debian package chromium: tests/report.rs"));
+    assert!(debian[0].contains("promtool (Debian package prometheus: tests/exports.rs"));
+    assert!(debian[0].contains("sshd (Debian package openssh-server: tests/fleet.rs"));
+    assert!(!debian[0].contains("lscpu"), "{err}");
+    let go: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("installing benchstat (golang.org/x/perf/cmd/benchstat@"))
+        .collect();
+    assert_eq!(go.len(), 1, "one line per Go tool: {err}");
+    assert!(go[0].contains("tests/exports.rs"), "{err}");
     let calls = fs::read_to_string(&log).unwrap();
     assert_eq!(
         calls.lines().collect::<Vec<_>>(),
         [
             "update -qq",
-            "install -y -qq gcc libc6-dev chromium prometheus golang-go"
+            "install -y -qq gcc libc6-dev chromium prometheus golang-go openssh-server python3 python3-venv"
         ]
     );
     assert!(bin.join("cc").exists() && bin.join("chromium").exists());
@@ -147,6 +183,21 @@ fn as_root_it_installs_each_missing_tool_and_says_why_in_one_line() {
         tools.display()
     )));
     assert!(tools.join("benchstat").exists());
+    // The Python tools go into the virtual environment, said in a line of their own.
+    let python: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("Python package"))
+        .collect();
+    assert_eq!(python.len(), 1, "{err}");
+    assert!(
+        python[0].contains("ansible-playbook (Python package ansible-core: tests/fleet.rs"),
+        "{err}"
+    );
+    assert_eq!(
+        fs::read_to_string(venv(&copy).join("bin/pip.log")).unwrap(),
+        "install -q ansible-core\n"
+    );
+    assert!(venv(&copy).join("bin/ansible-playbook").exists());
 
     // A second run finds everything and installs nothing.
     let again = run(&copy, &bin, &["--deps-only"], false);
@@ -169,7 +220,7 @@ fn as_root_a_failed_install_stops_before_testing_with_exit_1() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
         err.lines().last().unwrap().starts_with(
-            "error: apt-get install gcc libc6-dev util-linux chromium prometheus golang-go failed"
+            "error: apt-get install gcc libc6-dev util-linux chromium prometheus golang-go openssh-server python3 python3-venv failed"
         ),
         "{err}"
     );
@@ -194,7 +245,7 @@ fn without_root_a_missing_tool_stops_before_testing_with_one_line() {
     );
     assert!(!err.contains("lscpu"), "lscpu is here: {err}");
     assert!(
-        err.contains("sudo apt-get install gcc libc6-dev chromium prometheus golang-go"),
+        err.contains("sudo apt-get install gcc libc6-dev chromium prometheus golang-go openssh-server python3 python3-venv"),
         "{err}"
     );
     assert!(out.stdout.is_empty());
@@ -203,18 +254,22 @@ fn without_root_a_missing_tool_stops_before_testing_with_one_line() {
 #[test]
 fn without_root_and_with_every_tool_it_asks_for_root_or_no_root_before_testing() {
     let (dir, bin, copy) = sandbox();
-    for tool in ["cc", "lscpu", "chromium", "promtool"] {
+    for tool in ["cc", "lscpu", "chromium", "promtool", "sshd"] {
         write_executable(&bin.join(tool), "#!/bin/sh\nexit 0\n");
     }
+    write_executable(&bin.join("python3"), FAKE_PYTHON);
     go_stub(&bin, &dir.path().join("go.log"));
     fs::rename(bin.join("go.stub"), bin.join("go")).unwrap();
     // A Go tool needs no root: it is built into a tools directory the user may write.
     let tools = copy.with_file_name("tools");
-    fs::create_dir(&tools).unwrap();
-    fs::set_permissions(&tools, fs::Permissions::from_mode(0o777)).unwrap();
     let deps = run(&copy, &bin, &["--deps-only"], true);
     assert!(deps.status.success(), "{deps:?}");
     assert!(tools.join("benchstat").exists());
+    // Without root too, the Python tools go into the virtual environment (no root needed).
+    assert!(
+        venv(&copy).join("bin/ansible-playbook").exists(),
+        "{deps:?}"
+    );
     let out = run(&copy, &bin, &[], true);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");

@@ -78,6 +78,8 @@ pub struct Args {
     /// Print the run document as JSON instead of the tables.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    measuring: super::measuring::Args,
 }
 
 fn parse_service(s: &str) -> Result<f64, String> {
@@ -110,6 +112,7 @@ fn parse_ramp(s: &str) -> Result<Vec<f64>, String> {
 }
 
 pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
+    let common = a.measuring.common()?;
     super::distinct(
         "--policy",
         &a.policy.iter().map(|p| p.name()).collect::<Vec<_>>(),
@@ -160,5 +163,5 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         repeat: a.repeat,
         json: a.json,
     };
-    session::run(&mut LoadStep::new(o), db)
+    session::run_with(&mut LoadStep::new(o), db, &common)
 }

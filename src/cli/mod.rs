@@ -4,6 +4,7 @@
 mod choices;
 mod compare;
 mod loadstep;
+mod measuring;
 mod output;
 mod plan;
 mod probe;

@@ -36,9 +36,12 @@ pub struct Args {
     /// The command to start and follow (after `--`).
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
+    #[command(flatten)]
+    measuring: super::measuring::Args,
 }
 
 pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
+    let common = a.measuring.common()?;
     let output = if a.json {
         Output::Json
     } else if a.csv {
@@ -55,5 +58,5 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         output,
         command: a.command,
     };
-    session::run(&mut Recording::new(o), db)
+    session::run_with(&mut Recording::new(o), db, &common)
 }

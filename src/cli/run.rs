@@ -51,6 +51,8 @@ pub struct Args {
     clocksource_sweep: bool,
     #[command(flatten)]
     classic: crate::bench::classic::Options,
+    #[command(flatten)]
+    measuring: super::measuring::Args,
 }
 
 /// The suite-specific options given, each with the suite it applies to.
@@ -106,6 +108,7 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     )?;
     super::distinct("--copies", a.classic.copies.as_deref().unwrap_or_default())?;
     refuse_inapplicable(&a, &benches)?;
+    let common = a.measuring.common()?;
     let options = RunOptions {
         placements: a.placement.iter().map(|p| p.name().to_string()).collect(),
         cpus: a.cpus.clone(),
@@ -118,7 +121,7 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
     if std::io::stderr().is_terminal() {
         eprintln!("truebench: probing the machine...");
     }
-    session::run(
+    session::run_with(
         &mut session::suites::SuiteRun {
             names,
             benches,
@@ -128,5 +131,6 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
             detail: super::detail(a.verbose),
         },
         db,
+        &common,
     )
 }

@@ -16,6 +16,9 @@ pub struct HistoryArgs {
     /// Print the list as JSON.
     #[arg(long)]
     json: bool,
+    /// Only runs carrying this tag (repeatable: runs carrying every one given).
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = super::measuring::parse_tag)]
+    tags: Vec<(String, String)>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -59,7 +62,7 @@ pub struct ImportArgs {
 pub fn history(a: HistoryArgs, db: Option<&Path>) -> anyhow::Result<()> {
     let path = default_path(db)?;
     let runs = match Store::open_ro(&path)? {
-        Some(s) => s.list(a.limit as usize)?,
+        Some(s) => s.list_filtered(a.limit as usize, &a.tags)?,
         None => vec![],
     };
     if a.json {

@@ -62,6 +62,10 @@ struct RunView<'a> {
     started_at: &'a str,
     suites: &'a [String],
     interrupted: bool,
+    /// The run's labels, `k=v` each.
+    tags: Vec<String>,
+    /// The `--start-at` line, when the run was scheduled.
+    scheduled_start: Option<String>,
     env_text: String,
     results: Vec<ResultRow>,
     skipped: &'a [crate::result::Skipped],
@@ -123,6 +127,11 @@ fn run_view(doc: &RunDocument) -> RunView<'_> {
         started_at: &doc.started_at,
         suites: &doc.suites,
         interrupted: doc.interrupted,
+        tags: doc.tags.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+        scheduled_start: doc
+            .scheduled_start
+            .as_ref()
+            .map(crate::report::text::scheduled_start_line),
         env_text: env_text(doc),
         results,
         skipped: &doc.skipped,

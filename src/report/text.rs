@@ -190,6 +190,27 @@ fn findings_wrapped(doc: &RunDocument, detail: Detail) -> String {
     s
 }
 
+/// `--start-at`: requested and actual start and how far the clock can be trusted.
+pub fn scheduled_start_line(s: &crate::result::ScheduledStart) -> String {
+    let clock = match (&s.clock_sync, &s.clock_sync_unavailable) {
+        (Some(c), _) if c.synchronised => format!(
+            "clock synchronised (estimated error {} µs, maximum {} µs)",
+            c.estimated_error_us, c.maximum_error_us
+        ),
+        (Some(c), _) => format!(
+            "clock NOT synchronised ({}, {}): hosts may not have started together",
+            c.state,
+            c.status.join(" ")
+        ),
+        (None, Some(why)) => format!("clock synchronisation unknown: {why}"),
+        (None, None) => "clock synchronisation not recorded".into(),
+    };
+    format!(
+        "Scheduled start: asked for {}, began {} ({:.3} ms late); {clock}",
+        s.requested_at, s.began_at, s.late_ms
+    )
+}
+
 pub fn render(doc: &RunDocument, detail: Detail) -> String {
     let mut out = format!(
         "Run {} on {} at {}{}\n",
@@ -202,6 +223,15 @@ pub fn render(doc: &RunDocument, detail: Detail) -> String {
             ""
         }
     );
+    if !doc.tags.is_empty() {
+        out.push_str(&wrap(&format!(
+            "Tags: {}",
+            crate::result::tags::text(&doc.tags)
+        )));
+    }
+    if let Some(s) = &doc.scheduled_start {
+        out.push_str(&wrap(&scheduled_start_line(s)));
+    }
     let shown = VIEWS.iter().filter(|v| v.applies(doc));
     match detail {
         Detail::Summary => {
@@ -246,6 +276,7 @@ pub fn render_history(runs: &[RunSummary]) -> String {
         "host",
         "suites",
         "results",
+        "tags",
         "headline",
     ]);
     for r in runs {
@@ -259,6 +290,7 @@ pub fn render_history(runs: &[RunSummary]) -> String {
                 r.results,
                 if r.interrupted { " (interrupted)" } else { "" }
             ),
+            crate::result::tags::text(&r.tags),
             r.headline.clone(),
         ]);
     }

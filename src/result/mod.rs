@@ -15,6 +15,8 @@ pub mod observed;
 pub mod params;
 pub mod recording;
 pub mod speed;
+pub mod start;
+pub mod tags;
 
 pub use experiment::Experiment;
 pub use indexes::{PlacementRange, SuiteIndexes};
@@ -22,6 +24,7 @@ pub use observed::Observed;
 pub use params::{ParamValue, Params};
 pub use recording::Recording;
 pub use speed::{CpuSpeed, SpeedPoint, SpeedSample};
+pub use start::{ClockSync, ScheduledStart};
 
 use crate::findings::Finding;
 use crate::measure::stats::Stats;
@@ -211,6 +214,10 @@ pub struct RunDocument {
     /// that did not measure it (documents of earlier versions, record, import).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_speed: Option<CpuSpeed>,
+    /// When `--start-at` scheduled the run: the requested and the actual start and the
+    /// clock's synchronisation; absent in runs started at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduled_start: Option<ScheduledStart>,
 }
 
 impl RunDocument {
@@ -352,6 +359,7 @@ pub mod testing {
             loadstep: None,
             tags: BTreeMap::new(),
             cpu_speed: None,
+            scheduled_start: None,
         }
     }
 }

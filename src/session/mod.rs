@@ -3,8 +3,9 @@
 //!
 //! In order: probe the machine and evaluate the probe's findings; let the command check its
 //! options against the machine (usage errors, nothing written); take the run lock (a second
-//! measuring command is refused, naming the holder); let the command start what it drives;
-//! open the results database; install the Ctrl-C handler; start the sampler and take the
+//! measuring command is refused, naming the holder); install the Ctrl-C handler; wait for
+//! `--start-at` (start_at.rs; Ctrl-C there stores nothing); let the command start what it
+//! drives; open the results database; start the sampler and take the
 //! start readings (steal, clocksource); let the command measure into the run document;
 //! add the run-level findings every measuring command gets (`steal-time`,
 //! `clocksource-changed`, and each result's noise findings from the sampler); store the
@@ -16,6 +17,7 @@
 pub mod loadstep;
 pub mod progress;
 pub mod record;
+pub mod start_at;
 pub mod suites;
 
 use crate::error::Interrupted;
@@ -24,6 +26,7 @@ use crate::observe::sampler::Sampler;
 use crate::probe::{kernel, sysroot::SysRoot, ProbeDoc, Unavailable};
 use crate::result::{RunDocument, Tool, SCHEMA};
 use crate::store::{default_path, Store};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// What one measuring command does inside the session.
@@ -88,18 +91,67 @@ pub fn probe(root: &SysRoot) -> ProbeDoc {
     doc
 }
 
-/// Run one measuring command through the session; `db` is `--db`.
+/// What every measuring command may be given besides its own options: `--start-at`
+/// (already checked to be ahead) and `--tag` (already validated).
+#[derive(Debug, Clone, Default)]
+pub struct Common {
+    pub start_at: Option<chrono::DateTime<chrono::Utc>>,
+    pub tags: BTreeMap<String, String>,
+}
+
+/// Run one measuring command through the session, started at once and untagged.
 pub fn run(what: &mut dyn Measurement, db: Option<&Path>) -> anyhow::Result<()> {
+    run_with(what, db, &Common::default())
+}
+
+/// Run one measuring command through the session; `db` is `--db`.
+pub fn run_with(
+    what: &mut dyn Measurement,
+    db: Option<&Path>,
+    common: &Common,
+) -> anyhow::Result<()> {
     let live = SysRoot::live();
     let env = probe(&live);
     what.check(&env)?;
     let db_path = default_path(db)?;
     let _lock = crate::lock::acquire(&what.holder())?;
-    what.start()?;
-    let mut store = Store::open_rw(&db_path)?;
     crate::interrupt::install()?;
+    // A scheduled run opens the database before waiting: its errors are known before the
+    // wait, and the open (a migration on a new file) does not make the start late.
+    let opened = match common.start_at {
+        Some(_) => Some(Store::open_rw(&db_path)?),
+        None => None,
+    };
+    let waited = match common.start_at {
+        Some(at) => {
+            let t = std::time::Instant::now();
+            if !start_at::wait_until(at) {
+                eprintln!("truebench: cancelled while waiting for --start-at; nothing was measured or stored");
+                return Err(crate::error::CommandExit(crate::error::EXIT_INTERRUPTED).into());
+            }
+            Some((at, t.elapsed()))
+        }
+        None => None,
+    };
+    what.start()?;
+    let mut store = match opened {
+        Some(s) => s,
+        None => Store::open_rw(&db_path)?,
+    };
 
     let started = chrono::Utc::now();
+    let scheduled_start =
+        waited.map(|(at, w)| start_at::record(at, started, w, start_at::clock_sync()));
+    if let Some(s) = scheduled_start
+        .as_ref()
+        .filter(|s| s.late_ms >= crate::findings::run::LATE_MS)
+    {
+        eprintln!(
+            "truebench: measuring began {:.1} s after --start-at {} (probing took longer than the wait)",
+            s.late_ms / 1e3,
+            s.requested_at
+        );
+    }
     let t0 = std::time::Instant::now();
     let steal_before = kernel::steal(&live, &mut Unavailable::default());
     let sampler = what.samples_noise().then(|| {
@@ -114,7 +166,11 @@ pub fn run(what: &mut dyn Measurement, db: Option<&Path>) -> anyhow::Result<()> 
     let run_start_ns = now_ns();
     let mut m = Measuring {
         env: &env,
-        doc: document(&started, &env, what.suites())?,
+        doc: RunDocument {
+            tags: common.tags.clone(),
+            scheduled_start,
+            ..document(&started, &env, what.suites())?
+        },
         result_ends_ns: Vec::new(),
         interrupted: false,
     };
@@ -133,6 +189,10 @@ pub fn run(what: &mut dyn Measurement, db: Option<&Path>) -> anyhow::Result<()> 
             sampler.finish(),
             env.cpus.usable.len(),
         );
+    }
+    if let Some(s) = &doc.scheduled_start {
+        doc.findings
+            .extend(crate::findings::run::scheduled_start(s));
     }
     doc.findings
         .extend(crate::findings::run::clocksource_changed(
@@ -201,6 +261,7 @@ fn document(
         loadstep: None,
         tags: Default::default(),
         cpu_speed: None,
+        scheduled_start: None,
     })
 }
 

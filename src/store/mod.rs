@@ -28,6 +28,9 @@ pub struct RunSummary {
     pub results: usize,
     pub interrupted: bool,
     pub headline: String,
+    /// The run's labels (`--tag`).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub tags: std::collections::BTreeMap<String, String>,
 }
 
 /// The database path from the flag, the environment and the XDG default, in that order.
@@ -315,32 +318,62 @@ impl Store {
 
     /// Runs, newest first.
     pub fn list(&self, limit: usize) -> anyhow::Result<Vec<RunSummary>> {
-        self.list_rows(limit).map_err(|e| read_error(&self.path, e))
+        self.list_filtered(limit, &[])
     }
 
-    fn list_rows(&self, limit: usize) -> rusqlite::Result<Vec<RunSummary>> {
-        let mut st = self.conn.prepare(
+    /// Runs carrying every one of `tags` (KEY=VALUE, keys as `result::tags` allows),
+    /// newest first; all runs when `tags` is empty.
+    pub fn list_filtered(
+        &self,
+        limit: usize,
+        tags: &[(String, String)],
+    ) -> anyhow::Result<Vec<RunSummary>> {
+        let mut sql = String::from(
             "SELECT r.run_id, r.started_at, r.host, r.suites, r.interrupted, r.headline,
-                    (SELECT COUNT(*) FROM results x WHERE x.run_id = r.run_id)
-             FROM runs r ORDER BY r.started_at DESC, r.rowid DESC LIMIT ?1",
-        )?;
-        let rows = st.query_map([limit as i64], |row| {
-            let suites: String = row.get(3)?;
-            Ok(RunSummary {
-                run_id: row.get(0)?,
-                started_at: row.get(1)?,
-                host: row.get(2)?,
-                suites: suites
-                    .split(',')
-                    .filter(|s| !s.is_empty())
-                    .map(String::from)
-                    .collect(),
-                interrupted: row.get(4)?,
-                headline: row.get(5)?,
-                results: row.get::<_, i64>(6)? as usize,
-            })
-        })?;
-        rows.collect()
+                    (SELECT COUNT(*) FROM results x WHERE x.run_id = r.run_id),
+                    json_extract(r.document, '$.tags')
+             FROM runs r WHERE 1",
+        );
+        let mut args: Vec<String> = vec![];
+        for (k, v) in tags {
+            // A JSON path with the key quoted: keys hold only [A-Za-z0-9_.-].
+            sql += &format!(
+                " AND json_extract(r.document, ?{}) = ?{}",
+                args.len() + 1,
+                args.len() + 2
+            );
+            args.push(format!("$.tags.\"{}\"", k.replace('"', "")));
+            args.push(v.clone());
+        }
+        sql += &format!(
+            " ORDER BY r.started_at DESC, r.rowid DESC LIMIT {}",
+            limit.min(i64::MAX as usize)
+        );
+        let rows = (|| {
+            let mut st = self.conn.prepare(&sql)?;
+            let rows = st.query_map(rusqlite::params_from_iter(&args), |row| {
+                let suites: String = row.get(3)?;
+                let tags: Option<String> = row.get(7)?;
+                Ok(RunSummary {
+                    run_id: row.get(0)?,
+                    started_at: row.get(1)?,
+                    host: row.get(2)?,
+                    suites: suites
+                        .split(',')
+                        .filter(|s| !s.is_empty())
+                        .map(String::from)
+                        .collect(),
+                    interrupted: row.get(4)?,
+                    headline: row.get(5)?,
+                    results: row.get::<_, i64>(6)? as usize,
+                    tags: tags
+                        .and_then(|t| serde_json::from_str(&t).ok())
+                        .unwrap_or_default(),
+                })
+            })?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()
+        })();
+        rows.map_err(|e| read_error(&self.path, e))
     }
 
     /// Ids of the runs `id` may mean: `latest`, the id itself, or ids it is a prefix of.

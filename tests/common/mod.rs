@@ -4,7 +4,7 @@
 
 use assert_cmd::Command;
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use tempfile::TempDir;
 
 pub struct TestEnv {
@@ -155,4 +155,32 @@ pub fn succeeded(cmd: &mut Command) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap()
+}
+
+/// A tool on PATH, or where scripts/test installs the Go tools and the Python virtual
+/// environment ($TRUEBENCH_TOOLS, default ~/.cache/truebench/tools); the test fails
+/// (never passes) without it.
+pub fn tool(name: &str) -> PathBuf {
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>());
+    let cache = std::env::var_os("TRUEBENCH_TOOLS")
+        .map(PathBuf::from)
+        .or_else(|| {
+            let base = std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))?;
+            Some(base.join("truebench/tools"))
+        });
+    let cache: Vec<PathBuf> = cache
+        .into_iter()
+        .flat_map(|d| [d.join("venv/bin"), d])
+        .collect();
+    on_path
+        .chain(cache)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!("{name} is needed: `scripts/test --deps-only` installs it (see REQUIREMENTS, GO_TOOLS and PY_REQUIREMENTS there)")
+        })
 }

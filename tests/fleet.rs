@@ -1,0 +1,625 @@
+//! Running truebench over a fleet: `--start-at` and `--tag` on every measuring command,
+//! `history --tag`, the import of fetched documents, and (as root) the Ansible playbook of
+//! deploy/ansible against three hosts on this machine (one local, two over a throwaway
+//! sshd on 127.0.0.1) and a fourth that cannot run the binary.
+
+mod common;
+
+use common::{assert_refused, TestEnv};
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+fn time(s: &str) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::parse_from_rfc3339(s)
+        .unwrap_or_else(|e| panic!("{s}: {e}"))
+        .with_timezone(&chrono::Utc)
+}
+
+#[test]
+fn bad_start_times_and_tags_are_refused_on_every_measuring_command_before_anything_runs() {
+    let env = TestEnv::new();
+    let commands: [&[&str]; 3] = [
+        &["run", "timers"],
+        &["record", "--duration", "1"],
+        &["loadstep", "--rates", "100"],
+    ];
+    let bad: [(&[&str], &str); 8] = [
+        (&["--start-at", "2020-01-01T00:00:00Z"], "is in the past"),
+        (&["--start-at", "+0"], "not in the future"),
+        (&["--start-at", "soon"], "not an RFC 3339 time"),
+        (&["--start-at", "+200000"], "a day"),
+        (&["--tag", "host"], "is not KEY=VALUE (no '=')"),
+        (&["--tag", "=x"], "empty key"),
+        (&["--tag", "bad key=x"], "letters, digits"),
+        (&["--tag", "a=1", "--tag", "a=2"], "key 'a' is given twice"),
+    ];
+    for cmd in commands {
+        for (args, why) in bad {
+            let all = [cmd, args].concat();
+            let t = Instant::now();
+            let out = env.cmd().args(&all).output().unwrap();
+            assert_refused(&env, &out, &all);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains(why), "{all:?}: {err}");
+            assert!(
+                t.elapsed() < Duration::from_secs(5),
+                "{all:?} ran before refusing"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_scheduled_tagged_run_begins_at_its_time_and_records_it_with_the_clock_state() {
+    let env = TestEnv::new();
+    let asked = chrono::Utc::now() + chrono::Duration::milliseconds(2500);
+    let at = asked.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let out = env
+        .cmd()
+        .args([
+            "run",
+            "timers",
+            "--samples",
+            "3",
+            "--json",
+            "--start-at",
+            &at,
+        ])
+        .args(["--tag", "host=web-01", "--tag", "group=db,web"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("measuring starts at"),
+        "a line says until when: {err}"
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    truebench::result::validate(&doc).unwrap();
+    assert_eq!(doc["tags"]["host"], "web-01");
+    assert_eq!(doc["tags"]["group"], "db,web");
+    let s = &doc["scheduled_start"];
+    assert_eq!(time(s["requested_at"].as_str().unwrap()), time(&at));
+    let began = time(s["began_at"].as_str().unwrap());
+    let late = (began - time(&at)).num_microseconds().unwrap() as f64 / 1e3;
+    assert!(late >= 0.0, "began before its time: {s}");
+    assert!((s["late_ms"].as_f64().unwrap() - late).abs() < 0.01, "{s}");
+    // The wait ends on time: well under a second late on an idle or busy 2-CPU machine.
+    assert!(late < 500.0, "{late} ms late: {s}");
+    assert!(s["waited_s"].as_f64().unwrap() > 0.5, "{s}");
+    // The run's own start time is the moment measuring began.
+    assert!(time(doc["started_at"].as_str().unwrap()) >= time(&at));
+    // adjtimex is readable here: its state and both error bounds, with the UNSYNC flag
+    // agreeing with `synchronised`.
+    let c = &s["clock_sync"];
+    let unsync = c["status"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f == "STA_UNSYNC");
+    assert_eq!(
+        c["synchronised"].as_bool().unwrap(),
+        !unsync && c["state"] != "TIME_ERROR"
+    );
+    assert!(c["maximum_error_us"].as_i64().unwrap() >= 0);
+    // The run says so when its clock cannot line it up with other hosts', and only then.
+    let ids = common::finding_ids(&doc["findings"]);
+    assert_eq!(
+        ids.contains(&"start-clock-unsynchronised"),
+        !c["synchronised"].as_bool().unwrap(),
+        "{ids:?}"
+    );
+    assert!(!ids.contains(&"start-late"), "{ids:?}");
+
+    let id = doc["run_id"].as_str().unwrap();
+    let history = env.text(&["history"]);
+    assert!(history.contains("group=db,web, host=web-01"), "{history}");
+    let only = env.json(&["history", "--json", "--tag", "host=web-01"]);
+    assert_eq!(only[0]["run_id"], id);
+    assert_eq!(only[0]["tags"]["group"], "db,web");
+    let both = env.json(&[
+        "history",
+        "--json",
+        "--tag",
+        "host=web-01",
+        "--tag",
+        "group=db,web",
+    ]);
+    assert_eq!(both.as_array().unwrap().len(), 1);
+    for miss in [&["--tag", "host=web-02"][..], &["--tag", "rack=b4"]] {
+        let none = env.json(&[&["history", "--json"], miss].concat());
+        assert_eq!(none.as_array().unwrap().len(), 0, "{miss:?}");
+    }
+    let shown = env.text(&["show", id]);
+    assert!(shown.contains("Tags: group=db,web, host=web-01"), "{shown}");
+    assert!(shown.contains("Scheduled start: asked for"), "{shown}");
+    assert!(
+        shown.contains("ms\n    late") || shown.contains("ms late"),
+        "{shown}"
+    );
+
+    // The document moves to another database with its tags and start.
+    let file = env.file("doc.json", &serde_json::to_string(&doc).unwrap());
+    let other = env.dir.path().join("other.db");
+    env.text(&[
+        "--db",
+        other.to_str().unwrap(),
+        "import",
+        file.to_str().unwrap(),
+    ]);
+    let back = env.json(&["--db", other.to_str().unwrap(), "show", id, "--json"]);
+    assert_eq!(back["tags"], doc["tags"]);
+    assert_eq!(back["scheduled_start"], doc["scheduled_start"]);
+}
+
+#[test]
+fn record_takes_the_same_start_and_tags() {
+    let env = TestEnv::new();
+    let doc = env.json(&[
+        "record",
+        "--interval",
+        "0.1",
+        "--duration",
+        "0.3",
+        "--json",
+        "--start-at",
+        "+1",
+        "--tag",
+        "host=r1",
+    ]);
+    assert_eq!(doc["tags"]["host"], "r1");
+    assert!(doc["scheduled_start"]["waited_s"].as_f64().unwrap() > 0.0);
+    assert!(doc["recording"]["rows"].as_array().unwrap().len() >= 2);
+}
+
+#[test]
+fn ctrl_c_while_waiting_for_the_start_stores_nothing() {
+    use nix::sys::signal::{kill, Signal};
+    let env = TestEnv::new();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_truebench"))
+        .env("TRUEBENCH_DB", env.db())
+        .env("TRUEBENCH_LOCK", env.lock())
+        .args(["run", "timers", "--samples", "3", "--start-at", "+60"])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    // Probing ends and the wait begins within seconds; interrupt inside the wait.
+    let t = Instant::now();
+    let mut stderr = child.stderr.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 256];
+    use std::io::Read;
+    while !String::from_utf8_lossy(&seen).contains("measuring starts at") {
+        let n = stderr.read(&mut buf).unwrap();
+        assert!(
+            n > 0,
+            "ended before waiting: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&buf[..n]);
+        assert!(t.elapsed() < Duration::from_secs(30));
+    }
+    kill(pid, Signal::SIGINT).unwrap();
+    stderr.read_to_end(&mut seen).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let err = String::from_utf8_lossy(&seen);
+    assert!(
+        err.contains("cancelled while waiting for --start-at; nothing was measured or stored"),
+        "{err}"
+    );
+    assert!(
+        t.elapsed() < Duration::from_secs(40),
+        "the wait was not cut short"
+    );
+    let runs = env.json(&["history", "--json"]);
+    assert_eq!(runs.as_array().unwrap().len(), 0, "{runs}");
+}
+
+#[test]
+fn a_fetched_document_that_is_malformed_or_badly_tagged_is_refused_whole() {
+    let env = TestEnv::new();
+    let good: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/documents/timers.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let text = serde_json::to_string(&good).unwrap();
+    let cases: Vec<(&str, String, &str)> = vec![
+        (
+            "truncated.json",
+            text[..text.len() / 2].to_string(),
+            "is not valid JSON",
+        ),
+        (
+            "badtag.json",
+            {
+                let mut d = good.clone();
+                d["tags"] = serde_json::json!({"bad key": "x"});
+                d.to_string()
+            },
+            "refused",
+        ),
+        (
+            "ctltag.json",
+            {
+                let mut d = good.clone();
+                d["tags"] = serde_json::json!({"host": "a\u{1b}[31m"});
+                d.to_string()
+            },
+            "refused",
+        ),
+        (
+            "badstart.json",
+            {
+                let mut d = good.clone();
+                d["scheduled_start"] = serde_json::json!({"requested_at": "soon", "began_at": "2026-11-23T15:00:00Z", "late_ms": -1, "waited_s": 0});
+                d.to_string()
+            },
+            "refused",
+        ),
+    ];
+    for (name, body, why) in cases {
+        let f = env.file(name, &body);
+        let out = env
+            .cmd()
+            .args(["import", f.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_refused(&env, &out, &name);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(why), "{name}: {err}");
+    }
+    // The untouched document (no tags, no scheduled start: an earlier version's) imports.
+    let f = env.file("good.json", &text);
+    env.text(&["import", f.to_str().unwrap()]);
+    assert_eq!(
+        env.json(&["history", "--json"]).as_array().unwrap().len(),
+        1
+    );
+}
+
+/// A throwaway OpenSSH server on 127.0.0.1: its own host key, client key, configuration
+/// and free port in a temporary directory; killed and removed when dropped.
+struct Sshd {
+    child: std::process::Child,
+    dir: tempfile::TempDir,
+    port: u16,
+    /// /run/sshd (sshd's privilege separation directory) was made here and goes again.
+    made_privsep: bool,
+}
+
+impl Sshd {
+    fn start() -> Sshd {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_path_buf();
+        let d = d.as_path();
+        for key in ["host_key", "client_key"] {
+            let ok = std::process::Command::new("ssh-keygen")
+                .args([
+                    "-q",
+                    "-t",
+                    "ed25519",
+                    "-N",
+                    "",
+                    "-C",
+                    "truebench-test",
+                    "-f",
+                ])
+                .arg(d.join(key))
+                .status()
+                .expect("ssh-keygen (openssh-client) runs");
+            assert!(ok.success());
+        }
+        std::fs::copy(d.join("client_key.pub"), d.join("authorized_keys")).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let config = format!(
+            "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nPidFile {d}/sshd.pid\n\
+             AuthorizedKeysFile {d}/authorized_keys\nPermitRootLogin prohibit-password\n\
+             PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n\
+             StrictModes no\nSubsystem sftp internal-sftp\n",
+            d = d.display()
+        );
+        std::fs::write(d.join("sshd_config"), config).unwrap();
+        let privsep = std::path::Path::new("/run/sshd");
+        let made_privsep = !privsep.exists();
+        if made_privsep {
+            std::fs::create_dir(privsep).unwrap();
+        }
+        let child = std::process::Command::new("/usr/sbin/sshd")
+            .args(["-D", "-e", "-f"])
+            .arg(d.join("sshd_config"))
+            .stderr(std::fs::File::create(d.join("sshd.log")).unwrap())
+            .spawn()
+            .expect("/usr/sbin/sshd (openssh-server) runs");
+        let sshd = Sshd {
+            child,
+            dir,
+            port,
+            made_privsep,
+        };
+        let t = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "sshd did not listen: {}",
+                std::fs::read_to_string(sshd.dir.path().join("sshd.log")).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let host_key = std::fs::read_to_string(d.join("host_key.pub")).unwrap();
+        let key: Vec<&str> = host_key.split_whitespace().take(2).collect();
+        std::fs::write(
+            d.join("known_hosts"),
+            format!("[127.0.0.1]:{port} {}\n", key.join(" ")),
+        )
+        .unwrap();
+        sshd
+    }
+
+    /// Inventory variables of a host reached through this server as root.
+    fn host_vars(&self) -> Value {
+        let d = self.dir.path().display();
+        serde_json::json!({
+            "ansible_host": "127.0.0.1",
+            "ansible_port": self.port,
+            "ansible_user": "root",
+            "ansible_ssh_private_key_file": format!("{d}/client_key"),
+            "ansible_ssh_common_args": format!("-o UserKnownHostsFile={d}/known_hosts -o StrictHostKeyChecking=yes -o ControlMaster=no"),
+        })
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        );
+        let _ = self.child.wait();
+        if self.made_privsep {
+            let _ = std::fs::remove_dir("/run/sshd");
+        }
+    }
+}
+
+/// ansible-playbook from PATH or the virtual environment scripts/test makes.
+fn ansible_playbook() -> std::path::PathBuf {
+    common::tool("ansible-playbook")
+}
+
+/// A 64-bit ELF header for AArch64 (e_machine 183): an x86-64 kernel refuses to run it
+/// (ENOEXEC), as it refuses a binary built for another architecture.
+fn other_architecture_binary(path: &std::path::Path) {
+    let mut h = vec![0u8; 64];
+    h[..4].copy_from_slice(b"\x7fELF");
+    h[4] = 2; // 64-bit
+    h[5] = 1; // little endian
+    h[6] = 1; // ELF version
+    h[16] = 2; // ET_EXEC
+    h[18] = 183; // EM_AARCH64
+    h[20] = 1;
+    std::fs::write(path, h).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// The truebench.* temporary directories in /tmp now.
+fn copied_dirs() -> Vec<std::path::PathBuf> {
+    std::fs::read_dir("/tmp")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("truebench."))
+        })
+        .collect()
+}
+
+#[test]
+#[ignore = "needs root"]
+fn the_playbook_measures_three_hosts_at_one_start_and_reports_each_failure_with_its_reason() {
+    common::needs_root();
+    let sshd = Sshd::start();
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    let bin = env!("CARGO_BIN_EXE_truebench");
+    other_architecture_binary(&w.join("truebench-aarch64"));
+    // A build whose export is cut short: the controller must refuse its document whole.
+    std::fs::write(
+        w.join("truebench-garbled"),
+        format!(
+            "#!/bin/sh\ncase \" $* \" in *' export '*) \"{bin}\" \"$@\" && o=$(echo \"$@\" | sed 's/.*--output //') && head -c 100 \"$o\" > \"$o.cut\" && mv \"$o.cut\" \"$o\" ;; *) exec \"{bin}\" \"$@\" ;; esac\n"
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        w.join("truebench-garbled"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+
+    let lock = |h: &str| serde_json::json!({"TRUEBENCH_LOCK": w.join(format!("lock-{h}"))});
+    let local = |h: &str| serde_json::json!({"ansible_connection": "local", "truebench_environment": lock(h)});
+    let mut ssh1 = sshd.host_vars();
+    ssh1["truebench_environment"] = lock("ssh1");
+    let mut ssh2 = sshd.host_vars();
+    ssh2["truebench_environment"] = lock("ssh2");
+    let mut wrongarch = local("wrongarch");
+    wrongarch["truebench_binary"] = w.join("truebench-aarch64").display().to_string().into();
+    let mut garbled = local("garbled");
+    garbled["truebench_binary"] = w.join("truebench-garbled").display().to_string().into();
+    let mut slow = local("slow");
+    slow["truebench_command"] = "record".into();
+    slow["truebench_options"] = serde_json::json!(["--interval", "0.5", "--duration", "120"]);
+    slow["truebench_time_limit"] = 3.into();
+    let mut gone = sshd.host_vars();
+    gone["ansible_port"] = 1.into(); // nothing listens there: unreachable
+    let inventory = serde_json::json!({"all": {
+    // Options as inventory variables (extra vars would override the hosts' own).
+    "vars": {"ansible_python_interpreter": "/usr/bin/python3", "truebench_binary": bin,
+             "truebench_suites": ["timers"], "truebench_options": ["--samples", "3"]},
+    "children": {
+        "web": {"hosts": {"local1": local("local1"), "ssh1": ssh1}},
+        "db": {"hosts": {"ssh2": ssh2}},
+        "odd": {"hosts": {"wrongarch": wrongarch, "garbled": garbled, "slow": slow, "gone": gone}},
+    }}});
+    std::fs::write(w.join("inventory.json"), inventory.to_string()).unwrap();
+    let results = w.join("results");
+    let db = w.join("fleet.db");
+    let before = copied_dirs();
+
+    let t = Instant::now();
+    let out = std::process::Command::new(ansible_playbook())
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/ansible"))
+        .env("ANSIBLE_HOME", w.join("ansible-home"))
+        .env("ANSIBLE_LOCAL_TEMP", w.join("ansible-local"))
+        .env("ANSIBLE_REMOTE_TEMP", w.join("ansible-remote"))
+        .env("ANSIBLE_ASYNC_DIR", w.join("ansible-async"))
+        .env("ANSIBLE_SSH_ARGS", "-o ControlMaster=no")
+        .env("ANSIBLE_NOCOLOR", "1")
+        .env("ANSIBLE_FORKS", "10")
+        .args([
+            "-i",
+            w.join("inventory.json").to_str().unwrap(),
+            "fleet.yml",
+        ])
+        .args([
+            "-e",
+            &serde_json::json!({
+                "truebench_controller_binary": bin,
+                // Launching on six hosts of a loaded 2-CPU machine takes seconds.
+                "truebench_start_delay": 15,
+                "truebench_poll_interval": 1,
+                "truebench_results_dir": results,
+                "truebench_db": db,
+            })
+            .to_string(),
+        ])
+        .output()
+        .unwrap();
+    let elapsed = t.elapsed();
+    let log =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "hosts failed, the playbook must say so: {log}"
+    );
+    let recap = |host: &str| {
+        log.lines()
+            .rev()
+            .find(|l| l.starts_with(&format!("{host} ")) && l.contains("ok="))
+            .unwrap_or_else(|| panic!("no recap line for {host}: {log}"))
+            .to_string()
+    };
+    for good in ["local1", "ssh1", "ssh2", "garbled"] {
+        let r = recap(good);
+        assert!(
+            r.contains("unreachable=0") && r.contains("failed=0"),
+            "{r}\n{log}"
+        );
+    }
+    for failed in ["wrongarch", "slow"] {
+        assert!(recap(failed).contains("failed=1"), "{log}");
+    }
+    assert!(recap("gone").contains("unreachable=1"), "{log}");
+    assert!(
+        log.contains("truebench cannot run on wrongarch (x86_64, kernel"),
+        "{log}"
+    );
+    assert!(log.contains("Exec format error"), "{log}");
+    assert!(log.contains("truebench timed out on slow"), "{log}");
+    assert!(
+        log.contains("skipped the document of garbled:") && log.contains("not valid JSON"),
+        "{log}"
+    );
+    assert!(log.contains("4 host(s) measured"), "{log}");
+    let missing = log
+        .lines()
+        .find(|l| l.contains("no document from"))
+        .unwrap_or_else(|| panic!("{log}"));
+    for h in ["wrongarch", "slow", "gone"] {
+        assert!(missing.contains(h), "{missing}");
+    }
+
+    // The three good hosts, and only they, are in the controller's database, tagged with
+    // their inventory names and groups, scheduled at one start that each met.
+    let env = TestEnv::new();
+    let runs = env.json(&["--db", db.to_str().unwrap(), "history", "--json"]);
+    let runs = runs.as_array().unwrap();
+    let mut hosts: Vec<&str> = runs
+        .iter()
+        .map(|r| r["tags"]["host"].as_str().unwrap())
+        .collect();
+    hosts.sort();
+    assert_eq!(hosts, ["local1", "ssh1", "ssh2"], "{runs:?}");
+    let mut starts = vec![];
+    for r in runs {
+        let doc = env.json(&[
+            "--db",
+            db.to_str().unwrap(),
+            "show",
+            r["run_id"].as_str().unwrap(),
+            "--json",
+        ]);
+        let group = if doc["tags"]["host"] == "ssh2" {
+            "db"
+        } else {
+            "web"
+        };
+        assert_eq!(doc["tags"]["group"], group, "{}", doc["tags"]);
+        assert!(doc["tags"]["fleet"].is_string());
+        let s = &doc["scheduled_start"];
+        starts.push(s["requested_at"].as_str().unwrap().to_string());
+        assert!(s["late_ms"].as_f64().unwrap() < 1000.0, "{s}");
+        assert!(s["clock_sync"].is_object(), "{s}");
+        assert!(doc["results"].as_array().unwrap().len() >= 3);
+    }
+    starts.dedup();
+    assert_eq!(starts.len(), 1, "one start for all: {starts:?}");
+    let fleet = runs[0]["tags"]["fleet"].as_str().unwrap();
+    let filtered = env.json(&[
+        "--db",
+        db.to_str().unwrap(),
+        "history",
+        "--json",
+        "--tag",
+        &format!("fleet={fleet}"),
+    ]);
+    assert_eq!(filtered.as_array().unwrap().len(), 3);
+    // The ranking names the three hosts, or says why it could not be made and lists them.
+    for h in ["local1", "ssh1", "ssh2"] {
+        let shown = log
+            .lines()
+            .filter(|l| l.contains(h) && !l.contains("ok="))
+            .count();
+        assert!(shown >= 2, "{h} not in the ranking or run list: {log}");
+    }
+
+    // Nothing copied is left on the hosts, nothing still runs.
+    let after: Vec<_> = copied_dirs()
+        .into_iter()
+        .filter(|p| !before.contains(p))
+        .collect();
+    assert!(after.is_empty(), "left behind: {after:?}");
+    let ps = std::process::Command::new("pgrep")
+        .args(["-af", &format!("fleet={fleet}")])
+        .output()
+        .unwrap();
+    assert!(
+        ps.stdout.is_empty(),
+        "still running: {}",
+        String::from_utf8_lossy(&ps.stdout)
+    );
+    assert!(elapsed < Duration::from_secs(150), "took {elapsed:?}");
+}
