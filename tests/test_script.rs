@@ -44,7 +44,8 @@ echo "$*" >> {log}
 {fail}
 for p in "$@"; do
   case "$p" in
-    gcc) t=cc ;; util-linux) t=lscpu ;; chromium) t=chromium ;; *) continue ;;
+    gcc) t=cc ;; util-linux) t=lscpu ;; chromium) t=chromium ;; postgresql) t=initdb ;;
+    openssl) t=openssl ;; *) continue ;;
   esac
   printf '#!/bin/sh\nexit 0\n' > {bin}/$t
   /bin/chmod 755 {bin}/$t
@@ -74,6 +75,8 @@ fn run(copy: &Path, bin: &Path, args: &[&str], as_nobody: bool) -> Output {
         .args(args)
         .env_clear()
         .env("PATH", bin)
+        // Not this machine's PostgreSQL directories: only what `bin` holds counts.
+        .env("TRUEBENCH_PG_BINDIRS", "")
         .output()
         .unwrap()
 }
@@ -102,9 +105,14 @@ fn as_root_it_installs_each_missing_tool_and_says_why_in_one_line() {
     let calls = fs::read_to_string(&log).unwrap();
     assert_eq!(
         calls.lines().collect::<Vec<_>>(),
-        ["update -qq", "install -y -qq gcc libc6-dev chromium"]
+        [
+            "update -qq",
+            "install -y -qq gcc libc6-dev chromium postgresql openssl"
+        ]
     );
     assert!(bin.join("cc").exists() && bin.join("chromium").exists());
+    assert!(installing[0].contains("initdb (Debian package postgresql: tests/store.rs"));
+    assert!(bin.join("initdb").exists());
 
     // A second run finds everything and installs nothing.
     let again = run(&copy, &bin, &["--deps-only"], false);
@@ -122,10 +130,9 @@ fn as_root_a_failed_install_stops_before_testing_with_exit_1() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.lines()
-            .last()
-            .unwrap()
-            .starts_with("error: apt-get install gcc libc6-dev util-linux chromium failed"),
+        err.lines().last().unwrap().starts_with(
+            "error: apt-get install gcc libc6-dev util-linux chromium postgresql openssl failed"
+        ),
         "{err}"
     );
     assert!(!err.contains("stage"), "no test stage may start: {err}");
@@ -149,7 +156,7 @@ fn without_root_a_missing_tool_stops_before_testing_with_one_line() {
     );
     assert!(!err.contains("lscpu"), "lscpu is here: {err}");
     assert!(
-        err.contains("sudo apt-get install gcc libc6-dev chromium"),
+        err.contains("sudo apt-get install gcc libc6-dev chromium postgresql openssl"),
         "{err}"
     );
     assert!(out.stdout.is_empty());
@@ -158,7 +165,7 @@ fn without_root_a_missing_tool_stops_before_testing_with_one_line() {
 #[test]
 fn without_root_and_with_every_tool_it_asks_for_root_or_no_root_before_testing() {
     let (_dir, bin, copy) = sandbox();
-    for tool in ["cc", "lscpu", "chromium"] {
+    for tool in ["cc", "lscpu", "chromium", "initdb", "openssl"] {
         write_executable(&bin.join(tool), "#!/bin/sh\nexit 0\n");
     }
     let deps = run(&copy, &bin, &["--deps-only"], true);

@@ -13,8 +13,9 @@ use crate::observe::recorder::{
 use crate::observe::system::{self, ticks_per_second};
 use crate::probe::{sysroot::SysRoot, ProbeDoc};
 use crate::result::RunDocument;
+use crate::store::Location;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// How a recording is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -479,7 +480,7 @@ impl Measurement for Recording {
         }
     }
 
-    fn print(&self, doc: &RunDocument, stored: Option<&Path>) -> anyhow::Result<()> {
+    fn print(&self, doc: &RunDocument, stored: Option<&Location>) -> anyhow::Result<()> {
         match self.o.output {
             Output::Json => super::print_json(doc),
             Output::Csv => crate::stdout::write(&csv(&self.rows)?),
