@@ -44,7 +44,9 @@ fn a_run_whose_store_fails_at_the_end_is_kept_in_a_file() {
     let env = Env::new();
     let doc: truebench::result::RunDocument = serde_json::from_value(recording(&env)).unwrap();
     let fresh = env.dir.path().join("fresh.db");
-    let mut store = truebench::store::Store::open_rw(&fresh).unwrap();
+    let mut store =
+        truebench::store::Store::open_rw(&truebench::store::Location::Sqlite(fresh.clone()))
+            .unwrap();
     let other = rusqlite::Connection::open(&fresh).unwrap();
     other
         .execute_batch("DROP TABLE results; DROP TABLE runs")
@@ -235,7 +237,10 @@ fn parallel_first_use_does_not_race_the_migration() {
         let threads: Vec<_> = (0..6)
             .map(|_| {
                 let db = db.clone();
-                std::thread::spawn(move || truebench::store::Store::open_rw(&db).map(drop))
+                std::thread::spawn(move || {
+                    truebench::store::Store::open_rw(&truebench::store::Location::Sqlite(db))
+                        .map(drop)
+                })
             })
             .collect();
         for t in threads {
@@ -252,25 +257,7 @@ fn parallel_first_use_does_not_race_the_migration() {
         })
         .collect();
     let db = env.dir.path().join("imports.db");
-    let children: Vec<_> = files
-        .iter()
-        .map(|f| {
-            std::process::Command::new(assert_cmd::cargo::cargo_bin("truebench"))
-                .arg("--db")
-                .arg(&db)
-                .arg("import")
-                .arg(f)
-                .env("TRUEBENCH_LOCK", env.lock())
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for c in children {
-        let out = c.wait_with_output().unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
-    }
+    env.imports_at_once(db.as_os_str(), &files);
     let h = env.json(&["--db", db.to_str().unwrap(), "history", "--json"]);
     assert_eq!(h.as_array().unwrap().len(), 6);
 }

@@ -69,7 +69,7 @@ echo "$*" >> {log}
 for p in "$@"; do
   case "$p" in
     gcc) t=cc ;; util-linux) t=lscpu ;; chromium) t=chromium ;; prometheus) t=promtool ;;
-    golang-go) t=go ;; openssh-server) t=sshd ;;
+    golang-go) t=go ;; openssh-server) t=sshd ;; postgresql) t=initdb ;; openssl) t=openssl ;;
     python3) /bin/cat > {bin}/python3 <<'PY'
 {python}PY
       /bin/chmod 755 {bin}/python3; continue ;;
@@ -129,6 +129,8 @@ fn run(copy: &Path, bin: &Path, args: &[&str], as_nobody: bool) -> Output {
         .env_clear()
         .env("PATH", bin)
         .env("TRUEBENCH_TOOLS", tools)
+        // Not this machine's PostgreSQL directories: only what `bin` holds counts.
+        .env("TRUEBENCH_PG_BINDIRS", "")
         .output()
         .unwrap()
 }
@@ -170,7 +172,7 @@ fn as_root_it_installs_each_missing_tool_and_says_why_in_one_line() {
         calls.lines().collect::<Vec<_>>(),
         [
             "update -qq",
-            "install -y -qq gcc libc6-dev chromium prometheus golang-go openssh-server python3 python3-venv"
+            "install -y -qq gcc libc6-dev chromium prometheus golang-go openssh-server python3 python3-venv postgresql openssl"
         ]
     );
     assert!(bin.join("cc").exists() && bin.join("chromium").exists());
@@ -198,6 +200,8 @@ fn as_root_it_installs_each_missing_tool_and_says_why_in_one_line() {
         "install -q ansible-core\n"
     );
     assert!(venv(&copy).join("bin/ansible-playbook").exists());
+    assert!(debian[0].contains("initdb (Debian package postgresql: tests/store.rs"));
+    assert!(bin.join("initdb").exists());
 
     // A second run finds everything and installs nothing.
     let again = run(&copy, &bin, &["--deps-only"], false);
@@ -220,7 +224,7 @@ fn as_root_a_failed_install_stops_before_testing_with_exit_1() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
         err.lines().last().unwrap().starts_with(
-            "error: apt-get install gcc libc6-dev util-linux chromium prometheus golang-go openssh-server python3 python3-venv failed"
+            "error: apt-get install gcc libc6-dev util-linux chromium prometheus golang-go openssh-server python3 python3-venv postgresql openssl failed"
         ),
         "{err}"
     );
@@ -245,7 +249,7 @@ fn without_root_a_missing_tool_stops_before_testing_with_one_line() {
     );
     assert!(!err.contains("lscpu"), "lscpu is here: {err}");
     assert!(
-        err.contains("sudo apt-get install gcc libc6-dev chromium prometheus golang-go openssh-server python3 python3-venv"),
+        err.contains("sudo apt-get install gcc libc6-dev chromium prometheus golang-go openssh-server python3 python3-venv postgresql openssl"),
         "{err}"
     );
     assert!(out.stdout.is_empty());
@@ -254,7 +258,9 @@ fn without_root_a_missing_tool_stops_before_testing_with_one_line() {
 #[test]
 fn without_root_and_with_every_tool_it_asks_for_root_or_no_root_before_testing() {
     let (dir, bin, copy) = sandbox();
-    for tool in ["cc", "lscpu", "chromium", "promtool", "sshd"] {
+    for tool in [
+        "cc", "lscpu", "chromium", "promtool", "sshd", "initdb", "openssl",
+    ] {
         write_executable(&bin.join(tool), "#!/bin/sh\nexit 0\n");
     }
     write_executable(&bin.join("python3"), FAKE_PYTHON);

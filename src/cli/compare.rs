@@ -1,7 +1,6 @@
 //! `truebench compare RUN_A RUN_B`.
 
-use crate::store::{default_path, load_run};
-use std::path::Path;
+use crate::store::{default_path, load_run, Location};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -14,7 +13,7 @@ pub struct Args {
     json: bool,
 }
 
-pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
+pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
     let path = default_path(db)?;
     let ra = load_run(&path, &a.a)?;
     let rb = load_run(&path, &a.b)?;

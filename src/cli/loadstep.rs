@@ -11,7 +11,7 @@ use crate::session::{
     self,
     loadstep::{LoadStep, Options},
 };
-use std::path::Path;
+use crate::store::Location;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -111,7 +111,7 @@ fn parse_ramp(s: &str) -> Result<Vec<f64>, String> {
     Ok((0..=n).map(|i| from + i as f64 * step).collect())
 }
 
-pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
+pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
     let common = a.measuring.common()?;
     super::distinct(
         "--policy",

@@ -26,15 +26,17 @@ use std::path::PathBuf;
 number was measured, how sure it is, and why it may differ elsewhere: placement of tasks on CPUs, \
 the cost of the timer itself, cgroup quotas against cpuset widths, steal time.\n\n\
 Start with `truebench probe` (the machine as data), then `truebench run` (the default suites; \
-results go to a SQLite database), `truebench history`, `truebench show latest`, \
+results go to a SQLite file or a PostgreSQL database), `truebench history`, `truebench show latest`, \
 `truebench compare A B`.",
     after_help = "Exit codes: 0 ok, 1 the run failed, 2 bad usage or bad input (nothing written), 130 interrupted (finished results kept).\n\
-Environment: TRUEBENCH_DB (results database), TRUEBENCH_LOCK (run lock file), XDG_DATA_HOME."
+Environment: TRUEBENCH_DB (results database, path or postgresql:// URL), PGPASSWORD, PGPASSFILE, TRUEBENCH_LOCK (run lock file), XDG_DATA_HOME."
 )]
 pub struct Cli {
-    /// Results database (default: $TRUEBENCH_DB, else $XDG_DATA_HOME/truebench/results.db,
-    /// else ~/.local/share/truebench/results.db).
-    #[arg(long, global = true, value_name = "PATH")]
+    /// Results database: a SQLite file, or a PostgreSQL database as
+    /// postgresql://USER@HOST[:PORT]/DB[?sslmode=require] (password from ~/.pgpass or
+    /// PGPASSWORD). Default: $TRUEBENCH_DB, else $XDG_DATA_HOME/truebench/results.db, else
+    /// ~/.local/share/truebench/results.db.
+    #[arg(long, global = true, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
 
     #[command(subcommand)]
@@ -94,7 +96,12 @@ fn one_line(e: &anyhow::Error) -> String {
 }
 
 fn dispatch(cli: Cli) -> anyhow::Result<()> {
-    let db = cli.db.as_deref();
+    let db = cli
+        .db
+        .as_deref()
+        .map(|d| crate::store::Location::parse(d.as_os_str()))
+        .transpose()?;
+    let db = db.as_ref();
     for done in crate::cleanup::after_killed_runs() {
         eprintln!("truebench: {done}");
     }

@@ -7,7 +7,8 @@ use crate::session::{
     self,
     record::{Options, Output, Recording},
 };
-use std::path::{Path, PathBuf};
+use crate::store::Location;
+use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -40,7 +41,7 @@ pub struct Args {
     measuring: super::measuring::Args,
 }
 
-pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
+pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
     let common = a.measuring.common()?;
     let output = if a.json {
         Output::Json

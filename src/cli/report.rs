@@ -1,7 +1,7 @@
 //! `truebench report RUN... [-o FILE.html]`: one self-contained HTML file.
 
-use crate::store::{default_path, load_run};
-use std::path::{Path, PathBuf};
+use crate::store::{default_path, load_run, Location};
+use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -14,7 +14,7 @@ pub struct Args {
     output: Option<PathBuf>,
 }
 
-pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
+pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
     let path = default_path(db)?;
     let docs = a
         .runs

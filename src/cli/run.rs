@@ -6,8 +6,8 @@ use super::choices::{Mode, Placement};
 use crate::bench::{self, RunOptions};
 use crate::error::usage_hint;
 use crate::session;
+use crate::store::Location;
 use std::io::IsTerminal;
-use std::path::Path;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -96,7 +96,7 @@ fn parse_size(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("'{s}' is not a size of at least 4K (e.g. 512M, 2G)"))
 }
 
-pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
+pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
     if a.list {
         return crate::stdout::write(&session::suites::list());
     }

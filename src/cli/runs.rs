@@ -3,10 +3,10 @@
 use crate::error::{usage, usage_hint};
 use crate::export::Format;
 use crate::result::RunDocument;
-use crate::store::{default_path, load_run, Store};
+use crate::store::{default_path, load_run, Location, Store};
 use anyhow::Context;
 use clap::ValueEnum;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct HistoryArgs {
@@ -59,7 +59,7 @@ pub struct ImportArgs {
     file: PathBuf,
 }
 
-pub fn history(a: HistoryArgs, db: Option<&Path>) -> anyhow::Result<()> {
+pub fn history(a: HistoryArgs, db: Option<&Location>) -> anyhow::Result<()> {
     let path = default_path(db)?;
     let runs = match Store::open_ro(&path)? {
         Some(s) => s.list_filtered(a.limit as usize, &a.tags)?,
@@ -72,7 +72,7 @@ pub fn history(a: HistoryArgs, db: Option<&Path>) -> anyhow::Result<()> {
     }
 }
 
-pub fn show(a: ShowArgs, db: Option<&Path>) -> anyhow::Result<()> {
+pub fn show(a: ShowArgs, db: Option<&Location>) -> anyhow::Result<()> {
     let doc = load_run(&default_path(db)?, &a.run)?;
     if a.json {
         super::print_json(&doc)
@@ -81,7 +81,7 @@ pub fn show(a: ShowArgs, db: Option<&Path>) -> anyhow::Result<()> {
     }
 }
 
-pub fn export(a: ExportArgs, db: Option<&Path>) -> anyhow::Result<()> {
+pub fn export(a: ExportArgs, db: Option<&Location>) -> anyhow::Result<()> {
     let exporter = a.format.exporter();
     let name = a
         .format
@@ -132,7 +132,7 @@ pub fn export(a: ExportArgs, db: Option<&Path>) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn import(a: ImportArgs, db: Option<&Path>) -> anyhow::Result<()> {
+pub fn import(a: ImportArgs, db: Option<&Location>) -> anyhow::Result<()> {
     let bytes = crate::bounded::read_file(&a.file, crate::result::MAX_DOCUMENT_BYTES, None)
         .map_err(|e| usage(format!("cannot read {}: {e}", a.file.display())))?;
     let text = String::from_utf8(bytes)

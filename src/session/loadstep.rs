@@ -8,8 +8,8 @@ use crate::error::{usage, usage_hint};
 use crate::loadstep::experiment::{self, Config};
 use crate::probe::ProbeDoc;
 use crate::result::RunDocument;
+use crate::store::Location;
 use std::io::IsTerminal;
-use std::path::Path;
 use std::time::Duration;
 
 /// A load-step experiment, as the command line asked for it.
@@ -214,7 +214,7 @@ impl Measurement for LoadStep {
         Ok(())
     }
 
-    fn print(&self, doc: &RunDocument, stored: Option<&Path>) -> anyhow::Result<()> {
+    fn print(&self, doc: &RunDocument, stored: Option<&Location>) -> anyhow::Result<()> {
         super::print_document(
             doc,
             self.o.json,

@@ -25,9 +25,8 @@ use crate::measure::clocks::now_ns;
 use crate::observe::sampler::Sampler;
 use crate::probe::{kernel, sysroot::SysRoot, ProbeDoc, Unavailable};
 use crate::result::{RunDocument, Tool, SCHEMA};
-use crate::store::{default_path, Store};
+use crate::store::{default_path, Location, Store};
 use std::collections::BTreeMap;
-use std::path::Path;
 
 /// What one measuring command does inside the session.
 pub trait Measurement {
@@ -57,7 +56,7 @@ pub trait Measurement {
     fn measure(&mut self, m: &mut Measuring) -> anyhow::Result<()>;
     /// Print the document: as JSON, or as text with where it was stored (`stored` is None
     /// when storing failed and the document was spilled to a file instead).
-    fn print(&self, doc: &RunDocument, stored: Option<&Path>) -> anyhow::Result<()>;
+    fn print(&self, doc: &RunDocument, stored: Option<&Location>) -> anyhow::Result<()>;
     /// How the command ends once its run is stored and printed: `record` passes on the exit
     /// status of the command it started.
     fn outcome(&self) -> anyhow::Result<()> {
@@ -100,14 +99,14 @@ pub struct Common {
 }
 
 /// Run one measuring command through the session, started at once and untagged.
-pub fn run(what: &mut dyn Measurement, db: Option<&Path>) -> anyhow::Result<()> {
+pub fn run(what: &mut dyn Measurement, db: Option<&Location>) -> anyhow::Result<()> {
     run_with(what, db, &Common::default())
 }
 
 /// Run one measuring command through the session; `db` is `--db`.
 pub fn run_with(
     what: &mut dyn Measurement,
-    db: Option<&Path>,
+    db: Option<&Location>,
     common: &Common,
 ) -> anyhow::Result<()> {
     let live = SysRoot::live();
@@ -211,7 +210,7 @@ pub fn run_with(
     // Never lost: a document the store refuses is written to a file whose path the error
     // names; it is printed either way.
     let saved = crate::store::save_or_spill(&mut store, &doc);
-    what.print(&doc, saved.is_ok().then_some(db_path.as_path()))?;
+    what.print(&doc, saved.is_ok().then_some(&db_path))?;
     saved?;
     if doc.interrupted {
         return Err(Interrupted.into());
@@ -270,7 +269,7 @@ pub fn print_document(
     doc: &RunDocument,
     json: bool,
     detail: crate::report::text::Detail,
-    stored: Option<&Path>,
+    stored: Option<&Location>,
     what: &str,
 ) -> anyhow::Result<()> {
     if json {

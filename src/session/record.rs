@@ -15,8 +15,9 @@ use crate::observe::{numa_maps, process, vmstat};
 use crate::probe::{sysroot::SysRoot, ProbeDoc};
 use crate::result::numa::{NumaView, ProcessMemory};
 use crate::result::RunDocument;
+use crate::store::Location;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// How a recording is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -565,7 +566,7 @@ impl Measurement for Recording {
         }
     }
 
-    fn print(&self, doc: &RunDocument, stored: Option<&Path>) -> anyhow::Result<()> {
+    fn print(&self, doc: &RunDocument, stored: Option<&Location>) -> anyhow::Result<()> {
         match self.o.output {
             Output::Json => super::print_json(doc),
             Output::Csv => crate::stdout::write(&csv(&self.rows)?),

@@ -8,7 +8,7 @@ use crate::error::{usage, usage_hint};
 use crate::measure::batch::{min_interval_ns, timing_clock_cost_ns};
 use crate::probe::ProbeDoc;
 use crate::result::RunDocument;
-use std::path::Path;
+use crate::store::Location;
 
 /// Shortest timed batch, whatever the clock costs.
 const BATCH_FLOOR_NS: f64 = 2e6;
@@ -118,7 +118,7 @@ impl Measurement for SuiteRun {
         Ok(())
     }
 
-    fn print(&self, doc: &RunDocument, stored: Option<&Path>) -> anyhow::Result<()> {
+    fn print(&self, doc: &RunDocument, stored: Option<&Location>) -> anyhow::Result<()> {
         super::print_document(doc, self.json, self.detail, stored, "run")
     }
 }

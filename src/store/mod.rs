@@ -1,25 +1,29 @@
-//! The results store: one SQLite database (WAL mode) holding every run document, with a
-//! versioned schema migrated on open. Path: `--db`, else `$TRUEBENCH_DB`, else
-//! `$XDG_DATA_HOME/truebench/results.db`, else `~/.local/share/truebench/results.db`.
+//! The results store: every run document, kept whole, with the columns `history`, `show`,
+//! `compare --latest-per-host` and tag queries need. Two backends behind one trait
+//! ([`Backend`]): a SQLite file (one machine; `sqlite.rs`) and a PostgreSQL database
+//! (teams and fleets; `postgres.rs`), with one schema and one list of migrations
+//! (`migrations.rs`). Where: `--db`, else `$TRUEBENCH_DB`, else
+//! `$XDG_DATA_HOME/truebench/results.db`, else `~/.local/share/truebench/results.db`; a
+//! `postgresql://` URL selects PostgreSQL (`location.rs`).
 
+mod location;
 mod migrations;
+mod pgpass;
+mod postgres;
 mod spill;
+mod sqlite;
 
+pub use location::{Location, PgTarget, TlsMode};
+pub use migrations::LATEST as SCHEMA_VERSION;
 pub use spill::{save_or_spill, spill, spill_dirs};
 
 use crate::error::usage_hint;
 use crate::result::RunDocument;
 use anyhow::Context;
-use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
-use std::path::{Path, PathBuf};
-
-pub struct Store {
-    conn: Connection,
-    path: PathBuf,
-}
+use std::path::PathBuf;
 
 /// One line of `history`.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RunSummary {
     pub run_id: String,
     pub started_at: String,
@@ -33,374 +37,133 @@ pub struct RunSummary {
     pub tags: std::collections::BTreeMap<String, String>,
 }
 
-/// The database path from the flag, the environment and the XDG default, in that order.
-pub fn default_path(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
-    if let Some(p) = flag {
-        return Ok(p.to_path_buf());
-    }
-    if let Some(p) = std::env::var_os("TRUEBENCH_DB").filter(|p| !p.is_empty()) {
-        return Ok(PathBuf::from(p));
-    }
-    let data = std::env::var_os("XDG_DATA_HOME")
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-        .ok_or_else(|| {
-            usage_hint(
-                "no place for the results database",
-                "set --db, TRUEBENCH_DB or HOME",
-            )
-        })?;
-    Ok(data.join("truebench/results.db"))
-}
-
-/// One sentence for what SQLite said, for a user who does not read SQLite error codes.
-fn describe(e: &rusqlite::Error) -> String {
-    use rusqlite::ErrorCode as C;
-    match e.sqlite_error_code() {
-        Some(C::DatabaseCorrupt) => {
-            "the file is damaged (SQLite reports a malformed database image)".into()
+impl RunSummary {
+    /// From the stored columns (`suites` comma-joined, as both backends keep it).
+    fn from_columns(
+        run_id: String,
+        started_at: String,
+        host: Option<String>,
+        suites: &str,
+        interrupted: bool,
+        headline: String,
+        results: i64,
+    ) -> RunSummary {
+        RunSummary {
+            run_id,
+            started_at,
+            host,
+            suites: suites
+                .split(',')
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect(),
+            results: results.max(0) as usize,
+            interrupted,
+            headline,
+            tags: Default::default(),
         }
-        Some(C::NotADatabase) => "it is not an SQLite database".into(),
-        Some(C::ReadOnly) => {
-            "it cannot be written (read-only file, directory or file system)".into()
-        }
-        Some(C::DatabaseBusy) | Some(C::DatabaseLocked) => {
-            format!("another process kept it locked for {} s", BUSY.as_secs())
-        }
-        Some(C::DiskFull) => "its file system is full".into(),
-        Some(C::CannotOpen) => "it cannot be opened (missing directory or no permission)".into(),
-        Some(C::PermissionDenied) => "permission denied".into(),
-        Some(C::SystemIoFailure) => format!("an I/O error ({e})"),
-        _ => e.to_string(),
+    }
+
+    /// With its tags, from the JSON object a backend aggregates of its tag rows (null
+    /// when the run has none).
+    fn with_tags(mut self, tags: Option<String>) -> RunSummary {
+        self.tags = tags
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default();
+        self
     }
 }
 
-fn open_error(path: &Path, e: impl std::fmt::Display) -> anyhow::Error {
-    usage_hint(
-        format!("cannot use results database {}: {e}", path.display()),
-        "pass a writable file path with --db",
-    )
+/// What a store backend does; [`Store`] adds what is the same for both (resolving a run
+/// reference, decoding a document).
+pub trait Backend {
+    /// Whether a run with exactly this id is stored.
+    fn contains(&self, run_id: &str) -> anyhow::Result<bool>;
+    /// Store a run, its result rows and its tags in one transaction: all or nothing.
+    fn insert(&mut self, doc: &RunDocument) -> anyhow::Result<()>;
+    /// Runs, newest first (by `started_at`, then by insertion), at most `limit`, keeping
+    /// only runs that carry every `(key, value)` tag given.
+    fn list_filtered(
+        &self,
+        limit: usize,
+        tags: &[(String, String)],
+    ) -> anyhow::Result<Vec<RunSummary>>;
+    /// The newest run of each host (runs without a host name are left out), by host name.
+    fn latest_per_host(&self) -> anyhow::Result<Vec<RunSummary>>;
+    /// Ids `reference` may mean: the newest run for `latest`/`last`, else the id itself
+    /// and the ids it is a prefix of, in id order.
+    fn matching(&self, reference: &str) -> anyhow::Result<Vec<String>>;
+    /// The stored document of this run id, as JSON text.
+    fn document(&self, run_id: &str) -> anyhow::Result<String>;
 }
 
-/// A database that reads fail on (damaged mid-file, not a database): exit 2, one sentence.
-fn read_error(path: &Path, e: rusqlite::Error) -> anyhow::Error {
-    use rusqlite::ErrorCode as C;
-    match e.sqlite_error_code() {
-        Some(C::DatabaseCorrupt) | Some(C::NotADatabase) => usage_hint(
-            format!(
-                "cannot read results database {}: {}",
-                path.display(),
-                describe(&e)
-            ),
-            "restore it from a backup, or pass another --db",
-        ),
-        _ => anyhow::Error::new(e)
-            .context(format!("cannot read results database {}", path.display())),
+/// An open results store of either kind.
+pub struct Store {
+    backend: Box<dyn Backend>,
+    location: Location,
+}
+
+impl std::ops::Deref for Store {
+    type Target = dyn Backend;
+    fn deref(&self) -> &Self::Target {
+        &*self.backend
     }
 }
 
-/// How long a connection waits for another process's write to finish.
-const BUSY: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// Below this much free space the database is refused before measuring.
-const MIN_FREE_BYTES: u64 = 1 << 20;
-
-/// Names of the tables in a database (to tell a truebench one from a foreign one).
-fn tables(conn: &Connection) -> rusqlite::Result<Vec<String>> {
-    conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")?
-        .query_map([], |r| r.get(0))?
-        .collect()
-}
-
-/// A database of something else: tables, but not ours and no truebench schema version.
-fn foreign(conn: &Connection, version: i64) -> rusqlite::Result<Option<Vec<String>>> {
-    if version != 0 {
-        return Ok(None);
+impl std::ops::DerefMut for Store {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut *self.backend
     }
-    let t = tables(conn)?;
-    Ok((!t.is_empty() && !t.iter().any(|n| n == "runs")).then_some(t))
 }
 
 impl Store {
-    /// Open for writing, creating the file and its directory, and migrating the schema;
-    /// checked before anything is measured: a read-only, immutable, busy, damaged, full,
-    /// foreign or newer-schema database is refused here (exit 2), not after the run.
-    pub fn open_rw(path: &Path) -> anyhow::Result<Store> {
-        if path.is_dir() {
-            return Err(open_error(path, "it is a directory"));
-        }
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| open_error(path, e))?;
-            if let Ok(fs) = nix::sys::statvfs::statvfs(dir) {
-                let free = fs.blocks_available().saturating_mul(fs.fragment_size());
-                if free < MIN_FREE_BYTES {
-                    return Err(open_error(
-                        path,
-                        format!("its file system has only {} KiB free", free / 1024),
-                    ));
-                }
-            }
-        }
-        // Opening is serialised between processes (an flock on the file, which is apart
-        // from SQLite's own fcntl locks): two first uses could otherwise each hold a lock
-        // the other's journal-mode switch or migration waits for, until the busy timeout.
-        let _opening = open_guard(path)?;
-        let conn = Connection::open(path).map_err(|e| open_error(path, describe(&e)))?;
-        let fail = |e: rusqlite::Error| open_error(path, describe(&e));
-        conn.busy_timeout(BUSY).map_err(fail)?;
-        // SQLite silently falls back to read-only on a file it may not write (chattr +i).
-        if conn.is_readonly(rusqlite::MAIN_DB).map_err(fail)? {
-            return Err(open_error(
-                path,
-                "it cannot be written (read-only or immutable file, or read-only file system)",
-            ));
-        }
-        let version: i64 = conn
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .map_err(fail)?;
-        if let Some(t) = foreign(&conn, version).map_err(fail)? {
-            return Err(open_error(
-                path,
-                format!(
-                    "it is an SQLite database of something else (tables: {})",
-                    t.join(", ")
-                ),
-            ));
-        }
-        if version > migrations::LATEST {
-            return Err(too_new(path, version));
-        }
-        let ok: String = conn
-            .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
-            .map_err(fail)?;
-        if ok != "ok" {
-            return Err(open_error(
-                path,
-                format!("the file is damaged (SQLite quick_check: {ok})"),
-            ));
-        }
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(fail)?;
-        let mut store = Store {
-            conn,
-            path: path.to_path_buf(),
+    /// Open for writing, creating the database (SQLite) or the schema (PostgreSQL) and
+    /// migrating it; checked before anything is measured: a store that cannot be written,
+    /// is damaged or foreign, or of a newer schema is refused here (exit 2), not after
+    /// the run. A PostgreSQL server that cannot be reached is exit 1.
+    pub fn open_rw(at: &Location) -> anyhow::Result<Store> {
+        let backend: Box<dyn Backend> = match at {
+            Location::Sqlite(p) => Box::new(sqlite::Sqlite::open_rw(p)?),
+            Location::Postgres(t) => Box::new(postgres::Postgres::open_rw(t)?),
         };
-        if let migrations::Migrated::TooNew(v) =
-            migrations::migrate(&mut store.conn).map_err(fail)?
-        {
-            return Err(too_new(path, v));
-        }
-        // Take the write lock once and give it back: a database another process keeps
-        // locked, or that cannot be written after all, is found now.
-        store
-            .conn
-            .execute_batch("BEGIN IMMEDIATE; ROLLBACK;")
-            .map_err(fail)?;
-        Ok(store)
+        Ok(Store {
+            backend,
+            location: at.clone(),
+        })
     }
 
-    /// Open an existing database read-only; None when the file does not exist yet.
-    /// Reading never creates or changes a file: an empty file, a foreign SQLite database
-    /// or one of an older schema is refused as it is (exit 2).
-    pub fn open_ro(path: &Path) -> anyhow::Result<Option<Store>> {
-        let meta = match std::fs::metadata(path) {
-            Ok(m) => m,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(open_error(path, e)),
+    /// Open an existing store read-only; None when a SQLite file does not exist yet.
+    /// Reading never creates or changes anything: an empty file, a foreign database, one
+    /// of an older or newer schema, a PostgreSQL database without the truebench schema
+    /// are refused as they are (exit 2).
+    pub fn open_ro(at: &Location) -> anyhow::Result<Option<Store>> {
+        let backend: Box<dyn Backend> = match at {
+            Location::Sqlite(p) => match sqlite::Sqlite::open_ro(p)? {
+                Some(s) => Box::new(s),
+                None => return Ok(None),
+            },
+            Location::Postgres(t) => Box::new(postgres::Postgres::open_ro(t)?),
         };
-        if meta.is_dir() {
-            return Err(open_error(path, "it is a directory"));
-        }
-        if !meta.is_file() {
-            return Err(open_error(path, "it is not a regular file"));
-        }
-        if meta.len() == 0 {
-            return Err(usage_hint(
-                format!(
-                    "cannot read results database {}: the file is empty, not a truebench database",
-                    path.display()
-                ),
-                "pass the right --db, or remove the empty file",
-            ));
-        }
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|e| open_error(path, describe(&e)))?;
-        let fail = |e: rusqlite::Error| read_error(path, e);
-        conn.busy_timeout(BUSY).map_err(fail)?;
-        let version: i64 = conn
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .map_err(fail)?;
-        if version > migrations::LATEST {
-            return Err(too_new(path, version));
-        }
-        if foreign(&conn, version).map_err(fail)?.is_some() || version == 0 {
-            return Err(usage_hint(
-                format!(
-                    "cannot read results database {}: it is an SQLite database but not truebench's",
-                    path.display()
-                ),
-                "pass the right --db",
-            ));
-        }
-        if version < migrations::LATEST {
-            return Err(usage_hint(
-                format!(
-                    "results database {} has schema version {version}, older than this truebench's ({})",
-                    path.display(),
-                    migrations::LATEST
-                ),
-                "a command that stores (run, import) upgrades it; reading never changes it",
-            ));
-        }
         Ok(Some(Store {
-            conn,
-            path: path.to_path_buf(),
+            backend,
+            location: at.clone(),
         }))
     }
 
-    /// Where this database is.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    pub fn contains(&self, run_id: &str) -> anyhow::Result<bool> {
-        Ok(self
-            .conn
-            .query_row("SELECT 1 FROM runs WHERE run_id = ?1", [run_id], |_| Ok(()))
-            .optional()?
-            .is_some())
-    }
-
-    /// Store a run and its result rows in one transaction.
-    pub fn insert(&mut self, doc: &RunDocument) -> anyhow::Result<()> {
-        let tx = self.conn.transaction()?;
-        tx.execute(
-            "INSERT INTO runs (run_id, started_at, host, suites, interrupted, tool_version, headline, document)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
-                doc.run_id,
-                doc.started_at,
-                doc.host,
-                doc.suites.join(","),
-                doc.interrupted,
-                doc.tool.version,
-                doc.headline(),
-                serde_json::to_string(doc)?,
-            ],
-        )
-        .with_context(|| format!("cannot store run {}", doc.run_id))?;
-        for (i, r) in doc.results.iter().enumerate() {
-            tx.execute(
-                "INSERT INTO results (run_id, idx, benchmark, placement, params, unit, median, ci95_low, ci95_high, cv, n)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-                params![
-                    doc.run_id,
-                    i as i64,
-                    r.benchmark,
-                    r.placement.name,
-                    serde_json::to_string(&r.params)?,
-                    r.unit,
-                    r.stats.median,
-                    r.stats.ci95_low,
-                    r.stats.ci95_high,
-                    r.stats.cv,
-                    r.stats.n as i64,
-                ],
-            )?;
-        }
-        tx.commit()?;
-        Ok(())
+    /// Where this store is.
+    pub fn location(&self) -> &Location {
+        &self.location
     }
 
     /// Runs, newest first.
     pub fn list(&self, limit: usize) -> anyhow::Result<Vec<RunSummary>> {
-        self.list_filtered(limit, &[])
-    }
-
-    /// Runs carrying every one of `tags` (KEY=VALUE, keys as `result::tags` allows),
-    /// newest first; all runs when `tags` is empty.
-    pub fn list_filtered(
-        &self,
-        limit: usize,
-        tags: &[(String, String)],
-    ) -> anyhow::Result<Vec<RunSummary>> {
-        let mut sql = String::from(
-            "SELECT r.run_id, r.started_at, r.host, r.suites, r.interrupted, r.headline,
-                    (SELECT COUNT(*) FROM results x WHERE x.run_id = r.run_id),
-                    json_extract(r.document, '$.tags')
-             FROM runs r WHERE 1",
-        );
-        let mut args: Vec<String> = vec![];
-        for (k, v) in tags {
-            // A JSON path with the key quoted: keys hold only [A-Za-z0-9_.-].
-            sql += &format!(
-                " AND json_extract(r.document, ?{}) = ?{}",
-                args.len() + 1,
-                args.len() + 2
-            );
-            args.push(format!("$.tags.\"{}\"", k.replace('"', "")));
-            args.push(v.clone());
-        }
-        sql += &format!(
-            " ORDER BY r.started_at DESC, r.rowid DESC LIMIT {}",
-            limit.min(i64::MAX as usize)
-        );
-        let rows = (|| {
-            let mut st = self.conn.prepare(&sql)?;
-            let rows = st.query_map(rusqlite::params_from_iter(&args), |row| {
-                let suites: String = row.get(3)?;
-                let tags: Option<String> = row.get(7)?;
-                Ok(RunSummary {
-                    run_id: row.get(0)?,
-                    started_at: row.get(1)?,
-                    host: row.get(2)?,
-                    suites: suites
-                        .split(',')
-                        .filter(|s| !s.is_empty())
-                        .map(String::from)
-                        .collect(),
-                    interrupted: row.get(4)?,
-                    headline: row.get(5)?,
-                    results: row.get::<_, i64>(6)? as usize,
-                    tags: tags
-                        .and_then(|t| serde_json::from_str(&t).ok())
-                        .unwrap_or_default(),
-                })
-            })?;
-            rows.collect::<rusqlite::Result<Vec<_>>>()
-        })();
-        rows.map_err(|e| read_error(&self.path, e))
-    }
-
-    /// Ids of the runs `id` may mean: `latest`, the id itself, or ids it is a prefix of.
-    fn matching(&self, id: &str) -> rusqlite::Result<Vec<String>> {
-        if id == "latest" || id == "last" {
-            return self
-                .conn
-                .prepare("SELECT run_id FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1")?
-                .query_map([], |r| r.get(0))?
-                .collect();
-        }
-        let pattern = format!(
-            "{}%",
-            id.replace('\\', "\\\\")
-                .replace('%', "\\%")
-                .replace('_', "\\_")
-        );
-        self.conn
-            .prepare("SELECT run_id FROM runs WHERE run_id = ?1 OR run_id LIKE ?2 ESCAPE '\\' ORDER BY run_id")?
-            .query_map(params![id, pattern], |r| r.get(0))?
-            .collect()
+        self.backend.list_filtered(limit, &[])
     }
 
     /// The run with this id, or the only run whose id starts with it, or `latest`.
     pub fn get(&self, id: &str) -> anyhow::Result<RunDocument> {
         check_run_ref(id)?;
-        let ids = self.matching(id).map_err(|e| read_error(&self.path, e))?;
+        let ids = self.backend.matching(id)?;
         let chosen = match ids.as_slice() {
             [] => {
                 return Err(usage_hint(
@@ -417,16 +180,30 @@ impl Store {
                 ))
             }
         };
-        let text: String = self
-            .conn
-            .query_row(
-                "SELECT document FROM runs WHERE run_id = ?1",
-                [&chosen],
-                |r| r.get(0),
-            )
-            .map_err(|e| read_error(&self.path, e))?;
+        let text = self.backend.document(&chosen)?;
         serde_json::from_str(&text).with_context(|| format!("stored run {chosen} is unreadable"))
     }
+}
+
+/// The store location from the flag, the environment and the XDG default, in that order.
+pub fn default_path(flag: Option<&Location>) -> anyhow::Result<Location> {
+    if let Some(at) = flag {
+        return Ok(at.clone());
+    }
+    if let Some(p) = std::env::var_os("TRUEBENCH_DB").filter(|p| !p.is_empty()) {
+        return Location::parse(&p);
+    }
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .ok_or_else(|| {
+            usage_hint(
+                "no place for the results database",
+                "set --db, TRUEBENCH_DB or HOME",
+            )
+        })?;
+    Ok(Location::Sqlite(data.join("truebench/results.db")))
 }
 
 /// Longest run id accepted (generated ids have 21 characters).
@@ -455,6 +232,17 @@ pub fn check_run_ref(id: &str) -> anyhow::Result<()> {
         ));
     }
     Ok(())
+}
+
+/// The LIKE pattern (escape character `\`) of the ids that start with `prefix`.
+fn prefix_pattern(prefix: &str) -> String {
+    format!(
+        "{}%",
+        prefix
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_")
+    )
 }
 
 /// The identity of a document to be stored (an import): a run id that `show` can name
@@ -489,51 +277,35 @@ pub fn check_identity(doc: &RunDocument) -> Result<(), String> {
     Ok(())
 }
 
-fn too_new(path: &Path, version: i64) -> anyhow::Error {
+/// A store of a newer schema than this binary's: never written, refused (exit 2).
+fn too_new(at: &dyn std::fmt::Display, version: i64) -> anyhow::Error {
     usage_hint(
         format!(
-            "results database {} has schema version {version}, newer than this truebench's ({}); it is not written by an older version",
-            path.display(),
+            "results database {at} has schema version {version}, newer than this truebench's ({}); it is not written by an older version",
             migrations::LATEST
         ),
         "use the newer truebench, or pass another --db",
     )
 }
 
-/// Look up a run in the database at `path` (read-only).
-pub fn load_run(path: &Path, id: &str) -> anyhow::Result<RunDocument> {
-    match Store::open_ro(path)? {
+/// A store of an older schema, opened for reading (which never upgrades): exit 2.
+fn too_old(at: &dyn std::fmt::Display, version: i64) -> anyhow::Error {
+    usage_hint(
+        format!(
+            "results database {at} has schema version {version}, older than this truebench's ({})",
+            migrations::LATEST
+        ),
+        "a command that stores (run, import) upgrades it; reading never changes it",
+    )
+}
+
+/// Look up a run in the store at `at` (read-only).
+pub fn load_run(at: &Location, id: &str) -> anyhow::Result<RunDocument> {
+    match Store::open_ro(at)? {
         Some(s) => s.get(id),
         None => Err(usage_hint(
-            format!(
-                "no run '{id}': the results database {} does not exist yet",
-                path.display()
-            ),
+            format!("no run '{id}': the results database {at} does not exist yet"),
             "run `truebench run` first, or pass --db",
         )),
     }
-}
-
-/// An exclusive flock on the database file while it is opened for writing (created if
-/// missing, never through a link), released when dropped.
-fn open_guard(path: &Path) -> anyhow::Result<nix::fcntl::Flock<std::fs::File>> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem => {
-                open_error(
-                    path,
-                    "it cannot be written (read-only or immutable file, or read-only file system)",
-                )
-            }
-            _ => open_error(path, e),
-        })?;
-    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
-        .map_err(|(_, e)| open_error(path, e))
 }

@@ -1,10 +1,10 @@
 //! A finished run is never lost: when storing it fails at the end (the disk filled up,
 //! another process kept the database locked, the file was damaged or made immutable while
-//! the run measured), its document is written to a file of its own, next to the database
-//! if possible, else in the current or the temp directory, and the error names that file
+//! the run measured, the PostgreSQL server went away), its document is written to a file of
+//! its own, next to a SQLite database if possible, else in the current or the temp directory, and the error names that file
 //! and the command that adds it to a database later.
 
-use super::Store;
+use super::{Location, Store};
 use crate::result::RunDocument;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -16,27 +16,27 @@ pub fn save_or_spill(store: &mut Store, doc: &RunDocument) -> anyhow::Result<()>
         Err(e) => e,
     };
     let why = format!("{err:#}").replace('\n', " ");
-    let db = store.path().to_path_buf();
+    let db = store.location().clone();
     match spill(doc, &spill_dirs(&db)) {
         Ok(file) => anyhow::bail!(
             "cannot store run {} in {}: {why}; the run was kept in {} (add it to a database with `truebench import {}`)",
             doc.run_id,
-            db.display(),
+            db,
             file.display(),
             file.display()
         ),
         Err(e) => anyhow::bail!(
             "cannot store run {} in {}: {why}; nor write it to a file: {e}",
             doc.run_id,
-            db.display()
+            db
         ),
     }
 }
 
 /// Where a spilled document may go, in order.
-pub fn spill_dirs(db: &Path) -> Vec<PathBuf> {
+pub fn spill_dirs(db: &Location) -> Vec<PathBuf> {
     let mut dirs = Vec::new();
-    if let Some(d) = db.parent() {
+    if let Some(d) = db.sqlite_path().and_then(Path::parent) {
         dirs.push(if d.as_os_str().is_empty() {
             PathBuf::from(".")
         } else {

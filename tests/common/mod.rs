@@ -2,6 +2,8 @@
 //! run in parallel), the truebench command bound to them, and fixture tree paths.
 #![allow(dead_code)] // each test file uses its own subset
 
+pub mod pg;
+
 use assert_cmd::Command;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -75,6 +77,34 @@ impl TestEnv {
         Flock::lock(f, FlockArg::LockExclusiveNonblock)
             .map_err(|(_, e)| e)
             .unwrap()
+    }
+
+    /// `truebench --db DB import FILE` for every file at once (parallel processes); each
+    /// must succeed.
+    pub fn imports_at_once(&self, db: &std::ffi::OsStr, files: &[PathBuf]) {
+        let children: Vec<_> = files
+            .iter()
+            .map(|f| {
+                std::process::Command::new(assert_cmd::cargo::cargo_bin("truebench"))
+                    .arg("--db")
+                    .arg(db)
+                    .arg("import")
+                    .arg(f)
+                    .env("TRUEBENCH_LOCK", self.lock())
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for c in children {
+            let out = c.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
     }
 
     /// Write a file in this test's directory.

@@ -1,0 +1,394 @@
+//! The PostgreSQL backend: one database many hosts write to and dashboards read, tables
+//! in the schema `truebench`, documents as JSONB. Each run is stored in one transaction
+//! (never seen half-written); the first use creates the schema under an advisory lock.
+//! Every message names the database without its password and is scrubbed of it.
+
+use super::location::{PgTarget, TlsMode};
+use super::{migrations, prefix_pattern, too_new, too_old, Backend, RunSummary};
+use crate::error::{usage, usage_hint};
+use crate::result::RunDocument;
+use postgres::error::SqlState;
+use postgres::Client;
+use std::cell::RefCell;
+
+pub struct Postgres {
+    client: RefCell<Client>,
+    target: PgTarget,
+}
+
+/// The text of an error and its causes, with the password (if any) replaced, on one line.
+fn scrub(t: &PgTarget, e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text = format!("{text}: {c}");
+        cause = c.source();
+    }
+    hide_password(t, &text)
+}
+
+/// The text on one line, with the password (if any, of 3 characters or more) replaced.
+fn hide_password(t: &PgTarget, text: &str) -> String {
+    let mut text = text.replace('\n', " ");
+    if let Some(p) = t.password().filter(|p| p.len() >= 3) {
+        text = text.replace(&p, "***");
+    }
+    text
+}
+
+/// The database's own message when the server answered with one, else the client's.
+fn reason(t: &PgTarget, e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => hide_password(t, db.message()),
+        None => scrub(t, e),
+    }
+}
+
+/// Why connecting failed, as one sentence and the right exit code: a server that cannot
+/// be reached is exit 1 (try again later); what the user can fix (password, database
+/// name, TLS wish) exit 2.
+fn connect_error(t: &PgTarget, e: postgres::Error) -> anyhow::Error {
+    let why = reason(t, &e);
+    let code = e.code();
+    if code == Some(&SqlState::INVALID_PASSWORD)
+        || code == Some(&SqlState::INVALID_AUTHORIZATION_SPECIFICATION)
+    {
+        return usage_hint(
+            format!(
+                "cannot use results database {t}: the server refused user '{}' ({why})",
+                t.user()
+            ),
+            "check the password (in the URL, PGPASSWORD or ~/.pgpass) and the server's pg_hba.conf",
+        );
+    }
+    if code == Some(&SqlState::INVALID_CATALOG_NAME) {
+        return usage_hint(
+            format!("cannot use results database {t}: {why}"),
+            format!(
+                "create it (createdb -h HOST -U USER {}) or pass another --db",
+                t.dbname()
+            ),
+        );
+    }
+    if code.is_some() {
+        return usage_hint(
+            format!("cannot use results database {t}: {why}"),
+            "check the URL given with --db or TRUEBENCH_DB",
+        );
+    }
+    let text = scrub(t, &e);
+    if text.contains("password missing") {
+        return usage_hint(
+            format!("cannot use results database {t}: the server asks for a password and none was given"),
+            "give it in the URL (USER:PASSWORD@HOST), PGPASSWORD or ~/.pgpass",
+        );
+    }
+    if text.contains("TLS") || text.contains("tls") || text.contains("certificate") {
+        return usage_hint(
+            format!("cannot use results database {t}: {text}"),
+            "check sslmode in the URL (disable, prefer, require, verify-ca, verify-full) and sslrootcert",
+        );
+    }
+    anyhow::anyhow!(
+        "cannot reach the PostgreSQL server of results database {t}: {}",
+        text.trim_start_matches("error connecting to server: ")
+    )
+}
+
+/// A failure while reading or writing an open database: exit 1, scrubbed.
+fn op_error(t: &PgTarget, what: &str, e: postgres::Error) -> anyhow::Error {
+    anyhow::anyhow!("{what} results database {t}: {}", reason(t, &e))
+}
+
+/// The TLS connector the URL's sslmode asks for (libpq's meanings: `prefer` and `require`
+/// encrypt without checking the certificate, `verify-ca` checks it against the roots,
+/// `verify-full` also the host name).
+fn tls(t: &PgTarget) -> anyhow::Result<postgres_native_tls::MakeTlsConnector> {
+    let mut b = native_tls::TlsConnector::builder();
+    match t.tls {
+        TlsMode::Disable | TlsMode::Allow | TlsMode::Prefer | TlsMode::Require => {
+            b.danger_accept_invalid_certs(true)
+                .danger_accept_invalid_hostnames(true);
+        }
+        TlsMode::VerifyCa => {
+            b.danger_accept_invalid_hostnames(true);
+        }
+        TlsMode::VerifyFull => {}
+    }
+    if let Some(file) = &t.root_cert {
+        let pem = std::fs::read(file).map_err(|e| {
+            usage(format!(
+                "cannot read sslrootcert {} of results database {t}: {e}",
+                file.display()
+            ))
+        })?;
+        let cert = native_tls::Certificate::from_pem(&pem).map_err(|e| {
+            usage(format!(
+                "sslrootcert {} of results database {t} is not a PEM certificate: {e}",
+                file.display()
+            ))
+        })?;
+        b.add_root_certificate(cert);
+    }
+    let connector = b
+        .build()
+        .map_err(|e| anyhow::anyhow!("cannot set up TLS for results database {t}: {e}"))?;
+    Ok(postgres_native_tls::MakeTlsConnector::new(connector))
+}
+
+fn connect(t: &PgTarget) -> anyhow::Result<Client> {
+    t.config.connect(tls(t)?).map_err(|e| connect_error(t, e))
+}
+
+/// Summary columns of `truebench.runs r`, in the order [`summary`] reads them.
+const SUMMARY: &str = "r.run_id, r.started_at, r.host, r.suites, r.interrupted, r.headline,
+    (SELECT COUNT(*) FROM truebench.results x WHERE x.run_id = r.run_id),
+    (SELECT json_object_agg(t.key, t.value)::text FROM truebench.run_tags t WHERE t.run_id = r.run_id)";
+
+fn summary(row: &postgres::Row) -> RunSummary {
+    RunSummary::from_columns(
+        row.get(0),
+        row.get(1),
+        row.get(2),
+        row.get::<_, &str>(3),
+        row.get(4),
+        row.get(5),
+        row.get(6),
+    )
+    .with_tags(row.get(7))
+}
+
+impl Postgres {
+    /// Connect, create or upgrade the schema, and check that this user may insert runs:
+    /// all before measuring.
+    pub fn open_rw(t: &PgTarget) -> anyhow::Result<Postgres> {
+        let mut client = connect(t)?;
+        let read_only: String = client
+            .query_one("SHOW transaction_read_only", &[])
+            .map_err(|e| op_error(t, "cannot use", e))?
+            .get(0);
+        if read_only == "on" {
+            return Err(usage_hint(
+                format!("cannot use results database {t}: the server accepts only reads (a standby, or default_transaction_read_only)"),
+                "pass the URL of the primary server",
+            ));
+        }
+        match migrations::pg_migrate(&mut client) {
+            Ok(migrations::Migrated::Ok) => {}
+            Ok(migrations::Migrated::TooNew(v)) => return Err(too_new(t, v)),
+            Err(e) if e.code() == Some(&SqlState::INSUFFICIENT_PRIVILEGE) => {
+                return Err(usage_hint(
+                    format!(
+                        "cannot create the truebench tables in results database {t}: {}",
+                        reason(t, &e)
+                    ),
+                    format!(
+                        "let the database's owner store one run first (it creates schema truebench), or GRANT CREATE ON DATABASE {} TO {}",
+                        t.dbname(),
+                        t.user()
+                    ),
+                ))
+            }
+            Err(e) => return Err(op_error(t, "cannot set up the schema of", e)),
+        }
+        let may_insert: bool = client
+            .query_one(
+                "SELECT has_table_privilege('truebench.runs', 'INSERT')
+                    AND has_table_privilege('truebench.results', 'INSERT')
+                    AND has_table_privilege('truebench.run_tags', 'INSERT')",
+                &[],
+            )
+            .map_err(|e| op_error(t, "cannot use", e))?
+            .get(0);
+        if !may_insert {
+            return Err(usage_hint(
+                format!("cannot use results database {t}: user '{}' may not insert runs", t.user()),
+                "GRANT INSERT ON ALL TABLES IN SCHEMA truebench (and USAGE on its sequences) to this user",
+            ));
+        }
+        Ok(Postgres {
+            client: RefCell::new(client),
+            target: t.clone(),
+        })
+    }
+
+    /// Connect for reading: a database without the truebench schema, or of another
+    /// schema version, is refused (exit 2) and left as it is.
+    pub fn open_ro(t: &PgTarget) -> anyhow::Result<Postgres> {
+        let mut client = connect(t)?;
+        let version =
+            migrations::pg_version(&mut client).map_err(|e| op_error(t, "cannot read", e))?;
+        if version == 0 {
+            return Err(usage_hint(
+                format!("results database {t} has no truebench schema yet (no run was stored there)"),
+                "store a run first (`truebench run` or `truebench import FILE` create the schema), or pass another --db",
+            ));
+        }
+        if version > migrations::LATEST {
+            return Err(too_new(t, version));
+        }
+        if version < migrations::LATEST {
+            return Err(too_old(t, version));
+        }
+        Ok(Postgres {
+            client: RefCell::new(client),
+            target: t.clone(),
+        })
+    }
+
+    fn rows(
+        &self,
+        sql: &str,
+        args: &[&(dyn postgres::types::ToSql + Sync)],
+    ) -> anyhow::Result<Vec<postgres::Row>> {
+        self.client
+            .borrow_mut()
+            .query(sql, args)
+            .map_err(|e| op_error(&self.target, "cannot read", e))
+    }
+
+    /// A connection that has gone (a server restart or an idle timeout during a long
+    /// run) is made again before a run is stored.
+    fn reconnect_if_gone(&self) -> anyhow::Result<()> {
+        let gone = {
+            let mut c = self.client.borrow_mut();
+            c.is_closed() || c.is_valid(std::time::Duration::from_secs(5)).is_err()
+        };
+        if gone {
+            *self.client.borrow_mut() = connect(&self.target)?;
+        }
+        Ok(())
+    }
+
+    fn store(&self, doc: &RunDocument) -> Result<(), postgres::Error> {
+        let started = chrono::DateTime::parse_from_rfc3339(&doc.started_at).ok();
+        let document = serde_json::to_value(doc).expect("a run document serialises");
+        let mut client = self.client.borrow_mut();
+        let mut tx = client.transaction()?;
+        tx.execute(
+            "INSERT INTO truebench.runs (run_id, started_at, host, suites, interrupted, tool_version, headline, document, started)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            &[
+                &doc.run_id,
+                &doc.started_at,
+                &doc.host,
+                &doc.suites.join(","),
+                &doc.interrupted,
+                &doc.tool.version,
+                &doc.headline(),
+                &postgres::types::Json(&document),
+                &started,
+            ],
+        )?;
+        let insert = tx.prepare(
+            "INSERT INTO truebench.results (run_id, idx, benchmark, placement, params, unit, median, ci95_low, ci95_high, cv, n)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        )?;
+        for (i, r) in doc.results.iter().enumerate() {
+            tx.execute(
+                &insert,
+                &[
+                    &doc.run_id,
+                    &(i as i32),
+                    &r.benchmark,
+                    &r.placement.name,
+                    &postgres::types::Json(&r.params),
+                    &r.unit,
+                    &r.stats.median,
+                    &r.stats.ci95_low,
+                    &r.stats.ci95_high,
+                    &r.stats.cv,
+                    &(r.stats.n as i64),
+                ],
+            )?;
+        }
+        for (k, v) in &doc.tags {
+            tx.execute(
+                "INSERT INTO truebench.run_tags (run_id, key, value) VALUES ($1, $2, $3)",
+                &[&doc.run_id, k, v],
+            )?;
+        }
+        tx.commit()
+    }
+}
+
+impl Backend for Postgres {
+    fn contains(&self, run_id: &str) -> anyhow::Result<bool> {
+        Ok(!self
+            .rows("SELECT 1 FROM truebench.runs WHERE run_id = $1", &[&run_id])?
+            .is_empty())
+    }
+
+    fn insert(&mut self, doc: &RunDocument) -> anyhow::Result<()> {
+        self.reconnect_if_gone()?;
+        let t = &self.target;
+        self.store(doc).map_err(|e| match e.code() {
+            Some(c) if *c == SqlState::UNIQUE_VIOLATION => usage_hint(
+                format!("run {} is already in {t}", doc.run_id),
+                "nothing was stored",
+            ),
+            Some(c) if *c == SqlState::UNTRANSLATABLE_CHARACTER => usage(format!(
+                "cannot store run {} in {t}: it holds a NUL character (\\u0000), which PostgreSQL's JSONB cannot keep",
+                doc.run_id
+            )),
+            _ => anyhow::anyhow!("{}", reason(t, &e)),
+        })
+    }
+
+    fn list_filtered(
+        &self,
+        limit: usize,
+        tags: &[(String, String)],
+    ) -> anyhow::Result<Vec<RunSummary>> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut args: Vec<&(dyn postgres::types::ToSql + Sync)> = vec![&limit];
+        let mut sql = format!("SELECT {SUMMARY} FROM truebench.runs r WHERE true");
+        for (k, v) in tags {
+            args.push(k);
+            args.push(v);
+            sql += &format!(
+                " AND EXISTS (SELECT 1 FROM truebench.run_tags t WHERE t.run_id = r.run_id AND t.key = ${} AND t.value = ${})",
+                args.len() - 1,
+                args.len()
+            );
+        }
+        sql += " ORDER BY r.started_at DESC, r.seq DESC LIMIT $1";
+        Ok(self.rows(&sql, &args)?.iter().map(summary).collect())
+    }
+
+    fn latest_per_host(&self) -> anyhow::Result<Vec<RunSummary>> {
+        let sql = format!(
+            "SELECT {SUMMARY} FROM (
+                SELECT DISTINCT ON (host) * FROM truebench.runs WHERE host IS NOT NULL
+                ORDER BY host, started_at DESC, seq DESC) r
+             ORDER BY r.host"
+        );
+        Ok(self.rows(&sql, &[])?.iter().map(summary).collect())
+    }
+
+    fn matching(&self, id: &str) -> anyhow::Result<Vec<String>> {
+        let rows = if id == "latest" || id == "last" {
+            self.rows(
+                "SELECT run_id FROM truebench.runs ORDER BY started_at DESC, seq DESC LIMIT 1",
+                &[],
+            )?
+        } else {
+            // ILIKE: a prefix matches regardless of ASCII case, as SQLite's LIKE does.
+            self.rows(
+                "SELECT run_id FROM truebench.runs WHERE run_id = $1 OR run_id ILIKE $2 ESCAPE '\\' ORDER BY run_id",
+                &[&id, &prefix_pattern(id)],
+            )?
+        };
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
+    fn document(&self, run_id: &str) -> anyhow::Result<String> {
+        let rows = self.rows(
+            "SELECT document::text FROM truebench.runs WHERE run_id = $1",
+            &[&run_id],
+        )?;
+        rows.first()
+            .map(|r| r.get(0))
+            .ok_or_else(|| usage(format!("no run '{run_id}' in {}", self.target)))
+    }
+}

@@ -1,0 +1,381 @@
+//! The SQLite backend: one file (WAL mode) for one machine; opening for writing is
+//! serialised between processes by an flock on the file, and checked before measuring.
+
+use super::{migrations, prefix_pattern, too_new, too_old, Backend, RunSummary};
+use crate::error::usage_hint;
+use crate::result::RunDocument;
+use anyhow::Context;
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+use std::path::{Path, PathBuf};
+
+pub struct Sqlite {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// One sentence for what SQLite said, for a user who does not read SQLite error codes.
+fn describe(e: &rusqlite::Error) -> String {
+    use rusqlite::ErrorCode as C;
+    match e.sqlite_error_code() {
+        Some(C::DatabaseCorrupt) => {
+            "the file is damaged (SQLite reports a malformed database image)".into()
+        }
+        Some(C::NotADatabase) => "it is not an SQLite database".into(),
+        Some(C::ReadOnly) => {
+            "it cannot be written (read-only file, directory or file system)".into()
+        }
+        Some(C::DatabaseBusy) | Some(C::DatabaseLocked) => {
+            format!("another process kept it locked for {} s", BUSY.as_secs())
+        }
+        Some(C::DiskFull) => "its file system is full".into(),
+        Some(C::CannotOpen) => "it cannot be opened (missing directory or no permission)".into(),
+        Some(C::PermissionDenied) => "permission denied".into(),
+        Some(C::SystemIoFailure) => format!("an I/O error ({e})"),
+        _ => e.to_string(),
+    }
+}
+
+fn open_error(path: &Path, e: impl std::fmt::Display) -> anyhow::Error {
+    usage_hint(
+        format!("cannot use results database {}: {e}", path.display()),
+        "pass a writable file path with --db",
+    )
+}
+
+/// A database that reads fail on (damaged mid-file, not a database): exit 2, one sentence.
+fn read_error(path: &Path, e: rusqlite::Error) -> anyhow::Error {
+    use rusqlite::ErrorCode as C;
+    match e.sqlite_error_code() {
+        Some(C::DatabaseCorrupt) | Some(C::NotADatabase) => usage_hint(
+            format!(
+                "cannot read results database {}: {}",
+                path.display(),
+                describe(&e)
+            ),
+            "restore it from a backup, or pass another --db",
+        ),
+        _ => anyhow::Error::new(e)
+            .context(format!("cannot read results database {}", path.display())),
+    }
+}
+
+/// How long a connection waits for another process's write to finish.
+const BUSY: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Below this much free space the database is refused before measuring.
+const MIN_FREE_BYTES: u64 = 1 << 20;
+
+/// Names of the tables in a database (to tell a truebench one from a foreign one).
+fn tables(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")?
+        .query_map([], |r| r.get(0))?
+        .collect()
+}
+
+/// A database of something else: tables, but not ours and no truebench schema version.
+fn foreign(conn: &Connection, version: i64) -> rusqlite::Result<Option<Vec<String>>> {
+    if version != 0 {
+        return Ok(None);
+    }
+    let t = tables(conn)?;
+    Ok((!t.is_empty() && !t.iter().any(|n| n == "runs")).then_some(t))
+}
+
+impl Sqlite {
+    /// Open for writing, creating the file and its directory, and migrating the schema;
+    /// checked before anything is measured: a read-only, immutable, busy, damaged, full,
+    /// foreign or newer-schema database is refused here (exit 2), not after the run.
+    pub fn open_rw(path: &Path) -> anyhow::Result<Sqlite> {
+        if path.is_dir() {
+            return Err(open_error(path, "it is a directory"));
+        }
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| open_error(path, e))?;
+            if let Ok(fs) = nix::sys::statvfs::statvfs(dir) {
+                let free = fs.blocks_available().saturating_mul(fs.fragment_size());
+                if free < MIN_FREE_BYTES {
+                    return Err(open_error(
+                        path,
+                        format!("its file system has only {} KiB free", free / 1024),
+                    ));
+                }
+            }
+        }
+        // Opening is serialised between processes (an flock on the file, which is apart
+        // from SQLite's own fcntl locks): two first uses could otherwise each hold a lock
+        // the other's journal-mode switch or migration waits for, until the busy timeout.
+        let _opening = open_guard(path)?;
+        let conn = Connection::open(path).map_err(|e| open_error(path, describe(&e)))?;
+        let fail = |e: rusqlite::Error| open_error(path, describe(&e));
+        conn.busy_timeout(BUSY).map_err(fail)?;
+        // SQLite silently falls back to read-only on a file it may not write (chattr +i).
+        if conn.is_readonly(rusqlite::MAIN_DB).map_err(fail)? {
+            return Err(open_error(
+                path,
+                "it cannot be written (read-only or immutable file, or read-only file system)",
+            ));
+        }
+        let version: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(fail)?;
+        if let Some(t) = foreign(&conn, version).map_err(fail)? {
+            return Err(open_error(
+                path,
+                format!(
+                    "it is an SQLite database of something else (tables: {})",
+                    t.join(", ")
+                ),
+            ));
+        }
+        if version > migrations::LATEST {
+            return Err(too_new(&path.display(), version));
+        }
+        let ok: String = conn
+            .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
+            .map_err(fail)?;
+        if ok != "ok" {
+            return Err(open_error(
+                path,
+                format!("the file is damaged (SQLite quick_check: {ok})"),
+            ));
+        }
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(fail)?;
+        let mut store = Sqlite {
+            conn,
+            path: path.to_path_buf(),
+        };
+        if let migrations::Migrated::TooNew(v) =
+            migrations::migrate(&mut store.conn).map_err(fail)?
+        {
+            return Err(too_new(&path.display(), v));
+        }
+        // Take the write lock once and give it back: a database another process keeps
+        // locked, or that cannot be written after all, is found now.
+        store
+            .conn
+            .execute_batch("BEGIN IMMEDIATE; ROLLBACK;")
+            .map_err(fail)?;
+        Ok(store)
+    }
+
+    /// Open an existing database read-only; None when the file does not exist yet.
+    /// Reading never creates or changes a file: an empty file, a foreign SQLite database
+    /// or one of an older schema is refused as it is (exit 2).
+    pub fn open_ro(path: &Path) -> anyhow::Result<Option<Sqlite>> {
+        let meta = match std::fs::metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(open_error(path, e)),
+        };
+        if meta.is_dir() {
+            return Err(open_error(path, "it is a directory"));
+        }
+        if !meta.is_file() {
+            return Err(open_error(path, "it is not a regular file"));
+        }
+        if meta.len() == 0 {
+            return Err(usage_hint(
+                format!(
+                    "cannot read results database {}: the file is empty, not a truebench database",
+                    path.display()
+                ),
+                "pass the right --db, or remove the empty file",
+            ));
+        }
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| open_error(path, describe(&e)))?;
+        let fail = |e: rusqlite::Error| read_error(path, e);
+        conn.busy_timeout(BUSY).map_err(fail)?;
+        let version: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(fail)?;
+        if version > migrations::LATEST {
+            return Err(too_new(&path.display(), version));
+        }
+        if foreign(&conn, version).map_err(fail)?.is_some() || version == 0 {
+            return Err(usage_hint(
+                format!(
+                    "cannot read results database {}: it is an SQLite database but not truebench's",
+                    path.display()
+                ),
+                "pass the right --db",
+            ));
+        }
+        if version < migrations::LATEST {
+            return Err(too_old(&path.display(), version));
+        }
+        Ok(Some(Sqlite {
+            conn,
+            path: path.to_path_buf(),
+        }))
+    }
+}
+
+/// An exclusive flock on the database file while it is opened for writing (created if
+/// missing, never through a link), released when dropped.
+fn open_guard(path: &Path) -> anyhow::Result<nix::fcntl::Flock<std::fs::File>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem => {
+                open_error(
+                    path,
+                    "it cannot be written (read-only or immutable file, or read-only file system)",
+                )
+            }
+            _ => open_error(path, e),
+        })?;
+    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+        .map_err(|(_, e)| open_error(path, e))
+}
+
+/// Summary columns of `runs r`, in the order [`summary`] reads them.
+const SUMMARY: &str = "r.run_id, r.started_at, r.host, r.suites, r.interrupted, r.headline,
+    (SELECT COUNT(*) FROM results x WHERE x.run_id = r.run_id),
+    (SELECT json_group_object(t.key, t.value) FROM run_tags t WHERE t.run_id = r.run_id)";
+
+fn summary(row: &rusqlite::Row) -> rusqlite::Result<RunSummary> {
+    Ok(RunSummary::from_columns(
+        row.get(0)?,
+        row.get(1)?,
+        row.get(2)?,
+        &row.get::<_, String>(3)?,
+        row.get(4)?,
+        row.get(5)?,
+        row.get(6)?,
+    )
+    .with_tags(row.get(7)?))
+}
+
+impl Sqlite {
+    fn rows(&self, sql: &str, args: &[&dyn rusqlite::ToSql]) -> anyhow::Result<Vec<RunSummary>> {
+        self.conn
+            .prepare(sql)
+            .and_then(|mut st| st.query_map(args, summary)?.collect())
+            .map_err(|e| read_error(&self.path, e))
+    }
+}
+
+impl Backend for Sqlite {
+    fn contains(&self, run_id: &str) -> anyhow::Result<bool> {
+        Ok(self
+            .conn
+            .query_row("SELECT 1 FROM runs WHERE run_id = ?1", [run_id], |_| Ok(()))
+            .optional()
+            .map_err(|e| read_error(&self.path, e))?
+            .is_some())
+    }
+
+    fn insert(&mut self, doc: &RunDocument) -> anyhow::Result<()> {
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "INSERT INTO runs (run_id, started_at, host, suites, interrupted, tool_version, headline, document)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                doc.run_id,
+                doc.started_at,
+                doc.host,
+                doc.suites.join(","),
+                doc.interrupted,
+                doc.tool.version,
+                doc.headline(),
+                serde_json::to_string(doc)?,
+            ],
+        )
+        .with_context(|| format!("cannot store run {}", doc.run_id))?;
+        for (i, r) in doc.results.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO results (run_id, idx, benchmark, placement, params, unit, median, ci95_low, ci95_high, cv, n)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                params![
+                    doc.run_id,
+                    i as i64,
+                    r.benchmark,
+                    r.placement.name,
+                    serde_json::to_string(&r.params)?,
+                    r.unit,
+                    r.stats.median,
+                    r.stats.ci95_low,
+                    r.stats.ci95_high,
+                    r.stats.cv,
+                    r.stats.n as i64,
+                ],
+            )?;
+        }
+        for (k, v) in &doc.tags {
+            tx.execute(
+                "INSERT INTO run_tags (run_id, key, value) VALUES (?1, ?2, ?3)",
+                params![doc.run_id, k, v],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn list_filtered(
+        &self,
+        limit: usize,
+        tags: &[(String, String)],
+    ) -> anyhow::Result<Vec<RunSummary>> {
+        let mut sql = format!("SELECT {SUMMARY} FROM runs r WHERE 1");
+        let mut args: Vec<&dyn rusqlite::ToSql> = Vec::new();
+        for (k, v) in tags {
+            sql += " AND EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = r.run_id AND t.key = ? AND t.value = ?)";
+            args.push(k);
+            args.push(v);
+        }
+        sql += " ORDER BY r.started_at DESC, r.rowid DESC LIMIT ?";
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        args.push(&limit);
+        self.rows(&sql, &args)
+    }
+
+    fn latest_per_host(&self) -> anyhow::Result<Vec<RunSummary>> {
+        self.rows(
+            &format!(
+                "SELECT {SUMMARY} FROM runs r
+                 WHERE r.host IS NOT NULL AND r.rowid = (
+                    SELECT n.rowid FROM runs n WHERE n.host = r.host
+                    ORDER BY n.started_at DESC, n.rowid DESC LIMIT 1)
+                 ORDER BY r.host"
+            ),
+            &[],
+        )
+    }
+
+    fn matching(&self, id: &str) -> anyhow::Result<Vec<String>> {
+        let found: rusqlite::Result<Vec<String>> = if id == "latest" || id == "last" {
+            self.conn
+                .prepare("SELECT run_id FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1")
+                .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
+        } else {
+            self.conn
+                .prepare("SELECT run_id FROM runs WHERE run_id = ?1 OR run_id LIKE ?2 ESCAPE '\\' ORDER BY run_id")
+                .and_then(|mut st| {
+                    st.query_map(params![id, prefix_pattern(id)], |r| r.get(0))?
+                        .collect()
+                })
+        };
+        found.map_err(|e| read_error(&self.path, e))
+    }
+
+    fn document(&self, run_id: &str) -> anyhow::Result<String> {
+        self.conn
+            .query_row(
+                "SELECT document FROM runs WHERE run_id = ?1",
+                [run_id],
+                |r| r.get(0),
+            )
+            .map_err(|e| read_error(&self.path, e))
+    }
+}
