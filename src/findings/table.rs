@@ -48,6 +48,7 @@ pub const KINDS: &[Kind] = &[
     Kind { id: "memory-array-size", severities: I, meaning: "the bandwidth arrays' size and the rule that chose it" },
     // The run (src/findings/run.rs, noise.rs, record.rs, loadstep.rs).
     Kind { id: "clocksource-changed", severities: W, meaning: "the clocksource changed during the run" },
+    Kind { id: "cpu-speed-dropped", severities: W, meaning: "the effective CPU speed fell by more than 10% between a suite's start and end" },
     Kind { id: "noisy-neighbour", severities: W, meaning: "other processes used at least 10% of the usable CPUs while a result was measured" },
     Kind { id: "throttled", severities: W, meaning: "the cgroup CPU quota throttled the measured work" },
     Kind { id: "recorder-overhead", severities: W, meaning: "the recorder itself used more than 1% of one CPU" },

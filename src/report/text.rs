@@ -202,6 +202,9 @@ pub fn render(doc: &RunDocument, detail: Detail) -> String {
             ""
         }
     );
+    for l in super::cpu_speed::lines(doc) {
+        out.push_str(&wrap(&l));
+    }
     let shown = VIEWS.iter().filter(|v| v.applies(doc));
     match detail {
         Detail::Summary => {

@@ -326,6 +326,24 @@ pub mod testing {
         BenchResult::new(bench, params, p, "ns", true, samples, q).unwrap()
     }
 
+    /// A speed sample of `ghz` adds per ns on `cpu` (of `kind`), over 2 ms.
+    pub fn speed_sample(
+        suite: &str,
+        point: SpeedPoint,
+        cpu: u32,
+        kind: Option<&str>,
+        ghz: f64,
+    ) -> SpeedSample {
+        SpeedSample {
+            suite: suite.into(),
+            point,
+            cpu,
+            cpu_kind: kind.map(Into::into),
+            cycles_per_ns: ghz,
+            elapsed_ns: 2e6,
+        }
+    }
+
     /// The probe of this project's own VM fixture, as a run's environment.
     pub fn env() -> ProbeDoc {
         crate::probe::fixture("this-vm")
