@@ -31,7 +31,7 @@ pub const KINDS: &[Kind] = &[
     Kind { id: "cpu-quota-below-cpuset", severities: W, meaning: "the cgroup CPU quota is narrower than the CPUs the process may run on" },
     Kind { id: "pmu-unavailable", severities: I, meaning: "no hardware performance counters: cycles and cache misses cannot be read" },
     Kind { id: "stray-container-marker", severities: I, meaning: "a container marker file without container namespaces: not a container" },
-    Kind { id: "offline-cpus", severities: I, meaning: "possible CPUs are offline" },
+    Kind { id: "offline-cpus", severities: I, meaning: "present CPUs are offline (hotplug slots that are only possible are not counted)" },
     // Placement (src/findings/placement.rs).
     Kind { id: "os-placement-colocated", severities: W, meaning: "the unpinned pair mostly shared one CPU: the os figure measures same-CPU hand-offs" },
     Kind { id: "os-placement-spread", severities: I, meaning: "the unpinned pair mostly ran on different CPUs" },
