@@ -79,7 +79,10 @@ pub struct Measuring<'a> {
 
 impl Measuring<'_> {
     /// Keep a finished result; its measurement window ends now (for its noise findings).
-    pub fn finished(&mut self, r: crate::result::BenchResult) {
+    /// On a hybrid machine the kind of each CPU it was pinned to is recorded here, for
+    /// every benchmark alike.
+    pub fn finished(&mut self, mut r: crate::result::BenchResult) {
+        r.placement.set_pinned_kinds(&self.env.topology.cpu_kinds);
         self.doc.results.push(r);
         self.result_ends_ns.push(now_ns());
     }
