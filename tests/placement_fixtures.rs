@@ -398,6 +398,25 @@ fn plan_takes_runs_placement_options() {
             ("cpus".to_string(), Some(vec![0, 10]))
         ]
     );
+    // --mode as run takes it: the ctx cases name the modes they will run.
+    let whys = |mode: &[&str]| -> Vec<String> {
+        let plan = env.json(&[&["plan", "ctx", "--root", root, "--json"], mode].concat());
+        plan["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["skipped"].is_null())
+            .map(|c| c["why"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let thread = whys(&["--mode", "thread"]);
+    assert!(!thread.is_empty() && thread.iter().all(|w| w.ends_with("(thread mode)")));
+    let both = whys(&[]);
+    assert!(
+        both.iter()
+            .all(|w| w.ends_with("(process and thread mode)")),
+        "{both:?}"
+    );
     let copies = env.json(&[
         "plan",
         "classic.dhrystone",
@@ -411,6 +430,7 @@ fn plan_takes_runs_placement_options() {
     for bad in [
         vec!["plan", "ctx", "--root", root, "--placement", "sideways"],
         vec!["plan", "ctx", "--root", root, "--cpus", "0,99"],
+        vec!["plan", "ctx", "--root", root, "--mode", "fibre"],
         vec!["plan", "nosuchsuite", "--root", root],
     ] {
         let out = env.cmd().args(&bad).output().unwrap();

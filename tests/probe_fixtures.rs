@@ -93,6 +93,21 @@ const EXPECT: &[Expect] = &[
         findings: &["single-core-packages"],
     },
     Expect {
+        name: "vm-hotplug-slots",
+        packages: 1,
+        cores: 4,
+        threads: 4,
+        threads_per_core: 1,
+        llc_level: 3,
+        llc_groups: Ok(&["0-3"]),
+        nodes: 1,
+        quota: None,
+        usable: 4,
+        vm: Some("qemu"),
+        container: None,
+        findings: &[],
+    },
+    Expect {
         name: "vm-smt-no-shared-cache",
         packages: 1,
         cores: 2,
@@ -717,6 +732,31 @@ fn packages_come_from_the_masks_when_ids_are_negative_or_repeated() {
     let t = probe_fixture("two-socket-smt");
     assert_eq!(t.topology.place(10).unwrap().package, 1);
     assert!(t.topology.evidence[0].contains("agreeing"));
+}
+
+/// Offline is present and not online: a VM's hotplug slots (possible, not present) are not
+/// offline CPUs, although the kernel's own `offline` file lists them.
+#[test]
+fn hotplug_slots_are_not_offline_cpus() {
+    let v = probe_fixture("vm-hotplug-slots");
+    assert_eq!(v.cpus.possible.len(), 64);
+    assert_eq!(v.cpus.present, Some(vec![0, 1, 2, 3]));
+    assert!(v.cpus.offline.is_empty(), "{:?}", v.cpus.offline);
+    assert!(!v.findings.iter().any(|f| f.id == "offline-cpus"));
+    // Present CPUs that are off still count, and the finding names the present list.
+    let o = probe_fixture("offline-cpus");
+    assert_eq!(o.cpus.offline, vec![6, 7]);
+    let f = o.findings.iter().find(|f| f.id == "offline-cpus").unwrap();
+    assert!(
+        f.message.starts_with("2 present CPUs are offline"),
+        "{}",
+        f.message
+    );
+    assert!(f.evidence[0].contains("present [0-7]"), "{:?}", f.evidence);
+    // Without cpu/online, CPUs off by their own online file are present and offline.
+    let n = probe_fixture("no-cpu-online-file");
+    assert_eq!(n.cpus.present.as_ref().map(Vec::len), Some(16));
+    assert_eq!(n.cpus.offline, vec![12, 13, 14, 15]);
 }
 
 #[test]

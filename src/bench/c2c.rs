@@ -225,6 +225,7 @@ impl Benchmark for CacheLine {
                 .into(),
             });
             let placement = Placement {
+                cpu_kinds: None,
                 name: rel.name().into(),
                 cpus: Some(vec![a, b]),
                 observed: None,

@@ -27,6 +27,9 @@ pub struct Args {
     /// An explicit CPU pair for communication tests, as `run --cpus`.
     #[arg(long, value_delimiter = ',', value_name = "A,B")]
     cpus: Option<Vec<u32>>,
+    /// ctx suite: task mode, as `run --mode`: process, thread, or both [default: both].
+    #[arg(long)]
+    mode: Option<super::choices::Mode>,
     /// Classic suite: copy counts, as `run --copies` (numbers or `2x`; default: 1 and N).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     copies: Option<Vec<crate::bench::classic::copies::CopyCount>>,
@@ -109,6 +112,7 @@ pub fn exec(a: Args) -> anyhow::Result<()> {
     let options = RunOptions {
         placements: a.placement.iter().map(|p| p.name().to_string()).collect(),
         cpus: a.cpus.clone(),
+        modes: a.mode.unwrap_or(super::choices::Mode::Both).names(),
         classic: crate::bench::classic::Options {
             copies: a.copies.clone(),
             pin: a.pin,

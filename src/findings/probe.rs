@@ -214,18 +214,20 @@ fn offline_cpus(p: &ProbeDoc) -> Option<Finding> {
     if p.cpus.offline.is_empty() {
         return None;
     }
+    let present = p.cpus.present.as_deref().unwrap_or(&p.cpus.possible);
     Some(Finding::new(
         "offline-cpus",
         Severity::Info,
         format!(
-            "{} possible CPUs are offline: copy counts and placements use the {} online CPUs.",
+            "{} present CPUs are offline: copy counts and placements use the {} online CPUs.",
             p.cpus.offline.len(),
             p.cpus.online.len()
         ),
         vec![format!(
-            "possible [{}], online [{}]",
-            format_list(&p.cpus.possible),
-            format_list(&p.cpus.online)
+            "present [{}], online [{}], offline [{}]",
+            format_list(present),
+            format_list(&p.cpus.online),
+            format_list(&p.cpus.offline)
         )],
     ))
 }

@@ -1,11 +1,12 @@
 //! Rules over a whole measuring run, from readings taken at its start and its end: the
 //! hypervisor taking CPU time (`steal-time`), the clocksource changing (`clocksource-changed`),
 //! a `--start-at` run that cannot be lined up with other hosts' (`start-clock-unsynchronised`,
-//! `start-late`).
+//! `start-late`), the effective CPU speed falling between a suite's start and end
+//! (`cpu-speed-dropped`).
 
 use super::{Finding, Severity};
 use crate::probe::{kernel, sysroot::SysRoot};
-use crate::result::ScheduledStart;
+use crate::result::{CpuSpeed, ScheduledStart, SpeedPoint, SpeedSample};
 
 /// Steal seconds over the run, from two /proc/stat readings.
 pub fn steal_during(
@@ -77,6 +78,65 @@ pub fn scheduled_start(s: &ScheduledStart) -> Vec<Finding> {
     out
 }
 
+/// A fall of the effective speed from a suite's start to its end larger than this share
+/// raises `cpu-speed-dropped` (well beyond the few percent two quiet samples differ by).
+pub const SPEED_DROP: f64 = 0.10;
+
+/// "CPU 0 (intel-core)", or "CPU 0" on a machine of one kind.
+fn speed_cpu(s: &SpeedSample) -> String {
+    match &s.cpu_kind {
+        Some(k) => format!("CPU {} ({k})", s.cpu),
+        None => format!("CPU {}", s.cpu),
+    }
+}
+
+/// Each suite whose effective CPU speed at its end is more than [`SPEED_DROP`] below the
+/// one at its start, on the same CPU: the suite's later results ran on a slower clock
+/// (thermal or power limit, the governor, a busier host), so they are not comparable
+/// with its earlier ones, nor with a run that kept its clock.
+pub fn cpu_speed_dropped(speed: &CpuSpeed) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (i, end) in speed.samples.iter().enumerate() {
+        if end.point != SpeedPoint::End {
+            continue;
+        }
+        let Some(start) = speed.samples[..i]
+            .iter()
+            .rev()
+            .find(|s| s.point == SpeedPoint::Start && s.suite == end.suite && s.cpu == end.cpu)
+        else {
+            continue;
+        };
+        let fall = 1.0 - end.cycles_per_ns / start.cycles_per_ns;
+        if fall > SPEED_DROP {
+            out.push(Finding::new(
+                "cpu-speed-dropped",
+                Severity::Warning,
+                format!(
+                    "The effective speed of {} fell by {:.0}% during {}, from {:.2} to {:.2} GHz: its later results ran on a slower clock (thermal or power limit, the frequency governor, or a busier host).",
+                    speed_cpu(end),
+                    fall * 100.0,
+                    end.suite,
+                    start.cycles_per_ns,
+                    end.cycles_per_ns
+                ),
+                vec![
+                    format!(
+                        "{} start: {:.3} adds/ns over {:.2} ms; end: {:.3} adds/ns over {:.2} ms",
+                        speed_cpu(end),
+                        start.cycles_per_ns,
+                        start.elapsed_ns / 1e6,
+                        end.cycles_per_ns,
+                        end.elapsed_ns / 1e6
+                    ),
+                    format!("method: {}", speed.method),
+                ],
+            ));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,5 +200,44 @@ mod tests {
             Ok(decode(libc::TIME_OK, 0, 0, 100, 0)),
         );
         assert!(scheduled_start(&s).is_empty());
+    }
+
+    fn sample(suite: &str, point: SpeedPoint, cpu: u32, ghz: f64) -> SpeedSample {
+        let kind = (cpu > 0).then_some("intel-atom");
+        crate::result::testing::speed_sample(suite, point, cpu, kind, ghz)
+    }
+
+    #[test]
+    fn cpu_speed_dropped_fires_on_a_large_fall_within_a_suite_only() {
+        use SpeedPoint::{End, Start};
+        let speed = CpuSpeed {
+            method: "test".into(),
+            samples: vec![
+                sample("ctx", Start, 0, 3.0),
+                sample("ctx", Start, 4, 2.0),
+                sample("ctx", End, 0, 2.95),
+                sample("ctx", End, 4, 1.5),
+                // A slower next suite is no fall within a suite.
+                sample("memory", Start, 0, 2.0),
+                sample("memory", End, 0, 1.9),
+                // A rise is not a drop.
+                sample("classic", Start, 0, 2.0),
+                sample("classic", End, 0, 3.0),
+            ],
+            unavailable: vec![],
+        };
+        let f = cpu_speed_dropped(&speed);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].id, "cpu-speed-dropped");
+        assert!(f[0]
+            .message
+            .contains("CPU 4 (intel-atom) fell by 25% during ctx"));
+        assert!(f[0].evidence[0].contains("2.000") && f[0].evidence[0].contains("1.500"));
+        // An end without its start (an older document cut short) raises nothing.
+        let lone = CpuSpeed {
+            samples: vec![sample("ctx", End, 0, 1.0)],
+            ..speed
+        };
+        assert!(cpu_speed_dropped(&lone).is_empty());
     }
 }

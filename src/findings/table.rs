@@ -31,7 +31,7 @@ pub const KINDS: &[Kind] = &[
     Kind { id: "cpu-quota-below-cpuset", severities: W, meaning: "the cgroup CPU quota is narrower than the CPUs the process may run on" },
     Kind { id: "pmu-unavailable", severities: I, meaning: "no hardware performance counters: cycles and cache misses cannot be read" },
     Kind { id: "stray-container-marker", severities: I, meaning: "a container marker file without container namespaces: not a container" },
-    Kind { id: "offline-cpus", severities: I, meaning: "possible CPUs are offline" },
+    Kind { id: "offline-cpus", severities: I, meaning: "present CPUs are offline (hotplug slots that are only possible are not counted)" },
     // Placement (src/findings/placement.rs).
     Kind { id: "os-placement-colocated", severities: W, meaning: "the unpinned pair mostly shared one CPU: the os figure measures same-CPU hand-offs" },
     Kind { id: "os-placement-spread", severities: I, meaning: "the unpinned pair mostly ran on different CPUs" },
@@ -50,6 +50,7 @@ pub const KINDS: &[Kind] = &[
     Kind { id: "clocksource-changed", severities: W, meaning: "the clocksource changed during the run" },
     Kind { id: "start-clock-unsynchronised", severities: W, meaning: "a --start-at run began on a clock nothing synchronises: its start cannot be lined up with other hosts'" },
     Kind { id: "start-late", severities: W, meaning: "a --start-at run began at least 1 s after the time asked for" },
+    Kind { id: "cpu-speed-dropped", severities: W, meaning: "the effective CPU speed fell by more than 10% between a suite's start and end" },
     Kind { id: "noisy-neighbour", severities: W, meaning: "other processes used at least 10% of the usable CPUs while a result was measured" },
     Kind { id: "throttled", severities: W, meaning: "the cgroup CPU quota throttled the measured work" },
     Kind { id: "recorder-overhead", severities: W, meaning: "the recorder itself used more than 1% of one CPU" },

@@ -1,6 +1,11 @@
-//! Which CPUs exist and which this process may use: online, possible, offline, the
+//! Which CPUs exist and which this process may use: online, present, possible, offline, the
 //! affinity mask, isolated and nohz_full CPUs. Where `cpu/online` is missing (old kernels,
 //! partial captures), a CPU is online unless its own `cpuN/online` says 0.
+//!
+//! Offline means present and not online (the kernel's cputopology documentation: `present`
+//! CPUs exist in the system, `possible` ones could be brought online *if present*). A VM
+//! whose `possible` list runs to 0-255 with 4 vCPUs present has hotplug slots, not 252
+//! offline CPUs; the kernel's own `offline` file counts those slots too, so it is not read.
 
 use super::cpulist::{parse_list, read_cpus};
 use super::sysroot::SysRoot;
@@ -12,6 +17,7 @@ const CPU_DIR: &str = "/sys/devices/system/cpu";
 pub struct CpuSets {
     pub online: Vec<u32>,
     pub possible: Vec<u32>,
+    pub present: Vec<u32>,
     pub offline: Vec<u32>,
     pub allowed: Vec<u32>,
     pub isolated: Vec<u32>,
@@ -57,20 +63,26 @@ pub fn read(root: &SysRoot, missing: &mut Unavailable) -> CpuSets {
             online_by_dir(root, &possible_dirs)
         }
     };
-    let possible = list(root, &format!("{CPU_DIR}/possible"))
-        .filter(|v| !v.is_empty())
-        .or_else(|| list(root, &format!("{CPU_DIR}/present")).filter(|v| !v.is_empty()))
-        .unwrap_or(possible_dirs);
-    // Offline CPUs are the possible ones not online; a possible list narrower than the
-    // online one (a broken capture) is widened rather than trusted.
-    let possible: Vec<u32> = possible
-        .iter()
-        .chain(&online)
-        .copied()
-        .collect::<std::collections::BTreeSet<u32>>()
-        .into_iter()
-        .collect();
-    let offline: Vec<u32> = possible
+    // Present: the present file, else the cpuN directories (the kernel makes one per
+    // present CPU), else the possible list; possible: its file, else present.
+    let nonempty = |name: &str| list(root, &format!("{CPU_DIR}/{name}")).filter(|v| !v.is_empty());
+    let present = nonempty("present")
+        .or_else(|| (!possible_dirs.is_empty()).then(|| possible_dirs.clone()))
+        .or_else(|| nonempty("possible"))
+        .unwrap_or_default();
+    let possible = nonempty("possible").unwrap_or_else(|| present.clone());
+    // Each list widened by the online CPUs (a broken capture may list fewer than are
+    // online); offline = present and not online.
+    let with_online = |v: Vec<u32>| -> Vec<u32> {
+        v.iter()
+            .chain(&online)
+            .copied()
+            .collect::<std::collections::BTreeSet<u32>>()
+            .into_iter()
+            .collect()
+    };
+    let (present, possible) = (with_online(present), with_online(possible));
+    let offline: Vec<u32> = present
         .iter()
         .copied()
         .filter(|c| !online.contains(c))
@@ -93,6 +105,7 @@ pub fn read(root: &SysRoot, missing: &mut Unavailable) -> CpuSets {
         isolated: list(root, &format!("{CPU_DIR}/isolated")).unwrap_or_default(),
         online,
         possible,
+        present,
         offline,
         allowed,
         nohz_full,

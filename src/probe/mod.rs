@@ -39,6 +39,10 @@ impl Unavailable {
 pub struct CpusDoc {
     pub online: Vec<u32>,
     pub possible: Vec<u32>,
+    /// The CPUs that exist (`cpu/present`); absent in documents of earlier versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub present: Option<Vec<u32>>,
+    /// Present CPUs that are not online (possible-only hotplug slots are not counted).
     pub offline: Vec<u32>,
     /// The affinity mask of this process.
     pub allowed: Vec<u32>,
@@ -139,6 +143,7 @@ fn cpus_doc(
     CpusDoc {
         online: sets.online,
         possible: sets.possible,
+        present: Some(sets.present),
         offline: sets.offline,
         allowed: sets.allowed,
         cgroup_cpuset: cpuset,

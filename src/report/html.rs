@@ -78,6 +78,10 @@ struct RunView<'a> {
 fn env_text(doc: &RunDocument) -> String {
     let e = &doc.env;
     let s = |v: &Option<String>| v.clone().unwrap_or_else(|| "null".into());
+    let speed: String = super::cpu_speed::lines(doc)
+        .iter()
+        .map(|l| format!("\n{l}"))
+        .collect();
     format!(
         "host {} · {} · kernel {} · cmdline {}\nVM {} · container {} · clocksource {} · CPUs usable {} (capacity {}) · packages {}, cores {}, threads {} · LLC groups {} · NUMA nodes {}",
         s(&e.hostname),
@@ -99,7 +103,7 @@ fn env_text(doc: &RunDocument) -> String {
             .collect::<Vec<_>>()
             .join(" "),
         e.numa.nodes.len(),
-    )
+    ) + &speed
 }
 
 fn run_view(doc: &RunDocument) -> RunView<'_> {

@@ -2,6 +2,7 @@
 //! html.rs); JSON is the serde form of each document.
 
 pub mod compare_table;
+pub mod cpu_speed;
 pub mod html;
 pub mod probe_text;
 pub mod svg;

@@ -232,6 +232,9 @@ pub fn render(doc: &RunDocument, detail: Detail) -> String {
     if let Some(s) = &doc.scheduled_start {
         out.push_str(&wrap(&scheduled_start_line(s)));
     }
+    for l in super::cpu_speed::lines(doc) {
+        out.push_str(&wrap(&l));
+    }
     let shown = VIEWS.iter().filter(|v| v.applies(doc));
     match detail {
         Detail::Summary => {

@@ -64,6 +64,33 @@ pub struct Placement {
     pub cpus: Option<Vec<u32>>,
     /// What was seen while it ran (CPUs used, migrations, switches); null when not observed.
     pub observed: Option<Observed>,
+    /// On a hybrid machine, the kind of each CPU the result was pinned to (kind -> CPUs);
+    /// absent elsewhere, and on unpinned results (their `observed.cpu_kinds` says where
+    /// they ran, when it was watched).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_kinds: Option<BTreeMap<String, Vec<u32>>>,
+}
+
+impl Placement {
+    /// Name the kind of each pinned CPU (hybrid machines; nothing on machines of one kind
+    /// or for unpinned results).
+    pub fn set_pinned_kinds(&mut self, kinds: &[crate::probe::kinds::CpuKind]) {
+        let Some(cpus) = &self.cpus else {
+            return;
+        };
+        if kinds.is_empty() {
+            return;
+        }
+        let mut named: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+        for c in cpus {
+            let kind = crate::probe::kinds::kind_of(kinds, *c).unwrap_or("unknown");
+            let v = named.entry(kind.to_string()).or_default();
+            if !v.contains(c) {
+                v.push(*c);
+            }
+        }
+        self.cpu_kinds = Some(named);
+    }
 }
 
 impl Quality {
@@ -83,6 +110,7 @@ impl Placement {
     /// Not pinned: the scheduler placed the tasks (`os`), nothing observed.
     pub fn os() -> Placement {
         Placement {
+            cpu_kinds: None,
             name: "os".into(),
             cpus: None,
             observed: None,
@@ -327,11 +355,30 @@ pub mod testing {
         };
         let samples: Vec<f64> = (0..10).map(|i| median + i as f64 - 4.5).collect();
         let p = Placement {
+            cpu_kinds: None,
             name: placement.into(),
             cpus,
             observed: None,
         };
         BenchResult::new(bench, params, p, "ns", true, samples, q).unwrap()
+    }
+
+    /// A speed sample of `ghz` adds per ns on `cpu` (of `kind`), over 2 ms.
+    pub fn speed_sample(
+        suite: &str,
+        point: SpeedPoint,
+        cpu: u32,
+        kind: Option<&str>,
+        ghz: f64,
+    ) -> SpeedSample {
+        SpeedSample {
+            suite: suite.into(),
+            point,
+            cpu,
+            cpu_kind: kind.map(Into::into),
+            cycles_per_ns: ghz,
+            elapsed_ns: 2e6,
+        }
     }
 
     /// The probe of this project's own VM fixture, as a run's environment.
@@ -408,6 +455,38 @@ mod tests {
         let doc: RunDocument = serde_json::from_value(ls).unwrap();
         let ex = doc.loadstep.unwrap();
         assert_eq!(ex.single.unwrap().steps[0].failed, 0);
+    }
+
+    #[test]
+    fn pinned_results_name_the_kind_of_each_cpu_on_hybrid_machines_only() {
+        let h = crate::probe::fixture("hybrid-laptop");
+        let k = &h.topology.cpu_kinds;
+        let (core, atom) = (k[0].cpus[0], k[1].cpus[0]);
+        let mut p = testing::result(
+            "c2c.cacheline@1",
+            "cross-llc",
+            Some(vec![core, atom]),
+            Value::Null,
+            1.0,
+        )
+        .placement;
+        p.set_pinned_kinds(k);
+        let kinds = p.cpu_kinds.clone().unwrap();
+        assert_eq!(kinds[&k[0].kind], vec![core]);
+        assert_eq!(kinds[&k[1].kind], vec![atom]);
+        let v = serde_json::to_value(&p).unwrap();
+        assert_eq!(v["cpu_kinds"][&k[1].kind][0], atom);
+        // Unpinned, or a machine of one kind: nothing recorded, no key written.
+        let mut os = Placement::os();
+        os.set_pinned_kinds(k);
+        assert!(os.cpu_kinds.is_none());
+        let mut one = p.clone();
+        one.cpu_kinds = None;
+        one.set_pinned_kinds(&[]);
+        assert!(serde_json::to_value(&one)
+            .unwrap()
+            .get("cpu_kinds")
+            .is_none());
     }
 
     #[test]

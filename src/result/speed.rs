@@ -12,6 +12,9 @@ pub struct CpuSpeed {
     /// How the figure was measured, in words (shown beside it in reports).
     pub method: String,
     pub samples: Vec<SpeedSample>,
+    /// Samples that could not be taken, each with its reason (a CPU that refused the pin).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unavailable: Vec<String>,
 }
 
 /// When in the run a speed sample was taken.
@@ -22,6 +25,16 @@ pub enum SpeedPoint {
     End,
 }
 
+impl SpeedPoint {
+    /// `start` or `end`, as the JSON writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SpeedPoint::Start => "start",
+            SpeedPoint::End => "end",
+        }
+    }
+}
+
 /// One effective-speed measurement on one CPU.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SpeedSample {
@@ -30,11 +43,57 @@ pub struct SpeedSample {
     pub point: SpeedPoint,
     /// The CPU it ran pinned to.
     pub cpu: u32,
-    /// The CPU's kind (as `env.cpus.kinds` names it); absent on machines of one kind.
+    /// The CPU's kind (as `env.topology.cpu_kinds` names it); absent on machines of one kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_kind: Option<String>,
     /// Dependent integer adds per nanosecond: the effective clock in GHz.
     pub cycles_per_ns: f64,
     /// Wall time of the measured chain, in nanoseconds.
     pub elapsed_ns: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_document_with_cpu_speed_round_trips_and_matches_the_schema() {
+        let mut doc = crate::result::testing::run("run-1", vec![], crate::result::testing::env());
+        let plain = serde_json::to_value(&doc).unwrap();
+        assert!(plain.get("cpu_speed").is_none(), "absent when not measured");
+        doc.cpu_speed = Some(CpuSpeed {
+            method: "chain".into(),
+            samples: vec![
+                SpeedSample {
+                    suite: "ctx".into(),
+                    point: SpeedPoint::Start,
+                    cpu: 0,
+                    cpu_kind: None,
+                    cycles_per_ns: 2.9,
+                    elapsed_ns: 2.1e6,
+                },
+                SpeedSample {
+                    suite: "ctx".into(),
+                    point: SpeedPoint::End,
+                    cpu: 4,
+                    cpu_kind: Some("intel-atom".into()),
+                    cycles_per_ns: 2.1,
+                    elapsed_ns: 2.0e6,
+                },
+            ],
+            unavailable: vec!["ctx end on CPU 5: refused".into()],
+        });
+        let v = serde_json::to_value(&doc).unwrap();
+        assert_eq!(v["cpu_speed"]["samples"][0]["point"], "start");
+        assert!(v["cpu_speed"]["samples"][0].get("cpu_kind").is_none());
+        let back = crate::result::validate(&v).unwrap();
+        assert_eq!(back.cpu_speed, doc.cpu_speed);
+        // The schema refuses what the type cannot mean.
+        let mut bad = v.clone();
+        bad["cpu_speed"]["samples"][0]["cycles_per_ns"] = serde_json::json!(0.0);
+        assert!(crate::result::validate(&bad).is_err());
+        let mut bad = v;
+        bad["cpu_speed"]["samples"][1]["point"] = serde_json::json!("middle");
+        assert!(crate::result::validate(&bad).is_err());
+    }
 }

@@ -7,7 +7,7 @@ use super::{Measurement, Measuring};
 use crate::error::{usage, usage_hint};
 use crate::loadstep::experiment::{self, Config};
 use crate::probe::ProbeDoc;
-use crate::result::RunDocument;
+use crate::result::{RunDocument, SpeedPoint};
 use crate::store::Location;
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -170,12 +170,14 @@ impl Measurement for LoadStep {
         let total = cfg.rates.len() * self.variants * cfg.repeat;
         let mut done = 0;
         let json = self.o.json;
+        m.speed("loadstep", SpeedPoint::Start);
         let out = experiment::run(cfg, m.env, &mut |what| {
             done += 1;
             if tty || !json {
                 eprintln!("truebench: step {done}/{total}: {what}");
             }
         })?;
+        m.speed("loadstep", SpeedPoint::End);
         let (results, order, unavailable) = (out.variants, out.order, out.unavailable);
         m.interrupted = out.interrupted;
         let comparison = (results.len() > 1).then(|| experiment::compare(&results));

@@ -6,9 +6,11 @@
 //! measuring command is refused, naming the holder); install the Ctrl-C handler; wait for
 //! `--start-at` (start_at.rs; Ctrl-C there stores nothing); let the command start what it
 //! drives; open the results database; start the sampler and take the
-//! start readings (steal, clocksource); let the command measure into the run document;
-//! add the run-level findings every measuring command gets (`steal-time`,
-//! `clocksource-changed`, and each result's noise findings from the sampler); store the
+//! start readings (steal, clocksource); let the command measure into the run document
+//! (sampling the effective CPU speed at the start and end of each suite through
+//! [`Measuring::speed`]); add the run-level findings every measuring command gets
+//! (`steal-time`, `clocksource-changed`, `cpu-speed-dropped`, and each result's noise
+//! findings from the sampler); store the
 //! document; print it; end as interrupted (exit 130) when Ctrl-C stopped it.
 //!
 //! A command is one type implementing [`Measurement`], in a file of its own here:
@@ -73,13 +75,24 @@ pub struct Measuring<'a> {
     result_ends_ns: Vec<u64>,
     /// Ctrl-C stopped the measurement; what was finished is kept.
     pub interrupted: bool,
+    /// The effective CPU speed samples taken so far (see `speed`).
+    speed: crate::measure::speed::Recorder,
 }
 
 impl Measuring<'_> {
     /// Keep a finished result; its measurement window ends now (for its noise findings).
-    pub fn finished(&mut self, r: crate::result::BenchResult) {
+    /// On a hybrid machine the kind of each CPU it was pinned to is recorded here, for
+    /// every benchmark alike.
+    pub fn finished(&mut self, mut r: crate::result::BenchResult) {
+        r.placement.set_pinned_kinds(&self.env.topology.cpu_kinds);
         self.doc.results.push(r);
         self.result_ends_ns.push(now_ns());
+    }
+
+    /// Sample the effective CPU speed (a few ms on one CPU of each kind) at the start or
+    /// end of `suite`; the session puts the samples into `doc.cpu_speed`.
+    pub fn speed(&mut self, suite: &str, point: crate::result::SpeedPoint) {
+        self.speed.sample(self.env, suite, point);
     }
 }
 
@@ -172,6 +185,7 @@ pub fn run_with(
         },
         result_ends_ns: Vec::new(),
         interrupted: false,
+        speed: Default::default(),
     };
     match what.measure(&mut m) {
         Ok(()) => {}
@@ -180,6 +194,11 @@ pub fn run_with(
     }
     let mut doc = m.doc;
     doc.interrupted = m.interrupted || crate::interrupt::requested();
+    doc.cpu_speed = m.speed.finish();
+    if let Some(speed) = &doc.cpu_speed {
+        doc.findings
+            .extend(crate::findings::run::cpu_speed_dropped(speed));
+    }
     if let Some(sampler) = sampler {
         crate::findings::noise::annotate(
             &mut doc.results,

@@ -7,7 +7,7 @@ use crate::bench::{self, Benchmark, Emitted, RunContext, RunOptions};
 use crate::error::{usage, usage_hint};
 use crate::measure::batch::{min_interval_ns, timing_clock_cost_ns};
 use crate::probe::ProbeDoc;
-use crate::result::RunDocument;
+use crate::result::{RunDocument, SpeedPoint};
 use crate::store::Location;
 
 /// Shortest timed batch, whatever the clock costs.
@@ -74,7 +74,18 @@ impl Measurement for SuiteRun {
         };
         let total: usize = self.benches.iter().map(|b| b.planned(&ctx)).sum();
         let mut progress = Progress::new(total as u64, self.json);
+        // The effective CPU speed at the start and end of each suite (each stretch of
+        // benchmarks of one suite, in run order).
+        let mut suite: Option<&str> = None;
         for b in &self.benches {
+            if suite != Some(b.suite()) {
+                if let Some(prev) = suite {
+                    m.speed(prev, SpeedPoint::End);
+                }
+                progress.running(&format!("{}: CPU speed at the start", b.suite()));
+                m.speed(b.suite(), SpeedPoint::Start);
+                suite = Some(b.suite());
+            }
             progress.running(b.id());
             let outcome = b.run(&ctx, &mut |e| match e {
                 Emitted::Running(case) => progress.running(&format!("{} {case}", b.id())),
@@ -95,6 +106,10 @@ impl Measurement for SuiteRun {
                 }
                 Err(e) => return Err(e.context(format!("{} failed; nothing was stored", b.id()))),
             }
+        }
+        if let Some(last) = suite {
+            progress.running(&format!("{last}: CPU speed at the end"));
+            m.speed(last, SpeedPoint::End);
         }
         progress.finish();
         if self.runs("classic") {

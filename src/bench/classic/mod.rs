@@ -522,6 +522,7 @@ impl Classic {
                     cpus.dedup();
                 }
                 Placement {
+                    cpu_kinds: None,
                     name: variant.pair().unwrap_or("per-copy").into(),
                     cpus: Some(cpus),
                     observed: Some(self.observed(&per_pass)),

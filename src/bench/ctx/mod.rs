@@ -175,6 +175,7 @@ impl Benchmark for PipeRoundTrip {
                     footprint_kb: ctx.options.footprint_kb,
                 });
                 let placement = Placement {
+                    cpu_kinds: None,
                     name: r.name.clone(),
                     cpus: r.cpus.map(|c| c.to_vec()),
                     observed: Some(observed(&m, r)),

@@ -323,6 +323,7 @@ impl Benchmark for Bandwidth {
                             array_bytes: n as u64 * 8 * threads as u64,
                         });
                         let placement = Placement {
+                            cpu_kinds: None,
                             name: policy.to_string(),
                             cpus: Some(cpus.clone()),
                             observed: None,

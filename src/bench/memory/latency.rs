@@ -206,6 +206,7 @@ impl Benchmark for Latency {
                             pages: pages.name().into(),
                         });
                         let placement = Placement {
+                            cpu_kinds: None,
                             name: "cpus".into(),
                             cpus: Some(vec![cpu]),
                             observed: None,

@@ -180,6 +180,7 @@ impl Benchmark for Numa {
             )));
             let node = (ctx.probe.numa.source == "sysfs").then_some(cell.mem_node);
             let placement = Placement {
+                cpu_kinds: None,
                 name: format!("node{}", cell.cpu_node),
                 cpus: Some(cell.cpus.clone()),
                 observed: None,
@@ -210,6 +211,7 @@ impl Benchmark for Numa {
             }
             let samples: Vec<f64> = lat.iter().map(|b| b.ns_per_iteration()).collect();
             let one_cpu = Placement {
+                cpu_kinds: None,
                 cpus: Some(vec![first]),
                 ..placement.clone()
             };

@@ -1,5 +1,6 @@
 //! The c2c suite: one-way cache-line latency between CPUs, as a per-relation summary
-//! (SMT sibling, same LLC, cross LLC/package/node) and, when it fits, the CPU x CPU matrix.
+//! (SMT sibling, same LLC, cross LLC/package/node), per CPU kind on hybrid machines, and,
+//! when it fits, the CPU x CPU matrix.
 
 use super::{narrow_table, with_params, View, WIDTH};
 use crate::bench::c2c::PairParams as Pair;
@@ -108,6 +109,14 @@ fn render(doc: &RunDocument, width: usize) -> String {
         s.push_str(&matrix(&cells, width).unwrap_or_default());
     }
     s.push_str(&relations(doc));
+    let pairs: Vec<(u32, u32, f64)> = with_params::<Pair>(doc, BENCH)
+        .iter()
+        .map(|(r, p)| (p.cpu_a, p.cpu_b, r.stats.median))
+        .collect();
+    s.push_str(&super::kinds::c2c_table(
+        &doc.env.topology.cpu_kinds,
+        &pairs,
+    ));
     s
 }
 

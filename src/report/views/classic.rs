@@ -35,6 +35,15 @@ fn tests(doc: &RunDocument) -> Vec<(&BenchResult, Copies)> {
         .collect()
 }
 
+/// On a hybrid machine, each test's copies grouped by the kind of CPU they ran on.
+fn per_kind(doc: &RunDocument) -> String {
+    let named: Vec<(String, &BenchResult)> = tests(doc)
+        .into_iter()
+        .map(|(r, p)| (format!("{} x{}", name(r, &p), p.copies), r))
+        .collect();
+    super::kinds::classic_table(&doc.env.topology.cpu_kinds, &named)
+}
+
 fn name(r: &BenchResult, p: &Copies) -> String {
     let n = r.base_id().trim_start_matches("classic.");
     match (p.fsync, &p.pair) {
@@ -155,6 +164,7 @@ impl View for Classic {
         if let Some(ix) = &doc.indexes {
             out.push_str(&index_lines(ix));
         }
+        out.push_str(&per_kind(doc));
         out
     }
 
@@ -194,6 +204,7 @@ impl View for Classic {
             out.push_str(&index_lines(ix));
             out.push_str("Per-placement context-switch figures: truebench run ctx\n");
         }
+        out.push_str(&per_kind(doc));
         out.push('\n');
         out
     }

@@ -7,6 +7,7 @@
 pub mod c2c;
 pub mod classic;
 pub mod ctx;
+pub mod kinds;
 pub mod loadstep;
 pub mod memory;
 pub mod record;

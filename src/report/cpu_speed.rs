@@ -1,0 +1,103 @@
+//! The run's effective CPU speed in a few lines (text and HTML reports): per CPU (one per
+//! kind), each suite's figure at its start and end, and the samples that could not be taken.
+
+use crate::result::{CpuSpeed, RunDocument, SpeedPoint};
+
+/// The unit of `cycles_per_ns`: GHz from the assembly chain, relative otherwise.
+fn unit(speed: &CpuSpeed) -> &'static str {
+    if speed.method.contains("relative only") {
+        "adds/ns (relative, not GHz)"
+    } else {
+        "GHz"
+    }
+}
+
+/// "CPU speed, CPU 0 (intel-core): timers 2.91 GHz effective at start, 2.90 at end; ctx
+/// 2.90 at start, 2.89 at end", one line per CPU sampled; empty when the run has none.
+pub fn lines(doc: &RunDocument) -> Vec<String> {
+    let Some(speed) = &doc.cpu_speed else {
+        return vec![];
+    };
+    let unit = unit(speed);
+    let mut cpus: Vec<(u32, Option<&str>)> = Vec::new();
+    for s in &speed.samples {
+        if !cpus.iter().any(|(c, _)| *c == s.cpu) {
+            cpus.push((s.cpu, s.cpu_kind.as_deref()));
+        }
+    }
+    let mut out = Vec::new();
+    for (cpu, kind) in cpus {
+        // Each suite in order, with its start and end figures.
+        let mut suites: Vec<(&str, Option<f64>, Option<f64>)> = Vec::new();
+        for s in speed.samples.iter().filter(|s| s.cpu == cpu) {
+            let starts_new = s.point == SpeedPoint::Start
+                || !suites
+                    .last()
+                    .is_some_and(|(n, _, e)| *n == s.suite && e.is_none());
+            if starts_new {
+                suites.push((&s.suite, None, None));
+            }
+            let last = suites.last_mut().expect("pushed above");
+            match s.point {
+                SpeedPoint::Start => last.1 = Some(s.cycles_per_ns),
+                SpeedPoint::End => last.2 = Some(s.cycles_per_ns),
+            }
+        }
+        let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+        let parts: Vec<String> = suites
+            .iter()
+            .enumerate()
+            .map(|(i, (name, a, b))| {
+                let eff = if i == 0 { " effective" } else { "" };
+                format!("{name} {} {unit}{eff} at start, {} at end", f(*a), f(*b))
+            })
+            .collect();
+        let who = match kind {
+            Some(k) => format!("CPU {cpu} ({k})"),
+            None => format!("CPU {cpu}"),
+        };
+        out.push(format!("CPU speed, {who}: {}", parts.join("; ")));
+    }
+    for u in &speed.unavailable {
+        out.push(format!("CPU speed not measured: {u}"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_give_each_suite_start_and_end_per_cpu() {
+        let mut doc = crate::result::testing::run("r", vec![], crate::result::testing::env());
+        assert!(lines(&doc).is_empty());
+        let s = |suite: &str, point, cpu, v| {
+            let kind = if cpu == 0 { "intel-core" } else { "intel-atom" };
+            crate::result::testing::speed_sample(suite, point, cpu, Some(kind), v)
+        };
+        use SpeedPoint::{End, Start};
+        doc.cpu_speed = Some(CpuSpeed {
+            method: crate::measure::speed::method().into(),
+            samples: vec![
+                s("ctx", Start, 0, 2.9),
+                s("ctx", Start, 8, 2.1),
+                s("ctx", End, 0, 2.88),
+                s("ctx", End, 8, 2.1),
+                s("memory", Start, 0, 2.5),
+            ],
+            unavailable: vec!["memory end on CPU 8: could not pin".into()],
+        });
+        let l = lines(&doc);
+        assert_eq!(
+            l[0],
+            "CPU speed, CPU 0 (intel-core): ctx 2.90 GHz effective at start, 2.88 at end; \
+             memory 2.50 GHz at start, - at end"
+        );
+        assert!(l[1].starts_with("CPU speed, CPU 8 (intel-atom): ctx 2.10 GHz"));
+        assert_eq!(
+            l[2],
+            "CPU speed not measured: memory end on CPU 8: could not pin"
+        );
+    }
+}

@@ -1,0 +1,69 @@
+//! The effective CPU speed every `run` records: a sample at the start and end of each suite
+//! on this machine's first usable CPU (one kind here), plausible as a clock, start and end
+//! in loose agreement without a hog, the drop finding consistent with the figures, and the
+//! text report showing it. (The measurement itself: src/measure/speed.rs unit tests.)
+
+mod common;
+
+use common::TestEnv;
+use serde_json::Value;
+
+fn samples(doc: &Value) -> &Vec<Value> {
+    doc["cpu_speed"]["samples"]
+        .as_array()
+        .expect("cpu_speed.samples")
+}
+
+#[test]
+fn run_samples_the_speed_at_the_start_and_end_of_each_suite() {
+    let env = TestEnv::new();
+    let doc = env.run(&["timers,memory.per-event", "--samples", "3"]);
+    let speed = &doc["cpu_speed"];
+    assert!(speed["method"].as_str().unwrap().contains("dependent"));
+    let s = samples(&doc);
+    let got: Vec<(&str, &str)> = s
+        .iter()
+        .map(|x| (x["suite"].as_str().unwrap(), x["point"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("timers", "start"),
+            ("timers", "end"),
+            ("memory", "start"),
+            ("memory", "end")
+        ]
+    );
+    let first_usable = doc["env"]["cpus"]["usable"][0].as_u64().unwrap();
+    for x in s {
+        let ghz = x["cycles_per_ns"].as_f64().unwrap();
+        assert!((0.2..8.0).contains(&ghz), "{x}");
+        assert_eq!(x["cpu"].as_u64(), Some(first_usable));
+        assert!(x.get("cpu_kind").is_none(), "one kind here: {x}");
+    }
+    // Nothing loads the machine on purpose here: each suite's end agrees loosely with its
+    // start, and the drop finding fires exactly when the figures fell by more than 10%.
+    let ids = common::finding_ids(&doc["findings"]);
+    for pair in s.chunks(2) {
+        let (a, b) = (
+            pair[0]["cycles_per_ns"].as_f64().unwrap(),
+            pair[1]["cycles_per_ns"].as_f64().unwrap(),
+        );
+        assert!((0.7..1.43).contains(&(b / a)), "start {a}, end {b}");
+    }
+    let fell = s.chunks(2).any(|p| {
+        p[1]["cycles_per_ns"].as_f64().unwrap() < 0.9 * p[0]["cycles_per_ns"].as_f64().unwrap()
+    });
+    assert_eq!(ids.contains(&"cpu-speed-dropped"), fell, "{ids:?} {s:?}");
+
+    // The text report says it in one line per CPU.
+    let text = env.text(&["show", doc["run_id"].as_str().unwrap()]);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("CPU speed, CPU "))
+        .unwrap_or_else(|| panic!("no CPU speed line:\n{text}"));
+    assert!(
+        line.contains("timers ") && line.contains(" GHz effective at start, "),
+        "{line}"
+    );
+}
