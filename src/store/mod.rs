@@ -30,6 +30,25 @@ pub struct RunSummary {
     pub headline: String,
 }
 
+/// A `RunSummary` from a row of (run_id, started_at, host, suites, interrupted, headline,
+/// result count).
+fn summary_row(row: &rusqlite::Row) -> rusqlite::Result<RunSummary> {
+    let suites: String = row.get(3)?;
+    Ok(RunSummary {
+        run_id: row.get(0)?,
+        started_at: row.get(1)?,
+        host: row.get(2)?,
+        suites: suites
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect(),
+        interrupted: row.get(4)?,
+        headline: row.get(5)?,
+        results: row.get::<_, i64>(6)? as usize,
+    })
+}
+
 /// The database path from the flag, the environment and the XDG default, in that order.
 pub fn default_path(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
     if let Some(p) = flag {
@@ -324,22 +343,25 @@ impl Store {
                     (SELECT COUNT(*) FROM results x WHERE x.run_id = r.run_id)
              FROM runs r ORDER BY r.started_at DESC, r.rowid DESC LIMIT ?1",
         )?;
-        let rows = st.query_map([limit as i64], |row| {
-            let suites: String = row.get(3)?;
-            Ok(RunSummary {
-                run_id: row.get(0)?,
-                started_at: row.get(1)?,
-                host: row.get(2)?,
-                suites: suites
-                    .split(',')
-                    .filter(|s| !s.is_empty())
-                    .map(String::from)
-                    .collect(),
-                interrupted: row.get(4)?,
-                headline: row.get(5)?,
-                results: row.get::<_, i64>(6)? as usize,
-            })
-        })?;
+        let rows = st.query_map([limit as i64], summary_row)?;
+        rows.collect()
+    }
+
+    /// The newest run of each host (runs without a host count as one host), newest first.
+    pub fn latest_per_host(&self) -> anyhow::Result<Vec<RunSummary>> {
+        self.latest_rows().map_err(|e| read_error(&self.path, e))
+    }
+
+    fn latest_rows(&self) -> rusqlite::Result<Vec<RunSummary>> {
+        let mut st = self.conn.prepare(
+            "SELECT r.run_id, r.started_at, r.host, r.suites, r.interrupted, r.headline,
+                    (SELECT COUNT(*) FROM results x WHERE x.run_id = r.run_id)
+             FROM runs r
+             WHERE r.rowid = (SELECT n.rowid FROM runs n WHERE n.host IS r.host
+                              ORDER BY n.started_at DESC, n.rowid DESC LIMIT 1)
+             ORDER BY r.started_at DESC, r.rowid DESC",
+        )?;
+        let rows = st.query_map([], summary_row)?;
         rows.collect()
     }
 
