@@ -1,29 +1,77 @@
-//! Comparing two runs: per benchmark and placement, both medians, their ratio, whether the
-//! confidence intervals overlap and whether a rank test says the difference is real; and
-//! the environment differences that could explain it.
+//! Comparing runs. Rows pair the results of two runs that measured the same thing
+//! (`matching`); a row whose definition, params or sample count differ is said to be not
+//! comparable first (`comparability`); the others get a verdict, with differences below the
+//! host's run-to-run drift called drift (`verdict`). Every real difference is then
+//! explained, cause by cause, with evidence from both documents: placement, topology,
+//! timer, capacity, noise, CPU speed, and candidates nothing quantifies; each row ends
+//! explained, partly explained (what remains) or unexplained, and a summary gives each
+//! suite's sentence (`summary`). `ranking` compares several runs against a baseline.
 
-use crate::measure::stats::mann_whitney_p;
+pub mod candidates;
+pub mod capacity;
+pub mod comparability;
+pub mod explain;
+pub mod index;
+pub mod matching;
+pub mod noise;
+pub mod placement;
+pub mod ranking;
+pub mod speed;
+pub mod summary;
+pub mod timer;
+pub mod topology;
+pub mod verdict;
+
+#[cfg(test)]
+pub mod testing;
+
 use crate::probe::ProbeDoc;
-use crate::result::{BenchResult, RunDocument};
+use crate::result::RunDocument;
+use explain::{Explanation, RowCtx, Status};
 use serde::Serialize;
 use serde_json::Value;
+use verdict::{History, Verdict};
+
+pub const SCHEMA: &str = "truebench.compare/1";
+
+/// Both medians of a row.
+#[derive(Debug, Clone, Serialize)]
+pub struct Medians {
+    pub a: f64,
+    pub b: f64,
+}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
+    /// A's benchmark id (B's differs only when the definitions differ: see `comparability`).
     pub benchmark: String,
     pub placement: String,
     pub params: String,
+    /// For parallel copies: the role both results play (`1 copy`, `all usable CPUs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
     pub unit: String,
-    pub a_median: f64,
-    pub b_median: f64,
-    /// b / a.
+    pub lower_is_better: bool,
+    pub medians: Medians,
     pub ratio: f64,
     pub ci_overlap: bool,
     /// Two-sided Mann-Whitney p-value; null with fewer than 3 samples a side.
+    pub p: Option<f64>,
+    /// `B better`, `B worse`, `drift`, `no real difference`, or `not comparable`.
+    pub verdict: Verdict,
+    /// The drift a real difference must exceed, and where it comes from.
+    pub drift: verdict::Drift,
+    /// Why the row gets no verdict (different version, params or sample count).
+    pub comparability: Vec<String>,
+    pub explanations: Vec<Explanation>,
+    /// explained, partly explained, unexplained, or nothing to explain.
+    pub status: Status,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remains: Option<String>,
+    /// Earlier keys, kept for scripts written against them.
+    pub a_median: f64,
+    pub b_median: f64,
     pub p_value: Option<f64>,
-    /// `faster`, `slower` (for B relative to A) or `no real difference`.
-    pub verdict: String,
-    /// Set when the two results come from different definition versions.
     pub warning: Option<String>,
 }
 
@@ -36,12 +84,19 @@ pub struct EnvDiff {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
+    pub schema: &'static str,
+    pub runs: [String; 2],
     pub a: String,
     pub b: String,
+    /// Per suite, the sentences a performance engineer would write.
+    pub summary: Vec<String>,
     pub rows: Vec<Row>,
     pub only_in_a: Vec<String>,
     pub only_in_b: Vec<String>,
     pub env_differences: Vec<EnvDiff>,
+    pub topology_differences: Vec<String>,
+    pub candidates: Vec<candidates::Candidate>,
+    pub indexes: Vec<index::IndexShares>,
 }
 
 /// Environment facts that change results, as (label, the fact read from the probe).
@@ -73,71 +128,99 @@ const ENV_FACTS: &[(&str, Fact)] = &[
     ("THP", |e| fact(&e.kernel.thp)),
 ];
 
-fn verdict(a: &BenchResult, b: &BenchResult, p: Option<f64>, overlap: bool) -> String {
-    let real = match p {
-        Some(p) => p < 0.05 && !overlap,
-        None => !overlap,
-    };
-    if !real {
-        return "no real difference".into();
-    }
-    let b_higher = b.stats.median > a.stats.median;
-    if b_higher != a.lower_is_better {
-        "B better".into()
-    } else {
-        "B worse".into()
-    }
+/// The causes, in the order a row lists them.
+const CAUSES: &[fn(&RowCtx) -> Option<Explanation>] = &[
+    placement::explain,
+    topology::explain,
+    timer::explain,
+    capacity::explain,
+    noise::explain,
+    speed::explain,
+];
+
+/// Results without a partner, each with the other run's reason when it skipped the case.
+fn unmatched(
+    results: &[&crate::result::BenchResult],
+    other: &RunDocument,
+    side: &str,
+) -> Vec<String> {
+    results
+        .iter()
+        .map(|r| {
+            let why = matching::skipped_reason(other, r)
+                .map(|w| format!(" ({side} did not run it: {w})"))
+                .unwrap_or_default();
+            format!("{}{why}", r.key())
+        })
+        .collect()
 }
 
+/// Compare B with A, with the default drift floor for every row.
 pub fn compare(a: &RunDocument, b: &RunDocument) -> Comparison {
-    let mut rows = Vec::new();
-    let mut only_in_a = Vec::new();
-    for ra in &a.results {
-        let same = b.results.iter().find(|rb| rb.key() == ra.key());
-        let other_version = b.results.iter().find(|rb| {
-            rb.base_id() == ra.base_id()
-                && rb.benchmark != ra.benchmark
-                && rb.placement.name == ra.placement.name
-                && rb.params == ra.params
-        });
-        let Some(rb) = same.or(other_version) else {
-            only_in_a.push(ra.key());
-            continue;
+    compare_with(a, b, &History::default())
+}
+
+/// Compare B with A, with the drift of the host's stored history.
+pub fn compare_with(a: &RunDocument, b: &RunDocument, history: &History) -> Comparison {
+    let pairing = matching::pair_up(a, b);
+    let cands = candidates::list(&a.env, &b.env);
+    let mut rows = vec![];
+    for m in &pairing.matched {
+        let drift = history.drift(m.a);
+        let judged = verdict::judge(m.a, m.b, drift.fraction);
+        let comparability = comparability::problems(m.a, m.b);
+        let verdict = if comparability.is_empty() {
+            judged.verdict
+        } else {
+            Verdict::NotComparable
         };
-        let overlap =
-            ra.stats.ci95_low <= rb.stats.ci95_high && rb.stats.ci95_low <= ra.stats.ci95_high;
-        let p = mann_whitney_p(&ra.samples, &rb.samples);
+        let mut explanations = vec![];
+        if verdict.is_real() {
+            let c = RowCtx {
+                a,
+                b,
+                ra: m.a,
+                rb: m.b,
+                judged,
+                drift: drift.fraction,
+            };
+            explanations.extend(CAUSES.iter().filter_map(|cause| cause(&c)));
+            let explained = explanations
+                .iter()
+                .any(|e| e.claim == explain::Claim::Explains);
+            if !explained {
+                explanations.extend(candidates::explain(&cands));
+            }
+        }
+        let (status, remains) = explain::status(verdict, &explanations);
         rows.push(Row {
-            benchmark: ra.benchmark.clone(),
-            placement: ra.placement.name.clone(),
-            params: ra.params_text(),
-            unit: ra.unit.clone(),
-            a_median: ra.stats.median,
-            b_median: rb.stats.median,
-            ratio: rb.stats.median / ra.stats.median,
-            ci_overlap: overlap,
-            p_value: p,
-            verdict: verdict(ra, rb, p, overlap),
-            warning: (rb.benchmark != ra.benchmark).then(|| {
-                format!(
-                    "definitions differ ({} vs {}): not comparable",
-                    ra.benchmark, rb.benchmark
-                )
-            }),
+            benchmark: m.a.benchmark.clone(),
+            placement: m.a.placement.name.clone(),
+            params: m.a.params_text(),
+            role: m.role.map(|r| r.to_string()),
+            unit: m.a.unit.clone(),
+            lower_is_better: m.a.lower_is_better,
+            medians: Medians {
+                a: m.a.stats.median,
+                b: m.b.stats.median,
+            },
+            ratio: judged.ratio,
+            ci_overlap: judged.ci_overlap,
+            p: judged.p,
+            verdict,
+            drift,
+            warning: (!comparability.is_empty()).then(|| comparability.join("; ")),
+            comparability,
+            explanations,
+            status,
+            remains,
+            a_median: m.a.stats.median,
+            b_median: m.b.stats.median,
+            p_value: judged.p,
         });
     }
-    let only_in_b = b
-        .results
-        .iter()
-        .filter(|rb| {
-            !a.results.iter().any(|ra| {
-                ra.base_id() == rb.base_id()
-                    && ra.placement.name == rb.placement.name
-                    && ra.params == rb.params
-            })
-        })
-        .map(BenchResult::key)
-        .collect();
+    let only_in_a = unmatched(&pairing.only_a, b, "B");
+    let only_in_b = unmatched(&pairing.only_b, a, "A");
     let env_differences = ENV_FACTS
         .iter()
         .filter_map(|(label, read)| {
@@ -149,79 +232,21 @@ pub fn compare(a: &RunDocument, b: &RunDocument) -> Comparison {
             })
         })
         .collect();
-    Comparison {
+    let indexes = index::shares(a, b);
+    let mut c = Comparison {
+        schema: SCHEMA,
+        runs: [a.run_id.clone(), b.run_id.clone()],
         a: a.run_id.clone(),
         b: b.run_id.clone(),
+        summary: vec![],
         rows,
         only_in_a,
         only_in_b,
         env_differences,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::result::testing;
-    use serde_json::json;
-
-    /// A result of 10 samples spread ±4.5 around `median`.
-    fn result(bench: &str, median: f64, lower_is_better: bool) -> BenchResult {
-        let mut r = testing::result(bench, "os", None, json!({"clock": "monotonic"}), median);
-        r.lower_is_better = lower_is_better;
-        r
-    }
-
-    fn run(id: &str, results: Vec<BenchResult>, clocksource: &str) -> RunDocument {
-        let mut env = crate::probe::fixture("this-vm");
-        env.clock.clocksource = Some(clocksource.into());
-        testing::run(id, results, env)
-    }
-
-    #[test]
-    fn a_real_slowdown_is_called_worse_and_noise_is_not() {
-        let a = run("a", vec![result("timers.clock-read@1", 20.0, true)], "tsc");
-        let slow = run(
-            "b",
-            vec![result("timers.clock-read@1", 40.0, true)],
-            "kvm-clock",
-        );
-        let c = compare(&a, &slow);
-        assert_eq!(c.rows[0].verdict, "B worse");
-        assert_eq!(c.rows[0].ratio, 2.0);
-        assert!(!c.rows[0].ci_overlap);
-        assert_eq!(c.env_differences.len(), 1);
-        assert_eq!(c.env_differences[0].what, "clocksource");
-
-        let same = run("c", vec![result("timers.clock-read@1", 20.05, true)], "tsc");
-        let c = compare(&a, &same);
-        assert_eq!(c.rows[0].verdict, "no real difference");
-        assert!(c.env_differences.is_empty());
-    }
-
-    #[test]
-    fn higher_is_better_flips_the_verdict() {
-        let a = run("a", vec![result("x.rate@1", 20.0, false)], "tsc");
-        let b = run("b", vec![result("x.rate@1", 40.0, false)], "tsc");
-        assert_eq!(compare(&a, &b).rows[0].verdict, "B better");
-    }
-
-    #[test]
-    fn different_definition_versions_warn() {
-        let a = run("a", vec![result("x.rate@1", 20.0, false)], "tsc");
-        let b = run("b", vec![result("x.rate@2", 20.0, false)], "tsc");
-        let c = compare(&a, &b);
-        assert!(c.rows[0]
-            .warning
-            .as_deref()
-            .unwrap()
-            .contains("not comparable"));
-        assert!(c.only_in_a.is_empty() && c.only_in_b.is_empty());
-        let other = run("c", vec![result("y.rate@1", 20.0, false)], "tsc");
-        let c = compare(&a, &other);
-        assert_eq!(
-            (c.only_in_a.len(), c.only_in_b.len(), c.rows.len()),
-            (1, 1, 0)
-        );
-    }
+        topology_differences: topology::differences(&a.env, &b.env),
+        candidates: cands,
+        indexes,
+    };
+    c.summary = summary::sentences(&c);
+    c
 }

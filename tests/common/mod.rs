@@ -144,3 +144,19 @@ pub fn succeeded(cmd: &mut Command) -> String {
     );
     String::from_utf8(out.stdout).unwrap()
 }
+
+/// Build the LD_PRELOAD shim that forces clock reads through the system call
+/// (tests/fixtures/slowclock.c) with the C compiler, into `dir`.
+pub fn slow_clock_shim(dir: &std::path::Path) -> PathBuf {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/slowclock.c");
+    let out = dir.join("slowclock.so");
+    let ok = std::process::Command::new("cc")
+        .args(["-O2", "-shared", "-fPIC", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    assert!(ok, "cc could not build the shim (.ci/run installs gcc)");
+    out
+}
