@@ -7,7 +7,6 @@ mod common;
 
 use common::TestEnv;
 use serde_json::Value;
-use std::path::PathBuf;
 use std::process::Command;
 
 const CURRENT: &str = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
@@ -16,21 +15,6 @@ const CURRENT: &str = "/sys/devices/system/clocksource/clocksource0/current_cloc
 /// original clocksource (their private lock files do not exclude each other as the
 /// machine-wide one would), and the shim test compares figures that contention would move.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// Build the shim with the C compiler (gcc or cc), once per test.
-fn slow_clock_shim(dir: &std::path::Path) -> PathBuf {
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/slowclock.c");
-    let out = dir.join("slowclock.so");
-    let ok = Command::new("cc")
-        .args(["-O2", "-shared", "-fPIC", "-o"])
-        .arg(&out)
-        .arg(&src)
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
-    assert!(ok, "cc could not build the shim (.ci/run installs gcc)");
-    out
-}
 
 fn median(doc: &Value, timing: &str) -> f64 {
     doc["results"]
@@ -47,7 +31,7 @@ fn median(doc: &Value, timing: &str) -> f64 {
 fn a_syscall_clock_collapses_per_event_timing_but_not_batch_timing() {
     let _one_at_a_time = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let env = TestEnv::new();
-    let shim = slow_clock_shim(env.dir.path());
+    let shim = common::slow_clock_shim(env.dir.path());
     let slow_run = || -> Value {
         let out = common::succeeded(env.cmd().env("LD_PRELOAD", &shim).args([
             "run",

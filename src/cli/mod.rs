@@ -66,8 +66,9 @@ pub enum Command {
     Export(runs::ExportArgs),
     /// Add a run document (JSON, truebench.result/1) to the database, after validating it.
     Import(runs::ImportArgs),
-    /// Compare two runs: medians, ratios, whether differences are real, and the
-    /// environment differences that could explain them.
+    /// Compare runs: medians, ratios, whether differences are real (beyond this host's
+    /// drift), and each difference explained by placement, topology, timer, capacity,
+    /// noise or CPU speed with its evidence; several runs ranked against a baseline.
     Compare(compare::Args),
     /// Write one self-contained HTML report (charts as inline SVG, no network) of runs.
     Report(report::Args),

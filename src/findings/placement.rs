@@ -11,7 +11,7 @@ pub const COLOCATED: f64 = 0.8;
 pub const SPREAD: f64 = 0.2;
 
 /// Pinned cross-CPU placements, nearest first: the figure an os run that spread would show.
-const CROSS_ORDER: &[&str] = &[
+pub const CROSS_ORDER: &[&str] = &[
     "same-llc",
     "smt-sibling",
     "cross-llc",

@@ -1,6 +1,11 @@
-//! A comparison of two runs as a table, with the environment differences that could explain it.
+//! A comparison as text: the summary per suite, the rows (medians, ratio, rank test,
+//! verdict, and the status of its explanation), each explained row's causes with their
+//! evidence, the classic index's shares, and the environment differences. Several runs:
+//! the ranking per benchmark, then each run's summary against the baseline.
 
 use super::units::num;
+use crate::compare::explain::Status;
+use crate::compare::ranking::Fleet;
 use crate::compare::Comparison;
 
 pub fn render(c: &Comparison) -> String {
@@ -14,26 +19,71 @@ pub fn render(c: &Comparison) -> String {
         "CIs overlap",
         "p (rank test)",
         "verdict",
+        "explained",
     ]);
     for r in &c.rows {
         t.add_row(vec![
             r.benchmark.clone(),
-            r.params.clone(),
+            match &r.role {
+                Some(role) => format!("{} ({role})", r.params),
+                None => r.params.clone(),
+            },
             r.placement.clone(),
-            format!("{} {}", num(r.a_median), r.unit),
-            format!("{} {}", num(r.b_median), r.unit),
+            format!("{} {}", num(r.medians.a), r.unit),
+            format!("{} {}", num(r.medians.b), r.unit),
             format!("{:.3}", r.ratio),
             if r.ci_overlap { "yes" } else { "no" }.into(),
-            r.p_value
-                .map(|p| format!("{p:.3}"))
+            r.p.map(|p| format!("{p:.3}"))
                 .unwrap_or_else(|| "n/a (<3 samples)".into()),
             match &r.warning {
-                Some(w) => format!("{} ({w})", r.verdict),
-                None => r.verdict.clone(),
+                Some(w) => format!("{} ({w})", r.verdict.text()),
+                None => r.verdict.text().to_string(),
+            },
+            if r.status == Status::Nothing {
+                "-".into()
+            } else {
+                r.status.text().to_string()
             },
         ]);
     }
-    let mut s = format!("A = {}\nB = {}\n{t}\n", c.a, c.b);
+    let mut s = format!("A = {}\nB = {}\n", c.a, c.b);
+    if !c.summary.is_empty() {
+        s.push_str("Summary:\n");
+        for line in &c.summary {
+            s.push_str(&format!("  {line}\n"));
+        }
+    }
+    s.push_str(&format!("{t}\n"));
+    for r in c.rows.iter().filter(|r| !r.explanations.is_empty()) {
+        s.push_str(&format!(
+            "{} [{}] {}: {} ({})\n",
+            r.benchmark,
+            r.placement,
+            r.params,
+            r.status.text(),
+            crate::compare::verdict::in_words(r.ratio, r.lower_is_better)
+        ));
+        for e in &r.explanations {
+            let mut head = format!("  {} ({}): {}", e.cause, claim(e.claim), e.because);
+            if let (Some(p), Some(res)) = (e.predicted, e.residual) {
+                head.push_str(&format!(
+                    "; predicted B/A {p:.3}, measured {:.3}, residual {res:.2}",
+                    r.ratio
+                ));
+            }
+            if let Some(h) = &e.held_equal {
+                head.push_str(&format!("; {h}"));
+            }
+            if let Some(rem) = &e.remains {
+                head.push_str(&format!("; remains: {rem}"));
+            }
+            s.push_str(&head);
+            s.push('\n');
+            for ev in &e.evidence {
+                s.push_str(&format!("      evidence: {ev}\n"));
+            }
+        }
+    }
     for k in &c.only_in_a {
         s.push_str(&format!("only in A: {k}\n"));
     }
@@ -46,6 +96,104 @@ pub fn render(c: &Comparison) -> String {
         s.push_str("Environment differences that could explain the results:\n");
         for d in &c.env_differences {
             s.push_str(&format!("  {}: A {} | B {}\n", d.what, d.a, d.b));
+        }
+    }
+    let unmeasured: Vec<String> = c
+        .candidates
+        .iter()
+        .filter(|x| x.status == "differs")
+        .map(|x| format!("{} ({}: A {} | B {})", x.what, x.status, x.a, x.b))
+        .collect();
+    if !unmeasured.is_empty() {
+        s.push_str(&format!(
+            "Candidates not measured: {}\n",
+            unmeasured.join("; ")
+        ));
+    }
+    s
+}
+
+fn claim(c: crate::compare::explain::Claim) -> &'static str {
+    use crate::compare::explain::Claim::*;
+    match c {
+        Explains => "explains",
+        Partly => "explains part",
+        Contributes => "contributes, no figure",
+        RuledOut => "ruled out",
+        NotMeasured => "not measured",
+    }
+}
+
+/// Several runs: the ranking per benchmark, then each run against the baseline.
+pub fn render_fleet(f: &Fleet) -> String {
+    let mut s = format!("Baseline = {} ({} runs)\n", f.baseline, f.runs.len());
+    for r in &f.ranking {
+        s.push_str(&format!(
+            "\n{} [{}] {} ({}, {} is better)\n",
+            r.benchmark,
+            r.placement,
+            r.params,
+            r.unit,
+            if r.lower_is_better { "lower" } else { "higher" }
+        ));
+        let mut t = super::table(&[
+            "rank",
+            "run",
+            "host",
+            "group",
+            "median",
+            "95% CI",
+            "vs baseline",
+            "verdict",
+            "explained",
+        ]);
+        let row = |e: &crate::compare::ranking::Entry| {
+            vec![
+                e.rank.to_string(),
+                e.run.clone(),
+                e.host.clone().unwrap_or_default(),
+                e.group.clone().unwrap_or_default(),
+                format!("{} {}", num(e.median), r.unit),
+                format!("{} – {}", num(e.ci95_low), num(e.ci95_high)),
+                format!("{:.3}", e.ratio),
+                e.verdict.clone(),
+                e.status.clone(),
+            ]
+        };
+        let half = if r.omitted > 0 {
+            r.entries.len() / 2
+        } else {
+            r.entries.len()
+        };
+        for e in &r.entries[..half] {
+            t.add_row(row(e));
+        }
+        if r.omitted > 0 {
+            t.add_row(vec![
+                "…".to_string(),
+                format!("{} runs omitted (--top)", r.omitted),
+            ]);
+            for e in &r.entries[half..] {
+                t.add_row(row(e));
+            }
+        }
+        s.push_str(&format!("{t}\n"));
+        for g in &r.groups {
+            s.push_str(&format!(
+                "  group {}: {} run(s), median {} {} (range {} – {})\n",
+                g.group,
+                g.runs,
+                num(g.median),
+                r.unit,
+                num(g.min),
+                num(g.max)
+            ));
+        }
+    }
+    for c in &f.comparisons {
+        s.push_str(&format!("\n{} against the baseline {}:\n", c.b, c.a));
+        for line in &c.summary {
+            s.push_str(&format!("  {line}\n"));
         }
     }
     s

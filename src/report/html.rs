@@ -145,12 +145,58 @@ fn run_view(doc: &RunDocument) -> RunView<'_> {
     }
 }
 
+/// One comparison as the template shows it: the comparison, its chart of B/A ratios
+/// (our SVG) and each explained row's sentence.
+#[derive(Serialize)]
+struct CompareView {
+    #[serde(flatten)]
+    c: crate::compare::Comparison,
+    chart: String,
+    sentences: Vec<String>,
+}
+
+fn compare_view(c: crate::compare::Comparison) -> CompareView {
+    let bars: Vec<(String, f64, f64, f64)> = c
+        .rows
+        .iter()
+        .filter(|r| r.comparability.is_empty())
+        .map(|r| {
+            (
+                format!("{} {} {}", r.benchmark, r.placement, r.params),
+                r.ratio,
+                r.ratio,
+                r.ratio,
+            )
+        })
+        .collect();
+    let chart = if bars.is_empty() {
+        String::new()
+    } else {
+        svg::bars("B/A per row", "ratio, 1 = equal", &bars)
+    };
+    let sentences = c
+        .rows
+        .iter()
+        .filter(|r| r.verdict.is_real())
+        .map(crate::compare::summary::row_sentence)
+        .collect();
+    CompareView {
+        c,
+        chart,
+        sentences,
+    }
+}
+
 /// Render the report of `docs` (the first is the baseline of the comparisons).
 pub fn render(docs: &[RunDocument]) -> anyhow::Result<String> {
     let mut env = Environment::new();
     env.add_template("report.html", TEMPLATE)?;
     let runs: Vec<RunView> = docs.iter().map(run_view).collect();
-    let comparisons: Vec<_> = docs.iter().skip(1).map(|b| compare(&docs[0], b)).collect();
+    let comparisons: Vec<CompareView> = docs
+        .iter()
+        .skip(1)
+        .map(|b| compare_view(compare(&docs[0], b)))
+        .collect();
     let html = env.get_template("report.html")?.render(context! {
         runs => Value::from(Serde(&runs)),
         compare => Value::from(Serde(&comparisons)),

@@ -214,3 +214,22 @@ pub fn tool(name: &str) -> PathBuf {
             panic!("{name} is needed: `scripts/test --deps-only` installs it (see REQUIREMENTS, GO_TOOLS and PY_REQUIREMENTS there)")
         })
 }
+
+/// Build the LD_PRELOAD shim that forces clock reads through the system call
+/// (tests/fixtures/slowclock.c) with the C compiler, into `dir`.
+pub fn slow_clock_shim(dir: &std::path::Path) -> PathBuf {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/slowclock.c");
+    let out = dir.join("slowclock.so");
+    let ok = std::process::Command::new("cc")
+        .args(["-O2", "-shared", "-fPIC", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    assert!(
+        ok,
+        "cc could not build the shim (scripts/test installs gcc)"
+    );
+    out
+}

@@ -1,0 +1,53 @@
+//! Comparability: two matched results whose benchmark definition versions, settings
+//! (passes, window, array size...) or sample counts differ are not the same experiment;
+//! this is said first, and such a row gets no verdict.
+
+use super::matching::SETTINGS;
+use crate::result::BenchResult;
+
+/// What makes two matched results not comparable, in words; empty when nothing does.
+pub fn problems(a: &BenchResult, b: &BenchResult) -> Vec<String> {
+    let mut v = vec![];
+    if a.benchmark != b.benchmark {
+        v.push(format!(
+            "definitions differ ({} vs {}): not comparable",
+            a.benchmark, b.benchmark
+        ));
+    }
+    for k in SETTINGS {
+        let (x, y) = (a.params.get(k), b.params.get(k));
+        if x != y {
+            let show = |p: Option<&crate::result::ParamValue>| {
+                p.map(|p| p.to_string()).unwrap_or_else(|| "absent".into())
+            };
+            v.push(format!("params differ: {k} {} vs {}", show(x), show(y)));
+        }
+    }
+    if a.stats.n != b.stats.n {
+        v.push(format!(
+            "sample counts differ: {} vs {}",
+            a.stats.n, b.stats.n
+        ));
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::testing;
+    use serde_json::json;
+
+    #[test]
+    fn version_settings_and_sample_count_are_said_and_equal_ones_are_not() {
+        let a = testing::result("x.rate@1", "os", None, json!({"passes": 5}), 10.0);
+        assert!(problems(&a, &a).is_empty());
+        let mut b = testing::result("x.rate@2", "os", None, json!({"passes": 10}), 10.0);
+        b.samples.truncate(5);
+        b.stats = crate::measure::stats::Stats::of(&b.samples).unwrap();
+        let p = problems(&a, &b);
+        assert_eq!(p.len(), 3, "{p:?}");
+        assert!(p[0].contains("not comparable") && p[1].contains("passes 5 vs 10"));
+        assert!(p[2].contains("10 vs 5"));
+    }
+}

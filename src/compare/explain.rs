@@ -1,0 +1,185 @@
+//! An explanation of one row's difference: the cause, the evidence from both documents,
+//! and where it was computed the ratio the cause predicts and what remains (measured over
+//! predicted); and how a row's explanations combine into its verdict: explained, partly
+//! explained (with what remains), or unexplained.
+
+use super::verdict::{Judged, Verdict};
+use crate::result::{BenchResult, RunDocument};
+use serde::Serialize;
+
+/// A measured ratio matches a predicted one within this factor (either way): the
+/// predictions rest on medians of short runs and are not finer than that.
+pub const MATCH: f64 = 1.25;
+
+/// Causes, as the JSON names them.
+pub const PLACEMENT: &str = "placement";
+pub const TOPOLOGY: &str = "topology";
+pub const TIMER: &str = "timer";
+pub const CAPACITY: &str = "capacity";
+pub const NOISE: &str = "noise";
+pub const CPU_SPEED: &str = "cpu-speed";
+pub const CANDIDATE: &str = "candidate";
+
+/// What a cause claims about a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Claim {
+    /// It accounts for the difference (its prediction matches, or what it holds equal shows
+    /// no real difference).
+    Explains,
+    /// It accounts for part of it: the direction is right, something remains.
+    Partly,
+    /// It changed between the runs and acts in this direction, with no figure.
+    Contributes,
+    /// It was measured in both and did not change, or it acts against the measured
+    /// difference: it does not explain this row.
+    RuledOut,
+    /// It differs, or may differ, and nothing in the documents quantifies it.
+    NotMeasured,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Explanation {
+    pub cause: String,
+    pub claim: Claim,
+    /// The cause in one clause, for the row's and the suite's sentence ("its tasks shared
+    /// one CPU in 100% of observations and A's in 0%").
+    pub because: String,
+    pub evidence: Vec<String>,
+    /// The B/A ratio this cause alone predicts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub predicted: Option<f64>,
+    /// Measured B/A over predicted: what remains with this cause held equal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub residual: Option<f64>,
+    /// What remains, in words, when it explains part of the difference.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remains: Option<String>,
+    /// The difference with this cause held equal, in words ("pinned, the two are within
+    /// 3% (no real difference)").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held_equal: Option<String>,
+}
+
+impl Explanation {
+    pub fn new(cause: &str, claim: Claim, because: impl Into<String>) -> Explanation {
+        Explanation {
+            cause: cause.into(),
+            claim,
+            because: because.into(),
+            evidence: vec![],
+            predicted: None,
+            residual: None,
+            remains: None,
+            held_equal: None,
+        }
+    }
+
+    pub fn evidence(mut self, e: impl Into<String>) -> Explanation {
+        self.evidence.push(e.into());
+        self
+    }
+
+    /// Set the predicted ratio and the residual against the measured one; the claim becomes
+    /// Explains when they match (within MATCH), Partly when the prediction points the same
+    /// way but something remains, and stays as given otherwise.
+    pub fn predict(mut self, predicted: f64, measured: f64) -> Explanation {
+        if !(predicted.is_finite() && predicted > 0.0) {
+            return self;
+        }
+        let residual = measured / predicted;
+        self.predicted = Some(predicted);
+        self.residual = Some(residual);
+        if matches_within(residual) {
+            self.claim = Claim::Explains;
+        } else if predicted.ln().signum() == measured.ln().signum() && predicted.ln().abs() > 0.01 {
+            self.claim = Claim::Partly;
+            self.remains = Some(format!(
+                "{residual:.2}x remains after it (measured {measured:.3}, predicted {predicted:.3})"
+            ));
+        } else if predicted.ln().abs() > 0.01 && measured.ln().abs() > 0.01 {
+            // It acts the other way: it cannot be why.
+            self.claim = Claim::RuledOut;
+            self.evidence.push(format!(
+                "it predicts B/A {predicted:.3}, the opposite of the measured {measured:.3}"
+            ));
+        }
+        self
+    }
+}
+
+/// Whether a residual is within MATCH of 1.
+pub fn matches_within(residual: f64) -> bool {
+    residual.ln().abs() <= MATCH.ln()
+}
+
+/// Everything a cause may look at for one row: both runs, both results, the judged
+/// difference, and the drift used.
+pub struct RowCtx<'a> {
+    pub a: &'a RunDocument,
+    pub b: &'a RunDocument,
+    pub ra: &'a BenchResult,
+    pub rb: &'a BenchResult,
+    pub judged: Judged,
+    /// The drift fraction used for this row (also for its siblings).
+    pub drift: f64,
+}
+
+impl RowCtx<'_> {
+    /// The row's B/A ratio.
+    pub fn ratio(&self) -> f64 {
+        self.judged.ratio
+    }
+
+    /// Which side did worse, as "A" or "B".
+    pub fn worse_side(&self) -> &'static str {
+        if super::verdict::speedup(self.ratio(), self.ra.lower_is_better) < 1.0 {
+            "B"
+        } else {
+            "A"
+        }
+    }
+}
+
+/// A row's verdict on its explanations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    Explained,
+    #[serde(rename = "partly explained")]
+    Partly,
+    Unexplained,
+    /// No real difference (or drift, or not comparable): nothing to explain.
+    #[serde(rename = "nothing to explain")]
+    Nothing,
+}
+
+impl Status {
+    pub fn text(self) -> &'static str {
+        match self {
+            Status::Explained => "explained",
+            Status::Partly => "partly explained",
+            Status::Unexplained => "unexplained",
+            Status::Nothing => "nothing to explain",
+        }
+    }
+}
+
+/// The row's status from its explanations, and what remains when partly explained.
+pub fn status(verdict: Verdict, explanations: &[Explanation]) -> (Status, Option<String>) {
+    if !verdict.is_real() {
+        return (Status::Nothing, None);
+    }
+    if explanations.iter().any(|e| e.claim == Claim::Explains) {
+        return (Status::Explained, None);
+    }
+    if let Some(e) = explanations.iter().find(|e| e.claim == Claim::Partly) {
+        return (
+            Status::Partly,
+            e.remains
+                .clone()
+                .or_else(|| Some(format!("beyond {}", e.cause))),
+        );
+    }
+    (Status::Unexplained, None)
+}

@@ -1,0 +1,130 @@
+//! The summary on top of a comparison: per suite, the one or two sentences a performance
+//! engineer would write: the largest real difference with its cause and what remains when
+//! the cause is held equal ("B is 28x faster because its tasks shared one CPU in 100% of
+//! observations and A's in 0% (placement); pinned, the two are within 3% (no real
+//! difference)"), then how many rows differ and how many of them are explained.
+
+use super::explain::{Claim, Status};
+use super::verdict::in_words;
+use super::{Comparison, Row};
+
+/// A row's one sentence: what differs, by how much, and why.
+pub fn row_sentence(r: &Row) -> String {
+    let what = format!(
+        "{} ({}{}) {}",
+        r.benchmark.split('@').next().unwrap_or(&r.benchmark),
+        r.params,
+        r.role
+            .as_ref()
+            .map(|x| format!("; {x}"))
+            .unwrap_or_default(),
+        r.placement
+    );
+    let how = format!("B is {}", in_words(r.ratio, r.lower_is_better));
+    let best = r
+        .explanations
+        .iter()
+        .find(|e| e.claim == Claim::Explains)
+        .or_else(|| r.explanations.iter().find(|e| e.claim == Claim::Partly));
+    match best {
+        Some(e) => {
+            let mut s = format!("{what}: {how} because {} ({})", e.because, e.cause);
+            if let Some(h) = &e.held_equal {
+                s.push_str(&format!("; {h}"));
+            }
+            if r.status == Status::Partly {
+                if let Some(rem) = &r.remains {
+                    s.push_str(&format!("; partly explained: {rem}"));
+                }
+            }
+            s.push('.');
+            s
+        }
+        None => {
+            let named: Vec<String> = r
+                .explanations
+                .iter()
+                .filter(|e| matches!(e.claim, Claim::Contributes | Claim::NotMeasured))
+                .map(|e| format!("{} ({})", e.cause, e.because))
+                .collect();
+            if named.is_empty() {
+                format!("{what}: {how}, unexplained: no recorded cause changed.")
+            } else {
+                format!(
+                    "{what}: {how}, unexplained; candidates: {}.",
+                    named.join("; ")
+                )
+            }
+        }
+    }
+}
+
+/// The suite a row belongs to (`ctx` of `ctx.pipe@1`).
+fn suite(r: &Row) -> &str {
+    r.benchmark.split('.').next().unwrap_or(&r.benchmark)
+}
+
+pub fn sentences(c: &Comparison) -> Vec<String> {
+    let mut suites: Vec<&str> = c.rows.iter().map(suite).collect();
+    suites.dedup();
+    let mut seen = std::collections::BTreeSet::new();
+    suites.retain(|s| seen.insert(*s));
+    let mut out = vec![];
+    for s in suites {
+        let rows: Vec<&Row> = c.rows.iter().filter(|r| suite(r) == s).collect();
+        let real: Vec<&&Row> = rows.iter().filter(|r| r.verdict.is_real()).collect();
+        let count = |st: Status| real.iter().filter(|r| r.status == st).count();
+        match real
+            .iter()
+            .max_by(|x, y| x.ratio.ln().abs().total_cmp(&y.ratio.ln().abs()))
+        {
+            Some(top) => {
+                let mut line = format!("{s}: {}", row_sentence(top));
+                line.push_str(&format!(
+                    " {} of {} rows differ: {} explained, {} partly, {} unexplained.",
+                    real.len(),
+                    rows.len(),
+                    count(Status::Explained),
+                    count(Status::Partly),
+                    count(Status::Unexplained)
+                ));
+                out.push(line);
+            }
+            None => {
+                let largest = rows
+                    .iter()
+                    .filter(|r| r.comparability.is_empty())
+                    .map(|r| r.ratio)
+                    .max_by(|x, y| x.ln().abs().total_cmp(&y.ln().abs()));
+                let not_comparable = rows.iter().filter(|r| !r.comparability.is_empty()).count();
+                let too_few = rows
+                    .iter()
+                    .filter(|r| r.verdict == super::verdict::Verdict::TooFew)
+                    .count();
+                out.push(format!(
+                    "{s}: no real difference in {} rows{}{}.",
+                    rows.len() - not_comparable - too_few,
+                    largest
+                        .map(|x| format!(
+                            " (largest B/A {x:.3}; differences below the drift are not called)"
+                        ))
+                        .unwrap_or_default(),
+                    if not_comparable > 0 {
+                        format!("; {not_comparable} rows not comparable")
+                    } else {
+                        String::new()
+                    }
+                ));
+                if too_few > 0 {
+                    out.push(format!(
+                        "{s}: {too_few} rows differ beyond their CIs but have too few samples for the rank test to call it (run with --samples 5 or more)."
+                    ));
+                }
+            }
+        }
+        if s == "classic" {
+            out.extend(c.indexes.iter().map(|i| format!("classic {}.", i.sentence)));
+        }
+    }
+    out
+}

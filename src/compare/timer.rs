@@ -1,0 +1,197 @@
+//! The timer as a cause: each result records the share of its measured time spent reading
+//! the clock and the cost of one read; the probe records the clocksource and the measured
+//! cost of each clock. A result timed per event (`timing=per-event`) whose timer share
+//! changed is predicted to move by (1 - share) alone, and its batch-timed twin (the same
+//! work timed as a batch, measured in the same run) shows whether anything else changed.
+//! A clock-read row is predicted by the probe's own measurement of the same clock.
+
+use super::explain::{Claim, Explanation, RowCtx, TIMER};
+use super::matching::identity;
+use super::verdict::judge;
+use crate::report::units::pct;
+use crate::result::{BenchResult, ParamValue, RunDocument};
+
+/// Timer shares whose (1 - share) differ by less than this are the same.
+const MIN_EFFECT: f64 = 0.02;
+/// Probe clock costs within this factor are the same.
+const SAME_COST: f64 = 1.1;
+const TIMING: &str = "timing";
+
+/// The batch-timed twin of a per-event result in its run.
+fn twin<'a>(doc: &'a RunDocument, r: &BenchResult) -> Option<&'a BenchResult> {
+    if r.params.get(TIMING).and_then(ParamValue::as_str) != Some("per-event") {
+        return None;
+    }
+    let mut want = identity(r);
+    want.insert(TIMING, "batch");
+    doc.results
+        .iter()
+        .find(|t| t.benchmark == r.benchmark && identity(t) == want)
+}
+
+fn clocksource(doc: &RunDocument) -> String {
+    doc.env
+        .clock
+        .clocksource
+        .clone()
+        .unwrap_or_else(|| "unknown".into())
+}
+
+pub fn explain(c: &RowCtx) -> Option<Explanation> {
+    if c.ra.base_id() == "timers.clock-read" {
+        return clock_read(c);
+    }
+    let (sa, sb) = (c.ra.quality.timer_share, c.rb.quality.timer_share);
+    // Time per unit of work W/(1 - s): the timer alone moves a time by (1-sa)/(1-sb).
+    let time_ratio = (1.0 - sa).max(1e-6) / (1.0 - sb).max(1e-6);
+    if time_ratio.ln().abs() < MIN_EFFECT.ln_1p() {
+        return None;
+    }
+    let predicted = if c.ra.lower_is_better {
+        time_ratio
+    } else {
+        1.0 / time_ratio
+    };
+    let mut e = Explanation::new(
+        TIMER,
+        Claim::Contributes,
+        format!(
+            "reading the clock took {} of its measured time and {} of A's",
+            pct(sb),
+            pct(sa)
+        ),
+    )
+    .evidence(format!("timer share: A {}, B {}", pct(sa), pct(sb)))
+    .evidence(format!(
+        "clock read cost: A {:.1} ns, B {:.1} ns",
+        c.ra.quality.clock_cost_ns, c.rb.quality.clock_cost_ns
+    ))
+    .evidence(format!(
+        "clocksource: A {}, B {}",
+        clocksource(c.a),
+        clocksource(c.b)
+    ));
+    for f in c.a.env.findings.iter().chain(&c.b.env.findings) {
+        if f.id == "clock-read-syscall" {
+            let side = if c.a.env.findings.contains(f) {
+                "A"
+            } else {
+                "B"
+            };
+            e.evidence
+                .push(format!("{side}: clock-read-syscall: {}", f.message));
+        }
+    }
+    e = e.predict(predicted, c.ratio());
+    if let (Some(ta), Some(tb)) = (twin(c.a, c.ra), twin(c.b, c.rb)) {
+        let j = judge(ta, tb, c.drift);
+        e.evidence.push(format!(
+            "batch-timed twin: B/A {:.3} ({}), against {:.3} timed per event",
+            j.ratio,
+            j.verdict.text(),
+            c.ratio()
+        ));
+        e.held_equal = Some(format!(
+            "timed as a batch, the two are {} ({})",
+            super::verdict::apart(j.ratio),
+            j.verdict.text()
+        ));
+        let same_way = predicted.ln().signum() == c.ratio().ln().signum();
+        if !j.verdict.is_real() && same_way {
+            e.claim = Claim::Explains;
+            e.remains = None;
+        } else if j.verdict.is_real() && e.claim == Claim::Explains {
+            // The work itself changed too: the timer is only part of it.
+            e.claim = Claim::Partly;
+            e.remains = Some(format!(
+                "the batch-timed twin differs too (B/A {:.3}, {})",
+                j.ratio,
+                j.verdict.text()
+            ));
+        }
+    }
+    Some(e)
+}
+
+/// A clock-read row: the probe measured the same clock's read cost in each run.
+fn clock_read(c: &RowCtx) -> Option<Explanation> {
+    let clock = c.ra.params.get("clock").and_then(ParamValue::as_str)?;
+    let path = c.ra.params.get("path").and_then(ParamValue::as_str)?;
+    let costs = |d: &RunDocument| match path {
+        "syscall" => d.env.clock.syscall_cost_ns.get(clock).copied(),
+        _ => d.env.clock.read_cost_ns.get(clock).copied(),
+    };
+    let (ca, cb) = (costs(c.a)?, costs(c.b)?);
+    let (csa, csb) = (clocksource(c.a), clocksource(c.b));
+    let predicted = cb / ca;
+    if predicted.ln().abs() < SAME_COST.ln() && csa == csb {
+        return None;
+    }
+    Some(
+        Explanation::new(
+            TIMER,
+            Claim::Contributes,
+            format!(
+                "the probe measured a {clock} read ({path}) at {cb:.1} ns on B and {ca:.1} ns on A (clocksource {csb} vs {csa})"
+            ),
+        )
+        .evidence(format!("probe {path} read cost of {clock}: A {ca:.1} ns, B {cb:.1} ns"))
+        .evidence(format!("clocksource: A {csa}, B {csb}"))
+        .predict(predicted, c.ratio()),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{judged_rows, per_event_run};
+    use super::*;
+
+    #[test]
+    fn a_syscall_clock_explains_the_per_event_figure_when_its_batch_twin_holds() {
+        let a = per_event_run("a", 0.02, 13000.0, 61000.0);
+        let b = per_event_run("b", 0.87, 2200.0, 60800.0);
+        let rows = judged_rows(&a, &b, explain);
+        let (label, e) = rows.iter().find(|(l, _)| l.contains("per-event")).unwrap();
+        let e = e
+            .as_ref()
+            .unwrap_or_else(|| panic!("{label}: no timer explanation"));
+        assert_eq!(e.claim, Claim::Explains, "{e:?}");
+        assert!(
+            e.evidence.iter().any(|x| x.contains("batch-timed twin")),
+            "{e:?}"
+        );
+        assert!(e
+            .held_equal
+            .as_deref()
+            .unwrap()
+            .contains("no real difference"));
+        // The batch row's timer share did not change: the timer says nothing about it.
+        let batch = rows
+            .iter()
+            .find(|(l, _)| l.contains("timing=batch"))
+            .unwrap();
+        assert!(batch.1.is_none(), "{batch:?}");
+    }
+
+    #[test]
+    fn an_unchanged_timer_explains_nothing() {
+        let a = per_event_run("a", 0.87, 2200.0, 61000.0);
+        let b = per_event_run("b", 0.87, 1100.0, 30000.0);
+        for (l, e) in judged_rows(&a, &b, explain) {
+            assert!(e.is_none(), "{l}: {e:?}");
+        }
+    }
+
+    #[test]
+    fn when_the_batch_twin_moved_too_the_timer_is_only_part_of_it() {
+        let a = per_event_run("a", 0.02, 13000.0, 61000.0);
+        let b = per_event_run("b", 0.87, 1000.0, 30000.0);
+        let rows = judged_rows(&a, &b, explain);
+        let e = rows
+            .iter()
+            .find(|(l, _)| l.contains("per-event"))
+            .and_then(|x| x.1.clone())
+            .unwrap();
+        assert_ne!(e.claim, Claim::Explains, "{e:?}");
+    }
+}

@@ -1,0 +1,287 @@
+//! Whether two results really differ: the rank test and the confidence intervals decide
+//! whether a difference is real; a real difference smaller than the run-to-run drift this
+//! host has shown (its stored history of the same measurement, or a default floor when
+//! there is none) is called drift, not better or worse.
+
+use crate::measure::stats::mann_whitney_p;
+use crate::result::BenchResult;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The drift assumed without a history: quiet repeated runs on one machine move by a few
+/// percent (frequency, cache and page placement, other tenants), so a real difference
+/// below this is not called better or worse.
+pub const DEFAULT_DRIFT: f64 = 0.05;
+/// A history gives a drift figure from at least this many stored runs.
+pub const MIN_HISTORY: usize = 3;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Verdict {
+    #[serde(rename = "B better")]
+    Better,
+    #[serde(rename = "B worse")]
+    Worse,
+    /// Real, but within the drift this host shows between runs.
+    #[serde(rename = "drift")]
+    Drift,
+    #[serde(rename = "no real difference")]
+    Same,
+    /// Different definition, params or sample count: no verdict.
+    #[serde(rename = "not comparable")]
+    NotComparable,
+    /// The CIs do not overlap, but with so few samples the rank test cannot reach p < 0.05
+    /// even for fully separated samples: not called either way.
+    #[serde(rename = "too few samples")]
+    TooFew,
+}
+
+impl Verdict {
+    pub fn text(self) -> &'static str {
+        match self {
+            Verdict::Better => "B better",
+            Verdict::Worse => "B worse",
+            Verdict::Drift => "drift",
+            Verdict::Same => "no real difference",
+            Verdict::NotComparable => "not comparable",
+            Verdict::TooFew => "too few samples",
+        }
+    }
+
+    /// A difference that asks for an explanation.
+    pub fn is_real(self) -> bool {
+        matches!(self, Verdict::Better | Verdict::Worse)
+    }
+}
+
+/// The drift of one measurement on a host and where the figure comes from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Drift {
+    /// The largest relative distance of a stored run's median from the median of them (0..).
+    pub fraction: f64,
+    pub basis: String,
+}
+
+impl Drift {
+    pub fn default_floor() -> Drift {
+        Drift {
+            fraction: DEFAULT_DRIFT,
+            basis: format!(
+                "default {:.0}% (no stored history of this measurement on this host)",
+                DEFAULT_DRIFT * 100.0
+            ),
+        }
+    }
+
+    /// The drift shown by the medians of one measurement in earlier runs of one host; the
+    /// default floor with fewer than MIN_HISTORY of them. Never below the floor: a
+    /// history of a few lucky runs does not make 2% "real".
+    pub fn from_history(medians: &[f64], host: &str) -> Drift {
+        let v: Vec<f64> = medians
+            .iter()
+            .copied()
+            .filter(|m| m.is_finite() && *m > 0.0)
+            .collect();
+        if v.len() < MIN_HISTORY {
+            return Drift::default_floor();
+        }
+        let Some(s) = crate::measure::stats::Stats::of(&v) else {
+            return Drift::default_floor();
+        };
+        let spread = v
+            .iter()
+            .map(|m| (m / s.median).ln().abs())
+            .fold(0.0, f64::max)
+            .exp_m1();
+        Drift {
+            fraction: spread.max(DEFAULT_DRIFT),
+            basis: format!(
+                "{:.1}% over {} stored runs of host {host}{}",
+                spread * 100.0,
+                v.len(),
+                if spread < DEFAULT_DRIFT {
+                    format!(" (floor {:.0}%)", DEFAULT_DRIFT * 100.0)
+                } else {
+                    String::new()
+                }
+            ),
+        }
+    }
+}
+
+/// Drift per measurement (`matching::label` of a result), from the stored history of the
+/// compared runs' host; measurements not in it get the default floor.
+#[derive(Debug, Clone, Default)]
+pub struct History {
+    pub by_label: BTreeMap<String, Drift>,
+}
+
+impl History {
+    pub fn drift(&self, r: &BenchResult) -> Drift {
+        self.by_label
+            .get(&super::matching::label(r))
+            .cloned()
+            .unwrap_or_else(Drift::default_floor)
+    }
+
+    /// The history of `host` from its stored runs (excluding the compared ones).
+    pub fn of_runs(runs: &[crate::result::RunDocument], host: &str) -> History {
+        let mut medians: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        for d in runs {
+            for r in &d.results {
+                medians
+                    .entry(super::matching::label(r))
+                    .or_default()
+                    .push(r.stats.median);
+            }
+        }
+        History {
+            by_label: medians
+                .into_iter()
+                .filter(|(_, v)| v.len() >= MIN_HISTORY)
+                .map(|(k, v)| (k, Drift::from_history(&v, host)))
+                .collect(),
+        }
+    }
+}
+
+/// Two results judged: ratio B/A, CI overlap, rank-test p, and the verdict.
+#[derive(Debug, Clone, Copy)]
+pub struct Judged {
+    pub ratio: f64,
+    pub ci_overlap: bool,
+    pub p: Option<f64>,
+    pub verdict: Verdict,
+}
+
+/// Judge B against A with the drift `drift` (a fraction).
+pub fn judge(a: &BenchResult, b: &BenchResult, drift: f64) -> Judged {
+    let ci_overlap = a.stats.ci95_low <= b.stats.ci95_high && b.stats.ci95_low <= a.stats.ci95_high;
+    let p = mann_whitney_p(&a.samples, &b.samples);
+    let ratio = b.stats.median / a.stats.median;
+    let real = match p {
+        Some(p) => p < 0.05 && !ci_overlap,
+        None => !ci_overlap,
+    };
+    // The smallest p the rank test can give with these sample counts.
+    let reachable = || {
+        let (n1, n2) = (a.samples.len(), b.samples.len());
+        let x: Vec<f64> = (0..n1).map(|i| i as f64).collect();
+        let y: Vec<f64> = (n1..n1 + n2).map(|i| i as f64).collect();
+        mann_whitney_p(&x, &y).is_none_or(|p| p < 0.05)
+    };
+    let verdict = if !real && !ci_overlap && !reachable() {
+        Verdict::TooFew
+    } else if !real {
+        Verdict::Same
+    } else if ratio.ln().abs() < drift.ln_1p() {
+        Verdict::Drift
+    } else if (b.stats.median > a.stats.median) != a.lower_is_better {
+        Verdict::Better
+    } else {
+        Verdict::Worse
+    };
+    Judged {
+        ratio,
+        ci_overlap,
+        p,
+        verdict,
+    }
+}
+
+/// How much faster (factor > 1) B is than A, counting lower-is-better units right.
+pub fn speedup(ratio: f64, lower_is_better: bool) -> f64 {
+    if lower_is_better {
+        1.0 / ratio
+    } else {
+        ratio
+    }
+}
+
+/// "28x faster", "12% slower": B against A in words.
+pub fn in_words(ratio: f64, lower_is_better: bool) -> String {
+    let s = speedup(ratio, lower_is_better);
+    if s >= 1.995 {
+        format!("{s:.1}x faster")
+    } else if s >= 1.0 {
+        format!("{:.0}% faster", (s - 1.0) * 100.0)
+    } else if s > 0.5 {
+        // A share of A's speed lost: 0.88 is "12% slower".
+        format!("{:.0}% slower", (1.0 - s) * 100.0)
+    } else {
+        format!("{:.1}x slower", 1.0 / s)
+    }
+}
+
+/// "within 3%": how far apart two figures are, as the larger over the smaller.
+pub fn apart(ratio: f64) -> String {
+    let f = ratio.max(1.0 / ratio);
+    if f >= 1.995 {
+        format!("{f:.1}x apart")
+    } else {
+        format!("within {:.0}%", ((f - 1.0) * 100.0).ceil().max(1.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::testing;
+    use serde_json::json;
+
+    fn r(median: f64, spread: f64) -> BenchResult {
+        let mut x = testing::result("timers.clock-read@1", "os", None, json!({}), median);
+        x.samples = (0..10)
+            .map(|i| median * (1.0 + spread * (i as f64 - 4.5) / 4.5))
+            .collect();
+        x.stats = crate::measure::stats::Stats::of(&x.samples).unwrap();
+        x
+    }
+
+    #[test]
+    fn a_real_three_percent_is_drift_and_thirty_is_worse() {
+        let a = r(170.0, 0.005);
+        let b = r(175.1, 0.005);
+        let j = judge(&a, &b, DEFAULT_DRIFT);
+        assert_eq!(j.verdict, Verdict::Drift, "{j:?}");
+        // With a history that drifted less than the floor, the floor still holds.
+        let quiet = Drift::from_history(&[170.0, 170.5, 169.8, 170.2], "h");
+        assert_eq!(quiet.fraction, DEFAULT_DRIFT);
+        assert_eq!(
+            judge(&a, &r(221.0, 0.005), quiet.fraction).verdict,
+            Verdict::Worse
+        );
+        // A host whose history moved 40% calls 30% drift.
+        let wild = Drift::from_history(&[100.0, 140.0, 100.0, 101.0], "h");
+        assert!(wild.fraction > 0.39, "{wild:?}");
+        assert_eq!(
+            judge(&a, &r(221.0, 0.005), wild.fraction).verdict,
+            Verdict::Drift
+        );
+    }
+
+    #[test]
+    fn three_samples_a_side_cannot_call_a_difference() {
+        let mut a = r(100.0, 0.01);
+        let mut b = r(1000.0, 0.01);
+        for x in [&mut a, &mut b] {
+            x.samples.truncate(3);
+            x.stats = crate::measure::stats::Stats::of(&x.samples).unwrap();
+        }
+        assert_eq!(judge(&a, &b, 0.05).verdict, Verdict::TooFew);
+    }
+
+    #[test]
+    fn overlapping_results_are_no_real_difference() {
+        assert_eq!(
+            judge(&r(100.0, 0.2), &r(102.0, 0.2), 0.05).verdict,
+            Verdict::Same
+        );
+    }
+
+    #[test]
+    fn words() {
+        assert_eq!(in_words(1.0 / 28.0, true), "28.0x faster");
+        assert_eq!(in_words(0.88, false), "12% slower");
+        assert_eq!(apart(1.027), "within 3%");
+    }
+}
