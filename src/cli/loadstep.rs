@@ -5,8 +5,8 @@
 //! wait, cost per transaction and validity; then the knee, the USL and Amdahl fits and
 //! which policy wins.
 
-use super::choices::Policy;
 use crate::error::{usage, usage_hint};
+use crate::policy::Policy;
 use crate::session::{
     self,
     loadstep::{LoadStep, Options},
@@ -53,10 +53,13 @@ pub struct Args {
     /// KiB of its own memory each worker touches per message.
     #[arg(long, default_value_t = 0, value_name = "KB", value_parser = clap::value_parser!(u64).range(0..=1_048_576))]
     footprint: u64,
-    /// Placement policies to compare, comma-separated: os (the scheduler), compact (workers
-    /// packed on the fewest cores/LLCs), spread (across nodes, LLCs, cores), per-node
-    /// (workers in groups, each confined to one NUMA node's CPUs with its memory bound there).
-    #[arg(long, value_delimiter = ',', value_name = "LIST", default_value = "os")]
+    /// Policies to compare, comma-separated. Placement: os (the scheduler), compact[:N]
+    /// (workers packed on the fewest cores/LLCs), spread[:N] (across nodes, LLCs, cores),
+    /// per-node (workers or the server confined to NUMA nodes, memory bound there), per-llc,
+    /// pinned (each thread on its own CPU); class: other, batch, idle, fifo:PRIO, rr:PRIO,
+    /// nice:N; memory: local, bind, interleave, preferred; capacity: cap:QUOTA/WIDTH;
+    /// joined by + (pinned+fifo:10). See docs/experiment.md.
+    #[arg(long, value_delimiter = ',', value_name = "LIST", default_value = "os", value_parser = crate::policy::parse)]
     policy: Vec<Policy>,
     /// Capacity policies (root): CPU quotas in CPUs, comma-separated, each run against every
     /// --cpuset-width in a cgroup truebench creates and removes (guaranteed capacity against
@@ -110,10 +113,7 @@ fn parse_ramp(s: &str) -> Result<Vec<f64>, String> {
 }
 
 pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
-    super::distinct(
-        "--policy",
-        &a.policy.iter().map(|p| p.name()).collect::<Vec<_>>(),
-    )?;
+    super::distinct("--policy", &a.policy)?;
     super::distinct("--workers", a.workers.as_deref().unwrap_or_default())?;
     super::distinct("--cpu-quota", a.cpu_quota.as_deref().unwrap_or_default())?;
     super::distinct(
@@ -154,7 +154,7 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         workers: a.workers.map(|w| w.iter().map(|x| *x as usize).collect()),
         service_us: a.service_us,
         footprint_kb: a.footprint as usize,
-        policies: a.policy.iter().map(|p| p.name().to_string()).collect(),
+        policies: a.policy,
         cpu_quota: a.cpu_quota,
         cpuset_width: a.cpuset_width,
         repeat: a.repeat,

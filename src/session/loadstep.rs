@@ -30,7 +30,7 @@ pub struct Options {
     pub workers: Option<Vec<usize>>,
     pub service_us: f64,
     pub footprint_kb: usize,
-    pub policies: Vec<String>,
+    pub policies: Vec<crate::policy::Policy>,
     /// CPU quotas (CPUs), each against every cpuset width.
     pub cpu_quota: Option<Vec<f64>>,
     pub cpuset_width: Option<Vec<u32>>,
@@ -110,6 +110,20 @@ impl Measurement for LoadStep {
                 "shorten --step-duration or lower the rates",
             ));
         }
+        for p in &self.o.policies {
+            if let Some(why) = p.missing_privilege() {
+                return Err(usage(format!("--policy {why}")));
+            }
+            if let Some(c) = p.capacity {
+                if c.width > env.cpus.usable.len() {
+                    return Err(usage(format!(
+                        "--policy {p}: a cpuset of {} CPUs, and this process may use {}",
+                        c.width,
+                        env.cpus.usable.len()
+                    )));
+                }
+            }
+        }
         let mut capacity = Vec::new();
         for q in self.o.cpu_quota.iter().flatten() {
             crate::loadstep::capacity::check_quota(*q)
@@ -130,7 +144,8 @@ impl Measurement for LoadStep {
                 });
             }
         }
-        let layout = if capacity.is_empty() {
+        let own_capacity = self.o.policies.iter().any(|p| p.capacity.is_some());
+        let layout = if capacity.is_empty() && !own_capacity {
             None
         } else {
             Some(
@@ -187,7 +202,7 @@ impl Measurement for LoadStep {
             workers: cfg.workers.clone(),
             service_us: cfg.service_us,
             footprint_kb: cfg.footprint_kb,
-            policies: cfg.policies.clone(),
+            policies: cfg.policies.iter().map(|p| p.to_string()).collect(),
             repeat: cfg.repeat,
             seed: cfg.seed,
             order,
