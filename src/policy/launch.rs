@@ -56,7 +56,19 @@ pub struct Launched {
 
 /// The command line in words, as the user wrote it.
 pub fn words(argv: &[String]) -> String {
-    argv.join(" ")
+    argv.iter()
+        .map(|a| {
+            if !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+            {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 impl Launched {
