@@ -24,8 +24,17 @@ pub struct Args {
     #[arg(long, value_name = "URL")]
     http: Option<String>,
     /// With --http: the server's PID, for its CPU, switches and system calls per request.
-    #[arg(long, requires = "http")]
+    #[arg(long, requires = "http", conflicts_with = "server")]
     pid: Option<i32>,
+    /// With --http: the server command (words split on spaces), started by truebench for
+    /// each variant under that variant's --policy, waited for until the URL answers, its
+    /// whole process tree costed per request, stopped after the steps (SIGTERM, SIGKILL
+    /// after 3 s), also on Ctrl-C and on error.
+    #[arg(long, requires = "http", value_name = "\"CMD ARGS\"")]
+    server: Option<String>,
+    /// With --server: seconds the server may take to accept connections.
+    #[arg(long, default_value = "10", value_parser = super::parse_secs, requires = "server")]
+    ready_timeout: f64,
     /// Planned rates, messages per second, comma-separated (default: 20%..100% of the
     /// workers' nominal capacity, workers x 10^6 / service-us, in five steps).
     #[arg(
@@ -126,7 +135,25 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         }
         None => None,
     };
-    if let Some(t) = &http {
+    let server: Option<Vec<String>> = a
+        .server
+        .as_ref()
+        .map(|s| s.split_whitespace().map(String::from).collect());
+    if let Some(argv) = &server {
+        let prog = argv
+            .first()
+            .ok_or_else(|| usage("--server: no command given"))?;
+        crate::session::experiment::executable(prog)
+            .map_err(|e| usage(format!("--server: {e}")))?;
+        if let Some(t) = &http {
+            if crate::loadstep::http::check_reachable(t).is_ok() {
+                return Err(usage_hint(
+                    format!("--server: something already answers at {}", t.addr),
+                    "stop it, or give a free port in --http",
+                ));
+            }
+        }
+    } else if let Some(t) = &http {
         crate::loadstep::http::check_reachable(t).map_err(|e| {
             usage_hint(
                 format!("--http: cannot connect: {e}"),
@@ -148,6 +175,7 @@ pub fn exec(a: Args, db: Option<&Path>) -> anyhow::Result<()> {
         http_url: a.http,
         http,
         server_pid: a.pid,
+        server: server.map(|s| (s, std::time::Duration::from_secs_f64(a.ready_timeout))),
         rates: a.rates.or(ramp),
         step_duration_s: a.step_duration,
         warmup_s: a.warmup,

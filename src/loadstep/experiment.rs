@@ -44,6 +44,9 @@ pub struct Config {
     /// for its costs per request (None: not measured).
     pub http: Option<super::http::Target>,
     pub server_pid: Option<i32>,
+    /// `--server`: the server command truebench starts for each variant under the
+    /// variant's policy, and how long it may take to answer.
+    pub server: Option<(Vec<String>, Duration)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -311,7 +314,7 @@ pub fn run(
     let me = std::process::id() as i32;
     // The service: this process (mq), or the server and its worker processes (http,
     // with --pid), as they are when the experiment starts.
-    let service: Option<Vec<i32>> = if cfg.http.is_some() {
+    let mut service: Option<Vec<i32>> = if cfg.http.is_some() {
         cfg.server_pid.map(process::tree)
     } else {
         Some(vec![me])
@@ -326,7 +329,7 @@ pub fn run(
         .first()
         .map(|c| c.unavailable.clone())
         .unwrap_or_default();
-    if service.is_none() {
+    if service.is_none() && cfg.server.is_none() {
         unavailable.insert(
             "server".into(),
             "no --pid: the server's CPU, switches and system calls per request are not measured"
@@ -369,6 +372,34 @@ pub fn run(
         for (policy, workers, cap) in this {
             let key = label(&policy.to_string(), workers, cap);
             order.push(format!("{key} (repeat {})", r + 1));
+            // --server: started under this variant's policy, stopped (whole tree) when
+            // `_server` drops at the end of the variant, on error or on Ctrl-C.
+            let _server = match (&cfg.server, &cfg.http) {
+                (Some((argv, ready)), Some(target)) => {
+                    let l = start_server(argv, &policy, *ready, target, probe)?;
+                    let Some(l) = l else {
+                        interrupted = true;
+                        break 'outer;
+                    };
+                    service = Some(process::tree(l.pid));
+                    counters = service
+                        .iter()
+                        .flatten()
+                        .map(|p| TargetCounters::open(*p))
+                        .collect();
+                    if let Some(c) = counters.first() {
+                        unavailable.extend(c.unavailable.clone());
+                    }
+                    Some(l)
+                }
+                _ => None,
+            };
+            // With --server the policy is the server's: the load generator runs as is.
+            let policy = if cfg.server.is_some() {
+                Policy::OS
+            } else {
+                policy
+            };
             // The capacity group lives for this variant's steps and goes when it drops.
             let group = match (cap, &cfg.layout) {
                 (Some(c), Some(l)) => {
@@ -499,6 +530,50 @@ pub fn run(
         unavailable,
         interrupted,
     })
+}
+
+/// Start the server under `policy` and wait until `target` answers (a TCP connection),
+/// within `ready`; None when Ctrl-C came first. Errors name what happened: it could not be
+/// executed, it exited (with its status), it did not answer in time.
+fn start_server(
+    argv: &[String],
+    policy: &Policy,
+    ready: Duration,
+    target: &super::http::Target,
+    probe: &ProbeDoc,
+) -> anyhow::Result<Option<crate::policy::launch::Launched>> {
+    use crate::policy::launch::Launched;
+    use std::process::Stdio;
+    let at = crate::policy::resolve::instances(policy, 1, probe)
+        .map_err(|e| anyhow::anyhow!("--server under {policy}: {e}"))?;
+    let mut l = Launched::start(argv, policy, &at[0], None, Stdio::null(), Stdio::null())
+        .map_err(|e| anyhow::anyhow!("--server: {e}"))?;
+    let until = std::time::Instant::now() + ready;
+    loop {
+        if crate::interrupt::requested() {
+            return Ok(None);
+        }
+        if l.has_exited() {
+            let e = l.wait();
+            anyhow::bail!(
+                "--server '{}' under {policy} ended before it answered ({})",
+                l.what,
+                e.describe()
+            );
+        }
+        if super::http::check_reachable(target).is_ok() {
+            return Ok(Some(l));
+        }
+        if std::time::Instant::now() >= until {
+            anyhow::bail!(
+                "--server '{}' under {policy} did not answer at {} within {:.1} s (stopped)",
+                l.what,
+                target.addr,
+                ready.as_secs_f64()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// The scaling curve across worker counts: per count the highest valid completed rate

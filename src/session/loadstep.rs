@@ -22,6 +22,8 @@ pub struct Options {
     pub http: Option<crate::loadstep::http::Target>,
     /// `--pid`: the server's PID.
     pub server_pid: Option<i32>,
+    /// `--server`: the command truebench starts per variant, and its readiness timeout.
+    pub server: Option<(Vec<String>, Duration)>,
     /// Planned rates, per second (`--rates` or `--ramp`); None: from the workers' capacity.
     pub rates: Option<Vec<f64>>,
     pub step_duration_s: f64,
@@ -172,6 +174,7 @@ impl Measurement for LoadStep {
             seed: crate::measure::clocks::now_ns(),
             http: self.o.http.clone(),
             server_pid: self.o.server_pid,
+            server: self.o.server.clone(),
         });
         Ok(())
     }
