@@ -17,14 +17,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export TRUEBENCH_DB=$tmp/results.db TRUEBENCH_LOCK=$tmp/run.lock
 # About 0.2 s of single-threaded integer work: long enough that 1% is 2 ms.
-cmd=(python3 -c 'x=0
-for i in range(2_000_000): x+=i')
+cmd=(python3 -c 'sum(i * i for i in range(1500000))')
 
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 for i in $(seq "$rounds"); do
   "$tb" experiment --runs "$runs" --json -- "${cmd[@]}" 2>/dev/null |
     python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["experiment"]["variants"][0]["makespan_s"]["mean"])' >> "$tmp/tb"
-  hyperfine -N --runs "$runs" --warmup 0 --export-json "$tmp/h.json" -- "$(printf '%q ' "${cmd[@]}")" >/dev/null 2>&1
+  hyperfine -N --runs "$runs" --warmup 0 --export-json "$tmp/h.json" -- "python3 -c '${cmd[2]}'" >/dev/null 2>&1
   python3 -c 'import json; print(json.load(open("'"$tmp"'/h.json"))["results"][0]["mean"])' >> "$tmp/hf"
 done
 t=$(median < "$tmp/tb"); h=$(median < "$tmp/hf")
