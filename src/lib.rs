@@ -19,6 +19,7 @@ pub mod lock;
 pub mod measure;
 pub mod observe;
 pub mod placement;
+pub mod policy;
 pub mod probe;
 pub mod report;
 pub mod result;

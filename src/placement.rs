@@ -364,6 +364,20 @@ pub fn compact_order(p: &ProbeDoc) -> Vec<u32> {
         .collect()
 }
 
+/// The usable CPUs by LLC group, each with its NUMA node (None where the probe has no
+/// node for it), in ascending order of the group's first CPU within each node.
+pub fn llc_groups(p: &ProbeDoc) -> Vec<(Option<u32>, Vec<u32>)> {
+    let topo = Topo::new(p);
+    cpu_tree(p)
+        .into_iter()
+        .flatten()
+        .map(|cores| {
+            let cpus: Vec<u32> = cores.into_iter().flatten().collect();
+            (cpus.first().and_then(|c| topo.node_of(*c)), cpus)
+        })
+        .collect()
+}
+
 /// Thread placement `spread`: one thread per node, then per LLC, then per core, before any
 /// second SMT sibling (round-robin at every level).
 pub fn spread_order(p: &ProbeDoc) -> Vec<u32> {
@@ -469,32 +483,6 @@ pub fn confine_current_thread(cpus: &[u32]) -> Result<(), String> {
     }
     nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
         .map_err(|e| format!("sched_setaffinity to CPUs {cpus:?}: {e}"))
-}
-
-/// Bind the calling thread's future memory allocations to NUMA node `node` (MPOL_BIND).
-pub fn bind_thread_memory(node: u32) -> Result<(), String> {
-    const MPOL_BIND: libc::c_long = 2;
-    let mut mask = [0u64; 16];
-    if node as usize >= mask.len() * 64 {
-        return Err(format!("NUMA node {node} out of range"));
-    }
-    mask[node as usize / 64] |= 1 << (node % 64);
-    // SAFETY: set_mempolicy(mode, nodemask, maxnode) with a mask we own.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_set_mempolicy,
-            MPOL_BIND,
-            mask.as_ptr(),
-            (mask.len() * 64) as libc::c_ulong,
-        )
-    };
-    if rc != 0 {
-        return Err(format!(
-            "set_mempolicy(MPOL_BIND, node {node}): {}",
-            std::io::Error::last_os_error()
-        ));
-    }
-    Ok(())
 }
 
 /// The CPU the calling thread runs on now (getcpu through the vDSO: tens of ns).

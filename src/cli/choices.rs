@@ -1,6 +1,6 @@
 //! The closed choices of the command line as clap `ValueEnum`s, so a wrong value is refused
 //! by clap (exit 2, with the possible values) and `--help` lists them: placements (built
-//! from the placement relations, plus `os`), ctx task modes, load-step placement policies.
+//! from the placement relations, plus `os`), ctx task modes. (Execution policies have their own parser: src/policy/.)
 
 use crate::placement::Relation;
 use clap::builder::PossibleValue;
@@ -64,30 +64,6 @@ impl Mode {
     }
 }
 
-/// How load-step workers are placed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Policy {
-    /// The scheduler places them.
-    Os,
-    /// Packed on the fewest cores and LLCs.
-    Compact,
-    /// Spread across nodes, LLCs and cores.
-    Spread,
-    /// In groups, each confined to one NUMA node's CPUs with its memory bound there.
-    PerNode,
-}
-
-impl Policy {
-    pub fn name(self) -> &'static str {
-        match self {
-            Policy::Os => "os",
-            Policy::Compact => "compact",
-            Policy::Spread => "spread",
-            Policy::PerNode => "per-node",
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,10 +75,5 @@ mod tests {
             .map(|p| p.name())
             .collect();
         assert_eq!(placements, crate::placement::NAMES);
-        let policies: Vec<&str> = Policy::value_variants().iter().map(|p| p.name()).collect();
-        assert_eq!(policies, crate::loadstep::experiment::POLICIES);
-        for p in Policy::value_variants() {
-            assert_eq!(p.to_possible_value().unwrap().get_name(), p.name());
-        }
     }
 }

@@ -5,8 +5,8 @@
 //! wait, cost per transaction and validity; then the knee, the USL and Amdahl fits and
 //! which policy wins.
 
-use super::choices::Policy;
 use crate::error::{usage, usage_hint};
+use crate::policy::Policy;
 use crate::session::{
     self,
     loadstep::{LoadStep, Options},
@@ -24,8 +24,17 @@ pub struct Args {
     #[arg(long, value_name = "URL")]
     http: Option<String>,
     /// With --http: the server's PID, for its CPU, switches and system calls per request.
-    #[arg(long, requires = "http")]
+    #[arg(long, requires = "http", conflicts_with = "server")]
     pid: Option<i32>,
+    /// With --http: the server command (words split on spaces), started by truebench for
+    /// each variant under that variant's --policy, waited for until the URL answers, its
+    /// whole process tree costed per request, stopped after the steps (SIGTERM, SIGKILL
+    /// after 3 s), also on Ctrl-C and on error.
+    #[arg(long, requires = "http", value_name = "\"CMD ARGS\"")]
+    server: Option<String>,
+    /// With --server: seconds the server may take to accept connections.
+    #[arg(long, default_value = "10", value_parser = super::parse_secs, requires = "server")]
+    ready_timeout: f64,
     /// Planned rates, messages per second, comma-separated (default: 20%..100% of the
     /// workers' nominal capacity, workers x 10^6 / service-us, in five steps).
     #[arg(
@@ -53,10 +62,13 @@ pub struct Args {
     /// KiB of its own memory each worker touches per message.
     #[arg(long, default_value_t = 0, value_name = "KB", value_parser = clap::value_parser!(u64).range(0..=1_048_576))]
     footprint: u64,
-    /// Placement policies to compare, comma-separated: os (the scheduler), compact (workers
-    /// packed on the fewest cores/LLCs), spread (across nodes, LLCs, cores), per-node
-    /// (workers in groups, each confined to one NUMA node's CPUs with its memory bound there).
-    #[arg(long, value_delimiter = ',', value_name = "LIST", default_value = "os")]
+    /// Policies to compare, comma-separated. Placement: os (the scheduler), compact[:N]
+    /// (workers packed on the fewest cores/LLCs), spread[:N] (across nodes, LLCs, cores),
+    /// per-node (workers or the server confined to NUMA nodes, memory bound there), per-llc,
+    /// pinned (each thread on its own CPU); class: other, batch, idle, fifo:PRIO, rr:PRIO,
+    /// nice:N; memory: local, bind, interleave, preferred; capacity: cap:QUOTA/WIDTH;
+    /// joined by + (pinned+fifo:10). See docs/experiment.md.
+    #[arg(long, value_delimiter = ',', value_name = "LIST", default_value = "os", value_parser = crate::policy::parse)]
     policy: Vec<Policy>,
     /// Capacity policies (root): CPU quotas in CPUs, comma-separated, each run against every
     /// --cpuset-width in a cgroup truebench creates and removes (guaranteed capacity against
@@ -113,10 +125,7 @@ fn parse_ramp(s: &str) -> Result<Vec<f64>, String> {
 
 pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
     let common = a.measuring.common()?;
-    super::distinct(
-        "--policy",
-        &a.policy.iter().map(|p| p.name()).collect::<Vec<_>>(),
-    )?;
+    super::distinct("--policy", &a.policy)?;
     super::distinct("--workers", a.workers.as_deref().unwrap_or_default())?;
     super::distinct("--cpu-quota", a.cpu_quota.as_deref().unwrap_or_default())?;
     super::distinct(
@@ -129,7 +138,25 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
         }
         None => None,
     };
-    if let Some(t) = &http {
+    let server: Option<Vec<String>> = a
+        .server
+        .as_ref()
+        .map(|s| s.split_whitespace().map(String::from).collect());
+    if let Some(argv) = &server {
+        let prog = argv
+            .first()
+            .ok_or_else(|| usage("--server: no command given"))?;
+        crate::session::experiment::executable(prog)
+            .map_err(|e| usage(format!("--server: {e}")))?;
+        if let Some(t) = &http {
+            if crate::loadstep::http::check_reachable(t).is_ok() {
+                return Err(usage_hint(
+                    format!("--server: something already answers at {}", t.addr),
+                    "stop it, or give a free port in --http",
+                ));
+            }
+        }
+    } else if let Some(t) = &http {
         crate::loadstep::http::check_reachable(t).map_err(|e| {
             usage_hint(
                 format!("--http: cannot connect: {e}"),
@@ -151,13 +178,14 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
         http_url: a.http,
         http,
         server_pid: a.pid,
+        server: server.map(|s| (s, std::time::Duration::from_secs_f64(a.ready_timeout))),
         rates: a.rates.or(ramp),
         step_duration_s: a.step_duration,
         warmup_s: a.warmup,
         workers: a.workers.map(|w| w.iter().map(|x| *x as usize).collect()),
         service_us: a.service_us,
         footprint_kb: a.footprint as usize,
-        policies: a.policy.iter().map(|p| p.name().to_string()).collect(),
+        policies: a.policy,
         cpu_quota: a.cpu_quota,
         cpuset_width: a.cpuset_width,
         repeat: a.repeat,

@@ -3,6 +3,7 @@
 
 mod choices;
 mod compare;
+mod experiment;
 mod loadstep;
 mod measuring;
 mod output;
@@ -57,6 +58,9 @@ pub enum Command {
     /// Drive a workload open-loop at fixed load steps: latency (coordinated omission
     /// corrected), cost per transaction, knee, USL fit, placement policies compared.
     Loadstep(loadstep::Args),
+    /// Run a batch command to completion under policy variants (placement, scheduling
+    /// class, memory policy, capacity) in shuffled repeated order: medians, CIs, winner.
+    Experiment(experiment::Args),
     /// List stored runs, newest first.
     History(runs::HistoryArgs),
     /// Show one stored run's results and findings.
@@ -112,6 +116,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Run(a) => run::exec(a, db),
         Command::Record(a) => record::exec(a, db),
         Command::Loadstep(a) => loadstep::exec(a, db),
+        Command::Experiment(a) => experiment::exec(a, db),
         Command::History(a) => runs::history(a, db),
         Command::Show(a) => runs::show(a, db),
         Command::Export(a) => runs::export(a, db),

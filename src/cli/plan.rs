@@ -36,6 +36,13 @@ pub struct Args {
     /// Classic suite: plan copies pinned one per CPU, as `run --pin` does.
     #[arg(long)]
     pin: bool,
+    /// Plan `experiment` policy variants instead (as `experiment --policy`): where each
+    /// instance would run, or why the variant cannot exist there.
+    #[arg(long, value_delimiter = ',', value_name = "LIST", value_parser = crate::policy::parse, conflicts_with = "suites")]
+    policy: Vec<crate::policy::Policy>,
+    /// With --policy: instances run at once, as `experiment --instances`.
+    #[arg(long, default_value_t = 1, value_name = "K", requires = "policy", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    instances: u32,
 }
 
 pub const SCHEMA: &str = "truebench.plan/1";
@@ -99,7 +106,11 @@ pub(crate) fn suites(
 }
 
 pub fn exec(a: Args) -> anyhow::Result<()> {
-    let (names, benches) = suites(&a.suites)?;
+    let (names, benches) = if a.policy.is_empty() {
+        suites(&a.suites)?
+    } else {
+        (vec!["experiment".to_string()], vec![])
+    };
     let root = match &a.root {
         Some(dir) => super::probe::sysroot_from(dir)?,
         None => SysRoot::live(),
@@ -127,7 +138,14 @@ pub fn exec(a: Args) -> anyhow::Result<()> {
         usable: env.cpus.usable.clone(),
         capacity_basis: env.cpus.capacity_basis.clone(),
         cpu_kinds: env.topology.cpu_kinds.clone(),
-        cases: plan_for(&benches, &env, &options),
+        cases: plan_for(&benches, &env, &options)
+            .into_iter()
+            .chain(crate::session::experiment::plan(
+                &a.policy,
+                a.instances as usize,
+                &env,
+            ))
+            .collect(),
     };
     if a.json {
         return super::print_json(&doc);

@@ -166,14 +166,22 @@ pub fn remove_stale(layout: &Layout) -> Vec<PathBuf> {
 }
 
 impl Group {
+    /// The `cgroup.procs` files a process writes itself into to join every controller.
+    pub fn procs_files(&self) -> Vec<PathBuf> {
+        self.dirs.iter().map(|d| d.join("cgroup.procs")).collect()
+    }
+
     /// Create group `n` of this process for `setting`, its cpuset the first `width` CPUs of
-    /// `order`, with the memory nodes `mems`.
+    /// `order`, with the memory nodes `mems`. `move_self`: on cgroup v2 this process moves
+    /// in (and back out on drop); else a process truebench launches joins through
+    /// `procs_files`.
     pub fn create(
         layout: &Layout,
         n: usize,
         setting: Setting,
         order: &[u32],
         mems: &str,
+        move_self: bool,
     ) -> Result<Group, String> {
         if setting.width == 0 || setting.width > order.len() {
             return Err(format!(
@@ -210,6 +218,9 @@ impl Group {
             write(&d, "cpuset.cpus", &cpulist(&cpus))?;
             write(&d, "cpuset.mems", mems)?;
             g.cpu_stat = d.join("cpu.stat");
+            if !move_self {
+                return Ok(g);
+            }
             let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
             let from = own
                 .lines()
@@ -310,7 +321,7 @@ mod tests {
             quota: 1.5,
             width: 3,
         };
-        let g = Group::create(&l, 0, s, &[4, 2, 6, 8], "0").unwrap();
+        let g = Group::create(&l, 0, s, &[4, 2, 6, 8], "0", true).unwrap();
         let name = format!("truebench-{}-0", std::process::id());
         let read = |p: PathBuf| std::fs::read_to_string(p).unwrap();
         assert_eq!(read(l.cpu.join(&name).join("cpu.cfs_quota_us")), "150000");
@@ -339,7 +350,7 @@ mod tests {
                 width: 1,
             },
         ] {
-            assert!(Group::create(&l, 0, s, &[0, 1], "0").is_err());
+            assert!(Group::create(&l, 0, s, &[0, 1], "0", true).is_err());
         }
         assert_eq!(std::fs::read_dir(t.path().join("cpu")).unwrap().count(), 0);
     }

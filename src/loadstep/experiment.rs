@@ -12,6 +12,8 @@ use super::step::{self, StepSummary, SysDelta};
 use crate::measure::stats::mann_whitney_p;
 use crate::observe::counters::TargetCounters;
 use crate::observe::process;
+use crate::policy::resolve::{node_groups, refused_nodes, worker_cpus};
+use crate::policy::{Placement, Policy};
 use crate::probe::ProbeDoc;
 use crate::result::experiment::{Comparison, Contender, Scaling, ScalingPoint, StepComparison};
 use rand::{seq::SliceRandom, SeedableRng};
@@ -22,56 +24,6 @@ use std::time::Duration;
 /// A step is steady when it completed at least this share of what was sent.
 pub const STEADY_SHARE: f64 = 0.98;
 
-/// Placement policies for the workers.
-pub const POLICIES: &[&str] = &["os", "compact", "spread", "per-node"];
-
-/// The `per-node` groups: each NUMA node with CPUs this process may use and memory it may
-/// allocate on (workers are confined to the node's CPUs with memory bound there), and
-/// those CPUs.
-pub fn node_groups(probe: &ProbeDoc) -> Vec<(u32, Vec<u32>)> {
-    per_node(probe).0
-}
-
-/// The nodes with usable CPUs that `per-node` leaves out, each with the reason: no memory
-/// on the node, or memory the cpuset (or the task's Mems_allowed) refuses.
-pub fn refused_nodes(probe: &ProbeDoc) -> Vec<(u32, String)> {
-    per_node(probe).1
-}
-
-/// Nodes with their usable CPUs, and nodes left out with the reason.
-type NodeChoice = (Vec<(u32, Vec<u32>)>, Vec<(u32, String)>);
-
-fn per_node(probe: &ProbeDoc) -> NodeChoice {
-    let mut ok = Vec::new();
-    let mut refused = Vec::new();
-    for n in &probe.numa.nodes {
-        let cpus: Vec<u32> = n
-            .cpus
-            .iter()
-            .copied()
-            .filter(|c| probe.cpus.usable.contains(c))
-            .collect();
-        if cpus.is_empty() {
-            continue;
-        }
-        if !n.has_memory() {
-            refused.push((n.id, format!("node {} has no memory to bind", n.id)));
-        } else if !probe.cpus.usable_mems.contains(&n.id) {
-            refused.push((
-                n.id,
-                format!(
-                    "node {}'s memory is refused to this process (allowed memory nodes: [{}])",
-                    n.id,
-                    crate::probe::cpulist::format_list(&probe.cpus.usable_mems)
-                ),
-            ));
-        } else {
-            ok.push((n.id, cpus));
-        }
-    }
-    (ok, refused)
-}
-
 #[derive(Debug, Clone)]
 pub struct Config {
     pub rates: Vec<f64>,
@@ -80,9 +32,9 @@ pub struct Config {
     pub workers: Vec<usize>,
     pub service_us: f64,
     pub footprint_kb: usize,
-    pub policies: Vec<String>,
-    /// Capacity settings (quota × cpuset width) to run each placement policy under; empty:
-    /// the process's own cgroup, untouched.
+    pub policies: Vec<Policy>,
+    /// Capacity settings (quota × cpuset width) to run each policy without a capacity of
+    /// its own under; empty: the process's own cgroup, untouched.
     pub capacity: Vec<Setting>,
     /// Where capacity groups go (needed when `capacity` is not empty).
     pub layout: Option<Layout>,
@@ -92,16 +44,9 @@ pub struct Config {
     /// for its costs per request (None: not measured).
     pub http: Option<super::http::Target>,
     pub server_pid: Option<i32>,
-}
-
-/// The CPUs a policy pins `workers` workers to (None: the scheduler places them).
-pub fn pins(policy: &str, workers: usize, probe: &ProbeDoc) -> Option<Vec<u32>> {
-    let order = match policy {
-        "compact" => crate::placement::compact_order(probe),
-        "spread" => crate::placement::spread_order(probe),
-        _ => return None,
-    };
-    (!order.is_empty()).then(|| order.iter().copied().cycle().take(workers).collect())
+    /// `--server`: the server command truebench starts for each variant under the
+    /// variant's policy, and how long it may take to answer.
+    pub server: Option<(Vec<String>, Duration)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -369,7 +314,7 @@ pub fn run(
     let me = std::process::id() as i32;
     // The service: this process (mq), or the server and its worker processes (http,
     // with --pid), as they are when the experiment starts.
-    let service: Option<Vec<i32>> = if cfg.http.is_some() {
+    let mut service: Option<Vec<i32>> = if cfg.http.is_some() {
         cfg.server_pid.map(process::tree)
     } else {
         Some(vec![me])
@@ -384,7 +329,7 @@ pub fn run(
         .first()
         .map(|c| c.unavailable.clone())
         .unwrap_or_default();
-    if service.is_none() {
+    if service.is_none() && cfg.server.is_none() {
         unavailable.insert(
             "server".into(),
             "no --pid: the server's CPU, switches and system calls per request are not measured"
@@ -398,11 +343,14 @@ pub fn run(
     } else {
         cfg.capacity.iter().copied().map(Some).collect()
     };
-    let mut variants: Vec<(String, usize, Option<Setting>)> = Vec::new();
+    let mut variants: Vec<(Policy, usize, Option<Setting>)> = Vec::new();
     for w in &cfg.workers {
         for p in &cfg.policies {
-            for c in &caps {
-                variants.push((p.clone(), *w, *c));
+            // A policy with a capacity of its own (`cap:Q/W`) runs under that one only.
+            let mut base = *p;
+            match base.capacity.take() {
+                Some(own) => variants.push((base, *w, Some(own))),
+                None => variants.extend(caps.iter().map(|c| (base, *w, *c))),
             }
         }
     }
@@ -422,8 +370,36 @@ pub fn run(
         let mut this = variants.clone();
         this.shuffle(&mut rng);
         for (policy, workers, cap) in this {
-            let key = label(&policy, workers, cap);
+            let key = label(&policy.to_string(), workers, cap);
             order.push(format!("{key} (repeat {})", r + 1));
+            // --server: started under this variant's policy, stopped (whole tree) when
+            // `_server` drops at the end of the variant, on error or on Ctrl-C.
+            let _server = match (&cfg.server, &cfg.http) {
+                (Some((argv, ready)), Some(target)) => {
+                    let l = start_server(argv, &policy, *ready, target, probe)?;
+                    let Some(l) = l else {
+                        interrupted = true;
+                        break 'outer;
+                    };
+                    service = Some(process::tree(l.pid));
+                    counters = service
+                        .iter()
+                        .flatten()
+                        .map(|p| TargetCounters::open(*p))
+                        .collect();
+                    if let Some(c) = counters.first() {
+                        unavailable.extend(c.unavailable.clone());
+                    }
+                    Some(l)
+                }
+                _ => None,
+            };
+            // With --server the policy is the server's: the load generator runs as is.
+            let policy = if cfg.server.is_some() {
+                Policy::OS
+            } else {
+                policy
+            };
             // The capacity group lives for this variant's steps and goes when it drops.
             let group = match (cap, &cfg.layout) {
                 (Some(c), Some(l)) => {
@@ -432,14 +408,14 @@ pub fn run(
                     let order: Vec<u32> =
                         spread.into_iter().filter(|c| usable.contains(c)).collect();
                     Some(
-                        Group::create(l, groups_made, c, &order, &mems)
+                        Group::create(l, groups_made, c, &order, &mems, true)
                             .map_err(anyhow::Error::msg)?,
                     )
                 }
                 (Some(_), None) => anyhow::bail!("capacity settings need a cgroup layout"),
                 _ => None,
             };
-            let pinned = pins(&policy, workers, probe).map(|p| match &group {
+            let pinned = worker_cpus(policy.placement, workers, probe).map(|p| match &group {
                 // Pinned inside the cpuset only.
                 Some(g) => {
                     let inside: Vec<u32> =
@@ -463,10 +439,11 @@ pub fn run(
                     .as_ref()
                     .map(|g| g.thread_files.clone())
                     .unwrap_or_default(),
-                nodes: (policy == "per-node").then(|| node_groups(probe)),
+                nodes: (policy.placement == Placement::PerNode).then(|| node_groups(probe)),
+                policy,
                 http: cfg.http.clone(),
             };
-            let refused: Vec<String> = if policy == "per-node" {
+            let refused: Vec<String> = if policy.placement == Placement::PerNode {
                 refused_nodes(probe)
                     .into_iter()
                     .map(|(n, why)| format!("per-node skipped node {n}: {why}"))
@@ -542,8 +519,9 @@ pub fn run(
     let results = variants
         .iter()
         .filter_map(|(p, w, c)| {
-            let (placed, reps) = runs.remove(&label(p, *w, *c))?;
-            Some(analyse(p, *w, placed, reps))
+            let name = p.to_string();
+            let (placed, reps) = runs.remove(&label(&name, *w, *c))?;
+            Some(analyse(&name, *w, placed, reps))
         })
         .collect();
     Ok(Outcome {
@@ -552,6 +530,50 @@ pub fn run(
         unavailable,
         interrupted,
     })
+}
+
+/// Start the server under `policy` and wait until `target` answers (a TCP connection),
+/// within `ready`; None when Ctrl-C came first. Errors name what happened: it could not be
+/// executed, it exited (with its status), it did not answer in time.
+fn start_server(
+    argv: &[String],
+    policy: &Policy,
+    ready: Duration,
+    target: &super::http::Target,
+    probe: &ProbeDoc,
+) -> anyhow::Result<Option<crate::policy::launch::Launched>> {
+    use crate::policy::launch::Launched;
+    use std::process::Stdio;
+    let at = crate::policy::resolve::instances(policy, 1, probe)
+        .map_err(|e| anyhow::anyhow!("--server under {policy}: {e}"))?;
+    let mut l = Launched::start(argv, policy, &at[0], None, Stdio::null(), Stdio::null())
+        .map_err(|e| anyhow::anyhow!("--server: {e}"))?;
+    let until = std::time::Instant::now() + ready;
+    loop {
+        if crate::interrupt::requested() {
+            return Ok(None);
+        }
+        if l.has_exited() {
+            let e = l.wait();
+            anyhow::bail!(
+                "--server '{}' under {policy} ended before it answered ({})",
+                l.what,
+                e.describe()
+            );
+        }
+        if super::http::check_reachable(target).is_ok() {
+            return Ok(Some(l));
+        }
+        if std::time::Instant::now() >= until {
+            anyhow::bail!(
+                "--server '{}' under {policy} did not answer at {} within {:.1} s (stopped)",
+                l.what,
+                target.addr,
+                ready.as_secs_f64()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// The scaling curve across worker counts: per count the highest valid completed rate
@@ -591,46 +613,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn per_node_groups_are_the_nodes_with_usable_cpus() {
-        let p = crate::probe::fixture("epyc-multi-llc-2node");
-        let g = node_groups(&p);
-        assert_eq!(g.len(), 2);
-        assert_ne!(g[0].0, g[1].0);
-        // Every usable CPU is in exactly one group, and only in its own node's.
-        let all: Vec<u32> = g.iter().flat_map(|(_, c)| c.clone()).collect();
-        assert_eq!(all.len(), p.cpus.usable.len());
-        for (node, cpus) in &g {
-            let n = p.numa.nodes.iter().find(|n| n.id == *node).unwrap();
-            assert!(cpus.iter().all(|c| n.cpus.contains(c)));
-        }
-        assert_eq!(node_groups(&crate::probe::fixture("this-vm")).len(), 1);
-    }
-
-    #[test]
-    fn per_node_keeps_to_nodes_whose_memory_is_allowed() {
-        let p = crate::probe::fixture("cpuset-mems-v1");
-        let g = node_groups(&p);
-        assert_eq!(g.len(), 1);
-        assert_eq!(g[0].0, 0);
-        let r = refused_nodes(&p);
-        assert_eq!(r.len(), 1);
-        assert_eq!(r[0].0, 1);
-        assert!(r[0].1.contains("refused"), "{r:?}");
-        let m = crate::probe::fixture("memoryless-node");
-        assert_eq!(node_groups(&m).len(), 1);
-        assert!(refused_nodes(&m)[0].1.contains("no memory"));
-        // Memory-only nodes have no CPUs to run workers: neither a group nor refused.
-        let c = crate::probe::fixture("cxl-memory-only");
-        assert_eq!(node_groups(&c).len(), 2);
-        assert!(refused_nodes(&c).is_empty());
-    }
-
-    #[test]
     fn policies_pin_workers_by_topology() {
         let p = crate::probe::fixture("two-socket-smt");
-        assert!(pins("os", 4, &p).is_none());
-        let compact = pins("compact", 4, &p).unwrap();
-        let spread = pins("spread", 4, &p).unwrap();
+        assert!(worker_cpus(Placement::Os, 4, &p).is_none());
+        let compact = worker_cpus(Placement::Compact(None), 4, &p).unwrap();
+        let spread = worker_cpus(Placement::Spread(None), 4, &p).unwrap();
         assert_eq!(compact.len(), 4);
         assert_eq!(spread.len(), 4);
         // Compact packs the first workers into one package; spread crosses packages.

@@ -42,6 +42,8 @@ pub struct Service {
     /// The `per-node` policy: worker i is confined to the CPUs of node groups[i % len] and
     /// its memory bound to that node.
     pub nodes: Option<Vec<(u32, Vec<u32>)>>,
+    /// The policy: its class and memory policy apply to each worker thread.
+    pub policy: crate::policy::Policy,
     /// `--http`: each worker is a keep-alive connection and a message is a GET to this
     /// target, instead of spinning `service_us`.
     pub http: Option<super::http::Target>,
@@ -60,6 +62,7 @@ impl Service {
             spins_per_us: calibrate_spin(),
             join_files: vec![],
             nodes: None,
+            policy: crate::policy::Policy::OS,
             http: None,
         }
     }
@@ -144,11 +147,13 @@ fn worker(shared: Arc<Shared>, svc: Service, index: usize) -> Result<WorkerOut, 
     if let Some(p) = svc.pins.as_ref().filter(|p| !p.is_empty()) {
         crate::placement::pin_current_thread(p[index % p.len()])?;
     }
+    let mut node = None;
     if let Some(groups) = svc.nodes.as_ref().filter(|g| !g.is_empty()) {
-        let (node, cpus) = &groups[index % groups.len()];
+        let (n, cpus) = &groups[index % groups.len()];
         crate::placement::confine_current_thread(cpus)?;
-        crate::placement::bind_thread_memory(*node)?;
+        node = Some(vec![*n]);
     }
+    crate::policy::apply::current_thread(&svc.policy, node.as_deref())?;
     super::capacity::join_thread(&svc.join_files)?;
     let iters = (svc.service_us * svc.spins_per_us).round() as u64;
     let mut memory = vec![0u8; svc.footprint_kb * 1024];

@@ -7,6 +7,7 @@
 //! observed placement, the recording, the classic indexes and the load-step experiment.
 //! Documents written by earlier versions load (tests/fixtures/documents).
 
+pub mod batch;
 pub mod experiment;
 pub mod figures;
 pub mod indexes;
@@ -235,6 +236,10 @@ pub struct RunDocument {
     /// the scaling curve and the comparison of variants.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loadstep: Option<Experiment>,
+    /// A `truebench experiment`: a batch command under each policy variant, its runs,
+    /// medians and the winner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub experiment: Option<batch::BatchExperiment>,
     /// The user's labels (`--tag KEY=VALUE`), e.g. inventory name and groups in a fleet.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tags: BTreeMap<String, String>,
@@ -404,6 +409,7 @@ pub mod testing {
             recording: None,
             indexes: None,
             loadstep: None,
+            experiment: None,
             tags: BTreeMap::new(),
             cpu_speed: None,
             scheduled_start: None,

@@ -22,6 +22,8 @@ pub struct Options {
     pub http: Option<crate::loadstep::http::Target>,
     /// `--pid`: the server's PID.
     pub server_pid: Option<i32>,
+    /// `--server`: the command truebench starts per variant, and its readiness timeout.
+    pub server: Option<(Vec<String>, Duration)>,
     /// Planned rates, per second (`--rates` or `--ramp`); None: from the workers' capacity.
     pub rates: Option<Vec<f64>>,
     pub step_duration_s: f64,
@@ -30,7 +32,7 @@ pub struct Options {
     pub workers: Option<Vec<usize>>,
     pub service_us: f64,
     pub footprint_kb: usize,
-    pub policies: Vec<String>,
+    pub policies: Vec<crate::policy::Policy>,
     /// CPU quotas (CPUs), each against every cpuset width.
     pub cpu_quota: Option<Vec<f64>>,
     pub cpuset_width: Option<Vec<u32>>,
@@ -110,6 +112,20 @@ impl Measurement for LoadStep {
                 "shorten --step-duration or lower the rates",
             ));
         }
+        for p in &self.o.policies {
+            if let Some(why) = p.missing_privilege() {
+                return Err(usage(format!("--policy {why}")));
+            }
+            if let Some(c) = p.capacity {
+                if c.width > env.cpus.usable.len() {
+                    return Err(usage(format!(
+                        "--policy {p}: a cpuset of {} CPUs, and this process may use {}",
+                        c.width,
+                        env.cpus.usable.len()
+                    )));
+                }
+            }
+        }
         let mut capacity = Vec::new();
         for q in self.o.cpu_quota.iter().flatten() {
             crate::loadstep::capacity::check_quota(*q)
@@ -130,7 +146,8 @@ impl Measurement for LoadStep {
                 });
             }
         }
-        let layout = if capacity.is_empty() {
+        let own_capacity = self.o.policies.iter().any(|p| p.capacity.is_some());
+        let layout = if capacity.is_empty() && !own_capacity {
             None
         } else {
             Some(
@@ -157,6 +174,7 @@ impl Measurement for LoadStep {
             seed: crate::measure::clocks::now_ns(),
             http: self.o.http.clone(),
             server_pid: self.o.server_pid,
+            server: self.o.server.clone(),
         });
         Ok(())
     }
@@ -189,7 +207,7 @@ impl Measurement for LoadStep {
             workers: cfg.workers.clone(),
             service_us: cfg.service_us,
             footprint_kb: cfg.footprint_kb,
-            policies: cfg.policies.clone(),
+            policies: cfg.policies.iter().map(|p| p.to_string()).collect(),
             repeat: cfg.repeat,
             seed: cfg.seed,
             order,

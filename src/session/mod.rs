@@ -16,6 +16,7 @@
 //! A command is one type implementing [`Measurement`], in a file of its own here:
 //! `suites.rs` (`run`), `record.rs` (`record`), `loadstep.rs` (`loadstep`).
 
+pub mod experiment;
 pub mod loadstep;
 pub mod progress;
 pub mod record;
@@ -277,6 +278,7 @@ fn document(
         recording: None,
         indexes: None,
         loadstep: None,
+        experiment: None,
         tags: Default::default(),
         cpu_speed: None,
         scheduled_start: None,

@@ -7,6 +7,7 @@
 pub mod c2c;
 pub mod classic;
 pub mod ctx;
+pub mod experiment;
 pub mod kinds;
 pub mod loadstep;
 pub mod memory;
@@ -47,6 +48,7 @@ pub const VIEWS: &[&dyn View] = &[
     &classic::Classic,
     &record::Record,
     &loadstep::Loadstep,
+    &experiment::Experiment,
 ];
 
 /// The results of one benchmark (`family.name`, any version).

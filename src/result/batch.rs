@@ -1,0 +1,99 @@
+//! A `truebench experiment` as stored: a batch command run to completion under each
+//! policy variant, in shuffled repeated order; per run and instance the wall time, CPU
+//! time, context switches, migrations and business metric; per variant their medians with
+//! CIs; which variant wins on wall time (makespan with several instances) by a rank test.
+
+use crate::measure::stats::Stats;
+use crate::policy::apply::RtThrottling;
+use crate::policy::resolve::Instance;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One instance's run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InstanceRun {
+    /// From just before the fork to the end of wait4, s.
+    pub wall_s: f64,
+    /// User and system CPU time of it and its waited-for descendants (wait4 rusage), s.
+    pub user_s: f64,
+    pub system_s: f64,
+    /// Voluntary and involuntary context switches (rusage).
+    pub voluntary: u64,
+    pub involuntary: u64,
+    /// CPU migrations of its tasks (perf software event, inherited); absent when the event
+    /// could not be opened (the experiment's `unavailable` says why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub migrations: Option<u64>,
+    /// The business counter it wrote to the metric file (absent: none written by this run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric: Option<f64>,
+}
+
+/// One run of a variant: its instances side by side.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchRun {
+    /// Start of the first instance to the end of the last, s.
+    pub makespan_s: f64,
+    pub instances: Vec<InstanceRun>,
+}
+
+/// A variant's runs and their statistics (each over the runs; sums over instances).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchVariant {
+    pub policy: String,
+    /// Where each instance ran.
+    pub placement: Vec<Instance>,
+    pub runs: Vec<BatchRun>,
+    /// Makespan (the wall time with one instance), s.
+    pub makespan_s: Option<Stats>,
+    /// Per instance index, its wall time over the runs, s.
+    pub instance_wall_s: Vec<Option<Stats>>,
+    /// CPU time (user + system, all instances), s.
+    pub cpu_s: Option<Stats>,
+    pub context_switches: Option<Stats>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub migrations: Option<Stats>,
+    /// The business metric (sum over instances), in the command's own unit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric: Option<Stats>,
+}
+
+/// How another variant compares with the winner.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rival {
+    pub median_makespan_s: Option<f64>,
+    /// Ratio of its median makespan to the winner's.
+    pub ratio: Option<f64>,
+    /// Mann-Whitney p against the winner; null with under 3 runs a side.
+    pub p_value: Option<f64>,
+    /// p < 0.05.
+    pub real: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchComparison {
+    /// The variant with the lowest median makespan.
+    pub winner: String,
+    pub others: BTreeMap<String, Rival>,
+    pub test: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchExperiment {
+    pub command: Vec<String>,
+    pub runs: usize,
+    pub instances: usize,
+    pub seed: u64,
+    /// The runs in the (shuffled) order they ran.
+    pub order: Vec<String>,
+    pub variants: Vec<BatchVariant>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<BatchComparison>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric_file: Option<String>,
+    /// The kernel's real-time throttling, which bounds what fifo/rr variants may take.
+    pub rt_throttling: RtThrottling,
+    /// Figures that could not be measured, with the reason.
+    #[serde(default)]
+    pub unavailable: BTreeMap<String, String>,
+}

@@ -1,0 +1,183 @@
+//! `loadstep --http --server`: truebench starts nginx (a temporary config on a free
+//! loopback port) for each variant under that variant's policy, drives the steps, costs the
+//! server's process tree per request, and leaves no nginx behind, also on Ctrl-C; a server
+//! that never answers, exits at once or cannot be executed is one clear line.
+
+mod common;
+
+use common::TestEnv;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// A free loopback port, and an nginx config serving a file there from `dir`.
+fn nginx_config(dir: &Path) -> (u16, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    std::fs::create_dir_all(dir.join("html")).unwrap();
+    std::fs::write(dir.join("html/index.html"), "ok\n").unwrap();
+    let d = dir.display();
+    let conf = format!(
+        "daemon off;\nworker_processes 2;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
+         events {{ worker_connections 64; }}\nhttp {{ access_log off;\n\
+         client_body_temp_path {d}/b; proxy_temp_path {d}/p; fastcgi_temp_path {d}/f;\n\
+         uwsgi_temp_path {d}/u; scgi_temp_path {d}/s;\n\
+         server {{ listen 127.0.0.1:{port}; root {d}/html; }} }}\n"
+    );
+    std::fs::write(dir.join("nginx.conf"), conf).unwrap();
+    let server = format!("/usr/sbin/nginx -c {d}/nginx.conf -e {d}/error.log -p {d}");
+    (port, server)
+}
+
+/// nginx processes started with this test's config.
+fn nginx_of(dir: &Path) -> Vec<i32> {
+    let tag = dir.join("nginx.conf").display().to_string();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline"))
+                .map(|c| {
+                    let c = String::from_utf8_lossy(&c);
+                    c.contains("nginx") && c.contains(&tag)
+                })
+                .unwrap_or(false)
+        })
+        .collect()
+}
+
+fn args(port: u16, server: &str, policies: &str) -> Vec<String> {
+    [
+        "loadstep",
+        "--http",
+        &format!("http://127.0.0.1:{port}/"),
+        "--server",
+        server,
+        "--policy",
+        policies,
+        "--rates",
+        "200,400",
+        "--step-duration",
+        "0.4",
+        "--warmup",
+        "0.1",
+        "--workers",
+        "2",
+        "--repeat",
+        "1",
+        "--json",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+fn run_policies(policies: &str) {
+    let env = TestEnv::new();
+    let (port, server) = nginx_config(env.dir.path());
+    let doc = env.json(
+        &args(port, &server, policies)
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    truebench::result::validate(&doc).unwrap();
+    let ls = &doc["loadstep"];
+    let variants = ls["variants"].as_array().unwrap();
+    assert_eq!(variants.len(), 2);
+    for v in variants {
+        for s in v["steps"].as_array().unwrap() {
+            assert_eq!(s["valid"], true, "{}", s["invalid_reason"]);
+            // The launched server's tree is costed per request: its context switches (its
+            // CPU time is in clock ticks, too coarse for 80 requests of a few µs).
+            let cs = s["per_tx"]["context_switches"].as_f64();
+            assert!(cs.is_some_and(|c| c > 0.0 && c < 1000.0), "{s}");
+        }
+    }
+    assert!(ls["comparison"]["winner"].is_string());
+    assert!(nginx_of(env.dir.path()).is_empty(), "nginx left running");
+}
+
+#[test]
+fn nginx_under_os_and_pinned_is_compared_and_stopped() {
+    run_policies("os,pinned");
+}
+
+#[test]
+#[ignore = "needs root"]
+fn nginx_under_nice_and_fifo_is_compared_and_stopped() {
+    common::needs_root();
+    run_policies("nice:10,fifo:10");
+    // No real-time thread is left anywhere with nginx's name.
+    assert!(std::fs::read_dir("/proc").unwrap().flatten().all(|e| {
+        std::fs::read_to_string(e.path().join("comm")).map_or(true, |c| c.trim() != "nginx")
+            || std::fs::read_to_string(e.path().join("stat"))
+                .map_or(true, |s| s.split_whitespace().nth(40) != Some("1"))
+    }));
+}
+
+#[test]
+fn ctrl_c_stops_the_server() {
+    let env = TestEnv::new();
+    let (port, server) = nginx_config(env.dir.path());
+    let mut a = args(port, &server, "os");
+    a[8] = "200,200,200,200,200,200".into();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("truebench"))
+        .args(&a)
+        .env("TRUEBENCH_DB", env.db())
+        .env("TRUEBENCH_LOCK", env.lock())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(20);
+    while nginx_of(env.dir.path()).is_empty() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!nginx_of(env.dir.path()).is_empty(), "nginx never started");
+    std::thread::sleep(Duration::from_millis(300));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    assert!(nginx_of(env.dir.path()).is_empty(), "nginx left running");
+}
+
+#[test]
+fn a_server_that_never_answers_exits_or_cannot_run_is_one_line() {
+    let env = TestEnv::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let tag = format!("3{}.5", std::process::id() % 1000);
+    for (server, code, says) in [
+        (format!("sleep {tag}"), 1, "did not answer"),
+        (
+            "false".to_string(),
+            1,
+            "ended before it answered (exit status 1)",
+        ),
+        ("/nonexistent/server".to_string(), 2, "cannot execute"),
+    ] {
+        let mut a = args(port, &server, "os");
+        a.extend(["--ready-timeout".into(), "0.5".into()]);
+        let out = env.cmd().args(&a).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{server}: {err}");
+        let line = err.lines().find(|l| l.starts_with("error:")).unwrap();
+        assert!(line.contains(says), "{server}: {err}");
+    }
+    let left = std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        std::fs::read(e.path().join("cmdline"))
+            .is_ok_and(|c| String::from_utf8_lossy(&c) == format!("sleep\0{tag}\0"))
+    });
+    assert!(!left, "the server that never answered was left running");
+}
