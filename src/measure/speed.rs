@@ -220,8 +220,10 @@ mod tests {
             two = two.min(best(2 * passes));
         }
         let ratio = two / one;
+        // Loose bounds: the suite's other tests share the two CPUs (once 1.51x under that
+        // load). A chain the compiler folded, or a timing of overhead only, gives about 1x.
         assert!(
-            (1.7..2.3).contains(&ratio),
+            (1.35..2.7).contains(&ratio),
             "2x the chain took {ratio:.2}x the time"
         );
     }
