@@ -85,6 +85,8 @@ fn five_runs_of_two_policies_in_shuffled_order_with_their_figures() {
         shown.contains("Experiment:") && shown.contains("compact:1: wall"),
         "{shown}"
     );
+    // An experiment is data of its own: the text never says there are none.
+    assert!(!shown.contains("No results."), "{shown}");
 }
 
 #[test]

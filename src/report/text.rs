@@ -250,7 +250,9 @@ pub fn render(doc: &RunDocument, detail: Detail) -> String {
             }
         }
     }
-    if doc.results.is_empty() && doc.recording.is_none() && doc.loadstep.is_none() {
+    // Only when no view had anything to show (a recording, a load-step or a batch
+    // experiment is data of its own, not "no results").
+    if doc.results.is_empty() && !VIEWS.iter().any(|v| v.applies(doc)) {
         out.push_str("No results.\n");
     }
     if !doc.skipped.is_empty() {
