@@ -184,7 +184,12 @@ pub fn compare_with(a: &RunDocument, b: &RunDocument, history: &History) -> Comp
                 judged,
                 drift: drift.fraction,
             };
-            explanations.extend(CAUSES.iter().filter_map(|cause| cause(&c)));
+            explanations.extend(
+                CAUSES
+                    .iter()
+                    .filter_map(|cause| cause(&c))
+                    .map(|e| e.unless_below_drift(c.drift)),
+            );
             let explained = explanations
                 .iter()
                 .any(|e| e.claim == explain::Claim::Explains);

@@ -20,7 +20,9 @@ const CPU_BOUND: &[&str] = &[
     "classic.context-switch",
     "timers.clock-read",
 ];
-/// Effective clocks within this factor are the same.
+/// Effective clocks within this factor are the same. Two clocks also count as the same
+/// when they differ by less than either run's own samples did (a shared host moves the
+/// figure by several percent between the start and the end of one quiet run).
 const SAME: f64 = 1.03;
 
 pub fn cpu_bound(r: &BenchResult) -> bool {
@@ -40,9 +42,18 @@ fn kind(r: &BenchResult) -> Option<String> {
         .flatten()
 }
 
-/// The mean effective GHz of a run on CPUs of `kind` (all samples on a machine of one
-/// kind), and how many samples it rests on.
-pub fn ghz(doc: &RunDocument, kind: Option<&str>) -> Option<(f64, usize)> {
+/// A run's effective clock on CPUs of `kind` (all samples on a machine of one kind).
+#[derive(Debug, Clone, Copy)]
+pub struct Ghz {
+    /// The mean of the samples, GHz.
+    pub mean: f64,
+    pub samples: usize,
+    /// How far apart its own samples were: ln(fastest / slowest).
+    pub spread: f64,
+}
+
+/// The effective clock of a run on CPUs of `kind`, when it sampled any.
+pub fn ghz(doc: &RunDocument, kind: Option<&str>) -> Option<Ghz> {
     let s = doc.cpu_speed.as_ref()?;
     let pick: Vec<f64> = s
         .samples
@@ -51,7 +62,14 @@ pub fn ghz(doc: &RunDocument, kind: Option<&str>) -> Option<(f64, usize)> {
         .map(|x| x.cycles_per_ns)
         .filter(|v| v.is_finite() && *v > 0.0)
         .collect();
-    (!pick.is_empty()).then(|| (pick.iter().sum::<f64>() / pick.len() as f64, pick.len()))
+    let (lo, hi) = pick.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
+        (lo.min(*v), hi.max(*v))
+    });
+    (!pick.is_empty()).then(|| Ghz {
+        mean: pick.iter().sum::<f64>() / pick.len() as f64,
+        samples: pick.len(),
+        spread: (hi / lo).ln(),
+    })
 }
 
 pub fn explain(c: &RowCtx) -> Option<Explanation> {
@@ -81,20 +99,23 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
             );
         }
     };
-    let speed = gb.0 / ga.0;
+    let speed = gb.mean / ga.mean;
     let of_kind = k.map(|k| format!(" ({k} CPUs)")).unwrap_or_default();
     let evidence = format!(
         "effective clock{of_kind}: A {:.2} GHz ({} samples), B {:.2} GHz ({} samples), B/A {speed:.3}",
-        ga.0, ga.1, gb.0, gb.1
+        ga.mean, ga.samples, gb.mean, gb.samples
     );
-    if speed.ln().abs() < SAME.ln() {
+    let within = SAME.ln().max(ga.spread).max(gb.spread);
+    if speed.ln().abs() < within {
         return Some(
             Explanation::new(
                 CPU_SPEED,
                 Claim::RuledOut,
                 format!(
-                    "its effective clock was the same as A's ({:.2} vs {:.2} GHz)",
-                    gb.0, ga.0
+                    "its effective clock was the same as A's ({:.2} vs {:.2} GHz, within {:.1}%)",
+                    gb.mean,
+                    ga.mean,
+                    within.exp_m1() * 100.0
                 ),
             )
             .evidence(evidence),
@@ -111,7 +132,7 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
             Claim::Contributes,
             format!(
                 "its CPU ran at {:.2} GHz effective and A's at {:.2} GHz",
-                gb.0, ga.0
+                gb.mean, ga.mean
             ),
         )
         .evidence(evidence)
@@ -131,6 +152,29 @@ mod tests {
         let e = judged_rows(&a, &b, explain)[0].1.clone().unwrap();
         assert_eq!(e.claim, Claim::Explains, "{e:?}");
         assert!((e.predicted.unwrap() - 1.5).abs() < 1e-9);
+    }
+
+    /// The run with its start and end speed samples at `start` and `end` GHz.
+    fn sampled(doc: RunDocument, start: f64, end: f64) -> RunDocument {
+        let mut doc = with_speed(doc, start);
+        doc.cpu_speed.as_mut().unwrap().samples[1].cycles_per_ns = end;
+        doc
+    }
+
+    #[test]
+    fn a_difference_smaller_than_a_runs_own_samples_is_not_a_clock_change() {
+        // Two quiet runs of one command on a shared host: 4% between each run's own
+        // samples, 3.4% between the means.
+        let a = sampled(timers_run("a", 20.0, None), 3.85, 4.01);
+        let b = sampled(timers_run("b", 30.0, None), 3.72, 3.86);
+        let e = judged_rows(&a, &b, explain)[0].1.clone().unwrap();
+        assert_eq!(e.claim, Claim::RuledOut, "{e:?}");
+        assert!(e.because.contains("within 4.2%"), "{e:?}");
+        // Steady samples each side: the same 3.4% is a change of clock.
+        let a = sampled(timers_run("a", 20.0, None), 3.93, 3.93);
+        let b = sampled(timers_run("b", 20.7, None), 3.80, 3.80);
+        let e = judged_rows(&a, &b, explain)[0].1.clone().unwrap();
+        assert_eq!(e.claim, Claim::Explains, "{e:?}");
     }
 
     #[test]
