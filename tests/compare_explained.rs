@@ -578,6 +578,26 @@ fn several_runs_rank_against_a_baseline_per_host_top_and_by_tag() {
 }
 
 #[test]
+fn two_runs_are_shown_with_their_tags() {
+    let env = TestEnv::new();
+    let ids = fleet(&env);
+    let text = env.text(&["compare", &ids[0], &ids[1]]);
+    assert!(
+        text.contains(&format!("A = {} (tags rack=r1)", ids[0])),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("B = {} (tags rack=r2)", ids[1])),
+        "{text}"
+    );
+    let j = env.json(&["compare", &ids[0], &ids[1], "--json"]);
+    assert_eq!(j["tags"][0]["rack"], "r1", "{}", j["tags"]);
+    assert_eq!(j["tags"][1]["rack"], "r2", "{}", j["tags"]);
+    let html = env.text(&["report", &ids[0], &ids[1]]);
+    assert!(html.contains("Tags: A rack=r1 | B rack=r2"), "{html}");
+}
+
+#[test]
 fn bad_compare_requests_are_refused() {
     let env = TestEnv::new();
     let ids = fleet(&env);

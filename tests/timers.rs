@@ -43,22 +43,31 @@ fn a_syscall_clock_collapses_per_event_timing_but_not_batch_timing() {
         serde_json::from_slice(out.as_bytes()).unwrap()
     };
     // Alternated twice, and the better batch figure of each kept: a neighbour that slows
-    // one run of this shared machine does not pass for the shim's doing.
-    let fast = env.run(&["memory.per-event", "--samples", "5"]);
-    let slow = slow_run();
-    let fast2 = env.run(&["memory.per-event", "--samples", "5"]);
-    let slow2 = slow_run();
-    let fb = median(&fast, "batch").max(median(&fast2, "batch"));
-    let sb = median(&slow, "batch").max(median(&slow2, "batch"));
-    let (fp, sp) = (median(&fast, "per-event"), median(&slow, "per-event"));
-    assert!(
-        (sb / fb - 1.0).abs() < 0.25,
-        "batch-timed figure moved: {fb} -> {sb} MB/s"
-    );
-    assert!(
-        sp < 0.6 * fp,
-        "per-event figure did not collapse: {fp} -> {sp} MB/s"
-    );
+    // one run of this shared machine does not pass for the shim's doing. A neighbour that
+    // slowed both runs of one side moves the batch figure without the clock: the pair is
+    // measured again, up to three times.
+    let mut moved = vec![];
+    let (fast, slow) = loop {
+        let fast = env.run(&["memory.per-event", "--samples", "5"]);
+        let slow = slow_run();
+        let fast2 = env.run(&["memory.per-event", "--samples", "5"]);
+        let slow2 = slow_run();
+        let fb = median(&fast, "batch").max(median(&fast2, "batch"));
+        let sb = median(&slow, "batch").max(median(&slow2, "batch"));
+        let (fp, sp) = (median(&fast, "per-event"), median(&slow, "per-event"));
+        assert!(
+            sp < 0.6 * fp,
+            "per-event figure did not collapse: {fp} -> {sp} MB/s"
+        );
+        if (sb / fb - 1.0).abs() < 0.25 {
+            break (fast, slow);
+        }
+        moved.push(format!("{fb:.0} -> {sb:.0} MB/s"));
+        assert!(
+            moved.len() < 3,
+            "batch-timed figure moved in every try: {moved:?}"
+        );
+    };
     // The slow run says why: its timer share is large and the probe flags the clock.
     let pe = slow["results"]
         .as_array()

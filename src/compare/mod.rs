@@ -30,6 +30,7 @@ use crate::result::RunDocument;
 use explain::{Explanation, RowCtx, Status};
 use serde::Serialize;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use verdict::{History, Verdict};
 
 pub const SCHEMA: &str = "truebench.compare/1";
@@ -88,6 +89,8 @@ pub struct Comparison {
     pub runs: [String; 2],
     pub a: String,
     pub b: String,
+    /// Each run's tags (`--tag KEY=VALUE`), A's then B's.
+    pub tags: [BTreeMap<String, String>; 2],
     /// Per suite, the sentences a performance engineer would write.
     pub summary: Vec<String>,
     pub rows: Vec<Row>,
@@ -243,6 +246,7 @@ pub fn compare_with(a: &RunDocument, b: &RunDocument, history: &History) -> Comp
         runs: [a.run_id.clone(), b.run_id.clone()],
         a: a.run_id.clone(),
         b: b.run_id.clone(),
+        tags: [a.tags.clone(), b.tags.clone()],
         summary: vec![],
         rows,
         only_in_a,

@@ -46,7 +46,14 @@ pub fn render(c: &Comparison) -> String {
             },
         ]);
     }
-    let mut s = format!("A = {}\nB = {}\n", c.a, c.b);
+    let mut s = String::new();
+    for (side, id, tags) in [("A", &c.a, &c.tags[0]), ("B", &c.b, &c.tags[1])] {
+        s.push_str(&format!("{side} = {id}"));
+        if !tags.is_empty() {
+            s.push_str(&format!(" (tags {})", crate::result::tags::text(tags)));
+        }
+        s.push('\n');
+    }
     if !c.summary.is_empty() {
         s.push_str("Summary:\n");
         for line in &c.summary {
