@@ -1,7 +1,8 @@
 //! The effective CPU speed every `run` records: a sample at the start and end of each suite
 //! on this machine's first usable CPU (one kind here), plausible as a clock, start and end
 //! in loose agreement without a hog, the drop finding consistent with the figures, and the
-//! text report showing it. (The measurement itself: src/measure/speed.rs unit tests.)
+//! text report showing it; `record` samples it after its window, `experiment` around its
+//! runs. (The measurement itself: src/measure/speed.rs unit tests.)
 
 mod common;
 
@@ -65,5 +66,43 @@ fn run_samples_the_speed_at_the_start_and_end_of_each_suite() {
     assert!(
         line.contains("timers ") && line.contains(" GHz effective at start, "),
         "{line}"
+    );
+}
+
+/// (suite, point) of each speed sample of a document.
+fn points(doc: &Value) -> Vec<(String, String)> {
+    samples(doc)
+        .iter()
+        .map(|x| {
+            let ghz = x["cycles_per_ns"].as_f64().unwrap();
+            assert!((0.2..8.0).contains(&ghz), "{x}");
+            (
+                x["suite"].as_str().unwrap().to_string(),
+                x["point"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn record_samples_it_after_its_window_and_experiment_around_its_runs() {
+    let env = TestEnv::new();
+    let rec = env.json(&[
+        "record",
+        "--interval",
+        "0.2",
+        "--json",
+        "--",
+        "sleep",
+        "0.5",
+    ]);
+    assert_eq!(points(&rec), [("record".into(), "end".into())]);
+    let exp = env.json(&["experiment", "--runs", "2", "--json", "--", "true"]);
+    assert_eq!(
+        points(&exp),
+        [
+            ("experiment".into(), "start".into()),
+            ("experiment".into(), "end".into())
+        ]
     );
 }

@@ -283,8 +283,19 @@ pub fn probe_schema_value() -> Value {
     serde_json::json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs, "$ref": "#/$defs/probe"})
 }
 
-fn schema_errors(schema: &Value, doc: &Value) -> Vec<String> {
-    let validator = jsonschema::validator_for(schema).expect("the embedded schema compiles");
+/// The compiled schema of a whole document and of its probe part, built once per process:
+/// compiling takes far longer than checking one document (`import` of many files).
+fn validators() -> &'static (jsonschema::Validator, jsonschema::Validator) {
+    static V: std::sync::OnceLock<(jsonschema::Validator, jsonschema::Validator)> =
+        std::sync::OnceLock::new();
+    V.get_or_init(|| {
+        let compile =
+            |s: Value| jsonschema::validator_for(&s).expect("the embedded schema compiles");
+        (compile(schema_value()), compile(probe_schema_value()))
+    })
+}
+
+fn schema_errors(validator: &jsonschema::Validator, doc: &Value) -> Vec<String> {
     validator
         .iter_errors(doc)
         .take(5)
@@ -294,7 +305,7 @@ fn schema_errors(schema: &Value, doc: &Value) -> Vec<String> {
 
 /// Check a probe document against the schema.
 pub fn validate_probe(doc: &Value) -> Result<(), String> {
-    let errs = schema_errors(&probe_schema_value(), doc);
+    let errs = schema_errors(&validators().1, doc);
     if errs.is_empty() {
         Ok(())
     } else {
@@ -313,7 +324,7 @@ pub fn validate(doc: &Value) -> Result<RunDocument, String> {
         Some(other) => return Err(format!("schema is '{other}', expected '{SCHEMA}'")),
         None => return Err(format!("no 'schema' key: not a {SCHEMA} document")),
     }
-    let errs = schema_errors(&schema_value(), doc);
+    let errs = schema_errors(&validators().0, doc);
     if !errs.is_empty() {
         return Err(format!("does not match {SCHEMA}: {}", errs.join("; ")));
     }

@@ -196,6 +196,7 @@ impl Measurement for Experiment {
         for s in &self.skipped {
             eprintln!("truebench: skipped {}: {}", s.case, s.reason);
         }
+        m.speed("experiment", crate::result::SpeedPoint::Start);
         'rounds: for round in 0..self.o.runs {
             let mut idx: Vec<usize> = (0..self.runnable.len()).collect();
             idx.shuffle(&mut rng);
@@ -226,6 +227,9 @@ impl Measurement for Experiment {
                 );
                 by_variant[v].push(run);
             }
+        }
+        if !m.interrupted {
+            m.speed("experiment", crate::result::SpeedPoint::End);
         }
         let variants: Vec<BatchVariant> = self
             .runnable

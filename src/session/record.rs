@@ -455,6 +455,11 @@ impl Measurement for Recording {
             .unwrap_or(0)
             .saturating_sub(my_cpu0) as f64
             / ticks;
+        // The effective CPU speed, once the recording is over (sampling first would delay
+        // the first reading of a command already started) and outside its own CPU time.
+        if !m.interrupted {
+            m.speed("record", crate::result::SpeedPoint::End);
+        }
 
         let mut unavailable: BTreeMap<String, String> = BTreeMap::new();
         match &counters {
