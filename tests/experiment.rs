@@ -333,3 +333,43 @@ fn ctrl_c_stops_the_command_and_keeps_finished_runs() {
     assert_eq!(doc["interrupted"], true);
     assert!(running_with(&tag).is_empty(), "left running");
 }
+
+#[test]
+#[ignore = "needs root"]
+fn a_capacity_variant_holds_the_command_to_its_quota_and_leaves_no_cgroup() {
+    common::needs_root();
+    let env = TestEnv::new();
+    let doc = env.json(&[
+        "experiment",
+        "--runs",
+        "2",
+        "--policy",
+        "os,cap:0.25/1",
+        "--json",
+        "--",
+        "sh",
+        "-c",
+        "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done",
+    ]);
+    truebench::result::validate(&doc).unwrap();
+    // A quarter of a CPU per period: the loop's CPU time takes about four times as long in
+    // wall time (the first period's quota is spent at once, hence the margin).
+    for r in variant(&doc, "cap:0.25/1")["runs"].as_array().unwrap() {
+        let i = &r["instances"][0];
+        let wall = i["wall_s"].as_f64().unwrap();
+        let cpu = i["user_s"].as_f64().unwrap() + i["system_s"].as_f64().unwrap();
+        assert!(cpu > 0.05, "{i}");
+        assert!(
+            wall >= 2.5 * cpu,
+            "capped at 0.25 CPU: wall {wall} s for {cpu} CPU-s"
+        );
+    }
+    // Unconfined, the same loop is not held back that way.
+    let os = &variant(&doc, "os")["runs"][0]["instances"][0];
+    let (wall, cpu) = (
+        os["wall_s"].as_f64().unwrap(),
+        os["user_s"].as_f64().unwrap() + os["system_s"].as_f64().unwrap(),
+    );
+    assert!(cpu > 0.05 && wall < 10.0 * cpu, "{os}");
+    common::assert_no_cgroup_left();
+}

@@ -225,20 +225,7 @@ fn a_capacity_grid_throttles_and_leaves_no_cgroup_behind() {
     assert!(busy["throttled_periods"].as_u64().unwrap() >= 1, "{busy}");
     assert!(busy["throttled_ms"].as_f64().unwrap() > 0.0);
     assert!(common::finding_ids(&doc["findings"]).contains(&"throttled"));
-    // Nothing left behind in any cgroup hierarchy.
-    let leftovers: Vec<_> = [
-        "/sys/fs/cgroup",
-        "/sys/fs/cgroup/cpu",
-        "/sys/fs/cgroup/cpuset",
-    ]
-    .iter()
-    .filter_map(|d| std::fs::read_dir(d).ok())
-    .flatten()
-    .flatten()
-    .filter(|e| e.file_name().to_string_lossy().starts_with("truebench-"))
-    .map(|e| e.path())
-    .collect();
-    assert!(leftovers.is_empty(), "{leftovers:?}");
+    common::assert_no_cgroup_left();
 }
 
 /// A keep-alive HTTP/1.1 server for the test: every request gets a 2-byte 200.

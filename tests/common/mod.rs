@@ -233,3 +233,20 @@ pub fn slow_clock_shim(dir: &std::path::Path) -> PathBuf {
     );
     out
 }
+
+/// No cgroup truebench makes (`truebench-*`) is left in any hierarchy.
+pub fn assert_no_cgroup_left() {
+    let leftovers: Vec<_> = [
+        "/sys/fs/cgroup",
+        "/sys/fs/cgroup/cpu",
+        "/sys/fs/cgroup/cpuset",
+    ]
+    .iter()
+    .filter_map(|d| std::fs::read_dir(d).ok())
+    .flatten()
+    .flatten()
+    .filter(|e| e.file_name().to_string_lossy().starts_with("truebench-"))
+    .map(|e| e.path())
+    .collect();
+    assert!(leftovers.is_empty(), "cgroups left behind: {leftovers:?}");
+}
