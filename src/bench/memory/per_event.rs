@@ -150,14 +150,24 @@ mod tests {
 
     #[test]
     fn per_event_timing_is_slower_than_batch_timing_for_the_same_writes() {
-        let (pe, b) = measure(3, 2e6);
-        let pe: f64 = pe.iter().map(rate).sum::<f64>() / 3.0;
-        let b: f64 = b.iter().map(rate).sum::<f64>() / 3.0;
-        // Three clock reads (>= a few ns each) per 128 stores: never free.
-        assert!(pe < b, "per-event {pe} MB/s not below batch {b} MB/s");
-        assert!(
-            b > 500.0,
-            "batch rate {b} MB/s implausibly low for L1-resident writes"
-        );
+        // The best sample of each (an interruption only makes a sample slower); this test
+        // runs beside the others of the crate, so a pair a neighbour disturbed is measured
+        // again, up to three times.
+        let best = |v: &[Batch]| v.iter().map(rate).fold(0.0, f64::max);
+        let mut seen = vec![];
+        for _ in 0..3 {
+            let (pe, b) = measure(3, 2e6);
+            let (pe, b) = (best(&pe), best(&b));
+            assert!(
+                b > 500.0,
+                "batch rate {b} MB/s implausibly low for L1-resident writes"
+            );
+            // Three clock reads (>= a few ns each) per 128 stores: never free.
+            if pe < b {
+                return;
+            }
+            seen.push((pe, b));
+        }
+        panic!("per-event timing not below batch timing (MB/s) in three tries: {seen:?}");
     }
 }
