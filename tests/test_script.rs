@@ -68,7 +68,7 @@ echo "$*" >> {log}
 {fail}
 for p in "$@"; do
   case "$p" in
-    gcc) t=cc ;; util-linux) t=lscpu ;; chromium) t=chromium ;; prometheus) t=promtool ;;
+    gcc) t=cc ;; util-linux) t=lscpu ;; hwloc) t=lstopo-no-graphics ;; chromium) t=chromium ;; prometheus) t=promtool ;;
     golang-go) t=go ;; openssh-server) t=sshd ;; postgresql) t=initdb ;; openssl) t=openssl ;; nginx) t=nginx ;;
     python3) /bin/cat > {bin}/python3 <<'PY'
 {python}PY
@@ -158,6 +158,7 @@ fn as_root_it_installs_each_missing_tool_and_says_why_in_one_line() {
     );
     assert!(debian[0].contains("cc (Debian package gcc libc6-dev: tests/timers.rs"));
     assert!(debian[0].contains("chromium (Debian package chromium: tests/report.rs"));
+    assert!(debian[0].contains("lstopo-no-graphics (Debian package hwloc: tests/probe_fixtures.rs"));
     assert!(debian[0].contains("promtool (Debian package prometheus: tests/exports.rs"));
     assert!(debian[0].contains("sshd (Debian package openssh-server: tests/fleet.rs"));
     assert!(!debian[0].contains("lscpu"), "{err}");
@@ -172,7 +173,7 @@ fn as_root_it_installs_each_missing_tool_and_says_why_in_one_line() {
         calls.lines().collect::<Vec<_>>(),
         [
             "update -qq",
-            "install -y -qq gcc libc6-dev chromium prometheus golang-go openssh-server python3 python3-venv postgresql openssl nginx"
+            "install -y -qq gcc libc6-dev hwloc chromium prometheus golang-go openssh-server python3 python3-venv postgresql openssl nginx"
         ]
     );
     assert!(bin.join("cc").exists() && bin.join("chromium").exists());
@@ -224,7 +225,7 @@ fn as_root_a_failed_install_stops_before_testing_with_exit_1() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
         err.lines().last().unwrap().starts_with(
-            "error: apt-get install gcc libc6-dev util-linux chromium prometheus golang-go openssh-server python3 python3-venv postgresql openssl nginx failed"
+            "error: apt-get install gcc libc6-dev util-linux hwloc chromium prometheus golang-go openssh-server python3 python3-venv postgresql openssl nginx failed"
         ),
         "{err}"
     );
@@ -249,7 +250,7 @@ fn without_root_a_missing_tool_stops_before_testing_with_one_line() {
     );
     assert!(!err.contains("lscpu"), "lscpu is here: {err}");
     assert!(
-        err.contains("sudo apt-get install gcc libc6-dev chromium prometheus golang-go openssh-server python3 python3-venv postgresql openssl nginx"),
+        err.contains("sudo apt-get install gcc libc6-dev hwloc chromium prometheus golang-go openssh-server python3 python3-venv postgresql openssl nginx"),
         "{err}"
     );
     assert!(out.stdout.is_empty());
@@ -259,7 +260,15 @@ fn without_root_a_missing_tool_stops_before_testing_with_one_line() {
 fn without_root_and_with_every_tool_it_asks_for_root_or_no_root_before_testing() {
     let (dir, bin, copy) = sandbox();
     for tool in [
-        "cc", "lscpu", "chromium", "promtool", "sshd", "initdb", "openssl", "nginx",
+        "cc",
+        "lscpu",
+        "lstopo-no-graphics",
+        "chromium",
+        "promtool",
+        "sshd",
+        "initdb",
+        "openssl",
+        "nginx",
     ] {
         write_executable(&bin.join(tool), "#!/bin/sh\nexit 0\n");
     }

@@ -3,12 +3,17 @@
 //! `cpuset.effective_mems`) and CPU quota (v2 `cpu.max`, v1 `cpu.cfs_quota_us` /
 //! `cpu.cfs_period_us`), found through /proc/self/cgroup and /proc/self/mountinfo.
 //! Quotas are walked up to the mount root, since any ancestor's quota binds.
+//!
+//! Trees captured by hwloc-gather-topology hold /proc/mounts instead of mountinfo and
+//! /proc/self/cpuset beside /proc/self/cgroup; older machines mount the pre-cgroup `cpuset`
+//! filesystem (files `cpus` and `mems`, the process's path in /proc/self/cpuset). Both are
+//! read when mountinfo or a cgroup line is missing.
 
 use super::cpulist::read_list_file;
 use super::sysroot::SysRoot;
 use super::Unavailable;
 use procfs_core::process::MountInfos;
-use procfs_core::{FromRead, ProcessCGroups};
+use procfs_core::{FromRead, MountEntry, ProcessCGroups};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -42,26 +47,58 @@ struct Mount {
     point: PathBuf,
     root: String,
     v2: bool,
+    /// The pre-cgroup `cpuset` filesystem (files `cpus`, `mems` without a prefix).
+    legacy_cpuset: bool,
     controllers: Vec<String>,
 }
 
+/// Where the cgroup mounts were read from (named in the reasons).
+const MOUNT_SOURCES: &str = "/proc/self/mountinfo or /proc/mounts";
+
+/// The cgroup hierarchies mounted: from /proc/self/mountinfo, else /proc/mounts (which
+/// has no mount roots: each is taken as "/").
 fn mounts(root: &SysRoot) -> Vec<Mount> {
-    let Ok(f) = std::fs::File::open(root.path("/proc/self/mountinfo")) else {
+    let cgroupish = |t: &str| t == "cgroup" || t == "cgroup2" || t == "cpuset";
+    if let Some(infos) = std::fs::File::open(root.path("/proc/self/mountinfo"))
+        .ok()
+        .and_then(|f| MountInfos::from_read(f).ok())
+    {
+        return infos
+            .into_iter()
+            .filter(|m| cgroupish(&m.fs_type))
+            .map(|m| Mount {
+                controllers: m.super_options.keys().cloned().collect(),
+                point: m.mount_point.clone(),
+                root: m.root.clone(),
+                v2: m.fs_type == "cgroup2",
+                legacy_cpuset: m.fs_type == "cpuset",
+            })
+            .collect();
+    }
+    let Some(entries) = std::fs::File::open(root.path("/proc/mounts"))
+        .ok()
+        .and_then(|f| Vec::<MountEntry>::from_read(f).ok())
+    else {
         return vec![];
     };
-    let Ok(infos) = MountInfos::from_read(f) else {
-        return vec![];
-    };
-    infos
+    entries
         .into_iter()
-        .filter(|m| m.fs_type == "cgroup" || m.fs_type == "cgroup2")
+        .filter(|m| cgroupish(&m.fs_vfstype))
         .map(|m| Mount {
-            controllers: m.super_options.keys().cloned().collect(),
-            point: m.mount_point.clone(),
-            root: m.root.clone(),
-            v2: m.fs_type == "cgroup2",
+            controllers: m.fs_mntops.keys().cloned().collect(),
+            point: PathBuf::from(&m.fs_file),
+            root: "/".into(),
+            v2: m.fs_vfstype == "cgroup2",
+            legacy_cpuset: m.fs_vfstype == "cpuset",
         })
         .collect()
+}
+
+/// This process's cpuset path from /proc/PID/cpuset (kernels before cgroups, and
+/// hwloc-gather-topology captures).
+fn cpuset_path(root: &SysRoot, pid: &str) -> Option<String> {
+    root.read_opt(format!("/proc/{pid}/cpuset"))
+        .filter(|p| p.starts_with('/'))
 }
 
 /// The directory of cgroup `path` in a hierarchy mounted at `m`, inside the sysroot.
@@ -158,29 +195,42 @@ fn tightest_quota(dir: &Path, stop: &Path, v2: bool, root: &SysRoot) -> Option<(
 
 /// Find (mount, path) for a controller: a v1 hierarchy that has it, else the v2 one when
 /// its root lists the controller in cgroup.controllers.
+/// A cpuset found through no cgroup line comes from /proc/PID/cpuset: the legacy `cpuset`
+/// filesystem, or a v1 hierarchy with the cpuset controller.
 fn locate<'m>(
     root: &SysRoot,
     groups: &ProcessCGroups,
     mounts: &'m [Mount],
     ctrl: &str,
+    pid: &str,
 ) -> Option<(&'m Mount, String)> {
+    let v1 = |m: &&Mount| !m.v2 && !m.legacy_cpuset && m.controllers.iter().any(|c| c == ctrl);
     for g in &groups.0 {
         if g.hierarchy != 0 && g.controllers.iter().any(|c| c == ctrl) {
-            if let Some(m) = mounts
-                .iter()
-                .find(|m| !m.v2 && m.controllers.iter().any(|c| c == ctrl))
-            {
+            if let Some(m) = mounts.iter().find(v1) {
                 return Some((m, g.pathname.clone()));
             }
         }
     }
-    let g = groups.0.iter().find(|g| g.hierarchy == 0)?;
-    let m = mounts.iter().find(|m| m.v2)?;
-    let ctrls = read_file(root, &root.path(&m.point), "cgroup.controllers").unwrap_or_default();
-    ctrls
-        .split_whitespace()
-        .any(|c| c == ctrl)
-        .then(|| (m, g.pathname.clone()))
+    let v2 = groups.0.iter().find(|g| g.hierarchy == 0).and_then(|g| {
+        let m = mounts.iter().find(|m| m.v2)?;
+        let ctrls = read_file(root, &root.path(&m.point), "cgroup.controllers").unwrap_or_default();
+        ctrls
+            .split_whitespace()
+            .any(|c| c == ctrl)
+            .then(|| (m, g.pathname.clone()))
+    });
+    v2.or_else(|| {
+        if ctrl != "cpuset" {
+            return None;
+        }
+        let path = cpuset_path(root, pid)?;
+        let m = mounts
+            .iter()
+            .find(|m| m.legacy_cpuset)
+            .or_else(|| mounts.iter().find(v1))?;
+        Some((m, path.to_string()))
+    })
 }
 
 /// This process's cgroup directory for controller `ctrl` (`cpu`, `cpuset`) and whether it
@@ -188,9 +238,10 @@ fn locate<'m>(
 pub fn own_dir(root: &SysRoot, ctrl: &str) -> Option<(PathBuf, bool)> {
     let groups = std::fs::File::open(root.path("/proc/self/cgroup"))
         .ok()
-        .and_then(|f| ProcessCGroups::from_read(f).ok())?;
+        .and_then(|f| ProcessCGroups::from_read(f).ok())
+        .unwrap_or(ProcessCGroups(vec![]));
     let mounts = mounts(root);
-    let (m, path) = locate(root, &groups, &mounts, ctrl)?;
+    let (m, path) = locate(root, &groups, &mounts, ctrl, "self")?;
     Some((cgroup_dir(root, m, &path), m.v2))
 }
 
@@ -204,9 +255,13 @@ pub fn read_for(root: &SysRoot, pid: &str, missing: &mut Unavailable) -> Option<
     let groups = std::fs::File::open(root.path(format!("/proc/{pid}/cgroup")))
         .ok()
         .and_then(|f| ProcessCGroups::from_read(f).ok());
-    let Some(groups) = groups else {
-        missing.add("cgroup", &format!("no /proc/{pid}/cgroup"));
-        return None;
+    let groups = match groups {
+        Some(g) => g,
+        None if cpuset_path(root, pid).is_some() => ProcessCGroups(vec![]),
+        None => {
+            missing.add("cgroup", &format!("no /proc/{pid}/cgroup"));
+            return None;
+        }
     };
     let mounts = mounts(root);
     let has_v1 = mounts.iter().any(|m| !m.v2);
@@ -216,7 +271,10 @@ pub fn read_for(root: &SysRoot, pid: &str, missing: &mut Unavailable) -> Option<
         (true, false) => "v1",
         (false, true) => "v2",
         (false, false) => {
-            missing.add("cgroup", "no cgroup filesystem in /proc/self/mountinfo");
+            missing.add(
+                "cgroup",
+                &format!("no cgroup filesystem in {MOUNT_SOURCES}"),
+            );
             return None;
         }
     };
@@ -235,7 +293,7 @@ pub fn read_for(root: &SysRoot, pid: &str, missing: &mut Unavailable) -> Option<
         cpu_stat_path: None,
     };
 
-    let locate = |ctrl: &str| locate(root, &groups, &mounts, ctrl);
+    let locate = |ctrl: &str| locate(root, &groups, &mounts, ctrl, pid);
 
     if let Some(g) = groups.0.iter().find(|g| g.hierarchy == 0) {
         info.paths.insert("unified".into(), g.pathname.clone());
@@ -247,6 +305,8 @@ pub fn read_for(root: &SysRoot, pid: &str, missing: &mut Unavailable) -> Option<
             let dir = cgroup_dir(root, m, &path);
             let (cpus, mems): (&[&str], &[&str]) = if m.v2 {
                 (&["cpuset.cpus.effective"], &["cpuset.mems.effective"])
+            } else if m.legacy_cpuset {
+                (&["cpus"], &["mems"])
             } else {
                 (
                     &["cpuset.effective_cpus", "cpuset.cpus"],

@@ -45,6 +45,13 @@ pub fn bracketed(s: &str) -> Option<String> {
     Some(s[a + 1..b].to_string())
 }
 
+/// The release in a /proc/version line (`Linux version 6.1.0-18-amd64 (...) ...`), for
+/// trees that hold /proc/version and not /proc/sys (hwloc-gather-topology captures).
+fn version_release(v: &str) -> Option<String> {
+    let rest = v.trim().strip_prefix("Linux version ")?;
+    rest.split_whitespace().next().map(str::to_string)
+}
+
 fn cpufreq_file(root: &SysRoot, name: &str) -> Option<String> {
     root.read_opt(format!("/sys/devices/system/cpu/cpu0/cpufreq/{name}"))
         .or_else(|| root.read_opt(format!("/sys/devices/system/cpu/cpufreq/policy0/{name}")))
@@ -59,7 +66,10 @@ pub fn read(root: &SysRoot, missing: &mut Unavailable) -> KernelInfo {
         })
     };
     let info = KernelInfo {
-        release: root.read_opt("/proc/sys/kernel/osrelease"),
+        release: root.read_opt("/proc/sys/kernel/osrelease").or_else(|| {
+            root.read_opt("/proc/version")
+                .and_then(|v| version_release(&v))
+        }),
         cmdline: root.read_opt("/proc/cmdline"),
         cpufreq_driver: cpufreq_file(root, "scaling_driver"),
         cpufreq_governor: cpufreq_file(root, "scaling_governor"),
@@ -158,6 +168,18 @@ pub fn load(root: &SysRoot, missing: &mut Unavailable) -> Option<Load> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn release_from_proc_version() {
+        assert_eq!(
+            version_release(
+                "Linux version 2.6.32-754.el6.x86_64 (mockbuild@x) (gcc 4.4.7) #1 SMP\n"
+            )
+            .as_deref(),
+            Some("2.6.32-754.el6.x86_64")
+        );
+        assert_eq!(version_release("garbage"), None);
+    }
 
     #[test]
     fn bracketed_choice() {

@@ -166,6 +166,12 @@ pub fn probe(root: &SysRoot) -> ProbeDoc {
     let sets = cpus::read(root, &mut missing);
     let cg = cgroup::read(root, &mut missing);
     let topology = topology::read(root, &sets.online);
+    if topology.caches.is_empty() {
+        missing.add(
+            "topology.caches",
+            "no cpuN/cache/index* directory with a level (s390, Itanium and 2.6 kernels write none): no caches and no LLC groups",
+        );
+    }
     let numa = numa::read(root, &sets.online, &mut missing);
     let mems = usable_mems(root, &numa, cg.as_ref().and_then(|c| c.mems.as_ref()));
     let cpus = cpus_doc(sets, cg.as_ref(), mems);

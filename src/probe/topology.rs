@@ -233,6 +233,15 @@ fn packages(raws: &[Raw]) -> (Vec<i64>, String) {
             let by_masks = partition(raws, |i| comp[i]);
             if by_id == by_masks {
                 (ids, "packages from physical_package_id, agreeing with the package sibling masks".into())
+            } else if refines(&by_masks, &by_id) && core_ids_unique(raws, &ids) {
+                (
+                    ids,
+                    format!(
+                        "packages from physical_package_id ({} groups): the package sibling masks split them into {} groups, but each package's core_ids are distinct (masks cut per node, as kernels wrote core_siblings on Cluster-on-Die Xeons)",
+                        by_id.len(),
+                        by_masks.len()
+                    ),
+                )
             } else {
                 (
                     by_mask(),
@@ -269,6 +278,33 @@ fn packages(raws: &[Raw]) -> (Vec<i64>, String) {
             "neither a valid physical_package_id nor package sibling masks on every CPU: CPUs without either are counted as one package (-1)".into(),
         ),
     }
+}
+
+/// Whether every group of `fine` lies inside one group of `coarse`.
+fn refines(fine: &[Vec<u32>], coarse: &[Vec<u32>]) -> bool {
+    fine.iter()
+        .all(|f| coarse.iter().any(|c| f.iter().all(|x| c.contains(x))))
+}
+
+/// Whether no two cores of one package (by `ids`) share a die_id and core_id: CPUs that do
+/// share them must also share an SMT sibling mask. Repeated ids on distinct sockets
+/// (Itanium) break this, since each socket numbers its cores from 0.
+fn core_ids_unique(raws: &[Raw], ids: &[i64]) -> bool {
+    // (package id, die_id, core_id) -> the SMT sibling mask of the first CPU seen with them.
+    type CoreKey = (i64, Option<i64>, i64);
+    let mut seen: BTreeMap<CoreKey, &Option<Vec<u32>>> = BTreeMap::new();
+    raws.iter().enumerate().all(|(i, r)| {
+        let Some(core) = r.core_id else {
+            return false;
+        };
+        match seen.get(&(ids[i], r.die_id, core)) {
+            Some(sibs) => **sibs == r.thread_sibs && r.thread_sibs.is_some(),
+            None => {
+                seen.insert((ids[i], r.die_id, core), &r.thread_sibs);
+                true
+            }
+        }
+    })
 }
 
 /// Each CPU's label: the index (in CPU order) of its group.
