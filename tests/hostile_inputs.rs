@@ -259,3 +259,33 @@ fn empty_files_bom_and_missing_output_directories_are_said_plainly() {
         assert!(!err.contains(".tmp"), "{err}");
     }
 }
+
+/// A result of the same benchmark in other units (ms against ns) was compared as a ratio
+/// of 1.000, "no real difference". The row is now not comparable, saying why.
+#[test]
+fn results_in_other_units_are_not_compared() {
+    let env = Env::new();
+    let base = timers_doc();
+    let id = base["run_id"].as_str().unwrap().to_string();
+    let mut other = base.clone();
+    other["run_id"] = "20261123T115646Z-0004".into();
+    other["results"][0]["unit"] = "ms/read".into();
+    for (name, d) in [("a.json", &base), ("b.json", &other)] {
+        let f = env.file(name, &d.to_string());
+        env.text(&["import", f.to_str().unwrap()]);
+    }
+    let text = env.text(&["compare", &id, "20261123T115646Z-0004"]);
+    let row = text
+        .lines()
+        .find(|l| l.contains("clock=monotonic,path=vdso"))
+        .unwrap();
+    assert!(
+        row.contains("not comparable (units differ: ns/read vs ms/read)"),
+        "{row}"
+    );
+    let others = text
+        .lines()
+        .filter(|l| l.contains("timers.clock-read@1") && l.contains("no real difference"))
+        .count();
+    assert_eq!(others, 10, "{text}");
+}
