@@ -1,6 +1,7 @@
 //! Error kinds that decide the exit code: bad usage or bad input (exit 2, nothing written),
 //! an interrupted run (exit 130), a closed stdout pipe (exit 0, quietly), a recorded
-//! command's own exit status (passed on), and everything else (exit 1).
+//! command's own exit status (passed on), and everything else (exit 1). And the one line
+//! an error is printed as.
 
 use std::fmt;
 
@@ -104,5 +105,58 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
         *code
     } else {
         EXIT_FAILED
+    }
+}
+
+/// The longest error line printed, in characters.
+pub const MAX_ERROR_CHARS: usize = 600;
+
+/// The error and its causes on one line, safe to print on a terminal: a line break is a
+/// space, any other control character (an escape sequence in an imported document's value,
+/// a run id) is shown escaped (`\u{1b}`), never sent; past [`MAX_ERROR_CHARS`] the middle
+/// is left out, saying how much (a 100 kB value echoed back by a validator), keeping the
+/// start (what failed) and the end (where in the document).
+pub fn one_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for c in format!("{e:#}").chars() {
+        match c {
+            '\n' | '\r' | '\t' => line.push(' '),
+            c if c.is_control() => line.extend(c.escape_default()),
+            c => line.push(c),
+        }
+    }
+    let n = line.chars().count();
+    if n <= MAX_ERROR_CHARS {
+        return line;
+    }
+    let (head, tail) = (MAX_ERROR_CHARS * 2 / 3, MAX_ERROR_CHARS / 4);
+    let start: String = line.chars().take(head).collect();
+    let end: String = line.chars().skip(n - tail).collect();
+    format!(
+        "{start} [... {} characters left out ...] {end}",
+        n - head - tail
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_is_one_short_line_without_control_characters() {
+        let e = anyhow::anyhow!("run 'a\u{1b}]0;x\u{7}b' refused").context("line one\nline two");
+        let line = one_line(&e);
+        assert_eq!(line, "line one line two: run 'a\\u{1b}]0;x\\u{7}b' refused");
+        let long = anyhow::anyhow!("\"{}\" does not match at '/tags/k'", "v".repeat(100_000));
+        let line = one_line(&long);
+        assert!(
+            line.chars().count() < MAX_ERROR_CHARS + 60,
+            "{}",
+            line.len()
+        );
+        assert!(line.ends_with("at '/tags/k'"), "{line}");
+        assert!(line.contains("characters left out"), "{line}");
+        let short = anyhow::anyhow!("no run 'x'");
+        assert_eq!(one_line(&short), "no run 'x'");
     }
 }

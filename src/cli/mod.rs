@@ -89,15 +89,10 @@ pub fn main() -> i32 {
         Err(e) if e.downcast_ref::<crate::error::StdoutClosed>().is_some() => EXIT_OK,
         Err(e) if e.downcast_ref::<crate::error::CommandExit>().is_some() => exit_code(&e),
         Err(e) => {
-            eprintln!("error: {}", one_line(&e));
+            eprintln!("error: {}", crate::error::one_line(&e));
             exit_code(&e)
         }
     }
-}
-
-/// The error and its causes on one line.
-fn one_line(e: &anyhow::Error) -> String {
-    format!("{e:#}").replace('\n', " ")
 }
 
 fn dispatch(cli: Cli) -> anyhow::Result<()> {

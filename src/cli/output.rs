@@ -2,12 +2,21 @@
 //! created with O_EXCL, then renamed over the name, never written through a link),
 //! readable by others (0644, as a file made with the usual umask) unless it replaces a
 //! file, whose permissions and owner it keeps; optionally refusing to replace an existing
-//! file. Failures are usage errors (exit 2).
+//! file. Failures are usage errors (exit 2). `-` names standard output (`-o -`) or
+//! standard input (`import -`), as in other Unix tools, never a file called `-`.
 
 use crate::error::{usage, usage_hint};
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// The name `-`: standard output for `-o`, standard input for `import`.
+pub const STDIO: &str = "-";
+
+/// `-o FILE` as given: `None` when the output goes to standard output (no `-o`, or `-o -`).
+pub fn output_file(o: Option<PathBuf>) -> Option<PathBuf> {
+    o.filter(|p| p.as_os_str() != STDIO)
+}
 
 pub fn write_file(path: &Path, bytes: &[u8], replace: bool) -> anyhow::Result<()> {
     if !replace && path.exists() {
@@ -20,8 +29,13 @@ pub fn write_file(path: &Path, bytes: &[u8], replace: bool) -> anyhow::Result<()
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .map_err(|e| usage(format!("cannot write in {}: {e}", dir.display())))?;
+    // The temporary file's random name (tempfile appends ` at path "DIR/.tmpXXXX"`) is no
+    // help to the user: the reason without it.
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| {
+        let why = e.to_string();
+        let why = why.split(" at path ").next().unwrap_or_default();
+        usage(format!("cannot write in {}: {why}", dir.display()))
+    })?;
     tmp.write_all(bytes)?;
     // A file replaced keeps its permissions and owner (a 0600 report stays private);
     // a new one is 0644.

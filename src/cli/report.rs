@@ -9,7 +9,7 @@ pub struct Args {
     /// comparisons when several are given.
     #[arg(required = true, value_name = "RUN")]
     runs: Vec<String>,
-    /// Write to FILE (replaced atomically) instead of standard output.
+    /// Write to FILE (replaced atomically) instead of standard output (`-`: standard output).
     #[arg(short, long, value_name = "FILE.html")]
     output: Option<PathBuf>,
 }
@@ -22,7 +22,7 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
         .map(|r| load_run(&path, r))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let html = crate::report::html::render(&docs)?;
-    match a.output {
+    match super::output::output_file(a.output) {
         None => crate::stdout::write(&html)?,
         Some(p) => {
             super::output::write_file(&p, html.as_bytes(), true)?;

@@ -47,15 +47,16 @@ pub struct ExportArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Json)]
     format: Format,
-    /// Write to FILE instead of standard output: refuses to overwrite, except with
-    /// openmetrics, whose file is replaced atomically (for the textfile collector).
+    /// Write to FILE instead of standard output (`-`: standard output): refuses to
+    /// overwrite, except with openmetrics, whose file is replaced atomically (for the
+    /// textfile collector).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]
 pub struct ImportArgs {
-    /// A truebench.result/1 JSON document, as `export` writes it.
+    /// A truebench.result/1 JSON document, as `export` writes it (`-`: standard input).
     file: PathBuf,
 }
 
@@ -116,7 +117,7 @@ pub fn export(a: ExportArgs, db: Option<&Location>) -> anyhow::Result<()> {
         }
     }
     let bytes = exporter.render(&docs)?;
-    match a.output {
+    match super::output::output_file(a.output) {
         None => crate::stdout::write(&String::from_utf8(bytes)?)?,
         Some(p) => {
             super::output::write_file(&p, &bytes, exporter.replaces_file())?;
@@ -133,15 +134,24 @@ pub fn export(a: ExportArgs, db: Option<&Location>) -> anyhow::Result<()> {
 }
 
 pub fn import(a: ImportArgs, db: Option<&Location>) -> anyhow::Result<()> {
-    let bytes = crate::bounded::read_file(&a.file, crate::result::MAX_DOCUMENT_BYTES, None)
-        .map_err(|e| usage(format!("cannot read {}: {e}", a.file.display())))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| usage(format!("{} is not UTF-8 text", a.file.display())))?;
-    let value: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| usage(format!("{} is not valid JSON: {e}", a.file.display())))?;
+    let stdin = a.file.as_os_str() == super::output::STDIO;
+    let (source, name) = match stdin {
+        true => (std::path::Path::new("/dev/stdin"), "standard input".into()),
+        false => (a.file.as_path(), a.file.display().to_string()),
+    };
+    let bytes = crate::bounded::read_file(source, crate::result::MAX_DOCUMENT_BYTES, None)
+        .map_err(|e| usage(format!("cannot read {name}: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|_| usage(format!("{name} is not UTF-8 text")))?;
+    // A byte order mark (an editor's) is not content.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    if text.trim().is_empty() {
+        return Err(usage(format!("{name} is empty: no document in it")));
+    }
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| usage(format!("{name} is not valid JSON: {e}")))?;
     let doc = crate::result::validate(&value)
         .and_then(|d| crate::store::check_identity(&d).map(|()| d))
-        .map_err(|why| usage(format!("{} refused: {why}", a.file.display())))?;
+        .map_err(|why| usage(format!("{name} refused: {why}")))?;
     let path = default_path(db)?;
     let mut store = Store::open_rw(&path)?;
     if store.contains(&doc.run_id)? {
@@ -152,7 +162,7 @@ pub fn import(a: ImportArgs, db: Option<&Location>) -> anyhow::Result<()> {
     }
     store
         .insert(&doc)
-        .with_context(|| format!("importing {}", a.file.display()))?;
+        .with_context(|| format!("importing {name}"))?;
     crate::stdout::line(&format!(
         "imported run {} ({} results) into {}",
         doc.run_id,

@@ -1,5 +1,6 @@
 //! Comparability: two matched results whose benchmark definition versions, settings
-//! (passes, window, array size...) or sample counts differ are not the same experiment;
+//! (passes, window, array size...), units or sample counts differ are not the same
+//! experiment (a ratio of ns to ms would be a wrong figure);
 //! this is said first, and such a row gets no verdict.
 
 use super::matching::SETTINGS;
@@ -22,6 +23,9 @@ pub fn problems(a: &BenchResult, b: &BenchResult) -> Vec<String> {
             };
             v.push(format!("params differ: {k} {} vs {}", show(x), show(y)));
         }
+    }
+    if a.unit != b.unit {
+        v.push(format!("units differ: {} vs {}", a.unit, b.unit));
     }
     if a.stats.n != b.stats.n {
         v.push(format!(
@@ -49,5 +53,11 @@ mod tests {
         assert_eq!(p.len(), 3, "{p:?}");
         assert!(p[0].contains("not comparable") && p[1].contains("passes 5 vs 10"));
         assert!(p[2].contains("10 vs 5"));
+        let mut c = a.clone();
+        c.unit = "ms".into();
+        assert_eq!(
+            problems(&a, &c),
+            [format!("units differ: {} vs ms", a.unit)]
+        );
     }
 }

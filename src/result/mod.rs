@@ -328,6 +328,12 @@ pub fn validate(doc: &Value) -> Result<RunDocument, String> {
     if !errs.is_empty() {
         return Err(format!("does not match {SCHEMA}: {}", errs.join("; ")));
     }
+    if let Some(at) = control_character(doc, &mut String::new()) {
+        return Err(format!(
+            "a text at '{at}' holds a control character (an escape sequence or carriage \
+             return would reach the terminals of `show`, `history` and `compare`)"
+        ));
+    }
     let run: RunDocument =
         serde_json::from_value(doc.clone()).map_err(|e| format!("unreadable content: {e}"))?;
     for (i, r) in run.results.iter().enumerate() {
@@ -335,18 +341,58 @@ pub fn validate(doc: &Value) -> Result<RunDocument, String> {
             return Err(format!("results[{i}] ({}): no usable samples", r.benchmark));
         };
         let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-12);
-        if s.n != r.stats.n
-            || !close(s.median, r.stats.median)
-            || !close(s.ci95_low, r.stats.ci95_low)
-            || !close(s.ci95_high, r.stats.ci95_high)
-        {
+        let recorded = &r.stats;
+        let differs = [
+            ("n", recorded.n as f64, s.n as f64),
+            ("median", recorded.median, s.median),
+            ("ci95_low", recorded.ci95_low, s.ci95_low),
+            ("ci95_high", recorded.ci95_high, s.ci95_high),
+        ]
+        .into_iter()
+        .find(|&(_, a, b)| !close(a, b));
+        if let Some((name, a, b)) = differs {
             return Err(format!(
-                "results[{i}] ({}): stats do not match the samples (median {} recorded, {} recomputed)",
-                r.benchmark, r.stats.median, s.median
+                "results[{i}] ({}): stats do not match the samples ({name} {a} recorded, \
+                 {b} recomputed from the {} samples)",
+                r.benchmark, s.n
             ));
         }
     }
     Ok(run)
+}
+
+/// A character no text of a document holds: a control character (C0, DEL, C1) other than
+/// a line break or tab (which a recorded command line may hold, and are harmless on a
+/// terminal), such as ESC, CSI, BEL, backspace or carriage return.
+fn unprintable(c: char) -> bool {
+    c.is_control() && c != '\n' && c != '\t'
+}
+
+/// The JSON pointer of the first string or key of `v` holding an [`unprintable`] character,
+/// `at` being `v`'s own pointer.
+fn control_character(v: &Value, at: &mut String) -> Option<String> {
+    let len = at.len();
+    let found = match v {
+        Value::String(s) => s.chars().any(unprintable).then(|| at.clone()),
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, x)| {
+            at.truncate(len);
+            at.push_str(&format!("/{i}"));
+            control_character(x, at)
+        }),
+        Value::Object(map) => map.iter().find_map(|(k, x)| {
+            at.truncate(len);
+            // A key is named by its escaped form: the pointer is printed.
+            at.push('/');
+            at.extend(k.chars().flat_map(char::escape_default));
+            match k.chars().any(unprintable) {
+                true => Some(at.clone()),
+                false => control_character(x, at),
+            }
+        }),
+        _ => None,
+    };
+    at.truncate(len);
+    found
 }
 
 /// Builders of synthetic results and runs for unit tests.

@@ -130,10 +130,20 @@ impl fmt::Display for Location {
 
 impl Location {
     /// The location as `--db` or `TRUEBENCH_DB` gives it: a URL of scheme `postgresql` or
-    /// `postgres` is a PostgreSQL database, anything else a SQLite file path.
+    /// `postgres` is a PostgreSQL database, a URL of any other scheme (`mysql://`,
+    /// `file://`) is refused (it was taken as a file path, and its directories created),
+    /// anything else is a SQLite file path.
     pub fn parse(arg: &OsStr) -> anyhow::Result<Location> {
         match arg.to_str() {
             Some(s) if is_postgres_url(s) => Ok(Location::Postgres(Box::new(parse_url(s)?))),
+            Some(s) if url_scheme(s).is_some() => Err(usage_hint(
+                format!(
+                    "--db {}: truebench stores in SQLite files and PostgreSQL, not {}://",
+                    redacted_url(s),
+                    url_scheme(s).unwrap_or_default()
+                ),
+                "give a file path, or postgresql://USER@HOST[:PORT]/DATABASE",
+            )),
             _ => Ok(Location::Sqlite(PathBuf::from(arg))),
         }
     }
@@ -150,6 +160,16 @@ impl Location {
             Location::Postgres(_) => None,
         }
     }
+}
+
+/// The scheme of a URL (`mysql` of `mysql://host/db`): letters, digits, `+-.`, then `://`.
+fn url_scheme(s: &str) -> Option<&str> {
+    let (scheme, _) = s.split_once("://")?;
+    let mut chars = scheme.chars();
+    let first = chars.next()?;
+    (first.is_ascii_alphabetic()
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+    .then_some(scheme)
 }
 
 fn is_postgres_url(s: &str) -> bool {
@@ -301,6 +321,19 @@ mod tests {
             Location::parse(OsStr::new("postgres:/x")).unwrap(),
             Location::Sqlite(_)
         ));
+        assert!(matches!(
+            Location::parse(OsStr::new("./mysql://x")).unwrap(),
+            Location::Sqlite(_)
+        ));
+        for url in [
+            "mysql://ann:Zq9secret@db/bench",
+            "file:///tmp/x.db",
+            "HTTP://x/y",
+        ] {
+            let e = Location::parse(OsStr::new(url)).unwrap_err().to_string();
+            assert!(e.contains("not "), "{url}: {e}");
+            assert!(!e.contains("Zq9secret"), "{e}");
+        }
         let t = pg("postgresql://ann@db.example:5433/bench?sslmode=verify-full");
         assert_eq!(t.user(), "ann");
         assert_eq!(t.server(), "db.example:5433");

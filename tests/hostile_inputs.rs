@@ -1,0 +1,291 @@
+//! Hostile inputs across the commands that read user input or stored data, one test per
+//! class of problem found by a sweep: `-` taken as a file name, URLs of other schemes taken
+//! as paths, control characters of an imported document reaching the terminal, error lines
+//! echoing unbounded values, refusals naming the wrong field. Each input is refused with
+//! exit 2, one `error:` line and nothing written, or now does what the user meant.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+mod common;
+
+use common::TestEnv as Env;
+
+/// The timers document of an earlier version (tests/fixtures/documents/timers.json).
+fn timers_doc() -> Value {
+    let path = common::documents()
+        .into_iter()
+        .find(|p| p.ends_with("timers.json"))
+        .unwrap();
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// `truebench ARGS` run in the directory `cwd` (where a relative name would be created).
+fn run_in(env: &Env, cwd: &Path, args: &[&str]) -> Output {
+    env.cmd().current_dir(cwd).args(args).output().unwrap()
+}
+
+/// `truebench import FILE`.
+fn import(env: &Env, file: &Path) -> Output {
+    env.cmd().arg("import").arg(file).output().unwrap()
+}
+
+/// Files and directories in `dir`, sorted.
+fn listing(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    v.sort();
+    v
+}
+
+/// `-o -` wrote a file called `-` in the current directory and printed nothing; `import -`
+/// looked for that file. Now `-` is standard output and standard input, so
+/// `export | import -` copies a run between databases.
+#[test]
+fn a_dash_is_standard_output_and_standard_input() {
+    let env = Env::new();
+    let doc = env.file("timers.json", &timers_doc().to_string());
+    env.text(&["import", doc.to_str().unwrap()]);
+    let cwd = tempfile::tempdir().unwrap();
+
+    let out = run_in(&env, cwd.path(), &["export", "latest", "-o", "-"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let exported: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(exported["run_id"], timers_doc()["run_id"]);
+
+    let out = run_in(&env, cwd.path(), &["report", "latest", "-o", "-"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("<html"));
+    assert_eq!(
+        listing(cwd.path()),
+        Vec::<PathBuf>::new(),
+        "a file was written"
+    );
+
+    // export | import - into another database.
+    let other = env.dir.path().join("other.db");
+    let out = env
+        .cmd()
+        .current_dir(cwd.path())
+        .args(["--db", other.to_str().unwrap(), "import", "-"])
+        .write_stdin(serde_json::to_vec(&exported).unwrap())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let copied = env.json(&["--db", other.to_str().unwrap(), "export", "latest"]);
+    assert_eq!(copied, exported);
+
+    // Nothing on standard input: said so, nothing created.
+    let fresh = Env::new();
+    let out = fresh
+        .cmd()
+        .args(["import", "-"])
+        .write_stdin("")
+        .output()
+        .unwrap();
+    common::assert_refused(&fresh, &out, &"import - <empty");
+    assert!(
+        stderr(&out).contains("standard input is empty"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// `--db mysql://host/db` (or `file:///x.db`, or the same in TRUEBENCH_DB) was taken as a
+/// SQLite path: `import` created the directories `mysql:/host/` and a database in them.
+/// Now refused by its scheme before anything runs, the password not shown.
+#[test]
+fn urls_of_other_schemes_are_refused_and_create_nothing() {
+    let env = Env::new();
+    let doc = env.file("timers.json", &timers_doc().to_string());
+    let cwd = tempfile::tempdir().unwrap();
+    for url in [
+        "mysql://ann:Zq9secret@db/bench",
+        "file:///tmp/truebench-hostile.db",
+        "sqlite://results.db",
+    ] {
+        for args in [
+            vec!["--db", url, "import", doc.to_str().unwrap()],
+            vec!["--db", url, "history"],
+        ] {
+            let out = run_in(&env, cwd.path(), &args);
+            common::assert_refused(&env, &out, &args);
+            let err = stderr(&out);
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(err.contains("PostgreSQL") && err.contains("://"), "{err}");
+            assert!(!err.contains("Zq9secret"), "password shown: {err}");
+        }
+        // From the environment, `run` is refused before measuring.
+        let out = env
+            .cmd()
+            .current_dir(cwd.path())
+            .env("TRUEBENCH_DB", url)
+            .args(["run", "timers", "--samples", "3"])
+            .output()
+            .unwrap();
+        common::assert_refused(&env, &out, &url);
+        assert!(out.stdout.is_empty());
+    }
+    assert_eq!(listing(cwd.path()), Vec::<PathBuf>::new(), "created files");
+    assert!(!Path::new("/tmp/truebench-hostile.db").exists());
+}
+
+/// An imported document's host (or any other text) holding an escape sequence was stored
+/// and then written raw to the terminal by `show` and `history` (`ESC ]0;...BEL` retitles
+/// the window, `ESC [2J` clears it). Now refused at import, naming where; line breaks and
+/// tabs, which a recorded command line may hold, are still taken.
+#[test]
+fn imported_text_with_control_characters_is_refused() {
+    let env = Env::new();
+    // (where the refusal says, the object changed, its key, the new text)
+    let cases = [
+        ("/host", "", "host", "box\u{1b}]0;pwned\u{7}"),
+        ("/results/0/unit", "/results/0", "unit", "ns\u{9b}2J"),
+        (
+            "/results/0/params/clock",
+            "/results/0/params",
+            "clock",
+            "mono\rtonic",
+        ),
+        (
+            "/results/0/params/a\\u{8}b",
+            "/results/0/params",
+            "a\u{8}b",
+            "x",
+        ),
+        ("/env/zz", "/env", "zz", "\u{0}"),
+    ];
+    for (at, object, key, text) in cases {
+        let mut d = timers_doc();
+        d.pointer_mut(object).unwrap()[key] = text.into();
+        let f = env.file("bad.json", &d.to_string());
+        let out = import(&env, &f);
+        common::assert_refused(&env, &out, &at);
+        let err = stderr(&out);
+        assert!(err.contains(at), "{at}: {err}");
+        assert!(err.contains("control character"), "{err}");
+        assert!(
+            !err.chars().any(|c| c.is_control() && c != '\n'),
+            "raw control character in {err:?}"
+        );
+    }
+    let mut d = timers_doc();
+    d["host"] = "line\tone\nline two".into();
+    let f = env.file("ok.json", &d.to_string());
+    env.text(&["import", f.to_str().unwrap()]);
+}
+
+/// A refusal echoed the whole offending value: 100 kB of one tag value on one error line,
+/// or a run id's escape sequence sent to the terminal. The line is now at most a few
+/// hundred characters, still naming where, with control characters shown escaped.
+#[test]
+fn error_lines_are_short_and_print_no_control_characters() {
+    let env = Env::new();
+    let mut d = timers_doc();
+    d["tags"] = serde_json::json!({ "k": "v".repeat(100_000) });
+    let f = env.file("long.json", &d.to_string());
+    let out = import(&env, &f);
+    common::assert_refused(&env, &out, &"100 kB tag");
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1);
+    assert!(err.len() < 1000, "{} bytes", err.len());
+    assert!(
+        err.contains("'/tags/k'") && err.contains("left out"),
+        "{err}"
+    );
+
+    let out = env.cmd().args(["show", "ab\u{1b}[2Jcd"]).output().unwrap();
+    common::assert_refused(&env, &out, &"show ESC");
+    let err = stderr(&out);
+    assert!(!err.contains('\u{1b}'), "{err:?}");
+    assert!(err.contains("\\u{1b}[2J"), "{err:?}");
+}
+
+/// A document whose n or confidence interval was tampered with was refused as "median X
+/// recorded, X recomputed" with two equal numbers. The refusal names the field that
+/// differs.
+#[test]
+fn a_stats_refusal_names_the_field_that_differs() {
+    let env = Env::new();
+    for (field, value, says) in [
+        ("ci95_low", Value::from(1e9), "ci95_low 1000000000 recorded"),
+        ("n", Value::from(7), "n 7 recorded, 3 recomputed"),
+        ("median", Value::from(-1.0), "median -1 recorded"),
+    ] {
+        let mut d = timers_doc();
+        d["results"][0]["stats"][field] = value;
+        let f = env.file("tampered.json", &d.to_string());
+        let out = import(&env, &f);
+        common::assert_refused(&env, &out, &field);
+        assert!(stderr(&out).contains(says), "{field}: {}", stderr(&out));
+    }
+}
+
+/// Files that are empty or start with a byte order mark; an output directory that does not
+/// exist (the error named the random temporary file `DIR/.tmpXXXXXX`).
+#[test]
+fn empty_files_bom_and_missing_output_directories_are_said_plainly() {
+    let env = Env::new();
+    for text in ["", "  \n"] {
+        let f = env.file("empty.json", text);
+        let out = import(&env, &f);
+        common::assert_refused(&env, &out, &text);
+        assert!(stderr(&out).contains("is empty"), "{}", stderr(&out));
+    }
+    let f = env.file(
+        "bom.json",
+        &format!(
+            "\u{feff}{}",
+            serde_json::to_string_pretty(&timers_doc()).unwrap()
+        ),
+    );
+    env.text(&["import", f.to_str().unwrap()]);
+    for cmd in ["export", "report"] {
+        let out = env
+            .cmd()
+            .args([cmd, "latest", "-o", "/nonexistent/dir/out"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains("cannot write in /nonexistent/dir"), "{err}");
+        assert!(!err.contains(".tmp"), "{err}");
+    }
+}
+
+/// A result of the same benchmark in other units (ms against ns) was compared as a ratio
+/// of 1.000, "no real difference". The row is now not comparable, saying why.
+#[test]
+fn results_in_other_units_are_not_compared() {
+    let env = Env::new();
+    let base = timers_doc();
+    let id = base["run_id"].as_str().unwrap().to_string();
+    let mut other = base.clone();
+    other["run_id"] = "20261123T115646Z-0004".into();
+    other["results"][0]["unit"] = "ms/read".into();
+    for (name, d) in [("a.json", &base), ("b.json", &other)] {
+        let f = env.file(name, &d.to_string());
+        env.text(&["import", f.to_str().unwrap()]);
+    }
+    let text = env.text(&["compare", &id, "20261123T115646Z-0004"]);
+    let row = text
+        .lines()
+        .find(|l| l.contains("clock=monotonic,path=vdso"))
+        .unwrap();
+    assert!(
+        row.contains("not comparable (units differ: ns/read vs ms/read)"),
+        "{row}"
+    );
+    let others = text
+        .lines()
+        .filter(|l| l.contains("timers.clock-read@1") && l.contains("no real difference"))
+        .count();
+    assert_eq!(others, 10, "{text}");
+}
