@@ -228,6 +228,33 @@ fn a_stats_refusal_names_the_field_that_differs() {
     }
 }
 
+/// A document holding the same result twice (same benchmark, params and placement) was
+/// taken: compare matched one of them and silently dropped the other. Refused, naming
+/// both; the same benchmark at another placement is still taken.
+#[test]
+fn a_result_given_twice_in_one_document_is_refused() {
+    let env = Env::new();
+    let mut d = timers_doc();
+    let first = d["results"][0].clone();
+    d["results"].as_array_mut().unwrap().push(first.clone());
+    let f = env.file("twice.json", &d.to_string());
+    let out = import(&env, &f);
+    common::assert_refused(&env, &out, &"twice");
+    let n = d["results"].as_array().unwrap().len() - 1;
+    assert!(
+        stderr(&out).contains(&format!(
+            "results[{n}] (timers.clock-read@1) repeats results[0]"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    let mut elsewhere = first;
+    elsewhere["placement"] = serde_json::json!({"name": "cpus", "cpus": [0], "observed": null});
+    *d["results"].as_array_mut().unwrap().last_mut().unwrap() = elsewhere;
+    let f = env.file("elsewhere.json", &d.to_string());
+    env.text(&["import", f.to_str().unwrap()]);
+}
+
 /// Files that are empty or start with a byte order mark; an output directory that does not
 /// exist (the error named the random temporary file `DIR/.tmpXXXXXX`).
 #[test]
