@@ -1,7 +1,8 @@
 //! Hostile inputs across the commands that read user input or stored data, one test per
 //! class of problem found by a sweep: `-` taken as a file name, URLs of other schemes taken
 //! as paths, control characters of an imported document reaching the terminal, error lines
-//! echoing unbounded values, refusals naming the wrong field. Each input is refused with
+//! echoing unbounded values, refusals naming the wrong field, results in other units or
+//! given twice silently compared. Each input is refused with
 //! exit 2, one `error:` line and nothing written, or now does what the user meant.
 
 use serde_json::Value;
