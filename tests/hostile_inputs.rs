@@ -1,7 +1,8 @@
 //! Hostile inputs across the commands that read user input or stored data, one test per
 //! class of problem found by a sweep: `-` taken as a file name, URLs of other schemes taken
 //! as paths, control characters of an imported document reaching the terminal, error lines
-//! echoing unbounded values, refusals naming the wrong field. Each input is refused with
+//! echoing unbounded values, refusals naming the wrong field, results in other units or
+//! given twice silently compared. Each input is refused with
 //! exit 2, one `error:` line and nothing written, or now does what the user meant.
 
 use serde_json::Value;
@@ -226,6 +227,33 @@ fn a_stats_refusal_names_the_field_that_differs() {
         common::assert_refused(&env, &out, &field);
         assert!(stderr(&out).contains(says), "{field}: {}", stderr(&out));
     }
+}
+
+/// A document holding the same result twice (same benchmark, params and placement) was
+/// taken: compare matched one of them and silently dropped the other. Refused, naming
+/// both; the same benchmark at another placement is still taken.
+#[test]
+fn a_result_given_twice_in_one_document_is_refused() {
+    let env = Env::new();
+    let mut d = timers_doc();
+    let first = d["results"][0].clone();
+    d["results"].as_array_mut().unwrap().push(first.clone());
+    let f = env.file("twice.json", &d.to_string());
+    let out = import(&env, &f);
+    common::assert_refused(&env, &out, &"twice");
+    let n = d["results"].as_array().unwrap().len() - 1;
+    assert!(
+        stderr(&out).contains(&format!(
+            "results[{n}] (timers.clock-read@1) repeats results[0]"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    let mut elsewhere = first;
+    elsewhere["placement"] = serde_json::json!({"name": "cpus", "cpus": [0], "observed": null});
+    *d["results"].as_array_mut().unwrap().last_mut().unwrap() = elsewhere;
+    let f = env.file("elsewhere.json", &d.to_string());
+    env.text(&["import", f.to_str().unwrap()]);
 }
 
 /// Files that are empty or start with a byte order mark; an output directory that does not

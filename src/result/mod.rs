@@ -337,6 +337,16 @@ pub fn validate(doc: &Value) -> Result<RunDocument, String> {
     let run: RunDocument =
         serde_json::from_value(doc.clone()).map_err(|e| format!("unreadable content: {e}"))?;
     for (i, r) in run.results.iter().enumerate() {
+        let same = |o: &&BenchResult| {
+            o.benchmark == r.benchmark && o.params == r.params && o.placement == r.placement
+        };
+        if let Some(j) = run.results[..i].iter().position(|o| same(&o)) {
+            return Err(format!(
+                "results[{i}] ({}) repeats results[{j}]: the same benchmark, params and \
+                 placement twice (compare would match one of them and drop the other)",
+                r.benchmark
+            ));
+        }
         let Some(s) = Stats::of(&r.samples) else {
             return Err(format!("results[{i}] ({}): no usable samples", r.benchmark));
         };
