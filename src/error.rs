@@ -113,7 +113,7 @@ pub const MAX_ERROR_CHARS: usize = 600;
 
 /// The error and its causes on one line, safe to print on a terminal: a line break is a
 /// space, any other control character (an escape sequence in an imported document's value,
-/// a run id) is shown escaped (`\u{1b}`), never sent; past [`MAX_ERROR_CHARS`] the middle
+/// a run id) is shown escaped (`\u001b`, as standard output shows it), never sent; past [`MAX_ERROR_CHARS`] the middle
 /// is left out, saying how much (a 100 kB value echoed back by a validator), keeping the
 /// start (what failed) and the end (where in the document).
 pub fn one_line(e: &anyhow::Error) -> String {
@@ -121,7 +121,7 @@ pub fn one_line(e: &anyhow::Error) -> String {
     for c in format!("{e:#}").chars() {
         match c {
             '\n' | '\r' | '\t' => line.push(' '),
-            c if c.is_control() => line.extend(c.escape_default()),
+            c if c.is_control() => line.push_str(&crate::stdout::escaped(c)),
             c => line.push(c),
         }
     }
@@ -146,7 +146,7 @@ mod tests {
     fn an_error_is_one_short_line_without_control_characters() {
         let e = anyhow::anyhow!("run 'a\u{1b}]0;x\u{7}b' refused").context("line one\nline two");
         let line = one_line(&e);
-        assert_eq!(line, "line one line two: run 'a\\u{1b}]0;x\\u{7}b' refused");
+        assert_eq!(line, "line one line two: run 'a\\u001b]0;x\\u0007b' refused");
         let long = anyhow::anyhow!("\"{}\" does not match at '/tags/k'", "v".repeat(100_000));
         let line = one_line(&long);
         assert!(

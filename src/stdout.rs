@@ -2,14 +2,43 @@
 //! (`truebench history | head -1`) or a full device (`>/dev/full`). Every command prints
 //! through here instead: a closed pipe ends the command quietly (exit 0, the reader has
 //! what it wanted), any other write error is one `error:` line and exit 1.
+//!
+//! Nothing printed here sends a control character other than a line break or a tab: the
+//! texts of stored runs come from imported documents and from the machine (a host name, a
+//! process name, a command line) and may hold an escape sequence that would retitle or
+//! clear the terminal. Such a character is shown as a JSON escape (`\u001b`): readable in
+//! text, and in JSON output (where serde_json leaves C1 controls and DEL raw) the same
+//! character, so an exported document imports unchanged.
 
 use crate::error::StdoutClosed;
 use std::io::Write;
 
-/// Write `text` to stdout and flush it.
+/// `text` with every control character but a line break and a tab shown as `\uXXXX`
+/// (control characters are all in the Basic Multilingual Plane).
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(unsafe_char) {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match unsafe_char(c) {
+            true => out.push_str(&escaped(c)),
+            false => out.push(c),
+        }
+    }
+    out.into()
+}
+
+/// A control character as the JSON escape that stands for it (`\u001b`).
+pub fn escaped(c: char) -> String {
+    format!("\\u{:04x}", c as u32)
+}
+
+/// Write `text` (see [`printable`]) to stdout and flush it.
 pub fn write(text: &str) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
+    out.write_all(printable(text).as_bytes())
         .and_then(|()| out.flush())
         .map_err(map)
 }
@@ -29,5 +58,24 @@ fn map(e: std::io::Error) -> anyhow::Error {
         StdoutClosed.into()
     } else {
         anyhow::anyhow!("cannot write to standard output: {e}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_but_line_breaks_and_tabs_are_shown_escaped() {
+        assert_eq!(printable("a\tb\nc"), "a\tb\nc");
+        assert!(matches!(printable("plain"), std::borrow::Cow::Borrowed(_)));
+        // In JSON the escape is the same character: the value reads back unchanged.
+        let raw = serde_json::to_string(&serde_json::json!({"host": "a\u{9b}b\u{7f}"})).unwrap();
+        let back: serde_json::Value = serde_json::from_str(&printable(&raw)).unwrap();
+        assert_eq!(back["host"], "a\u{9b}b\u{7f}");
+        assert_eq!(
+            printable("box\u{1b}]0;pwned\u{7} mono\rtonic \u{9b}2J"),
+            "box\\u001b]0;pwned\\u0007 mono\\u000dtonic \\u009b2J"
+        );
     }
 }

@@ -150,8 +150,7 @@ pub fn exec(a: Args) -> anyhow::Result<()> {
     if a.json {
         return super::print_json(&doc);
     }
-    print!("{}", render(&doc));
-    Ok(())
+    crate::stdout::write(&render(&doc))
 }
 
 /// The plan as text: per benchmark, each case with its CPUs and why (or why not).

@@ -328,12 +328,6 @@ pub fn validate(doc: &Value) -> Result<RunDocument, String> {
     if !errs.is_empty() {
         return Err(format!("does not match {SCHEMA}: {}", errs.join("; ")));
     }
-    if let Some(at) = control_character(doc, &mut String::new()) {
-        return Err(format!(
-            "a text at '{at}' holds a control character (an escape sequence or carriage \
-             return would reach the terminals of `show`, `history` and `compare`)"
-        ));
-    }
     let run: RunDocument =
         serde_json::from_value(doc.clone()).map_err(|e| format!("unreadable content: {e}"))?;
     for (i, r) in run.results.iter().enumerate() {
@@ -369,40 +363,6 @@ pub fn validate(doc: &Value) -> Result<RunDocument, String> {
         }
     }
     Ok(run)
-}
-
-/// A character no text of a document holds: a control character (C0, DEL, C1) other than
-/// a line break or tab (which a recorded command line may hold, and are harmless on a
-/// terminal), such as ESC, CSI, BEL, backspace or carriage return.
-fn unprintable(c: char) -> bool {
-    c.is_control() && c != '\n' && c != '\t'
-}
-
-/// The JSON pointer of the first string or key of `v` holding an [`unprintable`] character,
-/// `at` being `v`'s own pointer.
-fn control_character(v: &Value, at: &mut String) -> Option<String> {
-    let len = at.len();
-    let found = match v {
-        Value::String(s) => s.chars().any(unprintable).then(|| at.clone()),
-        Value::Array(items) => items.iter().enumerate().find_map(|(i, x)| {
-            at.truncate(len);
-            at.push_str(&format!("/{i}"));
-            control_character(x, at)
-        }),
-        Value::Object(map) => map.iter().find_map(|(k, x)| {
-            at.truncate(len);
-            // A key is named by its escaped form: the pointer is printed.
-            at.push('/');
-            at.extend(k.chars().flat_map(char::escape_default));
-            match k.chars().any(unprintable) {
-                true => Some(at.clone()),
-                false => control_character(x, at),
-            }
-        }),
-        _ => None,
-    };
-    at.truncate(len);
-    found
 }
 
 /// Builders of synthetic results and runs for unit tests.
