@@ -505,6 +505,21 @@ const EXPECT: &[Expect] = &[
         findings: &[],
     },
     Expect {
+        name: "multi-die-packages",
+        packages: 2,
+        cores: 32,
+        threads: 64,
+        threads_per_core: 2,
+        llc_level: Some(3),
+        llc_groups: Ok(&["0-7,32-39", "8-15,40-47", "16-23,48-55", "24-31,56-63"]),
+        nodes: 4,
+        quota: None,
+        usable: 64,
+        vm: None,
+        container: None,
+        findings: &[],
+    },
+    Expect {
         name: "memory-side-cache",
         packages: 2,
         cores: 16,
@@ -1351,6 +1366,10 @@ fn packages_and_cores_of_power_s390_and_itanium() {
             .packages,
         16
     );
+    // Two dies per package: 4 dies, die_id kept per CPU.
+    let p = probe_fixture("multi-die-packages");
+    assert_eq!(p.topology.dies, 4);
+    assert_eq!(p.topology.place(40).unwrap().die, Some(1));
     // Itanium: ids node*65536 + slot (above any CPU number) are valid package ids.
     let p = probe_fixture("ia64-cpuless-node");
     assert_eq!(p.topology.place(31).unwrap().package, 3 * 65536 + 256 + 1);

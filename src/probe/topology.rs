@@ -449,6 +449,30 @@ fn read_caches_of(
         .collect()
 }
 
+/// `physical id` and `core id` of each `processor` in /proc/cpuinfo (x86 and ia64 kernels
+/// that have no cpuN/topology directory); a processor missing either has None there.
+fn cpuinfo_ids(root: &SysRoot) -> BTreeMap<u32, (Option<i64>, Option<i64>)> {
+    let text = root.read_opt("/proc/cpuinfo").unwrap_or_default();
+    let mut out = BTreeMap::new();
+    for block in text.split("\n\n") {
+        let field = |k: &str| {
+            block.lines().find_map(|l| {
+                let (a, b) = l.split_once(':')?;
+                (a.trim() == k)
+                    .then(|| b.trim().parse::<i64>().ok())
+                    .flatten()
+            })
+        };
+        if let Some(cpu) = field("processor").and_then(|c| u32::try_from(c).ok()) {
+            let ids = (field("physical id"), field("core id"));
+            if ids != (None, None) {
+                out.insert(cpu, ids);
+            }
+        }
+    }
+    out
+}
+
 /// Read the topology of the given online CPUs.
 pub fn read(root: &SysRoot, online: &[u32]) -> Topology {
     let online_set: BTreeSet<u32> = online.iter().copied().collect();
@@ -456,11 +480,24 @@ pub fn read(root: &SysRoot, online: &[u32]) -> Topology {
     let (with, without): (Vec<u32>, Vec<u32>) = online
         .iter()
         .partition(|&&c| root.exists(format!("{CPU_DIR}/cpu{c}/topology")));
+    let ids = if without.is_empty() {
+        BTreeMap::new()
+    } else {
+        cpuinfo_ids(root)
+    };
     if !without.is_empty() {
-        evidence.push(format!(
-            "no topology directory for CPUs [{}]: each counted as its own core",
-            format_list(&without)
-        ));
+        let known = without.iter().any(|c| ids.contains_key(c));
+        evidence.push(if known {
+            format!(
+                "no topology directory for CPUs [{}]: package and core from /proc/cpuinfo's physical id and core id",
+                format_list(&without)
+            )
+        } else {
+            format!(
+                "no topology directory for CPUs [{}]: each counted as its own core",
+                format_list(&without)
+            )
+        });
     }
     let raws: Vec<Raw> = online
         .iter()
@@ -468,8 +505,11 @@ pub fn read(root: &SysRoot, online: &[u32]) -> Topology {
             if with.contains(&c) {
                 read_raw(root, c, &online_set)
             } else {
+                let (package_id, core_id) = ids.get(&c).copied().unwrap_or_default();
                 Raw {
                     cpu: c,
+                    package_id,
+                    core_id,
                     ..Default::default()
                 }
             }
@@ -587,6 +627,21 @@ mod tests {
             cpus: cpus.to_vec(),
             id: None,
         }
+    }
+
+    #[test]
+    fn cpuinfo_gives_package_and_core_without_sysfs_topology() {
+        let dir = tempfile::tempdir().unwrap();
+        let info = "processor\t: 0\nphysical id\t: 0\ncore id\t\t: 0\n\nprocessor\t: 1\nphysical id\t: 1\ncore id\t\t: 0\n\nprocessor\t: 2\nphysical id\t: 0\ncore id\t\t: 0\n\nprocessor\t: 3\n";
+        std::fs::create_dir_all(dir.path().join("proc")).unwrap();
+        std::fs::write(dir.path().join("proc/cpuinfo"), info).unwrap();
+        let root = SysRoot::captured(dir.path());
+        let t = read(&root, &[0, 1, 2, 3]);
+        // CPUs 0 and 2 share package 0 and core 0 (SMT); 1 is package 1; 3 says nothing.
+        assert_eq!(t.place(2).unwrap().core_cpus, vec![0, 2]);
+        assert_eq!(t.place(1).unwrap().core_cpus, vec![1]);
+        assert_eq!(t.place(3).unwrap().core_cpus, vec![3]);
+        assert!(t.evidence[0].contains("/proc/cpuinfo"), "{:?}", t.evidence);
     }
 
     #[test]
