@@ -146,7 +146,10 @@ mod tests {
     fn an_error_is_one_short_line_without_control_characters() {
         let e = anyhow::anyhow!("run 'a\u{1b}]0;x\u{7}b' refused").context("line one\nline two");
         let line = one_line(&e);
-        assert_eq!(line, "line one line two: run 'a\\u001b]0;x\\u0007b' refused");
+        assert_eq!(
+            line,
+            "line one line two: run 'a\\u001b]0;x\\u0007b' refused"
+        );
         let long = anyhow::anyhow!("\"{}\" does not match at '/tags/k'", "v".repeat(100_000));
         let line = one_line(&long);
         assert!(
