@@ -157,10 +157,12 @@ fn ctx_on_one_cpu_is_explained_by_placement_with_no_residual_when_pinned() {
     let env = TestEnv::new();
     // The scheduler decides where an unpinned pair runs; on a loaded shared machine it
     // often keeps it together on two CPUs too (wake-affine). Up to four tries for a run
-    // that spread; if none did, placement did not change and must not be blamed.
+    // that spread in at least 80% of the observations; if none did, the pair's samples mix
+    // both placements (a median's interval spanning both may then overlap B's), and
+    // placement must only not be blamed for less than it changed.
     let mut a = run_with(&env, &[], &[], CTX);
     for _ in 0..3 {
-        if colocation(&a, "os") <= 0.5 {
+        if colocation(&a, "os") <= 0.2 {
             break;
         }
         a = run_with(&env, &[], &[], CTX);
@@ -170,10 +172,10 @@ fn ctx_on_one_cpu_is_explained_by_placement_with_no_residual_when_pinned() {
     assert_eq!(colocation(&b, "os"), 1.0);
     let c = compare(&env, &a, &b);
     let os = row(&c, "ctx.pipe@1", "footprint_kb=0,mode=process", "os");
-    if fa > 0.5 {
-        // Mostly together in A as well: placement may be named only for a shift of at
+    if fa > 0.2 {
+        // Often together in A as well: placement may be named only for a shift of at
         // least 20 points of the observations.
-        eprintln!("the unpinned pair never spread over two CPUs here (co-located {fa})");
+        eprintln!("the unpinned pair never mostly spread over two CPUs here (co-located {fa})");
         let blamed = causes(os).iter().any(|(c, _)| *c == "placement");
         assert!(!blamed || 1.0 - fa >= 0.2, "{os}");
         return;

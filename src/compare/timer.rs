@@ -45,6 +45,11 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
     if c.ra.base_id() == "timers.clock-read" {
         return clock_read(c);
     }
+    if !clock_changed(c) {
+        // The same clock at the same cost: a timer share that moved is the work's doing
+        // (or noise), not the clock's.
+        return None;
+    }
     let (sa, sb) = (c.ra.quality.timer_share, c.rb.quality.timer_share);
     // Time per unit of work W/(1 - s): the timer alone moves a time by (1-sa)/(1-sb).
     let time_ratio = (1.0 - sa).max(1e-6) / (1.0 - sb).max(1e-6);
@@ -115,6 +120,19 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
         }
     }
     Some(e)
+}
+
+/// Whether the clock itself changed between the runs: another clocksource, a read that
+/// became a system call in one run only, or a read cost of the row's own clock that moved
+/// by [`SAME_COST`] (a result without its clock's cost is judged by its timer share alone).
+fn clock_changed(c: &RowCtx) -> bool {
+    let syscall = |d: &RunDocument| d.env.findings.iter().any(|f| f.id == "clock-read-syscall");
+    let (ca, cb) = (c.ra.quality.clock_cost_ns, c.rb.quality.clock_cost_ns);
+    let costs_known = ca.is_finite() && cb.is_finite() && ca > 0.0 && cb > 0.0;
+    clocksource(c.a) != clocksource(c.b)
+        || syscall(c.a) != syscall(c.b)
+        || !costs_known
+        || (cb / ca).ln().abs() >= SAME_COST.ln()
 }
 
 /// A clock-read row: the probe measured the same clock's read cost in each run.
@@ -210,6 +228,19 @@ mod tests {
     fn an_unchanged_timer_explains_nothing() {
         let a = per_event_run("a", 0.87, 2200.0, 61000.0);
         let b = per_event_run("b", 0.87, 1100.0, 30000.0);
+        for (l, e) in judged_rows(&a, &b, explain) {
+            assert!(e.is_none(), "{l}: {e:?}");
+        }
+    }
+
+    #[test]
+    fn a_timer_share_that_moved_at_the_same_clock_cost_is_not_the_clock() {
+        // Two runs of one command: the share moved 30% -> 36% with the clock unchanged.
+        let a = per_event_run("a", 0.30, 13000.0, 61000.0);
+        let mut b = per_event_run("b", 0.36, 12000.0, 61000.0);
+        for r in &mut b.results {
+            r.quality.clock_cost_ns = a.results[0].quality.clock_cost_ns * 1.1;
+        }
         for (l, e) in judged_rows(&a, &b, explain) {
             assert!(e.is_none(), "{l}: {e:?}");
         }
