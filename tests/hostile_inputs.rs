@@ -314,6 +314,22 @@ fn results_in_other_units_are_not_compared() {
         row.contains("not comparable (units differ: ns/read vs ms/read)"),
         "{row}"
     );
+    // Each median is shown in its own run's unit.
+    assert!(
+        row.contains(" ms/read ") && row.contains(" ns/read "),
+        "{row}"
+    );
+    let j = env.json(&["compare", &id, "20261123T115646Z-0004", "--json"]);
+    let r = j["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["params"] == "clock=monotonic,path=vdso")
+        .unwrap();
+    assert_eq!(
+        (r["unit"].as_str(), r["unit_b"].as_str()),
+        (Some("ns/read"), Some("ms/read"))
+    );
     let others = text
         .lines()
         .filter(|l| l.contains("timers.clock-read@1") && l.contains("no real difference"))

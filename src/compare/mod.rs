@@ -52,6 +52,9 @@ pub struct Row {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
     pub unit: String,
+    /// B's unit, when it is not A's (such a row is not comparable).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit_b: Option<String>,
     pub lower_is_better: bool,
     pub medians: Medians,
     pub ratio: f64,
@@ -207,6 +210,7 @@ pub fn compare_with(a: &RunDocument, b: &RunDocument, history: &History) -> Comp
             params: m.a.params_text(),
             role: m.role.map(|r| r.to_string()),
             unit: m.a.unit.clone(),
+            unit_b: (m.b.unit != m.a.unit).then(|| m.b.unit.clone()),
             lower_is_better: m.a.lower_is_better,
             medians: Medians {
                 a: m.a.stats.median,

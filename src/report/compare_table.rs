@@ -30,7 +30,11 @@ pub fn render(c: &Comparison) -> String {
             },
             r.placement.clone(),
             format!("{} {}", num(r.medians.a), r.unit),
-            format!("{} {}", num(r.medians.b), r.unit),
+            format!(
+                "{} {}",
+                num(r.medians.b),
+                r.unit_b.as_ref().unwrap_or(&r.unit)
+            ),
             format!("{:.3}", r.ratio),
             if r.ci_overlap { "yes" } else { "no" }.into(),
             r.p.map(|p| format!("{p:.3}"))
@@ -60,7 +64,16 @@ pub fn render(c: &Comparison) -> String {
             s.push_str(&format!("  {line}\n"));
         }
     }
-    s.push_str(&format!("{t}\n"));
+    if c.rows.is_empty() {
+        // Two recordings, or ctx against memory: no table of nothing.
+        s.push_str(&format!(
+            "No result in common: nothing to compare ({} only in A, {} only in B).\n",
+            c.only_in_a.len(),
+            c.only_in_b.len()
+        ));
+    } else {
+        s.push_str(&format!("{t}\n"));
+    }
     for r in c.rows.iter().filter(|r| !r.explanations.is_empty()) {
         s.push_str(&format!(
             "{} [{}] {}: {} ({})\n",
@@ -204,4 +217,24 @@ pub fn render_fleet(f: &Fleet) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::compare::testing::{latency_run, timers_run};
+
+    #[test]
+    fn runs_with_no_result_in_common_say_so_instead_of_an_empty_table() {
+        let a = timers_run("a", 20.0, None);
+        let b = latency_run("b", 8 << 20, 4096, 1.2);
+        let text = super::render(&crate::compare::compare(&a, &b));
+        assert!(
+            text.contains("No result in common: nothing to compare (1 only in A, 1 only in B)"),
+            "{text}"
+        );
+        assert!(!text.contains("benchmark"), "{text}");
+        // With a row in common, the table.
+        let text = super::render(&crate::compare::compare(&a, &timers_run("b", 21.0, None)));
+        assert!(text.contains("benchmark") && !text.contains("No result in common"));
+    }
 }
