@@ -15,7 +15,7 @@ pub fn benjamini_hochberg(p_values: &[Option<f64>], q: f64) -> Vec<bool> {
         .collect();
     let m = tested.len();
     let mut real = vec![false; p_values.len()];
-    if m == 0 || !(q > 0.0) {
+    if m == 0 || q.is_nan() || q <= 0.0 {
         return real;
     }
     tested.sort_by(|a, b| a.1.total_cmp(&b.1));
@@ -76,7 +76,10 @@ mod tests {
             with_any += benjamini_hochberg(&some(&p), 0.05).iter().any(|r| *r) as usize;
         }
         assert!(raw > 200 * 3, "raw p-values called {raw}");
-        assert!(with_any <= 200 / 10, "BH called something in {with_any} of 200");
+        assert!(
+            with_any <= 200 / 10,
+            "BH called something in {with_any} of 200"
+        );
     }
 
     #[test]
