@@ -3,8 +3,10 @@
 //! loop, no write-allocate; `derived.est_dram_mb_s` adds it back for ordinary stores).
 //! Regular and, on x86-64, non-temporal-store variants side by side. Each thread owns
 //! page-aligned arrays it touches first, pinned by the `compact` or `spread` order, swept
-//! over 1, 2, 4 ... N threads. Each kernel pass is timed whole, from a barrier to a barrier;
-//! the first pass warms up and is dropped; the arrays are validated at the end.
+//! over 1, 2, 4 ... N threads. Each sample maps fresh arrays (page placement varies between
+//! samples), first-touches them (the warm-up) and times one pass of every kernel whole, from
+//! a barrier to a barrier; the arrays are validated after it. The arrays are sized by the
+//! LLC this run measured (`array_bytes`).
 
 use super::kernels::{self, expected, relative_error, Arrays, Kernel};
 use super::region::{available_bytes, Pages, Region};

@@ -9,3 +9,4 @@ pub mod latency;
 pub mod numa;
 pub mod per_event;
 pub mod region;
+pub mod variance;
