@@ -105,6 +105,9 @@ pub struct Hierarchy {
     pub llc: Option<Llc>,
 }
 
+/// A latency curve: (working set in bytes, ns per load), by size.
+pub type Curve = Vec<(u64, f64)>;
+
 /// Latency of `curve` at `size`, or at the next larger size measured.
 fn at(curve: &[(u64, f64)], size: u64) -> Option<f64> {
     curve.iter().find(|p| p.0 >= size).map(|p| p.1)
@@ -192,7 +195,7 @@ pub fn judge(small: &[(u64, f64)], huge: Option<&[(u64, f64)]>) -> Hierarchy {
 /// The latency curves of results (`memory.latency` rows): (4 KiB, huge pages), by size.
 pub fn curves_of<'a>(
     results: impl IntoIterator<Item = &'a crate::result::BenchResult>,
-) -> (Vec<(u64, f64)>, Vec<(u64, f64)>) {
+) -> (Curve, Curve) {
     let (mut small, mut huge) = (Vec::new(), Vec::new());
     for r in results
         .into_iter()
@@ -269,7 +272,7 @@ pub(crate) mod tests {
     /// The EPYC VM of issue figures: 4 KiB curve 16.8 ns at 4 MiB, 123 ns at 5.7 MiB, 155 ns
     /// at 32 MiB and rising; levels end at 22.6 KiB, 256 KiB (a 64-entry L1 DTLB with 4 KiB
     /// pages), 724 KiB, 4 MiB. With huge pages the 256 KiB step is absent.
-    pub fn epyc() -> (Vec<(u64, f64)>, Vec<(u64, f64)>) {
+    pub fn epyc() -> (Curve, Curve) {
         let small = synthetic(
             &[
                 (23168, 1.2),
@@ -298,7 +301,7 @@ pub(crate) mod tests {
 
     /// The 480 MiB VM as the issue saw it: levels end at 45 KiB, 1 MiB, 45 MiB, then page-walk
     /// steps at 90 and 256 MiB, both curves rising to the largest size (960 MiB).
-    pub fn vm_480_rising() -> (Vec<(u64, f64)>, Vec<(u64, f64)>) {
+    pub fn vm_480_rising() -> (Curve, Curve) {
         let levels = |l3: f64, s1: f64, s2: f64, top: f64| {
             vec![
                 (46336, 1.4),

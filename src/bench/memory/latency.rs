@@ -275,50 +275,47 @@ impl Benchmark for Latency {
             // The sweep runs in a thread pinned to one CPU, so the caller's affinity is untouched.
             let sizes_now = &sweep_sizes;
             let sweep = std::thread::scope(|s| {
-                s.spawn(
-                    || -> anyhow::Result<(Vec<BenchResult>, Vec<(u64, f64)>, bool)> {
-                        pin_current_thread(cpu).map_err(anyhow::Error::msg)?;
-                        let mut done = Vec::new();
-                        let mut curve = Vec::new();
-                        for &size in sizes_now {
-                            let batches =
-                                measure(size, pages, None, ctx.samples, ctx.min_batch_ns)?;
-                            if batches.len() < ctx.samples {
-                                return Ok((done, curve, true));
-                            }
-                            let samples: Vec<f64> =
-                                batches.iter().map(|b| b.ns_per_iteration()).collect();
-                            let params = crate::result::Params::from_struct(&LatencyParams {
-                                size_bytes: size,
-                                pages: pages.name().into(),
-                            });
-                            let placement = Placement {
-                                cpu_kinds: None,
-                                name: "cpus".into(),
-                                cpus: Some(vec![cpu]),
-                                observed: None,
-                            };
-                            let q = Quality::of(ctx.clock_cost_ns, &batches);
-                            let mut r = BenchResult::new(
-                                self.id(),
-                                params,
-                                placement,
-                                "ns/load",
-                                true,
-                                samples,
-                                q,
-                            )
-                            .ok_or_else(|| anyhow::anyhow!("memory.latency: no valid samples"))?;
-                            annotate(&mut r);
-                            curve.push((size, r.stats.median));
-                            done.push(r);
-                            if vi == 0 && may_stop(&curve) {
-                                break;
-                            }
+                s.spawn(|| -> anyhow::Result<Sweep> {
+                    pin_current_thread(cpu).map_err(anyhow::Error::msg)?;
+                    let mut done = Vec::new();
+                    let mut curve = Vec::new();
+                    for &size in sizes_now {
+                        let batches = measure(size, pages, None, ctx.samples, ctx.min_batch_ns)?;
+                        if batches.len() < ctx.samples {
+                            return Ok((done, curve, true));
                         }
-                        Ok((done, curve, false))
-                    },
-                )
+                        let samples: Vec<f64> =
+                            batches.iter().map(|b| b.ns_per_iteration()).collect();
+                        let params = crate::result::Params::from_struct(&LatencyParams {
+                            size_bytes: size,
+                            pages: pages.name().into(),
+                        });
+                        let placement = Placement {
+                            cpu_kinds: None,
+                            name: "cpus".into(),
+                            cpus: Some(vec![cpu]),
+                            observed: None,
+                        };
+                        let q = Quality::of(ctx.clock_cost_ns, &batches);
+                        let mut r = BenchResult::new(
+                            self.id(),
+                            params,
+                            placement,
+                            "ns/load",
+                            true,
+                            samples,
+                            q,
+                        )
+                        .ok_or_else(|| anyhow::anyhow!("memory.latency: no valid samples"))?;
+                        annotate(&mut r);
+                        curve.push((size, r.stats.median));
+                        done.push(r);
+                        if vi == 0 && may_stop(&curve) {
+                            break;
+                        }
+                    }
+                    Ok((done, curve, false))
+                })
                 .join()
                 .unwrap_or_else(|_| Err(anyhow::anyhow!("the latency thread panicked")))
             })?;
@@ -346,6 +343,9 @@ impl Benchmark for Latency {
         Ok(())
     }
 }
+
+/// One page size's sweep: its results, its curve, and whether Ctrl-C cut it short.
+type Sweep = (Vec<BenchResult>, hierarchy::Curve, bool);
 
 /// The params of `memory.latency`: working set and page size (`4k`, `thp`).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -385,9 +385,10 @@ mod tests {
                 .find(|&n| may_stop(&c[..n]))
                 .map(|n| c[n - 1].0)
         };
-        assert_eq!(stop_at(&small), Some(512 * MIB));
+        let stop = stop_at(&small).unwrap();
+        assert_eq!(stop, 512 * MIB);
         // Its largest chain: the region and 4 bytes of layout per line, well under 1 GB.
-        assert!(512 * MIB + 512 * MIB / 64 * 4 < 1_000_000_000);
+        assert!(stop + stop / 64 * 4 < 1_000_000_000);
         // A bare-metal curve stops on memory's plateau at the floor, 128 MiB.
         let bare = super::super::hierarchy::tests::synthetic(
             &[
