@@ -52,6 +52,28 @@ pub struct RunContext<'a> {
     pub clock_cost_ns: f64,
     /// The shortest timed batch allowed: >= 10^4 clock reads (trust contract rule 1).
     pub min_batch_ns: f64,
+    /// What earlier benchmarks of this run measured that later ones use.
+    pub measured: &'a Measured,
+}
+
+/// What a benchmark of a run measured that a later one of the same run uses: the memory
+/// hierarchy the latency sweep judged, which sizes the bandwidth arrays.
+#[derive(Debug, Default)]
+pub struct Measured {
+    hierarchy: std::sync::Mutex<Option<memory::hierarchy::Hierarchy>>,
+}
+
+impl Measured {
+    pub fn set_hierarchy(&self, h: memory::hierarchy::Hierarchy) {
+        *self.hierarchy.lock().unwrap_or_else(|e| e.into_inner()) = Some(h);
+    }
+
+    pub fn hierarchy(&self) -> Option<memory::hierarchy::Hierarchy> {
+        self.hierarchy
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
 }
 
 pub trait Benchmark: Sync {
@@ -88,8 +110,9 @@ pub static REGISTRY: &[&dyn Benchmark] = &[
     &timers::ClockRead,
     &ctx::PipeRoundTrip,
     &c2c::CacheLine,
-    &memory::bandwidth::Bandwidth,
+    // Latency first: its measured LLC sizes the bandwidth arrays.
     &memory::latency::Latency,
+    &memory::bandwidth::Bandwidth,
     &memory::numa::Numa,
     &memory::per_event::PerEvent,
     &classic::DHRYSTONE,

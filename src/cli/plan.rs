@@ -66,12 +66,14 @@ pub fn plan_for(
     env: &ProbeDoc,
     options: &RunOptions,
 ) -> Vec<Planned> {
+    let measured = bench::Measured::default();
     let ctx = RunContext {
         probe: env,
         options,
         samples: 10,
         clock_cost_ns: 0.0,
         min_batch_ns: 0.0,
+        measured: &measured,
     };
     benches.iter().flat_map(|b| b.plan(&ctx)).collect()
 }

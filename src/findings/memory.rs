@@ -1,106 +1,104 @@
-//! Rules over the measured memory hierarchy: the cache levels a latency curve shows, and a
-//! last-level cache whose reported size the curve contradicts (`llc-size-mismatch`).
+//! Rules over the measured memory hierarchy (judged in `bench::memory::hierarchy`): the cache
+//! levels the latency curves show, with TLB and page-walk steps named as such, and a
+//! last-level cache whose reported size the curves contradict (`llc-size-mismatch`).
 
 use super::{Finding, Severity};
-use crate::measure::plateaus::Plateau;
+use crate::bench::memory::hierarchy::{Hierarchy, Kind};
 use crate::report::units::{bytes, num, pct};
 use crate::result::BenchResult;
 
 /// The reported LLC must lie within this factor of the measured boundary.
 pub const MISMATCH_FACTOR: f64 = 2.0;
-/// A level counts as a cache only when memory is at least this much slower; a step closer
-/// to memory latency is a TLB or memory effect (e.g. page walks), not a cache.
-pub const CACHE_VS_MEMORY: f64 = 1.5;
 
-/// Whether plateau `i` is a cache: not the memory plateau, and clearly faster than memory.
-fn is_cache(plateaus: &[Plateau], i: usize, memory_reached: bool) -> bool {
-    if !memory_reached {
-        return true;
-    }
-    let mem = plateaus.last().map(|p| p.latency_ns).unwrap_or(f64::MAX);
-    i + 1 < plateaus.len() && plateaus[i].latency_ns * CACHE_VS_MEMORY <= mem
-}
-
-/// The measured levels as evidence lines ("L1: up to 32 KiB at 1.30 ns; ...").
-pub fn levels_text(plateaus: &[Plateau], memory_reached: bool) -> Vec<String> {
-    let n = plateaus.len();
-    plateaus
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let name = if memory_reached && i + 1 == n {
-                "memory".to_string()
-            } else if !is_cache(plateaus, i, memory_reached) {
-                format!("level {} (within {CACHE_VS_MEMORY}x of memory latency: a TLB or memory step, not a cache)", i + 1)
-            } else {
-                format!("level {}", i + 1)
-            };
-            let end = match (memory_reached && i + 1 == n, p.next_bytes) {
-                (true, _) => format!("from {}", bytes(p.from_bytes)),
-                (false, Some(next)) => format!(
+/// The judged levels as evidence lines, per curve ("4k level 2: up to 256 KiB (off the
+/// plateau at 362 KiB), 3.40 ns per load: TLB step ... not a cache").
+pub fn levels_text(h: &Hierarchy) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in &h.curves {
+        let n = c.levels.len();
+        for (i, l) in c.levels.iter().enumerate() {
+            let p = &l.plateau;
+            let end = match (l.kind, p.next_bytes) {
+                (Kind::Memory, _) => format!("from {}", bytes(p.from_bytes)),
+                (_, Some(next)) => format!(
                     "up to {} (off the plateau at {})",
                     bytes(p.up_to_bytes),
                     bytes(next)
                 ),
-                (false, None) => format!("up to {} (largest size measured)", bytes(p.up_to_bytes)),
+                (_, None) => format!("up to {} (largest size measured)", bytes(p.up_to_bytes)),
             };
-            format!("{name}: {end}, {:.2} ns per load", p.latency_ns)
-        })
-        .collect()
+            let rising = if l.kind == Kind::Memory && p.points < 3 && i + 1 == n {
+                " (still rising at the largest size)"
+            } else {
+                ""
+            };
+            out.push(format!(
+                "{} pages, level {}: {end}, {:.2} ns per load: {}{rising}",
+                c.pages,
+                i + 1,
+                p.latency_ns,
+                l.kind.label()
+            ));
+        }
+    }
+    out
 }
 
-/// `cache-levels` (what the curve shows, beside what sysfs says) and, when the reported LLC
+/// `cache-levels` (what the curves show, beside what sysfs says) and, when the reported LLC
 /// size falls outside the measured boundary, `llc-size-mismatch`.
-///
-/// `judge_llc` is false for a curve measured with 4 KiB pages when a huge-page curve exists:
-/// TLB misses add steps of their own there, so only the huge-page curve judges the LLC.
 pub fn evaluate(
-    plateaus: &[Plateau],
-    memory_reached: bool,
+    h: &Hierarchy,
     reported_llc: Option<u64>,
     reported_levels: &[String],
-    pages: &str,
-    judge_llc: bool,
 ) -> Vec<Finding> {
     let mut out = Vec::new();
-    let mut evidence = levels_text(plateaus, memory_reached);
+    let mut evidence = levels_text(h);
     evidence.push(format!("sysfs reports: {}", reported_levels.join(", ")));
-    if !memory_reached {
-        evidence.push(
-            "the curve was still rising at the largest size: memory latency not reached".into(),
-        );
+    let count = |k: Kind| {
+        h.curves
+            .first()
+            .map(|c| c.levels.iter().filter(|l| l.kind == k).count())
+            .unwrap_or(0)
+    };
+    let caches = h
+        .curves
+        .iter()
+        .map(|c| c.levels.iter().filter(|l| l.kind == Kind::Cache).count())
+        .max()
+        .unwrap_or(0);
+    let (tlb, paging) = (count(Kind::Tlb), count(Kind::Paging));
+    let mut not_caches = Vec::new();
+    if tlb > 0 {
+        not_caches.push(format!("{tlb} TLB step(s)"));
+    }
+    if paging > 0 {
+        not_caches.push(format!("{paging} page-walk step(s) past the last cache"));
     }
     out.push(Finding::new(
         "cache-levels",
         Severity::Info,
         format!(
-            "The latency curve ({pages} pages) shows {} level(s){}{}.",
-            if memory_reached {
-                plateaus.len().saturating_sub(1)
-            } else {
-                plateaus.len()
+            "The latency curves show {caches} cache level(s){}{}.",
+            match &h.llc {
+                Some(l) => format!(
+                    ", the last ending between {} and {} ({} pages)",
+                    bytes(l.up_to_bytes),
+                    bytes(l.next_bytes),
+                    l.pages
+                ),
+                None => ", and never leave the last one: the LLC is not measured".into(),
             },
-            if memory_reached { " before memory" } else { "" },
-            if pages == "4k" {
-                "; with 4 KiB pages, TLB reach adds steps that are not caches"
+            if not_caches.is_empty() {
+                String::new()
             } else {
-                ""
+                format!("; {} are not caches", not_caches.join(" and "))
             }
         ),
         evidence.clone(),
     ));
-    // The last cache level: the last plateau clearly faster than memory.
-    let llc = if judge_llc && memory_reached {
-        (0..plateaus.len())
-            .rev()
-            .find(|&i| is_cache(plateaus, i, true))
-            .map(|i| &plateaus[i])
-    } else {
-        None
-    };
-    if let (Some(llc), Some(reported)) = (llc, reported_llc) {
+    if let (Some(llc), Some(reported)) = (&h.llc, reported_llc) {
         let low = llc.up_to_bytes as f64 / MISMATCH_FACTOR;
-        let high = llc.next_bytes.unwrap_or(llc.up_to_bytes) as f64 * MISMATCH_FACTOR;
+        let high = llc.next_bytes as f64 * MISMATCH_FACTOR;
         if (reported as f64) < low || (reported as f64) > high {
             out.push(Finding::new(
                 "llc-size-mismatch",
@@ -109,7 +107,7 @@ pub fn evaluate(
                     "The last-level cache is reported as {} but the measured latency curve leaves its last cache plateau between {} and {}: trust the measurement (a VM's CPUID/sysfs cache sizes are often synthetic), and size memory tests beyond it.",
                     bytes(reported),
                     bytes(llc.up_to_bytes),
-                    bytes(llc.next_bytes.unwrap_or(llc.up_to_bytes))
+                    bytes(llc.next_bytes)
                 ),
                 evidence,
             ));
@@ -149,12 +147,25 @@ pub fn per_event_timing(
     )
 }
 
-/// `memory.bandwidth`: the arrays' size and the rule that chose it (`why`).
-pub fn memory_array_size(total_bytes: u64, why: &str) -> Finding {
+/// `memory.bandwidth`: the arrays' size, the LLC sizes it was chosen from (measured and
+/// reported, both stated) and the rule that chose it (`why`).
+pub fn memory_array_size(
+    total_bytes: u64,
+    measured_llc: Option<u64>,
+    reported_llc: u64,
+    why: &str,
+) -> Finding {
     Finding::new(
         "memory-array-size",
         Severity::Info,
-        format!("Each of the three arrays holds {} (all threads together), split evenly across the threads.", bytes(total_bytes)),
+        format!(
+            "Each of the three arrays holds {} (all threads together), split evenly across the threads; the LLC measured {}, the OS reports {}.",
+            bytes(total_bytes),
+            measured_llc
+                .map(|m| format!("ends by {}", bytes(m)))
+                .unwrap_or_else(|| "is not measured".into()),
+            bytes(reported_llc)
+        ),
         vec![why.to_string()],
     )
 }
@@ -162,88 +173,76 @@ pub fn memory_array_size(total_bytes: u64, why: &str) -> Finding {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::memory::hierarchy::{judge, tests as curves};
 
     const MIB: u64 = 1 << 20;
 
-    fn p(from: u64, up_to: u64, next: Option<u64>, ns: f64) -> Plateau {
-        Plateau {
-            from_bytes: from,
-            up_to_bytes: up_to,
-            next_bytes: next,
-            latency_ns: ns,
-            points: 4,
-        }
-    }
-
-    fn vm_curve() -> Vec<Plateau> {
-        vec![
-            p(4096, 45 << 10, Some(64 << 10), 1.4),
-            p(64 << 10, 1280 << 10, Some(2 * MIB), 5.0),
-            p(3 * MIB, 13 * MIB, Some(22 * MIB), 45.0),
-            p(24 * MIB, 960 * MIB, None, 250.0),
-        ]
+    fn mismatch(h: &Hierarchy, reported: u64) -> Option<Finding> {
+        evaluate(h, Some(reported), &["L3 ?".into()])
+            .into_iter()
+            .find(|f| f.id == "llc-size-mismatch")
     }
 
     #[test]
-    fn the_research_vm_480_mib_l3_is_a_mismatch() {
-        let f = evaluate(
-            &vm_curve(),
-            true,
-            Some(480 * MIB),
-            &["L3 480 MiB".into()],
-            "thp",
-            true,
-        );
-        assert_eq!(f[0].id, "cache-levels");
-        assert!(f[0].message.contains("3 level(s) before memory"));
-        let m = f.iter().find(|x| x.id == "llc-size-mismatch").unwrap();
-        assert!(m.message.contains("480 MiB"), "{}", m.message);
+    fn the_epyc_vm_reporting_32_mib_is_a_mismatch_and_names_its_tlb_step() {
+        let (small, huge) = curves::epyc();
+        let h = judge(&small, Some(&huge));
+        let f = evaluate(&h, Some(32 * MIB), &["L3 32 MiB".into()]);
         assert!(
-            m.message.contains("between 13 MiB and 22 MiB"),
+            f[0].message.contains("4 cache level(s)") || f[0].message.contains("3 cache level(s)"),
             "{}",
-            m.message
+            f[0].message
         );
-        assert!(m
+        assert!(f[0].message.contains("1 TLB step(s)"), "{}", f[0].message);
+        assert!(f[0]
             .evidence
             .iter()
-            .any(|e| e.starts_with("memory: from 24 MiB")));
-    }
-
-    #[test]
-    fn a_step_near_memory_latency_is_not_taken_for_the_llc() {
-        // This VM: 13.8 ns up to 4 MiB, then a 94 ns step to 22 MiB, memory at 123 ns.
-        let curve = vec![
-            p(4096, 32 << 10, Some(45 << 10), 1.5),
-            p(64 << 10, 256 << 10, Some(362 << 10), 4.2),
-            p(512 << 10, 4 * MIB, Some(6 * MIB), 13.8),
-            p(8 * MIB, 22 * MIB, Some(32 * MIB), 94.0),
-            p(32 * MIB, 128 * MIB, None, 123.0),
-        ];
-        let f = evaluate(&curve, true, Some(8 * MIB), &[], "thp", true);
-        assert!(f.iter().all(|x| x.id != "llc-size-mismatch"), "{f:#?}");
+            .any(|e| e.starts_with("4k pages, level 2: up to 256 KiB") && e.contains("TLB step")));
+        let m = mismatch(&h, 32 * MIB).expect("llc-size-mismatch");
         assert!(
-            f[0].evidence[3].contains("not a cache"),
-            "{:?}",
-            f[0].evidence
-        );
-        // Reported far off the 4 MiB level: a mismatch against that level.
-        let f = evaluate(&curve, true, Some(480 * MIB), &[], "thp", true);
-        let m = f.iter().find(|x| x.id == "llc-size-mismatch").unwrap();
-        assert!(
-            m.message.contains("between 4 MiB and 6 MiB"),
+            m.message.contains("32 MiB") && m.message.contains("between 4 MiB and 5.7 MiB"),
             "{}",
             m.message
         );
     }
 
     #[test]
-    fn a_matching_llc_and_an_unfinished_curve_raise_no_mismatch() {
-        let f = evaluate(&vm_curve(), true, Some(16 * MIB), &[], "thp", true);
-        assert!(f.iter().all(|x| x.id != "llc-size-mismatch"));
-        let f = evaluate(&vm_curve(), true, Some(480 * MIB), &[], "4k", false);
-        assert!(f.iter().all(|x| x.id != "llc-size-mismatch"));
-        let f = evaluate(&vm_curve()[..3], false, Some(480 * MIB), &[], "thp", true);
-        assert!(f.iter().all(|x| x.id != "llc-size-mismatch"));
-        assert!(f[0].evidence.iter().any(|e| e.contains("still rising")));
+    fn the_480_mib_vm_curve_rising_to_the_end_is_a_mismatch() {
+        let (small, huge) = curves::vm_480_rising();
+        let h = judge(&small, Some(&huge));
+        let m = mismatch(&h, 480 * MIB).expect("llc-size-mismatch");
+        assert!(m.message.contains("480 MiB"), "{}", m.message);
+        let f = evaluate(&h, Some(480 * MIB), &[]);
+        assert!(
+            f[0].message.contains("page-walk step(s)"),
+            "{}",
+            f[0].message
+        );
+    }
+
+    #[test]
+    fn a_right_report_raises_no_mismatch() {
+        let (small, huge) = curves::epyc();
+        let h = judge(&small, Some(&huge));
+        for ok in [4 * MIB, 8 * MIB, 3 * MIB] {
+            assert!(mismatch(&h, ok).is_none(), "{ok}");
+        }
+        // A report far below the measurement is a mismatch too.
+        assert!(mismatch(&h, 512 * 1024).is_some());
+        // No LLC judged (the curve never leaves a cache): nothing to say.
+        let flat = curves::synthetic(&[(32 << 10, 1.3), (MIB, 4.5)], MIB);
+        assert!(mismatch(&judge(&flat, None), 480 * MIB).is_none());
+    }
+
+    #[test]
+    fn the_array_size_finding_states_both_sizes() {
+        let f = memory_array_size(128 * MIB, Some(16 * MIB), 480 * MIB, "why");
+        assert!(
+            f.message.contains("ends by 16 MiB") && f.message.contains("reports 480 MiB"),
+            "{}",
+            f.message
+        );
+        let f = memory_array_size(1920 * MIB, None, 480 * MIB, "why");
+        assert!(f.message.contains("not measured"), "{}", f.message);
     }
 }

@@ -104,6 +104,12 @@ pub fn render(p: &ProbeDoc) -> String {
             .map(|n| format!(", {n} cluster(s)"))
             .unwrap_or_default()
     );
+    if !t.caches.is_empty() {
+        let _ = writeln!(
+            s,
+            "  cache sizes below: as the OS reports them (sysfs; a VM's may be synthetic): `truebench run memory` measures where they end"
+        );
+    }
     let llc_level = t.llc_level.unwrap_or(0);
     for (pkg, cpus) in t.package_cpus() {
         let _ = writeln!(s, "  Package {pkg} {}", list(&cpus));

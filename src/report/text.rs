@@ -235,6 +235,9 @@ pub fn render(doc: &RunDocument, detail: Detail) -> String {
     for l in super::cpu_speed::lines(doc) {
         out.push_str(&wrap(&l));
     }
+    for l in crate::result::suite_cost::lines(&doc.suite_costs) {
+        out.push_str(&wrap(&l));
+    }
     let shown = VIEWS.iter().filter(|v| v.applies(doc));
     match detail {
         Detail::Summary => {

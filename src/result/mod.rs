@@ -17,6 +17,7 @@ pub mod params;
 pub mod recording;
 pub mod speed;
 pub mod start;
+pub mod suite_cost;
 pub mod tags;
 
 pub use experiment::Experiment;
@@ -251,6 +252,10 @@ pub struct RunDocument {
     /// clock's synchronisation; absent in runs started at once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduled_start: Option<ScheduledStart>,
+    /// Per suite run, its wall time and the process's peak RSS (`run`); empty in other
+    /// commands' runs and in documents of earlier versions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suite_costs: Vec<suite_cost::SuiteCost>,
 }
 
 impl RunDocument {
@@ -440,6 +445,7 @@ pub mod testing {
             tags: BTreeMap::new(),
             cpu_speed: None,
             scheduled_start: None,
+            suite_costs: vec![],
         }
     }
 }

@@ -282,6 +282,7 @@ fn document(
         tags: Default::default(),
         cpu_speed: None,
         scheduled_start: None,
+        suite_costs: vec![],
     })
 }
 

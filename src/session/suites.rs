@@ -7,6 +7,7 @@ use crate::bench::{self, Benchmark, Emitted, RunContext, RunOptions};
 use crate::error::{usage, usage_hint};
 use crate::measure::batch::{min_interval_ns, timing_clock_cost_ns};
 use crate::probe::ProbeDoc;
+use crate::result::suite_cost::SuiteMeter;
 use crate::result::{RunDocument, SpeedPoint};
 use crate::store::Location;
 
@@ -65,23 +66,30 @@ impl Measurement for SuiteRun {
 
     fn measure(&mut self, m: &mut Measuring) -> anyhow::Result<()> {
         let clock_cost_ns = timing_clock_cost_ns();
+        let measured = crate::bench::Measured::default();
         let ctx = RunContext {
             probe: m.env,
             options: &self.options,
             samples: self.samples,
             clock_cost_ns,
             min_batch_ns: min_interval_ns(clock_cost_ns, BATCH_FLOOR_NS),
+            measured: &measured,
         };
         let total: usize = self.benches.iter().map(|b| b.planned(&ctx)).sum();
         let mut progress = Progress::new(total as u64, self.json);
         // The effective CPU speed at the start and end of each suite (each stretch of
         // benchmarks of one suite, in run order).
         let mut suite: Option<&str> = None;
+        let mut meter: Option<SuiteMeter> = None;
         for b in &self.benches {
             if suite != Some(b.suite()) {
                 if let Some(prev) = suite {
                     m.speed(prev, SpeedPoint::End);
                 }
+                m.doc
+                    .suite_costs
+                    .extend(meter.take().map(SuiteMeter::finish));
+                meter = Some(SuiteMeter::start(b.suite()));
                 progress.running(&format!("{}: CPU speed at the start", b.suite()));
                 m.speed(b.suite(), SpeedPoint::Start);
                 suite = Some(b.suite());
@@ -111,6 +119,9 @@ impl Measurement for SuiteRun {
             progress.running(&format!("{last}: CPU speed at the end"));
             m.speed(last, SpeedPoint::End);
         }
+        m.doc
+            .suite_costs
+            .extend(meter.take().map(SuiteMeter::finish));
         progress.finish();
         if self.runs("classic") {
             let (n, basis) = crate::bench::classic::copies::full_width(&m.env.cpus);

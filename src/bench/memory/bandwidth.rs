@@ -3,11 +3,14 @@
 //! loop, no write-allocate; `derived.est_dram_mb_s` adds it back for ordinary stores).
 //! Regular and, on x86-64, non-temporal-store variants side by side. Each thread owns
 //! page-aligned arrays it touches first, pinned by the `compact` or `spread` order, swept
-//! over 1, 2, 4 ... N threads. Each kernel pass is timed whole, from a barrier to a barrier;
-//! the first pass warms up and is dropped; the arrays are validated at the end.
+//! over 1, 2, 4 ... N threads. Each sample maps fresh arrays (page placement varies between
+//! samples), first-touches them (the warm-up) and times one pass of every kernel whole, from
+//! a barrier to a barrier; the arrays are validated after it. The arrays are sized by the
+//! LLC this run measured (`array_bytes`).
 
 use super::kernels::{self, expected, relative_error, Arrays, Kernel};
 use super::region::{available_bytes, Pages, Region};
+use super::{hierarchy, latency};
 use crate::bench::{Benchmark, Emitted, RunContext, Skipped};
 use crate::error::Interrupted;
 use crate::findings::results::annotate;
@@ -25,7 +28,10 @@ const MIB: u64 = 1 << 20;
 /// Each array (all threads together) is at least this large.
 const MIN_ARRAY: u64 = 128 * MIB;
 
-/// The size of each of the three arrays (all threads together), and why.
+/// The size of each of the three arrays (all threads together), and why: 4 x the measured
+/// LLC (the end of the last cache plateau) or the floor, whichever is larger; 4 x the
+/// reported LLC total only when nothing was measured. A reported size more than 4x the
+/// measured one is implausible (a VM's synthetic CPUID) and is named as not used.
 pub fn array_bytes(
     reported_llc_total: u64,
     measured_llc: Option<u64>,
@@ -45,31 +51,88 @@ pub fn array_bytes(
         }
         return Ok((a, "as asked (--array-size)".into()));
     }
-    let by_reported = 4 * reported_llc_total;
-    let by_measured = 4 * measured_llc.unwrap_or(0);
-    let want = by_reported.max(by_measured).max(MIN_ARRAY);
-    let why = format!(
-        "max(4 x reported LLC total {}, 4 x measured LLC {}, {})",
-        bytes(reported_llc_total),
-        measured_llc
-            .map(bytes)
-            .unwrap_or_else(|| "not measured".into()),
-        bytes(MIN_ARRAY)
-    );
+    let (want, why) = match measured_llc {
+        Some(m) => {
+            let want = (4 * m).max(MIN_ARRAY);
+            let report = if reported_llc_total > 4 * m {
+                format!(
+                    "the reported LLC total {} is more than 4x the measured one and not used (4 x it would be {})",
+                    bytes(reported_llc_total),
+                    bytes(4 * reported_llc_total)
+                )
+            } else {
+                format!("the reported LLC total is {}", bytes(reported_llc_total))
+            };
+            (
+                want,
+                format!(
+                    "max(4 x measured LLC {}, {}) = {}; {report}",
+                    bytes(m),
+                    bytes(MIN_ARRAY),
+                    bytes(want)
+                ),
+            )
+        }
+        None => {
+            let want = (4 * reported_llc_total).max(MIN_ARRAY);
+            (
+                want,
+                format!(
+                    "max(4 x reported LLC total {}, {}) = {}: the LLC was not measured",
+                    bytes(reported_llc_total),
+                    bytes(MIN_ARRAY),
+                    bytes(want)
+                ),
+            )
+        }
+    };
     match available {
         Some(av) if 3 * want > av / 2 => {
             let cut = (av / 6).max(MIB);
             Ok((
                 cut,
                 format!(
-                    "{why} = {}, cut to {} to fit half the available memory",
-                    bytes(want),
+                    "{why}; cut to {} to fit half the available memory",
                     bytes(cut)
                 ),
             ))
         }
         _ => Ok((want, why)),
     }
+}
+
+/// The LLC this run measured: the latency sweep's when it ran before, else a short coarse
+/// sweep now (huge pages where THP allows it). Returns the end of the last cache plateau
+/// (the first size off it), and how it was measured.
+fn measured_llc(
+    ctx: &RunContext,
+    emit: &mut dyn FnMut(Emitted),
+) -> anyhow::Result<Option<(u64, String)>> {
+    if let Some(h) = ctx.measured.hierarchy() {
+        return Ok(h.llc.map(|l| {
+            (
+                l.next_bytes,
+                format!("memory.latency's {} curve of this run", l.pages),
+            )
+        }));
+    }
+    let cpu = ctx.probe.cpus.usable.first().copied().unwrap_or(0);
+    let pages = match ctx.probe.kernel.thp.as_deref() {
+        Some("always") | Some("madvise") => Pages::Huge,
+        _ => Pages::Small,
+    };
+    emit(Emitted::Running(format!(
+        "coarse latency sweep ({} pages) to find the LLC",
+        pages.name()
+    )));
+    let top = latency::top_size(latency::reported(ctx, cpu).0, available_bytes());
+    let curve = latency::coarse_curve(cpu, pages, top)?;
+    Ok(hierarchy::judge_one(&curve, pages.name()).llc.map(|l| {
+        (
+            l.next_bytes,
+            format!("a coarse latency sweep ({} pages, sizes doubling)", l.pages),
+        )
+    }))
 }
 
 /// Thread counts: 1, 2, 4, ... and N.
@@ -209,6 +272,29 @@ pub fn run_passes(
     })
 }
 
+/// `samples` samples of every kernel, each in arrays of its own: per sample fresh arrays are
+/// mapped and first-touched (the fill also warms them up), one pass of every kernel is
+/// timed, and the arrays are unmapped, so page placement varies between samples.
+/// durations[kernel][sample] in ns.
+fn placed_samples(
+    cpus: &[u32],
+    n: usize,
+    samples: usize,
+    nt: bool,
+) -> anyhow::Result<Vec<Vec<u64>>> {
+    let mut out = vec![Vec::with_capacity(samples); Kernel::ALL.len()];
+    for _ in 0..samples {
+        let p = run_passes(cpus, n, 1, nt, None)?;
+        if p.interrupted || crate::interrupt::requested() {
+            return Err(Interrupted.into());
+        }
+        for (ki, d) in p.durations.into_iter().enumerate() {
+            out[ki].extend(d);
+        }
+    }
+    Ok(out)
+}
+
 pub fn reported_llc_total(ctx: &RunContext) -> u64 {
     let t = &ctx.probe.topology;
     t.caches
@@ -256,13 +342,22 @@ impl Benchmark for Bandwidth {
     }
 
     fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(Emitted)) -> anyhow::Result<()> {
+        let measured = match ctx.options.array_bytes {
+            Some(_) => None,
+            None => measured_llc(ctx, emit)?,
+        };
+        let reported = reported_llc_total(ctx);
         let (total, why) = array_bytes(
-            reported_llc_total(ctx),
-            None,
+            reported,
+            measured.as_ref().map(|m| m.0),
             available_bytes(),
             ctx.options.array_bytes,
         )
         .map_err(|e| crate::error::usage(format!("--array-size: {e}")))?;
+        let why = match &measured {
+            Some((_, how)) => format!("{why} (measured by {how})"),
+            None => why,
+        };
         if !kernels::HAVE_NT {
             emit(Emitted::Skipped(Skipped {
                 benchmark: self.id().into(),
@@ -295,16 +390,13 @@ impl Benchmark for Bandwidth {
                         "{policy} threads={threads} stores={}",
                         if nt { "non-temporal" } else { "regular" }
                     )));
-                    let p = run_passes(&cpus, n, ctx.samples + 1, nt, None)?;
-                    if p.interrupted {
-                        return Err(Interrupted.into());
-                    }
+                    let durations = placed_samples(&cpus, n, ctx.samples, nt)?;
                     for (ki, k) in Kernel::ALL.into_iter().enumerate() {
                         if nt && !k.stores() {
                             continue; // Sum stores nothing: one form only
                         }
                         let elements = (n * threads) as u64;
-                        let batches: Vec<Batch> = p.durations[ki][1..]
+                        let batches: Vec<Batch> = durations[ki]
                             .iter()
                             .map(|&ns| Batch {
                                 iterations: elements,
@@ -348,8 +440,12 @@ impl Benchmark for Bandwidth {
                         annotate(&mut r);
                         if !said_size {
                             said_size = true;
-                            r.findings
-                                .push(crate::findings::memory::memory_array_size(total, &why));
+                            r.findings.push(crate::findings::memory::memory_array_size(
+                                total,
+                                measured.as_ref().map(|m| m.0),
+                                reported,
+                                &why,
+                            ));
                         }
                         emit(Emitted::Result(Box::new(r)));
                     }
@@ -383,12 +479,27 @@ mod tests {
     }
 
     #[test]
-    fn arrays_outgrow_the_reported_llc_and_fit_memory() {
+    fn arrays_follow_the_measured_llc_and_fit_memory() {
+        // Nothing measured: the report decides.
         let (a, why) = array_bytes(480 * MIB, None, Some(24 << 30), None).unwrap();
         assert_eq!(a, 1920 * MIB);
-        assert!(why.contains("480 MiB"), "{why}");
+        assert!(
+            why.contains("480 MiB") && why.contains("not measured"),
+            "{why}"
+        );
         let (a, _) = array_bytes(8 * MIB, Some(16 * MIB), Some(24 << 30), None).unwrap();
         assert_eq!(a, 128 * MIB);
+        // The 480 MiB VM measured at 16 MiB: the measurement wins and the report is named.
+        let (a, why) = array_bytes(480 * MIB, Some(16 * MIB), Some(24 << 30), None).unwrap();
+        assert_eq!(a, 128 * MIB);
+        assert!(
+            why.contains("more than 4x") && why.contains("16 MiB"),
+            "{why}"
+        );
+        // A measured 64 MiB LLC: 4 x it, whatever the report.
+        let (a, why) = array_bytes(96 * MIB, Some(64 * MIB), Some(24 << 30), None).unwrap();
+        assert_eq!(a, 256 * MIB);
+        assert!(why.contains("reported LLC total is 96 MiB"), "{why}");
         let (a, why) = array_bytes(480 * MIB, None, Some(4 << 30), None).unwrap();
         assert!(a <= (4u64 << 30) / 6 && why.contains("cut"), "{a} {why}");
         assert!(array_bytes(8 * MIB, None, Some(1 << 30), Some(1 << 30))

@@ -1,16 +1,19 @@
 //! `memory.latency@1`: dependent loads over a random cyclic permutation of cache lines (one
 //! pointer per 64-byte line), so neither prefetchers nor parallelism hide the latency; ns
 //! per load for working sets from 4 KiB upward in sqrt(2) steps, with 4 KiB pages and with
-//! transparent huge pages. The curve's plateaus give the measured cache levels, shown
-//! beside what sysfs reports (`cache-levels`, `llc-size-mismatch`).
+//! transparent huge pages. Each sample walks the chain in an allocation of its own, so page
+//! placement is inside the samples' spread. The curves give the measured cache levels
+//! (`hierarchy`), shown beside what sysfs reports (`cache-levels`, `llc-size-mismatch`), and
+//! the measured LLC the bandwidth arrays are sized by later in the run (latency runs first).
+//! The sweep stops on memory's plateau or well past the last cache (`may_stop`).
 
+use super::hierarchy;
 use super::region::{available_bytes, Pages, Region};
 use crate::bench::{Benchmark, Emitted, RunContext, Skipped};
 use crate::error::Interrupted;
 use crate::findings::memory;
 use crate::findings::results::annotate;
 use crate::measure::batch::{calibrate, time_batch, Batch};
-use crate::measure::plateaus;
 use crate::placement::pin_current_thread;
 use crate::report::units::bytes;
 use crate::result::{BenchResult, Placement, Quality};
@@ -59,26 +62,60 @@ fn memory_plateau(curve: &[(u64, f64)]) -> bool {
     hi <= lo * 1.15
 }
 
-/// A chain of `lines` cache lines in one random cycle, in a fresh region. Returns the region
-/// and the address to start from.
-fn build_chain(
-    size: u64,
-    pages: Pages,
-    seed: u64,
-    node: Option<u32>,
-) -> anyhow::Result<(Region, usize)> {
-    let lines = (size as usize / LINE).max(2);
+/// The sweep has gone this many times past the end of the last cache it found.
+pub const PAST_LLC: u64 = 8;
+
+/// Whether the sweep may stop: memory's plateau is reached, or (past MIN_TOP) the curve left
+/// its last cache at least [`PAST_LLC`] times below the current size. A VM whose report
+/// inflates the LLC (480 MiB) and whose curve keeps rising under nested paging thus stops
+/// near 8x its real LLC instead of at twice the reported one.
+pub fn may_stop(curve: &[(u64, f64)]) -> bool {
+    let Some(&(size, _)) = curve.last() else {
+        return false;
+    };
+    memory_plateau(curve)
+        || (size >= MIN_TOP
+            && super::hierarchy::judge_one(curve, "4k")
+                .llc
+                .is_some_and(|l| l.next_bytes.saturating_mul(PAST_LLC) <= size))
+}
+
+/// The layout of a chain over `lines` cache lines: one random cycle, as the index of the
+/// line each line points to, and the line to start from. The same layout is written into
+/// a fresh allocation per sample (see [`place`]).
+pub struct Chain {
+    next: Vec<u32>,
+    start: u32,
+}
+
+impl Chain {
+    pub fn random(lines: usize, seed: u64) -> Chain {
+        let lines = lines.max(2);
+        let mut order: Vec<u32> = (0..lines as u32).collect();
+        order.shuffle(&mut rand::rngs::SmallRng::seed_from_u64(seed));
+        let mut next = vec![0u32; lines];
+        for i in 0..lines {
+            next[order[i] as usize] = order[(i + 1) % lines];
+        }
+        Chain {
+            next,
+            start: order[0],
+        }
+    }
+}
+
+/// Write `chain` into a fresh region (in address order, so building is quick even for large
+/// sets): new physical pages, new cache-set and TLB layout. Returns the region and the
+/// address to start from.
+fn place(chain: &Chain, pages: Pages, node: Option<u32>) -> anyhow::Result<(Region, usize)> {
+    let lines = chain.next.len();
     let mut region = Region::map(lines * LINE, pages, node)?;
     let words = region.words(lines * LINE / 8);
     let base = words.as_ptr() as usize;
-    let mut order: Vec<u32> = (0..lines as u32).collect();
-    order.shuffle(&mut rand::rngs::SmallRng::seed_from_u64(seed));
-    for i in 0..lines {
-        let here = order[i] as usize * (LINE / 8);
-        let next = order[(i + 1) % lines] as usize;
-        words[here] = base + next * LINE;
+    for (line, &next) in chain.next.iter().enumerate() {
+        words[line * (LINE / 8)] = base + next as usize * LINE;
     }
-    Ok((region, base + order[0] as usize * LINE))
+    Ok((region, base + chain.start as usize * LINE))
 }
 
 /// Follow the chain `n` loads from `*p`, leaving `*p` where it stopped.
@@ -91,7 +128,9 @@ fn chase(p: &mut usize, n: u64) {
     *p = std::hint::black_box(q);
 }
 
-/// Measure one size (memory on `node` when given): samples of ns per load.
+/// Measure one size (memory on `node` when given): samples of ns per load. Each sample walks
+/// the chain in an allocation of its own, so page placement (which physical pages, their
+/// cache sets, the TLB layout) varies between samples and the confidence interval covers it.
 pub fn measure(
     size: u64,
     pages: Pages,
@@ -99,18 +138,56 @@ pub fn measure(
     samples: usize,
     min_batch_ns: f64,
 ) -> anyhow::Result<Vec<Batch>> {
-    let (_region, start) = build_chain(size, pages, 0x7275_6562 ^ size, node)?;
-    let mut p = start;
-    let mut work = |n: u64| chase(&mut p, n);
-    work(((size / LINE as u64) * 2).min(200_000)); // warm: walk the chain, fill the TLBs
-    let n = calibrate(&mut work, min_batch_ns);
-    Ok((0..samples)
-        .map_while(|_| (!crate::interrupt::requested()).then(|| time_batch(&mut work, n)))
-        .collect())
+    let chain = Chain::random(size as usize / LINE, 0x7275_6562 ^ size);
+    let mut n = None;
+    let mut out = Vec::with_capacity(samples);
+    for _ in 0..samples {
+        if crate::interrupt::requested() {
+            break;
+        }
+        let (region, start) = place(&chain, pages, node)?;
+        let mut p = start;
+        let mut work = |k: u64| chase(&mut p, k);
+        work(((size / LINE as u64) * 2).min(200_000)); // warm: walk the chain, fill the TLBs
+        let n = *n.get_or_insert_with(|| calibrate(&mut work, min_batch_ns));
+        out.push(time_batch(&mut work, n));
+        drop(region);
+    }
+    Ok(out)
 }
 
-fn reported(ctx: &RunContext, cpu: u32) -> (Option<u64>, Vec<String>) {
-    let t = &ctx.probe.topology;
+/// A short coarse curve on `cpu` (sizes doubling from 4 KiB, three short samples each,
+/// stopping as the full sweep does): enough to see where the last cache ends when no full
+/// latency sweep ran before (`run memory.bandwidth` alone).
+pub fn coarse_curve(cpu: u32, pages: Pages, top: u64) -> anyhow::Result<Vec<(u64, f64)>> {
+    std::thread::scope(|s| {
+        s.spawn(|| -> anyhow::Result<Vec<(u64, f64)>> {
+            pin_current_thread(cpu).map_err(anyhow::Error::msg)?;
+            let mut curve = Vec::new();
+            let mut size = 4096u64;
+            while size <= top && !may_stop(&curve) {
+                let mut ns: Vec<f64> = measure(size, pages, None, 3, 5e5)?
+                    .iter()
+                    .map(|b| b.ns_per_iteration())
+                    .collect();
+                if ns.len() < 3 {
+                    return Err(Interrupted.into());
+                }
+                ns.sort_by(f64::total_cmp);
+                curve.push((size, ns[1]));
+                size *= 2;
+            }
+            Ok(curve)
+        })
+        .join()
+        .unwrap_or_else(|_| Err(anyhow::anyhow!("the coarse latency thread panicked")))
+    })
+}
+
+/// The caches the OS reports for `cpu` (data and unified), as text ("L1d 48 KiB"), and
+/// the size of the last level among them.
+pub fn reported_caches(env: &crate::probe::ProbeDoc, cpu: u32) -> (Option<u64>, Vec<String>) {
+    let t = &env.topology;
     let mine: Vec<_> = t
         .caches
         .iter()
@@ -132,6 +209,10 @@ fn reported(ctx: &RunContext, cpu: u32) -> (Option<u64>, Vec<String>) {
         .max_by_key(|c| c.level)
         .and_then(|c| c.size_bytes);
     (llc, text)
+}
+
+pub fn reported(ctx: &RunContext, cpu: u32) -> (Option<u64>, Vec<String>) {
+    reported_caches(ctx.probe, cpu)
 }
 
 impl Benchmark for Latency {
@@ -181,23 +262,27 @@ impl Benchmark for Latency {
                 ),
             })),
         }
-        let judge_4k = variants.len() == 1;
-        for pages in variants {
-            let judge = pages == Pages::Huge || judge_4k;
+        let last_variant = variants.len() - 1;
+        // The 4 KiB sweep decides how far to go (`may_stop`); the huge-page sweep measures the
+        // same sizes, so the two curves can be compared step by step.
+        let mut sweep_sizes = sizes(top);
+        let mut curves: Vec<Vec<(u64, f64)>> = Vec::new();
+        for (vi, pages) in variants.into_iter().enumerate() {
             emit(Emitted::Running(format!(
                 "pages={} size sweep",
                 pages.name()
             )));
             // The sweep runs in a thread pinned to one CPU, so the caller's affinity is untouched.
+            let sizes_now = &sweep_sizes;
             let sweep = std::thread::scope(|s| {
-                s.spawn(|| -> anyhow::Result<(Vec<BenchResult>, bool)> {
+                s.spawn(|| -> anyhow::Result<Sweep> {
                     pin_current_thread(cpu).map_err(anyhow::Error::msg)?;
                     let mut done = Vec::new();
                     let mut curve = Vec::new();
-                    for size in sizes(top) {
+                    for &size in sizes_now {
                         let batches = measure(size, pages, None, ctx.samples, ctx.min_batch_ns)?;
                         if batches.len() < ctx.samples {
-                            return Ok((done, true));
+                            return Ok((done, curve, true));
                         }
                         let samples: Vec<f64> =
                             batches.iter().map(|b| b.ns_per_iteration()).collect();
@@ -225,28 +310,29 @@ impl Benchmark for Latency {
                         annotate(&mut r);
                         curve.push((size, r.stats.median));
                         done.push(r);
-                        if memory_plateau(&curve) {
+                        if vi == 0 && may_stop(&curve) {
                             break;
                         }
                     }
-                    let found = plateaus::find(&curve);
-                    let reached = plateaus::ends_on_plateau(&curve, &found);
-                    if let Some(last) = done.last_mut() {
-                        last.findings.extend(memory::evaluate(
-                            &found,
-                            reached,
-                            llc,
-                            &levels,
-                            pages.name(),
-                            judge,
-                        ));
-                    }
-                    Ok((done, false))
+                    Ok((done, curve, false))
                 })
                 .join()
                 .unwrap_or_else(|_| Err(anyhow::anyhow!("the latency thread panicked")))
             })?;
-            let (done, interrupted) = sweep;
+            let (mut done, curve, interrupted) = sweep;
+            if vi == 0 {
+                sweep_sizes.truncate(curve.len());
+            }
+            curves.push(curve);
+            if vi == last_variant && !interrupted {
+                // Both curves measured: judge the hierarchy once, for the findings here and
+                // for the bandwidth arrays' size later in this run.
+                let h = hierarchy::judge(&curves[0], curves.get(1).map(|c| &c[..]));
+                if let Some(last) = done.last_mut() {
+                    last.findings.extend(memory::evaluate(&h, llc, &levels));
+                }
+                ctx.measured.set_hierarchy(h);
+            }
             for r in done {
                 emit(Emitted::Result(Box::new(r)));
             }
@@ -257,6 +343,9 @@ impl Benchmark for Latency {
         Ok(())
     }
 }
+
+/// One page size's sweep: its results, its curve, and whether Ctrl-C cut it short.
+type Sweep = (Vec<BenchResult>, hierarchy::Curve, bool);
 
 /// The params of `memory.latency`: working set and page size (`4k`, `thp`).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -287,8 +376,35 @@ mod tests {
     }
 
     #[test]
+    fn a_curve_rising_to_the_end_stops_8x_past_its_llc_not_at_twice_the_report() {
+        // The 480 MiB VM as the issue saw it: last cache left by 64 MiB, then page-walk steps
+        // and no plateau of memory up to 960 MiB.
+        let (small, _) = super::super::hierarchy::tests::vm_480_rising();
+        let stop_at = |c: &[(u64, f64)]| {
+            (1..=c.len())
+                .find(|&n| may_stop(&c[..n]))
+                .map(|n| c[n - 1].0)
+        };
+        let stop = stop_at(&small).unwrap();
+        assert_eq!(stop, 512 * MIB);
+        // Its largest chain: the region and 4 bytes of layout per line, well under 1 GB.
+        assert!(stop + stop / 64 * 4 < 1_000_000_000);
+        // A bare-metal curve stops on memory's plateau at the floor, 128 MiB.
+        let bare = super::super::hierarchy::tests::synthetic(
+            &[
+                (32 << 10, 1.3),
+                (MIB, 4.5),
+                (16 * MIB, 14.0),
+                (1024 * MIB, 95.0),
+            ],
+            1024 * MIB,
+        );
+        assert_eq!(stop_at(&bare), Some(128 * MIB));
+    }
+
+    #[test]
     fn the_chain_is_one_cycle_over_every_line() {
-        let (_r, start) = build_chain(64 * 1024, Pages::Small, 1, None).unwrap();
+        let (_r, start) = place(&Chain::random(1024, 1), Pages::Small, None).unwrap();
         let mut seen = std::collections::HashSet::new();
         let mut p = start;
         for _ in 0..1024 {

@@ -3,8 +3,10 @@
 //! method that makes a VM look like it has half the bandwidth.
 
 pub mod bandwidth;
+pub mod hierarchy;
 pub mod kernels;
 pub mod latency;
 pub mod numa;
 pub mod per_event;
 pub mod region;
+pub mod variance;

@@ -1,13 +1,14 @@
-//! The memory suite: bandwidth per kernel and thread count, the measured cache levels (the
-//! plateaus of the latency curve), the NUMA cells as node x node tables, and the per-event
+//! The memory suite: bandwidth per kernel and thread count, the measured levels (the
+//! plateaus of the latency curves, labelled cache, TLB step or page walks, beside the cache
+//! sizes the OS reports), the NUMA cells as node x node tables, and the per-event
 //! timing artefact beside batch timing.
 
 use super::{bar, narrow_table, with_params, wrap, View};
 use crate::bench::memory::bandwidth::BandwidthParams as Bandwidth;
+use crate::bench::memory::hierarchy::{self, Hierarchy, Kind};
 use crate::bench::memory::latency::LatencyParams as Latency;
 use crate::bench::memory::numa::NumaParams as NumaCell;
 use crate::bench::memory::per_event::PerEventParams as PerEvent;
-use crate::measure::plateaus::{self, Plateau};
 use crate::report::svg::{Chart, LineChart};
 use crate::report::units::{bytes, duration_ns, mb_per_s, num};
 use crate::result::{BenchResult, RunDocument};
@@ -27,15 +28,9 @@ fn curve(doc: &RunDocument, pages: &str) -> Vec<(u64, f64)> {
     c
 }
 
-/// The measured levels: the plateaus of the THP curve when measured, else of the 4 KiB one.
-fn levels(doc: &RunDocument) -> Vec<Plateau> {
-    let thp = curve(doc, "thp");
-    let c = if thp.is_empty() {
-        curve(doc, "4k")
-    } else {
-        thp
-    };
-    plateaus::find(&c)
+/// The measured hierarchy (levels labelled cache, TLB step, page walks, memory).
+fn hierarchy(doc: &RunDocument) -> Option<Hierarchy> {
+    hierarchy::of_results(&doc.results)
 }
 
 fn bandwidth_table(doc: &RunDocument) -> Option<String> {
@@ -88,26 +83,48 @@ fn bandwidth_table(doc: &RunDocument) -> Option<String> {
 }
 
 fn levels_text(doc: &RunDocument) -> Option<String> {
-    let found = levels(doc);
-    if found.is_empty() {
-        return None;
-    }
-    let mut s = String::from("Measured levels (plateaus of ns per dependent load):\n");
-    let last = found.len() - 1;
-    for (i, l) in found.iter().enumerate() {
-        let what = if i == last && found.len() > 1 {
-            "memory".to_string()
+    let h = hierarchy(doc)?;
+    let cpu = with_params::<Latency>(doc, "memory.latency")
+        .first()
+        .and_then(|(r, _)| r.placement.cpus.as_ref()?.first().copied())
+        .unwrap_or(0);
+    let (_, reported) = crate::bench::memory::latency::reported_caches(&doc.env, cpu);
+    let mut s = format!(
+        "Measured levels (plateaus of ns per dependent load), beside what the OS reports ({}):\n",
+        if reported.is_empty() {
+            "nothing".to_string()
         } else {
-            format!("level {}", i + 1)
-        };
-        let upto = match l.next_bytes {
-            Some(_) if i != last => format!("up to {}", bytes(l.up_to_bytes)),
-            _ => format!("from {}", bytes(l.from_bytes)),
-        };
+            reported.join(", ")
+        }
+    );
+    for c in &h.curves {
+        let _ = writeln!(s, "  {} pages:", c.pages);
+        for (i, l) in c.levels.iter().enumerate() {
+            let p = &l.plateau;
+            let what = if l.kind == Kind::Memory {
+                "memory".to_string()
+            } else {
+                format!("level {}", i + 1)
+            };
+            let upto = match l.kind {
+                Kind::Memory => format!("from {}", bytes(p.from_bytes)),
+                _ => format!("up to {}", bytes(p.up_to_bytes)),
+            };
+            let _ = writeln!(
+                s,
+                "    {what:<8} {upto:<26} {} per load  {}",
+                duration_ns(p.latency_ns),
+                l.kind.short()
+            );
+        }
+    }
+    if let Some(l) = &h.llc {
         let _ = writeln!(
             s,
-            "  {what:<8} {upto:<26} {} per load",
-            duration_ns(l.latency_ns)
+            "  The last cache ends between {} and {} ({} pages).",
+            bytes(l.up_to_bytes),
+            bytes(l.next_bytes),
+            l.pages
         );
     }
     Some(s)
@@ -253,14 +270,23 @@ impl View for Memory {
                 c.iter().map(|(s, v)| (*s as f64, *v)).collect(),
             );
         }
-        let found = levels(doc);
-        lat = lat.marks(
-            found
-                .iter()
-                .take(found.len().saturating_sub(1))
-                .map(|l| (l.up_to_bytes as f64, bytes(l.up_to_bytes)))
-                .collect(),
-        );
+        // The steps of the curve that judged the LLC (the huge-page one when measured).
+        if let Some(c) = hierarchy(doc).and_then(|h| h.curves.last().cloned()) {
+            lat = lat.marks(
+                c.levels
+                    .iter()
+                    .filter(|l| l.kind != Kind::Memory)
+                    .map(|l| {
+                        let b = l.plateau.up_to_bytes;
+                        let what = match l.kind {
+                            Kind::Cache => String::new(),
+                            _ => format!(" ({})", l.kind.short()),
+                        };
+                        (b as f64, format!("{}{what}", bytes(b)))
+                    })
+                    .collect(),
+            );
+        }
         out.push(Chart::Lines(lat));
         let bw = with_params::<Bandwidth>(doc, "memory.bandwidth")
             .into_iter()
@@ -354,6 +380,7 @@ mod tests {
         }
         let text = Memory.summary(&run("r", rs, env()));
         assert!(text.contains("level 1"), "{text}");
+        assert!(text.contains("thp pages:"), "{text}");
         assert!(text.contains("up to 32 KiB "), "{text}");
         assert!(text.contains("memory   from 64 MiB"), "{text}");
         assert!(text.contains("910.0 ns per load"), "{text}");
