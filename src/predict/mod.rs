@@ -564,3 +564,64 @@ fn needed(
         why_not: None,
     }
 }
+
+/// A measured setting's latency curve beside the model's: for the report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Curve {
+    pub capacity: String,
+    /// (planned rate /s, p99 µs) of the valid steps.
+    pub measured: Vec<(f64, f64)>,
+    /// (rate /s, predicted p99 µs) up to the ceiling.
+    pub model: Vec<(f64, f64)>,
+    pub max_rate: Option<f64>,
+    pub interval: Option<[f64; 2]>,
+}
+
+/// The prediction for the settings a run measured, and per setting its measured and
+/// predicted p99 curves (none when the run cannot support a prediction).
+pub fn curves(doc: &crate::result::RunDocument, p99_us: f64) -> (Prediction, Vec<Curve>) {
+    let q = Question {
+        p99_us,
+        rate: None,
+        capacity: vec![],
+    };
+    let e = match evidence::read(std::slice::from_ref(doc)) {
+        Ok(Ok(e)) => e,
+        Ok(Err(why)) => return (refused(vec![doc.run_id.clone()], &q, why), vec![]),
+        Err(e) => return (refused(vec![doc.run_id.clone()], &q, e.to_string()), vec![]),
+    };
+    let pred = answer(&e, &q);
+    let c = contention(&e);
+    let Some(p) = calibrate::fit(&e.variants, e.machine_cpus, &c).filter(|_| pred.supported) else {
+        return (pred, vec![]);
+    };
+    let curves = pred
+        .settings
+        .iter()
+        .filter_map(|sp| {
+            let v = e
+                .variants
+                .iter()
+                .find(|v| (v.quota - sp.quota).abs() < 1e-9 && v.width == sp.width)?;
+            let s = calibrate::setting_of(v, e.machine_cpus);
+            let x = p.ceiling(&s).0;
+            Some(Curve {
+                capacity: sp.capacity.clone(),
+                measured: v
+                    .steps
+                    .iter()
+                    .filter_map(|o| Some((o.rate, o.p99_us?)))
+                    .collect(),
+                model: (1..=60)
+                    .filter_map(|i| {
+                        let r = x * (0.05 + 0.945 * i as f64 / 60.0);
+                        Some((r, p.p99_s(&s, r)? * 1e6))
+                    })
+                    .collect(),
+                max_rate: sp.max_rate,
+                interval: sp.interval,
+            })
+        })
+        .collect();
+    (pred, curves)
+}
