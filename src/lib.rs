@@ -20,6 +20,7 @@ pub mod measure;
 pub mod observe;
 pub mod placement;
 pub mod policy;
+pub mod predict;
 pub mod probe;
 pub mod report;
 pub mod result;

@@ -8,6 +8,7 @@ mod loadstep;
 mod measuring;
 mod output;
 mod plan;
+mod predict;
 mod probe;
 mod record;
 mod report;
@@ -76,6 +77,9 @@ pub enum Command {
     Compare(compare::Args),
     /// Write one self-contained HTML report (charts as inline SVG, no network) of runs.
     Report(report::Args),
+    /// Predict from stored load-step runs the highest rate held below a p99 target per
+    /// capacity setting (QUOTA/WIDTH), and the smallest setting for a target rate.
+    Predict(predict::Args),
 }
 
 /// Run the command line; returns the process exit code.
@@ -118,6 +122,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Import(a) => runs::import(a, db),
         Command::Compare(a) => compare::exec(a, db),
         Command::Report(a) => report::exec(a, db),
+        Command::Predict(a) => predict::exec(a, db),
     }
 }
 

@@ -24,8 +24,12 @@ struct Section {
 }
 
 fn sections(doc: &RunDocument) -> Vec<Section> {
+    // The prediction is a section of the report only (`truebench predict` prints it).
+    let predict: &dyn super::views::View = &super::views::predict::Predict;
     VIEWS
         .iter()
+        .copied()
+        .chain(std::iter::once(predict))
         .filter(|v| v.applies(doc))
         .map(|v| Section {
             title: v.title(),

@@ -11,6 +11,7 @@ pub mod experiment;
 pub mod kinds;
 pub mod loadstep;
 pub mod memory;
+pub mod predict;
 pub mod record;
 pub mod timers;
 

@@ -1,0 +1,103 @@
+//! `truebench predict RUN... [--rate R] [--p99 T] [--capacity Q/W ...] [--json]`: the
+//! highest rate a service holds below a p99 target per capacity setting, and the smallest
+//! setting for a target rate, from stored load-step runs (src/predict/).
+
+use crate::store::{default_path, load_run, Location};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Load-step runs to predict from (ids, unique prefixes, or `latest`), of one workload
+    /// on one machine.
+    #[arg(required = true, value_name = "RUN")]
+    runs: Vec<String>,
+    /// A target rate, messages per second: the smallest capacity setting that holds it.
+    #[arg(long, value_name = "R", value_parser = parse_rate)]
+    rate: Option<f64>,
+    /// The p99 latency target: `5ms`, `800us` or µs as a number.
+    #[arg(long, value_name = "T", default_value = "5ms", value_parser = parse_p99)]
+    p99: f64,
+    /// Capacity settings to predict, QUOTA/WIDTH (CPUs of quota / CPUs of cpuset), e.g.
+    /// 1.8/2; comma-separated or repeated (default: the settings the runs measured).
+    #[arg(long, value_name = "Q/W", value_delimiter = ',', value_parser = crate::predict::parse_capacity)]
+    capacity: Vec<(f64, usize)>,
+    /// Print the prediction as JSON (schema truebench.predict/1).
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_rate(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim_end_matches("/s")
+        .parse()
+        .map_err(|_| format!("'{s}' is not a rate in messages per second"))?;
+    if v > 0.0 && v <= 1e9 {
+        Ok(v)
+    } else {
+        Err(format!("{v}/s is outside 0 to 10^9"))
+    }
+}
+
+/// A p99 target in µs from `5ms`, `800us`, `800µs`, `0.2s` or a number of µs.
+fn parse_p99(s: &str) -> Result<f64, String> {
+    let (num, scale) = if let Some(n) = s.strip_suffix("ms") {
+        (n, 1e3)
+    } else if let Some(n) = s.strip_suffix("us").or_else(|| s.strip_suffix("µs")) {
+        (n, 1.0)
+    } else if let Some(n) = s.strip_suffix('s') {
+        (n, 1e6)
+    } else {
+        (s, 1.0)
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a latency (5ms, 800us)"))?;
+    let us = v * scale;
+    if (1.0..=3.6e9).contains(&us) {
+        Ok(us)
+    } else {
+        Err(format!("{s} is outside 1 µs to 1 h"))
+    }
+}
+
+pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
+    super::distinct(
+        "--capacity",
+        &a.capacity
+            .iter()
+            .map(|(q, w)| crate::predict::capacity_name(*q, *w))
+            .collect::<Vec<_>>(),
+    )?;
+    let path = default_path(db)?;
+    let docs = a
+        .runs
+        .iter()
+        .map(|r| load_run(&path, r))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let q = crate::predict::Question {
+        p99_us: a.p99,
+        rate: a.rate,
+        capacity: a.capacity,
+    };
+    let p = crate::predict::predict(&docs, &q)?;
+    if a.json {
+        super::print_json(&p)
+    } else {
+        crate::stdout::write(&crate::predict::text::render(&p))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_targets_parse_with_their_units() {
+        assert_eq!(parse_p99("5ms"), Ok(5000.0));
+        assert_eq!(parse_p99("800us"), Ok(800.0));
+        assert_eq!(parse_p99("0.2s"), Ok(200_000.0));
+        assert_eq!(parse_p99("250"), Ok(250.0));
+        assert!(parse_p99("fast").is_err() && parse_p99("0ms").is_err());
+        assert!(parse_rate("20000/s").is_ok() && parse_rate("-1").is_err());
+    }
+}

@@ -1,0 +1,194 @@
+//! The model's parameters from measured steps: the CPU cost per message (median over the
+//! valid steps), the load generator's CPU against the rate (least squares), the efficiency
+//! of the utilisation law (measured saturated throughput ÷ predicted, over the steps that
+//! could not keep up), the latency factor (measured p99 ÷ the M/M/c p99, geometric median
+//! over the steady steps toward the ceiling), and the USL contention when a run measured a
+//! scaling curve. Each resample of the steps (bootstrap) gives another set, which is where
+//! a prediction's interval comes from.
+
+use super::evidence::{Evidence, Measured, Obs};
+use super::model::{Params, Setting};
+use rand::{Rng, SeedableRng};
+
+/// A step at this share of its setting's ceiling or more is near saturation.
+pub const NEAR_SATURATION: f64 = 0.6;
+/// Cost per message varying more than this (coefficient of variation) across steps is a
+/// fit with a huge error: no prediction.
+pub const MAX_COST_CV: f64 = 0.5;
+
+/// Contention across CPUs, and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Contention {
+    pub sigma: f64,
+    pub kappa: f64,
+    /// In words: the run's scaling fit, or assumed none.
+    pub source: String,
+    /// The widest parallelism the runs measured (CPUs used at once).
+    pub measured_parallel: usize,
+}
+
+/// The model's setting for a measured variant.
+pub fn setting_of(m: &Measured, machine_cpus: usize) -> Setting {
+    Setting {
+        quota: m.quota,
+        width: m.width,
+        workers: m.workers,
+        generator_in_quota: m.generator_in_quota,
+        machine_cpus,
+    }
+}
+
+fn median(v: &mut [f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    })
+}
+
+/// Least squares y = a + b x; (mean, 0) with one distinct x.
+fn line(pts: &[(f64, f64)]) -> (f64, f64) {
+    let n = pts.len() as f64;
+    if pts.is_empty() {
+        return (0.0, 0.0);
+    }
+    let mx = pts.iter().map(|p| p.0).sum::<f64>() / n;
+    let my = pts.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    if sxx <= 0.0 {
+        return (my, 0.0);
+    }
+    let b = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum::<f64>() / sxx;
+    (my - b * mx, b)
+}
+
+/// Fit the parameters on `variants` (their steps possibly resampled). None without a
+/// measured cost per message.
+pub fn fit(variants: &[Measured], machine_cpus: usize, contention: &Contention) -> Option<Params> {
+    let all: Vec<&Obs> = variants.iter().flat_map(|v| &v.steps).collect();
+    let mut costs: Vec<f64> = all.iter().filter_map(|o| o.cost_us).collect();
+    let cost_us = median(&mut costs)?;
+    let (generator_base, generator_per_rate) = line(
+        &all.iter()
+            .map(|o| (o.rate, o.generator_cpus))
+            .collect::<Vec<_>>(),
+    );
+    let mut p = Params {
+        cost_us,
+        efficiency: 1.0,
+        latency_factor: 1.0,
+        generator_base,
+        generator_per_rate,
+        sigma: contention.sigma,
+        kappa: contention.kappa,
+    };
+    // Efficiency: what the steps that could not keep up completed, against the ceiling.
+    let mut eff: Vec<f64> = variants
+        .iter()
+        .flat_map(|v| {
+            let s = setting_of(v, machine_cpus);
+            let (x, _) = p.ceiling(&s);
+            v.steps
+                .iter()
+                .filter(|o| !o.steady && x > 0.0)
+                .map(move |o| o.completed / x)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    if let Some(e) = median(&mut eff) {
+        p.efficiency = e.clamp(0.05, 2.0);
+    }
+    // Latency factor: measured p99 against the model's, over the steady steps below the
+    // ceiling; those toward it (at least NEAR_SATURATION of it) when there are two.
+    let ratios: Vec<(f64, f64)> = variants
+        .iter()
+        .flat_map(|v| {
+            let s = setting_of(v, machine_cpus);
+            let (x, _) = p.ceiling(&s);
+            v.steps
+                .iter()
+                .filter(|o| o.steady && o.rate < 0.995 * x)
+                .filter_map(|o| {
+                    let m = p.p99_s(&s, o.rate)?;
+                    Some((o.rate / x, (o.p99_us? * 1e-6 / m).ln()))
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let near: Vec<f64> = ratios
+        .iter()
+        .filter(|r| r.0 >= NEAR_SATURATION)
+        .map(|r| r.1)
+        .collect();
+    let mut logs: Vec<f64> = if near.len() >= 2 {
+        near
+    } else {
+        ratios.iter().map(|r| r.1).collect()
+    };
+    if let Some(l) = median(&mut logs) {
+        p.latency_factor = l.exp();
+    }
+    Some(p)
+}
+
+/// How close the steps came to saturation: the highest share of its setting's ceiling
+/// any valid step was planned at, and whether a step could not keep up.
+pub fn saturation(e: &Evidence, p: &Params) -> (f64, bool) {
+    let mut top: f64 = 0.0;
+    let mut saturated = false;
+    for v in &e.variants {
+        let (x, _) = p.ceiling(&setting_of(v, e.machine_cpus));
+        for o in &v.steps {
+            top = top.max(o.rate / x);
+            saturated |= !o.steady;
+        }
+    }
+    (top, saturated)
+}
+
+/// The coefficient of variation of the measured cost per message.
+pub fn cost_cv(e: &Evidence) -> Option<f64> {
+    let c: Vec<f64> = e
+        .variants
+        .iter()
+        .flat_map(|v| &v.steps)
+        .filter_map(|o| o.cost_us)
+        .collect();
+    crate::measure::stats::Stats::of(&c).map(|s| s.cv)
+}
+
+/// `n` parameter sets fitted on the steps resampled with replacement within each variant
+/// (a variant keeps its setting); seeded, so a prediction repeats.
+pub fn bootstrap(e: &Evidence, contention: &Contention, n: usize, seed: u64) -> Vec<Params> {
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+    (0..n)
+        .filter_map(|_| {
+            let resampled: Vec<Measured> = e
+                .variants
+                .iter()
+                .map(|v| Measured {
+                    steps: (0..v.steps.len())
+                        .map(|_| v.steps[rng.gen_range(0..v.steps.len())].clone())
+                        .collect(),
+                    ..v.clone()
+                })
+                .collect();
+            fit(&resampled, e.machine_cpus, contention)
+        })
+        .collect()
+}
+
+/// The 2.5% and 97.5% points of `v` (sorted here).
+pub fn interval(v: &mut [f64]) -> Option<(f64, f64)> {
+    if v.len() < 10 {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+    Some((at(0.025), at(0.975)))
+}

@@ -1,0 +1,206 @@
+//! What a prediction rests on, read from stored load-step runs: per measured variant its
+//! capacity setting (CPU quota × cpuset width; the run's own limits when it ran without
+//! one), worker count, whether its load generator shared the quota, and per step the
+//! planned and completed rates, the p99 latency, the service's CPU cost per message, the
+//! generator's CPU and the throttling. Runs that hold nothing to predict from (a batch
+//! experiment, no load steps) are said so here, in a sentence.
+
+use crate::loadstep::step::StepSummary;
+use crate::result::{figures, RunDocument};
+
+/// One measured step, in the units the models use.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Obs {
+    /// Planned and completed rates, messages per second.
+    pub rate: f64,
+    pub completed: f64,
+    /// The step completed at least 98% of what was sent (a steady state).
+    pub steady: bool,
+    /// p99 latency, µs (from the due time).
+    pub p99_us: Option<f64>,
+    /// The service's CPU per completed message, µs.
+    pub cost_us: Option<f64>,
+    /// The load generator's CPU, in CPUs.
+    pub generator_cpus: f64,
+    pub throttled_periods: Option<u64>,
+}
+
+/// One measured variant (placement policy × workers × capacity setting).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measured {
+    pub run_id: String,
+    pub label: String,
+    /// Quota in CPUs and cpuset width in CPUs.
+    pub quota: f64,
+    pub width: usize,
+    /// Whether the setting was a capacity policy (else the run's own limits).
+    pub capacity_policy: bool,
+    pub workers: usize,
+    /// The load generator ran inside the quota (cgroup v2, or a process-wide quota).
+    pub generator_in_quota: bool,
+    /// The valid steps (the generator kept its schedule).
+    pub steps: Vec<Obs>,
+}
+
+/// Everything read from the runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evidence {
+    pub runs: Vec<String>,
+    pub workload: String,
+    pub service_us: f64,
+    /// CPUs the runs' process could use (the machine the prediction is for).
+    pub machine_cpus: usize,
+    pub variants: Vec<Measured>,
+    /// A USL fit of the highest valid rate across worker counts, from a run without
+    /// capacity policies (`loadstep --workers 1,2,4`), and that run's id.
+    pub scaling: Option<(crate::loadstep::model::Fit, String)>,
+}
+
+fn obs(s: &StepSummary) -> Obs {
+    Obs {
+        rate: s.planned_rate,
+        completed: s.completed_rate,
+        steady: s.completed_rate >= crate::loadstep::experiment::STEADY_SHARE * s.sent_rate,
+        p99_us: s.latency.as_ref().map(|l| l.p99),
+        cost_us: s
+            .per_tx
+            .get(figures::CPU_US)
+            .copied()
+            .filter(|c| *c > 0.0 && c.is_finite()),
+        generator_cpus: s.generator_cpu_pct / 100.0,
+        throttled_periods: s.throttled_periods,
+    }
+}
+
+/// Why a run cannot be read for a prediction; Ok with its variants otherwise.
+fn variants_of(doc: &RunDocument) -> Result<Vec<Measured>, String> {
+    let Some(ls) = &doc.loadstep else {
+        return Err(if doc.experiment.is_some() {
+            format!(
+                "run {} is a batch experiment: it timed a command to completion, with no rates or latency to predict a service's capacity from (use `truebench loadstep`)",
+                doc.run_id
+            )
+        } else {
+            format!(
+                "run {} has no load steps (suites: {})",
+                doc.run_id,
+                doc.suites.join(", ")
+            )
+        });
+    };
+    let cpus = &doc.env.cpus;
+    Ok(ls
+        .variants
+        .iter()
+        .map(|v| {
+            let (quota, width, policy) = match v.capacity {
+                Some(c) => (c.quota, c.width, true),
+                None => (
+                    cpus.capacity,
+                    v.pinned_cpus
+                        .as_ref()
+                        .map(|p| {
+                            let mut u = p.clone();
+                            u.sort_unstable();
+                            u.dedup();
+                            u.len()
+                        })
+                        .unwrap_or(cpus.usable_width)
+                        .max(1),
+                    false,
+                ),
+            };
+            let generator_in_quota = if policy {
+                v.capacity_note
+                    .as_deref()
+                    .is_some_and(|n| n.contains("cgroup v2"))
+            } else {
+                cpus.cgroup_quota.is_some()
+            };
+            Measured {
+                run_id: doc.run_id.clone(),
+                label: match v.capacity {
+                    Some(c) => format!("{} x{} {}/{}", v.policy, v.workers, c.quota, c.width),
+                    None => format!("{} x{}", v.policy, v.workers),
+                },
+                quota,
+                width,
+                capacity_policy: policy,
+                workers: v.workers,
+                generator_in_quota,
+                steps: v.steps.iter().filter(|s| s.valid).map(obs).collect(),
+            }
+        })
+        .collect())
+}
+
+/// Read the runs: one workload and service, one machine. A mix is bad input (Err, exit 2);
+/// a run with nothing to predict from is `Ok(Err(why))`: said plainly, exit 0.
+pub fn read(docs: &[RunDocument]) -> anyhow::Result<Result<Evidence, String>> {
+    let mut variants = Vec::new();
+    let mut kind: Option<(String, f64, Option<String>)> = None;
+    let mut host: Option<Option<String>> = None;
+    for d in docs {
+        let vs = match variants_of(d) {
+            Ok(v) => v,
+            Err(why) => return Ok(Err(why)),
+        };
+        let ls = d.loadstep.as_ref().expect("checked by variants_of");
+        let this = (ls.workload.clone(), ls.plan.service_us, ls.target.clone());
+        match &kind {
+            Some(k) if *k != this => {
+                return Err(crate::error::usage_hint(
+                    format!(
+                        "run {} drove {} ({} µs of service{}), another run {} ({} µs{}): one prediction rests on one workload",
+                        d.run_id,
+                        this.0,
+                        this.1,
+                        this.2.as_deref().map(|t| format!(", {t}")).unwrap_or_default(),
+                        k.0,
+                        k.1,
+                        k.2.as_deref().map(|t| format!(", {t}")).unwrap_or_default()
+                    ),
+                    "give runs of the same workload",
+                ))
+            }
+            _ => kind = Some(this),
+        }
+        match &host {
+            Some(h) if *h != d.host => {
+                return Err(crate::error::usage_hint(
+                    format!(
+                        "run {} was measured on {}, another on {}: a prediction is for the machine its runs measured",
+                        d.run_id,
+                        d.host.as_deref().unwrap_or("an unnamed host"),
+                        h.as_deref().unwrap_or("an unnamed host")
+                    ),
+                    "give runs of one host",
+                ))
+            }
+            _ => host = Some(d.host.clone()),
+        }
+        variants.extend(vs);
+    }
+    let Some((workload, service_us, _)) = kind else {
+        return Ok(Err("no run given".into()));
+    };
+    Ok(Ok(Evidence {
+        runs: docs.iter().map(|d| d.run_id.clone()).collect(),
+        workload,
+        service_us,
+        machine_cpus: docs
+            .iter()
+            .map(|d| d.env.cpus.usable_width)
+            .max()
+            .unwrap_or(1)
+            .max(1),
+        scaling: docs.iter().find_map(|d| {
+            let ls = d.loadstep.as_ref()?;
+            if ls.variants.iter().any(|v| v.capacity.is_some()) {
+                return None;
+            }
+            Some((ls.scaling.as_ref()?.usl.clone()?, d.run_id.clone()))
+        }),
+        variants,
+    }))
+}

@@ -1,0 +1,227 @@
+//! The capacity model of a service under a CPU quota Q and a cpuset W CPUs wide, from
+//! parameters calibrated on measured load steps (calibrate.rs):
+//!
+//! - **utilisation law**: the service's CPU = rate × CPU cost per message, so at most
+//!   `efficiency × capacity / cost` messages per second;
+//! - the capacity in CPUs is the smaller of the quota and what the workers can use: the
+//!   parallel CPUs (cpuset width, at most one per worker, less what the load generator takes
+//!   of them when it shares them) scaled by the **USL** contention across those CPUs
+//!   (P / (1 + σ(P−1) + κP(P−1)));
+//! - an **M/M/c queue** (c = the parallel servers, their total rate the ceiling above) for
+//!   the rise of the p99 latency toward the ceiling, times a factor calibrated on the
+//!   measured steps;
+//! - **quota throttling**: a period whose demand exceeds the quota waits for the next one,
+//!   a latency floor for the messages arriving in its throttled phase (queue.rs).
+//!
+//! Pure functions; tested on synthetic curves with known parameters (tests.rs).
+
+use super::queue;
+
+/// The CFS period of truebench's capacity policies, seconds.
+pub const PERIOD_S: f64 = 0.1;
+/// The latency quantile predicted.
+pub const QUANTILE: f64 = 0.99;
+
+/// Calibrated parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Params {
+    /// The service's CPU per message, µs.
+    pub cost_us: f64,
+    /// Measured saturated throughput ÷ the utilisation law's (1 when no step saturated).
+    pub efficiency: f64,
+    /// Measured p99 ÷ the M/M/c p99 of the same step (geometric median).
+    pub latency_factor: f64,
+    /// The load generator's CPUs at rate r: `generator_base + generator_per_rate × r`, in
+    /// [0, 1] (one thread).
+    pub generator_base: f64,
+    pub generator_per_rate: f64,
+    /// USL contention and coherency across the parallel CPUs (0, 0: assumed none).
+    pub sigma: f64,
+    pub kappa: f64,
+}
+
+/// A capacity setting on a machine, for one service.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Setting {
+    /// CPU quota, CPUs.
+    pub quota: f64,
+    /// Cpuset width, CPUs.
+    pub width: usize,
+    /// Worker threads (or connections): at most this many CPUs are used at once.
+    pub workers: usize,
+    /// The load generator runs inside the quota (else outside, on the machine's CPUs).
+    pub generator_in_quota: bool,
+    /// CPUs of the machine the process may use.
+    pub machine_cpus: usize,
+}
+
+/// What bounds a prediction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Limit {
+    /// The quota is the ceiling.
+    Quota,
+    /// The parallel CPUs (width, workers, contention) are the ceiling.
+    Cpus,
+    /// The p99 target is reached below the ceiling by queueing.
+    Latency,
+    /// Throttled periods delay more than 1% of the messages past the target.
+    Throttling,
+}
+
+impl Limit {
+    pub fn words(&self) -> &'static str {
+        match self {
+            Limit::Quota => "the quota's ceiling",
+            Limit::Cpus => "the CPUs the workers can use",
+            Limit::Latency => "queueing toward the ceiling (M/M/c)",
+            Limit::Throttling => "quota throttling (periods that run out of quota)",
+        }
+    }
+}
+
+impl Params {
+    /// The load generator's CPUs at `rate`.
+    pub fn generator(&self, rate: f64) -> f64 {
+        (self.generator_base + self.generator_per_rate * rate).clamp(0.0, 1.0)
+    }
+
+    /// The CPUs the service can use in parallel at `rate`: width, at most one per worker,
+    /// less what the generator takes of them (when it runs outside the quota, it takes the
+    /// CPUs outside the cpuset first).
+    pub fn parallel(&self, s: &Setting, rate: f64) -> f64 {
+        let servers = s.width.min(s.workers).max(1) as f64;
+        let overlap = if s.generator_in_quota {
+            0.0
+        } else {
+            (self.generator(rate) - s.machine_cpus.saturating_sub(s.width) as f64).max(0.0)
+        };
+        (servers - overlap).max(0.05)
+    }
+
+    /// The quota left to the service at `rate` (less the generator's CPU when it runs
+    /// inside the quota), CPUs.
+    fn quota(&self, s: &Setting, rate: f64) -> f64 {
+        if s.generator_in_quota {
+            (s.quota - self.generator(rate)).max(0.01)
+        } else {
+            s.quota
+        }
+    }
+
+    /// The capacity in CPUs at `rate` and what bounds it.
+    pub fn capacity(&self, s: &Setting, rate: f64) -> (f64, Limit) {
+        let p = self.parallel(s, rate);
+        let usl = p / (1.0 + self.sigma * (p - 1.0).max(0.0) + self.kappa * p * (p - 1.0).max(0.0));
+        let quota = self.quota(s, rate);
+        if quota <= usl {
+            (quota, Limit::Quota)
+        } else {
+            (usl, Limit::Cpus)
+        }
+    }
+
+    /// The throughput ceiling, messages/s: the rate r where r × cost = efficiency ×
+    /// capacity(r) (the generator's share grows with the rate, so it is solved for).
+    pub fn ceiling(&self, s: &Setting) -> (f64, Limit) {
+        let c = self.cost_us * 1e-6;
+        let f = |r: f64| r * c - self.efficiency * self.capacity(s, r).0;
+        let mut lo = 0.0;
+        let mut hi = self.efficiency * s.quota.max(s.width as f64) / c + 1.0;
+        for _ in 0..80 {
+            let mid = 0.5 * (lo + hi);
+            if f(mid) < 0.0 {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        (lo, self.capacity(s, lo).1)
+    }
+
+    /// The predicted p99 latency at `rate`, seconds; None at or past the ceiling.
+    pub fn p99_s(&self, s: &Setting, rate: f64) -> Option<f64> {
+        let (x, _) = self.ceiling(s);
+        let servers = s.width.min(s.workers).max(1);
+        let mu = x / servers as f64;
+        queue::sojourn_quantile(servers, rate, mu, QUANTILE).map(|t| t * self.latency_factor)
+    }
+
+    /// The share of messages quota throttling delays past `target_s` at `rate`.
+    pub fn throttled_share(&self, s: &Setting, rate: f64, target_s: f64) -> f64 {
+        let q = self.quota(s, rate);
+        let phase = queue::throttled_phase_s(PERIOD_S, q, self.parallel(s, rate));
+        queue::throttled_share(
+            rate,
+            self.cost_us * 1e-6 / self.efficiency,
+            q,
+            PERIOD_S,
+            phase,
+            target_s,
+        )
+    }
+
+    /// Whether `rate` is held: p99 at most the target and at most 1% of the messages
+    /// delayed past it by throttling.
+    fn holds(&self, s: &Setting, rate: f64, target_s: f64) -> Result<(), Limit> {
+        match self.p99_s(s, rate) {
+            Some(t) if t <= target_s => {}
+            _ => return Err(Limit::Latency),
+        }
+        if self.throttled_share(s, rate, target_s) > 1.0 - QUANTILE {
+            return Err(Limit::Throttling);
+        }
+        Ok(())
+    }
+
+    /// The highest rate held below the p99 target, messages/s, and what bounds it; None
+    /// when not even a trickle is (the target is below the service's own p99).
+    pub fn max_rate(&self, s: &Setting, target_s: f64) -> Option<(f64, Limit)> {
+        let (x, ceiling_limit) = self.ceiling(s);
+        let floor = x * 1e-4;
+        if x <= 0.0 || self.holds(s, floor, target_s).is_err() {
+            return None;
+        }
+        let (mut lo, mut hi) = (floor, x);
+        let mut why = Limit::Latency;
+        for _ in 0..50 {
+            let mid = 0.5 * (lo + hi);
+            match self.holds(s, mid, target_s) {
+                Ok(()) => lo = mid,
+                Err(l) => {
+                    why = l;
+                    hi = mid;
+                }
+            }
+        }
+        // Within 1% of the ceiling the ceiling is what bounds it.
+        let why = if lo >= 0.99 * x { ceiling_limit } else { why };
+        Some((lo, why))
+    }
+
+    /// The smallest quota (CPUs, to 0.01) at `width` that holds `rate` below the target;
+    /// None when not even the whole width does.
+    pub fn needed_quota(&self, s: &Setting, rate: f64, target_s: f64) -> Option<f64> {
+        let at = |q: f64| {
+            let t = Setting { quota: q, ..*s };
+            self.max_rate(&t, target_s).is_some_and(|(r, _)| r >= rate)
+        };
+        let top = s.width as f64;
+        if !at(top) {
+            return None;
+        }
+        let (mut lo, mut hi) = (0.01, top);
+        if at(lo) {
+            return Some(lo);
+        }
+        for _ in 0..30 {
+            let mid = 0.5 * (lo + hi);
+            if at(mid) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        Some((hi * 100.0).ceil() / 100.0)
+    }
+}

@@ -1,0 +1,264 @@
+//! Predictions on synthetic load-step curves made by a known model: the prediction
+//! recovers the parameters it was made with (cost, ceiling, the rate held at a target), and
+//! runs that cannot support one say why and give no figure.
+
+use super::evidence::{Evidence, Measured, Obs};
+use super::model::{Params, Setting};
+use super::*;
+
+const COST_US: f64 = 50.0;
+
+/// The model the synthetic runs follow: 50 CPU-µs per message, p99 = 2 × M/M/c, a
+/// generator that takes 0.2 CPU + 0.02 per 1000/s, no contention.
+fn truth() -> Params {
+    Params {
+        cost_us: COST_US,
+        efficiency: 1.0,
+        latency_factor: 2.0,
+        generator_base: 0.2,
+        generator_per_rate: 2e-5,
+        sigma: 0.0,
+        kappa: 0.0,
+    }
+}
+
+/// A variant measured at `quota`/`width` with 2 workers on a 2-CPU machine (generator
+/// outside the quota), at the given shares of its ceiling; steps past the ceiling complete
+/// the ceiling and are not steady.
+fn variant(quota: f64, width: usize, shares: &[f64], wobble: f64) -> Measured {
+    let t = truth();
+    let s = Setting {
+        quota,
+        width,
+        workers: 2,
+        generator_in_quota: false,
+        machine_cpus: 2,
+    };
+    let (x, _) = t.ceiling(&s);
+    let steps = shares
+        .iter()
+        .enumerate()
+        .map(|(i, share)| {
+            let rate = x * share;
+            let w = if i % 2 == 0 {
+                1.0 + wobble
+            } else {
+                1.0 - wobble
+            };
+            Obs {
+                rate,
+                completed: rate.min(x),
+                steady: rate < x,
+                p99_us: t.p99_s(&s, rate).map(|p| p * 1e6 * w).or(Some(1e6)),
+                cost_us: Some(COST_US * w),
+                generator_cpus: t.generator(rate),
+                throttled_periods: None,
+            }
+        })
+        .collect();
+    Measured {
+        run_id: "synthetic".into(),
+        label: format!("os x2 {quota}/{width}"),
+        quota,
+        width,
+        capacity_policy: true,
+        workers: 2,
+        generator_in_quota: false,
+        steps,
+    }
+}
+
+fn evidence(variants: Vec<Measured>) -> Evidence {
+    Evidence {
+        runs: vec!["synthetic".into()],
+        workload: "mq".into(),
+        service_us: 50.0,
+        machine_cpus: 2,
+        variants,
+        scaling: None,
+    }
+}
+
+fn ask(capacity: Vec<(f64, usize)>, rate: Option<f64>) -> Question {
+    Question {
+        p99_us: 5000.0,
+        rate,
+        capacity,
+    }
+}
+
+const SHARES: &[f64] = &[0.2, 0.4, 0.6, 0.75, 0.85, 0.92, 0.97, 1.1, 1.3];
+
+#[test]
+fn a_held_out_setting_is_recovered_from_two_others() {
+    let e = evidence(vec![
+        variant(0.5, 1, SHARES, 0.02),
+        variant(1.0, 1, SHARES, 0.02),
+    ]);
+    let p = answer(&e, &ask(vec![(1.8, 2)], None));
+    assert!(p.supported, "{:?}", p.why_not);
+    let i = p.inputs.as_ref().unwrap();
+    assert!((i.cost_us.value - COST_US).abs() / COST_US < 0.03, "{i:?}");
+    assert!((i.efficiency.value - 1.0).abs() < 0.05, "{i:?}");
+    assert!((i.latency_factor.value - 2.0).abs() < 0.2, "{i:?}");
+    // What the truth says at 1.8/2.
+    let s = Setting {
+        quota: 1.8,
+        width: 2,
+        workers: 2,
+        generator_in_quota: false,
+        machine_cpus: 2,
+    };
+    let (want, _) = truth().max_rate(&s, 0.005).unwrap();
+    let got = &p.settings[0];
+    let r = got.max_rate.expect("a figure");
+    assert!((r - want).abs() / want < 0.05, "{r} vs {want}");
+    let [lo, hi] = got.interval.unwrap();
+    assert!(lo <= r && r <= hi && hi / lo < 1.3, "{lo} {r} {hi}");
+    assert!(!got.measured && got.model.contains("utilisation law"));
+    // At 1.8/2 the generator takes part of the 2 CPUs: the CPUs, not the quota, set the
+    // ceiling, and queueing reaches 5 ms below it.
+    let (ceiling, by) = truth().ceiling(&s);
+    assert_eq!(by, Limit::Cpus);
+    assert!(ceiling < 1.8 / 50e-6 * 0.95, "{ceiling}");
+    assert!((got.ceiling.unwrap() - ceiling).abs() / ceiling < 0.05);
+    assert_eq!(got.limited_by, Some(Limit::Latency));
+}
+
+#[test]
+fn the_setting_needed_for_a_rate_is_the_smallest_that_holds_it() {
+    let e = evidence(vec![
+        variant(0.5, 1, SHARES, 0.0),
+        variant(1.0, 1, SHARES, 0.0),
+    ]);
+    // 12,000/s at 50 µs needs 0.6 CPUs of work, plus the queue's margin: width 1 holds it.
+    let p = answer(&e, &ask(vec![], Some(12_000.0)));
+    let n = p.needed.unwrap();
+    assert_eq!(n.width, Some(1), "{n:?}");
+    let q = n.quota.unwrap();
+    assert!(q > 0.6 && q < 0.75, "{q}");
+    // And the truth agrees: that quota holds it, 0.05 CPU less does not.
+    let at = |quota| Setting {
+        quota,
+        width: 1,
+        workers: 2,
+        generator_in_quota: false,
+        machine_cpus: 2,
+    };
+    assert!(truth().max_rate(&at(q), 0.005).unwrap().0 >= 12_000.0 * 0.99);
+    assert!(truth().max_rate(&at(q - 0.05), 0.005).unwrap().0 < 12_000.0);
+    // Among asked settings: the smallest that holds it.
+    let p = answer(&e, &ask(vec![(0.5, 1), (0.9, 1), (1.8, 2)], Some(12_000.0)));
+    assert_eq!(p.needed.unwrap().capacity.as_deref(), Some("0.9/1"));
+    // A rate no setting of this machine holds is said so.
+    let p = answer(&e, &ask(vec![], Some(100_000.0)));
+    let n = p.needed.unwrap();
+    assert!(n.capacity.is_none() && n.why_not.unwrap().contains("holds"));
+}
+
+#[test]
+fn quota_throttling_bounds_a_narrow_quota_below_its_ceiling() {
+    // A service whose queue alone would hold 98% of the ceiling: at 0.3/1, 70 ms of each
+    // 100 ms period are throttled, far above 5 ms, so periods that run out of quota must
+    // stay rare and throttling bounds the rate.
+    let p = Params {
+        latency_factor: 0.1,
+        ..truth()
+    };
+    let s = Setting {
+        quota: 0.3,
+        width: 1,
+        workers: 2,
+        generator_in_quota: false,
+        machine_cpus: 2,
+    };
+    let (x, _) = p.ceiling(&s);
+    assert!((x - 6000.0).abs() < 1.0, "{x}");
+    let (r, why) = p.max_rate(&s, 0.005).unwrap();
+    assert_eq!(why, Limit::Throttling);
+    assert!(r < 0.97 * x && r > 0.85 * x, "{r} {x}");
+    // The whole CPU: no throttled phase, the queue bounds it near the ceiling.
+    let full = Setting { quota: 1.0, ..s };
+    let (r, why) = p.max_rate(&full, 0.005).unwrap();
+    assert_ne!(why, Limit::Throttling);
+    assert!(r > 0.97 * p.ceiling(&full).0);
+}
+
+#[test]
+fn no_step_near_saturation_gives_no_figure() {
+    let e = evidence(vec![variant(1.0, 1, &[0.1, 0.2, 0.3, 0.4], 0.0)]);
+    let p = answer(&e, &ask(vec![(1.8, 2)], Some(10_000.0)));
+    assert!(!p.supported);
+    assert!(p.why_not.unwrap().contains("no step near saturation"));
+    assert!(p.settings.is_empty() && p.needed.is_none());
+}
+
+#[test]
+fn a_single_worker_asked_about_a_wider_setting_gives_no_figure() {
+    let mut v = variant(1.0, 1, SHARES, 0.0);
+    v.workers = 1;
+    let e = evidence(vec![v]);
+    let p = answer(&e, &ask(vec![(1.0, 1), (1.8, 2)], None));
+    assert!(p.supported);
+    assert!(p.settings[0].max_rate.is_some());
+    let wide = &p.settings[1];
+    assert!(wide.max_rate.is_none() && wide.interval.is_none());
+    assert!(
+        wide.why_not.as_deref().unwrap().contains("1 worker"),
+        "{wide:?}"
+    );
+    // Nor a width this machine does not have.
+    let p = answer(&e, &ask(vec![(3.0, 4)], None));
+    assert!(p.settings[0]
+        .why_not
+        .as_deref()
+        .unwrap()
+        .contains("usable CPUs"));
+}
+
+#[test]
+fn too_few_valid_steps_give_no_figure() {
+    // A busy machine: the generator kept its schedule in two steps only.
+    let e = evidence(vec![variant(1.0, 1, &[0.9, 1.2], 0.0)]);
+    let p = answer(&e, &ask(vec![(1.8, 2)], None));
+    assert!(!p.supported && p.settings.is_empty());
+    assert!(p.why_not.unwrap().contains("only 2 valid step"));
+}
+
+#[test]
+fn a_cost_that_wanders_is_a_fit_with_a_huge_error() {
+    let e = evidence(vec![variant(1.0, 1, SHARES, 0.7)]);
+    let p = answer(&e, &ask(vec![(1.8, 2)], None));
+    assert!(!p.supported);
+    assert!(p.why_not.unwrap().contains("huge error"));
+    // And without any cost per message there is nothing to rest on.
+    let mut v = variant(1.0, 1, SHARES, 0.0);
+    for o in &mut v.steps {
+        o.cost_us = None;
+    }
+    let p = answer(&evidence(vec![v]), &ask(vec![], None));
+    assert!(!p.supported && p.why_not.unwrap().contains("CPU cost per message"));
+}
+
+#[test]
+fn the_measured_setting_is_predicted_near_what_it_held() {
+    let e = evidence(vec![variant(1.0, 1, SHARES, 0.0)]);
+    let p = answer(&e, &ask(vec![], None));
+    let s = &p.settings[0];
+    assert_eq!(s.capacity, "1/1");
+    assert!(s.measured);
+    let (pred, meas) = (s.max_rate.unwrap(), s.measured_max_rate.unwrap());
+    // The steps are 3-15% apart near the top: the measured held rate is within a step.
+    assert!(meas <= pred * 1.01 && meas >= pred * 0.85, "{meas} {pred}");
+}
+
+#[test]
+fn capacity_settings_parse_and_print_as_written() {
+    assert_eq!(parse_capacity("1.8/2"), Ok((1.8, 2)));
+    assert_eq!(capacity_name(1.8, 2), "1.8/2");
+    assert_eq!(capacity_name(1.0, 1), "1/1");
+    assert_eq!(capacity_name(0.93, 1), "0.93/1");
+    assert!(parse_capacity("2").is_err());
+    assert!(parse_capacity("0/1").is_err());
+    assert!(parse_capacity("1/0").is_err());
+}
