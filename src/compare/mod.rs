@@ -391,3 +391,146 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
     c.summary = summary::sentences(&c);
     c
 }
+
+#[cfg(test)]
+mod tests {
+    use super::noise_model::Basis;
+    use super::*;
+    use crate::result::testing;
+    use serde_json::json;
+
+    /// A latency point of `size` bytes on `pages` with median `m` (samples +-4.5 around it).
+    fn point(size: u64, pages: &str, m: f64) -> crate::result::BenchResult {
+        testing::result(
+            "memory.latency@1",
+            "cpus",
+            Some(vec![0]),
+            json!({"size_bytes": size, "pages": pages}),
+            m,
+        )
+    }
+
+    fn curve(id: &str, medians: &[f64]) -> RunDocument {
+        let results = medians
+            .iter()
+            .enumerate()
+            .map(|(i, m)| point(4096 << i, "4k", *m))
+            .collect();
+        let mut d = testing::run(id, results, testing::env());
+        d.host = Some("h".into());
+        d
+    }
+
+    #[test]
+    fn many_null_rows_call_nothing_and_one_large_difference_stays_real() {
+        // 40 rows, each a few percent apart by chance (within-run tests call them all),
+        // and one row 3x slower.
+        let a: Vec<f64> = (0..41).map(|i| 100.0 + i as f64).collect();
+        let mut b: Vec<f64> = a
+            .iter()
+            .enumerate()
+            .map(|(i, m)| m * if i % 2 == 0 { 1.12 } else { 0.9 })
+            .collect();
+        b[40] = a[40] * 3.0;
+        let c = compare(&curve("a", &a), &curve("b", &b));
+        assert_eq!(c.fdr.tested, 41);
+        let real: Vec<&Row> = c.rows.iter().filter(|r| r.verdict.is_real()).collect();
+        assert_eq!(real.len(), 1, "{:?}", c.summary);
+        assert_eq!(real[0].verdict, Verdict::Worse);
+        assert_eq!(c.fdr.real, 1);
+        // The 10-12% rows are below the floor's MDE: no detectable difference, not drift.
+        assert!(c.rows[..40]
+            .iter()
+            .all(|r| r.verdict == Verdict::NoDetectable && r.noise.basis == Basis::Floor));
+        assert!(c
+            .rows
+            .iter()
+            .all(|r| r.mde > 0.2 && r.drift.fraction == r.mde));
+        assert!(
+            c.summary[0]
+                .starts_with("41 rows, 1 real at FDR 5%; noise: conservative floor (41 rows"),
+            "{}",
+            c.summary[0]
+        );
+        // A stricter rate keeps the 3x row; the JSON carries rows[].mde.
+        let strict = compare_at(&curve("a", &a), &curve("b", &b), &History::default(), 0.001);
+        assert_eq!(strict.fdr.real, 1);
+        let j = serde_json::to_value(&strict).unwrap();
+        assert!(j["rows"][0]["mde"].as_f64().unwrap() > 0.2);
+        assert_eq!(j["rows"][0]["noise"]["basis"], "floor");
+    }
+
+    #[test]
+    fn a_calibration_of_the_host_replaces_the_floor_and_is_named() {
+        let a = curve("a", &[100.0, 200.0]);
+        let b = curve("b", &[115.0, 200.0]);
+        // Without a calibration, 15% is below the floor's MDE.
+        assert_eq!(compare(&a, &b).rows[0].verdict, Verdict::NoDetectable);
+        // Five quiet calibration runs make it detectable, and real.
+        let cal: Vec<RunDocument> = [100.0, 100.4, 99.7, 100.2, 99.9]
+            .iter()
+            .map(|m| curve("c", &[*m, 200.0]))
+            .collect();
+        let model = History::new("h", Some(("cal-1", &cal)), &[]);
+        let c = compare_with(&a, &b, &model);
+        let r = &c.rows[0];
+        assert_eq!((r.noise.basis, r.noise.runs), (Basis::Calibration, 5));
+        assert!(r.mde < 0.1, "{}", r.mde);
+        assert_eq!(r.verdict, Verdict::Worse);
+        assert_eq!(c.noise.calibration.as_deref(), Some("cal-1"));
+        assert!(
+            c.summary[0].contains("calibration cal-1 (2 rows)"),
+            "{}",
+            c.summary[0]
+        );
+        // A calibration that moved 30% between runs calls the same 15% undetectable.
+        let loud: Vec<RunDocument> = [100.0, 130.0, 85.0, 120.0, 95.0]
+            .iter()
+            .map(|m| curve("c", &[*m, 200.0]))
+            .collect();
+        let model = History::new("h", Some(("cal-2", &loud)), &[]);
+        assert_eq!(
+            compare_with(&a, &b, &model).rows[0].verdict,
+            Verdict::NoDetectable
+        );
+    }
+
+    #[test]
+    fn thp_never_names_thp_on_huge_page_rows_only_and_the_missing_curve_gives_bs_reason() {
+        let mut env_a = testing::env();
+        env_a.kernel.thp = Some("madvise".into());
+        let mut env_b = env_a.clone();
+        env_b.kernel.thp = Some("never".into());
+        let a = testing::run(
+            "a",
+            vec![point(1 << 30, "4k", 100.0), point(1 << 30, "thp", 60.0)],
+            env_a,
+        );
+        let mut b = testing::run("b", vec![point(1 << 30, "4k", 300.0)], env_b);
+        b.skipped.push(crate::result::Skipped {
+            benchmark: "memory.latency@1".into(),
+            case: "pages=thp".into(),
+            reason: "transparent huge pages are never".into(),
+        });
+        let c = compare(&a, &b);
+        // The 4 KiB row differs (3x), but THP does not govern its pages.
+        let r = &c.rows[0];
+        assert_eq!(r.verdict, Verdict::Worse);
+        assert!(
+            r.explanations.iter().all(|e| e.cause != explain::CANDIDATE),
+            "{:?}",
+            r.explanations
+        );
+        assert_eq!(c.only_in_a.len(), 1);
+        assert!(
+            c.only_in_a[0].contains("thp")
+                && c.only_in_a[0].contains("B did not run it: transparent huge pages are never"),
+            "{:?}",
+            c.only_in_a
+        );
+        assert!(c
+            .candidates
+            .iter()
+            .any(|x| x.what == "THP" && x.status == "differs"));
+    }
+}

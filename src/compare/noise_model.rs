@@ -266,6 +266,15 @@ impl RowTest {
     }
 }
 
+/// An MDE in words: "38%" below 100%, else a factor ("2.4x").
+pub fn mde_text(mde: f64) -> String {
+    if mde < 0.995 {
+        format!("{:.0}%", mde * 100.0)
+    } else {
+        format!("{:.1}x", 1.0 + mde)
+    }
+}
+
 /// The quantiles (two-sided α, power) for `df` degrees of freedom (None: normal).
 fn quantiles(df: Option<f64>) -> (f64, f64) {
     match df.and_then(|d| StudentsT::new(0.0, 1.0, d).ok()) {

@@ -91,13 +91,19 @@ pub fn overall(c: &Comparison) -> String {
         "{} rows, {} real at FDR {}%; noise: {}.",
         c.fdr.tested,
         c.fdr.real,
-        crate::report::units::num(c.fdr.q * 100.0),
+        percent(c.fdr.q),
         if bases.is_empty() {
             "none (no rows)".to_string()
         } else {
             bases.join(", ")
         }
     )
+}
+
+/// A rate as a percentage without trailing zeros: 0.05 is "5", 0.005 is "0.5".
+fn percent(q: f64) -> String {
+    let p = format!("{:.2}", q * 100.0);
+    p.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// The smallest and largest MDE of some rows, in words ("MDE 4-38%").

@@ -167,12 +167,12 @@ pub fn render(c: &Calibration) -> String {
         );
         match (r.sigma, r.mde) {
             (Some(sd), Some(mde)) => s.push_str(&format!(
-                "  {what}: spread {:.1}% between {} runs (median {} {}); differences below {:.0}% cannot be told from noise here\n",
+                "  {what}: spread {:.1}% between {} runs (median {} {}); differences below {} cannot be told from noise here\n",
                 sd * 100.0,
                 r.runs,
                 crate::report::units::num(r.median),
                 r.unit,
-                mde * 100.0
+                noise_model::mde_text(mde)
             )),
             _ => s.push_str(&format!(
                 "  {what}: measured in {} run(s), fewer than {}: no spread\n",
