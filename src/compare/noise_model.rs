@@ -119,8 +119,11 @@ pub fn row_sigma(runs: &[RunDocument], r: &BenchResult) -> Option<(f64, usize)> 
     log_sd(&medians).map(|s| (s, medians.len()))
 }
 
+/// σ and the number of runs it came from, per row label.
+pub type Sigmas = BTreeMap<String, (f64, usize)>;
+
 /// σ per row label from a set of runs.
-fn sigmas(runs: &[RunDocument]) -> BTreeMap<String, (f64, usize)> {
+fn sigmas(runs: &[RunDocument]) -> Sigmas {
     let mut medians: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for d in runs {
         for r in &d.results {
@@ -168,9 +171,9 @@ pub struct NoiseModel {
     /// The host the model describes (the baseline's).
     pub host: Option<String>,
     /// The calibration's id and σ (with run count) per row label.
-    pub calibration: Option<(String, BTreeMap<String, (f64, usize)>)>,
+    pub calibration: Option<(String, Sigmas)>,
     /// σ per row label from earlier stored runs.
-    pub history: BTreeMap<String, (f64, usize)>,
+    pub history: Sigmas,
 }
 
 impl NoiseModel {

@@ -15,7 +15,7 @@ pub fn benjamini_hochberg(p_values: &[Option<f64>], q: f64) -> Vec<bool> {
         .collect();
     let m = tested.len();
     let mut real = vec![false; p_values.len()];
-    if m == 0 || !(q > 0.0) {
+    if m == 0 || q.is_nan() || q <= 0.0 {
         return real;
     }
     tested.sort_by(|a, b| a.1.total_cmp(&b.1));
