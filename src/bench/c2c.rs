@@ -141,6 +141,19 @@ impl Benchmark for CacheLine {
         "c2c.cacheline@1"
     }
 
+    fn levels(&self) -> &'static [super::levels::LevelUse] {
+        use super::levels::*;
+        const L: &[LevelUse] = &[
+            per_sample(Level::Sample, "consecutive timed batches of the pair's ping-pong"),
+            between_runs(Level::Allocation, "the line's address (which LLC slice or home agent owns it) is fixed for a pair's samples: separate runs (calibrate)"),
+            not_applicable(Level::Process, "both threads pinned to the pair's CPUs: the placement cannot vary"),
+            between_runs(Level::Run, "frequency and neighbours of the run: separate runs (calibrate)"),
+            BOOT_AND_HOST[0],
+            BOOT_AND_HOST[1],
+        ];
+        L
+    }
+
     fn describe(&self) -> &'static str {
         "ns one-way for a cache line passed between two pinned CPUs by compare-and-swap, per CPU pair (sampled per relation above 16 CPUs)"
     }

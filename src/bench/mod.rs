@@ -4,6 +4,7 @@
 pub mod c2c;
 pub mod classic;
 pub mod ctx;
+pub mod levels;
 pub mod memory;
 pub mod timers;
 
@@ -86,6 +87,12 @@ pub trait Benchmark: Sync {
     /// Run, handing each finished result to `emit` at once (so Ctrl-C keeps it). Returns
     /// `Err(Interrupted)` when an interrupt was requested between results.
     fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(Emitted)) -> anyhow::Result<()>;
+    /// The repetition levels at which this benchmark's figure can vary and which of them
+    /// its samples draw afresh (so its CI covers them) or leave to separate runs (what
+    /// `calibrate` measures); see `levels`. Default: only the timed batch varies per sample.
+    fn levels(&self) -> &'static [levels::LevelUse] {
+        levels::UNDECLARED
+    }
     /// Where `run` would put each case on this machine, without running (`truebench
     /// plan`); built from the same functions `run` uses. Default: one unpinned case.
     fn plan(&self, ctx: &RunContext) -> Vec<crate::placement::Planned> {

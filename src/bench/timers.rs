@@ -31,6 +31,31 @@ impl Benchmark for ClockRead {
         "timers.clock-read@1"
     }
 
+    fn levels(&self) -> &'static [super::levels::LevelUse] {
+        use super::levels::*;
+        const L: &[LevelUse] = &[
+            per_sample(Level::Sample, "consecutive timed batches of clock reads"),
+            not_applicable(
+                Level::Allocation,
+                "no working memory: the clock's data page is the kernel's",
+            ),
+            not_applicable(
+                Level::Process,
+                "the vDSO and the clocksource are the same for every process",
+            ),
+            between_runs(
+                Level::Run,
+                "frequency and neighbours of the run: separate runs (calibrate)",
+            ),
+            between_runs(
+                Level::Boot,
+                "the clocksource the kernel chose at boot (a run records it): not sampled",
+            ),
+            BOOT_AND_HOST[1],
+        ];
+        L
+    }
+
     fn describe(&self) -> &'static str {
         "ns per clock read, per clock (monotonic, monotonic_raw, realtime, monotonic_coarse, boottime, rdtsc) and path (vdso = clock_gettime through libc; syscall = the raw system call; instruction = rdtsc)"
     }

@@ -4,6 +4,7 @@
 //! `--by tag:KEY` for fleets. The drift of each row comes from the stored history of the
 //! baseline's host.
 
+use crate::compare::noise_model::{latest_calibration, NoiseModel};
 use crate::compare::verdict::History;
 use crate::error::{usage, usage_hint};
 use crate::result::RunDocument;
@@ -35,6 +36,17 @@ pub struct Args {
     /// Print the comparison as JSON (schema truebench.compare/1).
     #[arg(long)]
     json: bool,
+    /// The false discovery rate controlled across the rows: the expected share of rows
+    /// called better or worse that are not (0 < Q < 1).
+    #[arg(long, value_name = "Q", default_value_t = crate::compare::verdict::DEFAULT_FDR, value_parser = parse_fdr)]
+    fdr: f64,
+}
+
+fn parse_fdr(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|q| *q > 0.0 && *q < 1.0)
+        .ok_or_else(|| format!("'{s}' is not a rate between 0 and 1 (e.g. 0.05)"))
 }
 
 /// The tag key of `--by tag:KEY`.
@@ -48,7 +60,8 @@ fn tag_key(by: &str) -> anyhow::Result<&str> {
     }
 }
 
-/// The drift history of `doc`'s host: its other stored runs, newest first.
+/// The noise model of `doc`'s host: its newest calibration's runs and its other stored
+/// runs (newest first, the compared ones left out of both).
 fn history(store: Option<&Store>, doc: &RunDocument, compared: &[String]) -> History {
     let (Some(store), Some(host)) = (store, doc.host.as_deref()) else {
         return History::default();
@@ -56,13 +69,36 @@ fn history(store: Option<&Store>, doc: &RunDocument, compared: &[String]) -> His
     let Ok(list) = store.list(HISTORY_SCAN) else {
         return History::default();
     };
-    let runs: Vec<RunDocument> = list
+    let others: Vec<_> = list
         .iter()
         .filter(|s| s.host.as_deref() == Some(host) && !compared.contains(&s.run_id))
+        .collect();
+    let calibration = latest_calibration(
+        others
+            .iter()
+            .map(|s| (s.run_id.as_str(), s.host.as_deref(), &s.tags)),
+        host,
+    )
+    .map(|(id, ids)| {
+        let runs: Vec<RunDocument> = ids.iter().filter_map(|r| store.get(r).ok()).collect();
+        (id, runs)
+    });
+    let runs: Vec<RunDocument> = others
+        .iter()
+        .filter(|s| {
+            !s.tags
+                .contains_key(crate::compare::noise_model::CALIBRATION_TAG)
+        })
         .take(HISTORY_RUNS)
         .filter_map(|s| store.get(&s.run_id).ok())
         .collect();
-    History::of_runs(&runs, host)
+    NoiseModel::new(
+        host,
+        calibration
+            .as_ref()
+            .map(|(id, r)| (id.as_str(), r.as_slice())),
+        &runs,
+    )
 }
 
 pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
@@ -128,7 +164,7 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
     let hist = |d: &RunDocument| history(Some(&store), d, &compared);
     if docs.len() == 2 && a.top.is_none() && by.is_none() {
         let (x, y) = (&docs[baseline], &docs[1 - baseline]);
-        let c = crate::compare::compare_with(x, y, &hist(x));
+        let c = crate::compare::compare_at(x, y, &hist(x), a.fdr);
         return if a.json {
             super::print_json(&c)
         } else {

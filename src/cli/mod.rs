@@ -1,6 +1,7 @@
 //! The command line: clap definitions, dispatch to one file per subcommand, and the
 //! mapping of errors to one `error:` line and the exit codes of docs/architecture.md.
 
+mod calibrate;
 mod choices;
 mod compare;
 mod experiment;
@@ -54,6 +55,10 @@ pub enum Command {
     Plan(plan::Args),
     /// Run benchmark suites, store the run and print its results.
     Run(run::Args),
+    /// Run suites K times (default 5, shuffled, stored as runs tagged calibration=ID) and
+    /// print per row this host's run-to-run spread and the smallest difference `compare`
+    /// can detect; `compare` then uses it. Run it once per host.
+    Calibrate(calibrate::Args),
     /// Record system metrics (and a process, and a business metric) per interval on one clock.
     Record(record::Args),
     /// Drive a workload open-loop at fixed load steps: latency (coordinated omission
@@ -72,7 +77,7 @@ pub enum Command {
     /// Add a run document (JSON, truebench.result/1) to the database, after validating it.
     Import(runs::ImportArgs),
     /// Compare runs: medians, ratios, whether differences are real (beyond this host's
-    /// drift), and each difference explained by placement, topology, timer, capacity,
+    /// run-to-run noise and its minimum detectable effect, at a false discovery rate), and each difference explained by placement, topology, timer, capacity,
     /// noise or CPU speed with its evidence; several runs ranked against a baseline.
     Compare(compare::Args),
     /// Write one self-contained HTML report (charts as inline SVG, no network) of runs.
@@ -113,6 +118,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Probe(a) => probe::exec(a),
         Command::Plan(a) => plan::exec(a),
         Command::Run(a) => run::exec(a, db),
+        Command::Calibrate(a) => calibrate::exec(a, db),
         Command::Record(a) => record::exec(a, db),
         Command::Loadstep(a) => loadstep::exec(a, db),
         Command::Experiment(a) => experiment::exec(a, db),

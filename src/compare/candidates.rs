@@ -1,10 +1,13 @@
 //! Candidate causes that nothing in the documents quantifies: CPU model, microcode, kernel,
 //! mitigations, SMT on/off, cpufreq governor and driver, THP, idle driver. Each is listed
 //! with what both documents say (or that they do not record it); one that differs is
-//! attached to a row it could explain, marked "not measured".
+//! attached, marked "not measured", only to a row its mechanism can touch (`MECHANISMS`:
+//! THP to huge-page rows, not to 4 KiB-page rows that refuse it; mitigations to rows that
+//! enter the kernel; the idle driver to rows whose tasks sleep and wake...).
 
 use super::explain::{Claim, Explanation, CANDIDATE};
 use crate::probe::ProbeDoc;
+use crate::result::BenchResult;
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -14,6 +17,8 @@ pub struct Candidate {
     pub b: String,
     /// `differs`, `same`, or `not recorded` (the documents do not hold it).
     pub status: String,
+    /// The rows it can touch, and how.
+    pub mechanism: &'static str,
 }
 
 fn text(v: &Option<String>) -> String {
@@ -39,29 +44,111 @@ fn smt(e: &ProbeDoc) -> String {
 }
 
 type Read = fn(&ProbeDoc) -> String;
+/// Whether a candidate (with both runs' values) can move a row's figure.
+type Touches = fn(&Candidate, &BenchResult) -> bool;
 
-const FACTS: &[(&str, Read)] = &[
-    ("CPU model", |e| text(&e.kernel.cpu_model)),
-    ("kernel", |e| text(&e.kernel.release)),
-    ("mitigations", mitigations),
-    ("SMT", smt),
-    ("cpufreq governor", |e| text(&e.kernel.cpufreq_governor)),
-    ("cpufreq driver", |e| text(&e.kernel.cpufreq_driver)),
-    ("THP", |e| text(&e.kernel.thp)),
-    ("idle driver", |e| text(&e.kernel.idle_driver)),
+/// The benchmark of a result without its version (`classic.dhrystone`).
+fn name(r: &BenchResult) -> &str {
+    r.base_id()
+}
+
+/// Pure user-space compute loops: they neither enter the kernel nor sleep.
+fn compute_only(r: &BenchResult) -> bool {
+    matches!(name(r), "classic.dhrystone" | "classic.whetstone")
+}
+
+/// Rows that cross into the kernel on their measured path (system calls, pipes, context
+/// switches, exec, file I/O, clock reads that may trap).
+fn enters_kernel(r: &BenchResult) -> bool {
+    let n = name(r);
+    (n.starts_with("classic.") && !compute_only(r))
+        || n.starts_with("ctx.")
+        || n.starts_with("timers.")
+}
+
+/// Rows whose tasks block and are woken on their measured path.
+fn sleeps_and_wakes(r: &BenchResult) -> bool {
+    let n = name(r);
+    n.starts_with("ctx.")
+        || matches!(
+            n,
+            "classic.pipe-throughput"
+                | "classic.context-switch"
+                | "classic.process-creation"
+                | "classic.execl"
+                | "classic.shell-1"
+                | "classic.shell-8"
+        )
+}
+
+/// Rows running more than one task at once, which may share a core's pipeline.
+fn several_tasks(r: &BenchResult) -> bool {
+    let n = name(r);
+    n.starts_with("ctx.")
+        || n.starts_with("c2c.")
+        || n == "memory.bandwidth"
+        || super::matching::copies(r).is_some_and(|c| c > 1)
+}
+
+/// Rows THP governs: the huge-page variant (it asks for THP with MADV_HUGEPAGE, which
+/// `never` refuses), and, when either side is `always`, memory no benchmark advised.
+/// Rows on 4 KiB pages refused THP (MADV_NOHUGEPAGE): no THP setting touches them.
+fn thp_governs(c: &Candidate, r: &BenchResult) -> bool {
+    match r.params.get("pages").and_then(|v| v.as_str()) {
+        Some("thp") => true,
+        Some(_) => false,
+        None => {
+            let advised = matches!(
+                name(r),
+                "memory.latency" | "memory.bandwidth" | "memory.numa"
+            );
+            !advised && (c.a.contains("always") || c.b.contains("always"))
+        }
+    }
+}
+
+/// Each candidate: its name, where it is read, which rows its mechanism touches and how.
+const MECHANISMS: &[(&str, Read, Touches, &str)] = &[
+    ("CPU model", |e| text(&e.kernel.cpu_model), |_, _| true, "every row: all code runs on it"),
+    ("kernel", |e| text(&e.kernel.release), |_, r| !compute_only(r),
+        "rows that enter the kernel, are placed by its scheduler or get pages from it (not pure compute loops)"),
+    ("mitigations", mitigations, |_, r| enters_kernel(r),
+        "rows that cross into the kernel (system calls, context switches, pipes, exec)"),
+    ("SMT", smt, |_, r| several_tasks(r),
+        "rows running several tasks at once, which may share a core"),
+    ("cpufreq governor", |e| text(&e.kernel.cpufreq_governor), |_, _| true,
+        "every row: the clock speed its code runs at"),
+    ("cpufreq driver", |e| text(&e.kernel.cpufreq_driver), |_, _| true,
+        "every row: the clock speed its code runs at"),
+    ("THP", |e| text(&e.kernel.thp), thp_governs,
+        "huge-page rows (MADV_HUGEPAGE), and un-advised memory under `always`; never 4 KiB-page rows (MADV_NOHUGEPAGE)"),
+    ("idle driver", |e| text(&e.kernel.idle_driver), |_, r| sleeps_and_wakes(r),
+        "rows whose tasks sleep and are woken (wake-up latency from idle states)"),
 ];
+
+/// Microcode is not recorded by the probe; it would touch every row.
+const MICROCODE: &str = "every row: all code runs on it";
+
+/// Whether candidate `c` can touch row `r` (microcode and unknown names: every row).
+pub fn touches(c: &Candidate, r: &BenchResult) -> bool {
+    MECHANISMS
+        .iter()
+        .find(|(what, ..)| *what == c.what)
+        .is_none_or(|(_, _, t, _)| t(c, r))
+}
 
 /// Every candidate with both runs' values; microcode is not recorded by the probe.
 pub fn list(a: &ProbeDoc, b: &ProbeDoc) -> Vec<Candidate> {
-    let mut v: Vec<Candidate> = FACTS
+    let mut v: Vec<Candidate> = MECHANISMS
         .iter()
-        .map(|(what, read)| {
+        .map(|(what, read, _, mechanism)| {
             let (x, y) = (read(a), read(b));
             Candidate {
                 what: what.to_string(),
                 status: if x == y { "same" } else { "differs" }.into(),
                 a: x,
                 b: y,
+                mechanism,
             }
         })
         .collect();
@@ -70,13 +157,18 @@ pub fn list(a: &ProbeDoc, b: &ProbeDoc) -> Vec<Candidate> {
         a: "not recorded".into(),
         b: "not recorded".into(),
         status: "not recorded".into(),
+        mechanism: MICROCODE,
     });
     v
 }
 
-/// The candidates that differ, as one "not measured" explanation; None when none differs.
-pub fn explain(cands: &[Candidate]) -> Option<Explanation> {
-    let diff: Vec<&Candidate> = cands.iter().filter(|c| c.status == "differs").collect();
+/// The candidates that differ and can touch row `r`, as one "not measured" explanation;
+/// None when none does.
+pub fn explain(cands: &[Candidate], r: &BenchResult) -> Option<Explanation> {
+    let diff: Vec<&Candidate> = cands
+        .iter()
+        .filter(|c| c.status == "differs" && touches(c, r))
+        .collect();
     if diff.is_empty() {
         return None;
     }
@@ -93,7 +185,12 @@ pub fn explain(cands: &[Candidate]) -> Option<Explanation> {
     );
     e.evidence = diff
         .iter()
-        .map(|c| format!("{}: A {} | B {} (not measured)", c.what, c.a, c.b))
+        .map(|c| {
+            format!(
+                "{}: A {} | B {} (not measured; it touches {})",
+                c.what, c.a, c.b, c.mechanism
+            )
+        })
         .collect();
     Some(e)
 }
@@ -102,20 +199,84 @@ pub fn explain(cands: &[Candidate]) -> Option<Explanation> {
 mod tests {
     use super::*;
 
+    use crate::result::testing::result;
+    use serde_json::json;
+
+    fn latency(pages: &str) -> BenchResult {
+        result(
+            "memory.latency@1",
+            "cpus",
+            Some(vec![0]),
+            json!({"size_bytes": 1 << 30, "pages": pages}),
+            100.0,
+        )
+    }
+
+    fn named(bench: &str) -> BenchResult {
+        result(bench, "os", None, json!({}), 100.0)
+    }
+
     #[test]
     fn a_different_kernel_is_a_candidate_and_the_same_machine_has_none() {
         let a = crate::result::testing::env();
         let mut b = a.clone();
-        assert!(explain(&list(&a, &b)).is_none());
+        let r = named("ctx.pipe@1");
+        assert!(explain(&list(&a, &b), &r).is_none());
         assert!(list(&a, &b)
             .iter()
             .any(|c| c.what == "microcode" && c.status == "not recorded"));
         b.kernel.release = Some("9.9.9".into());
-        let e = explain(&list(&a, &b)).unwrap();
+        let e = explain(&list(&a, &b), &r).unwrap();
         assert_eq!(e.claim, Claim::NotMeasured);
         assert!(
             e.evidence[0].contains("kernel") && e.evidence[0].contains("9.9.9"),
             "{e:?}"
         );
+    }
+
+    #[test]
+    fn thp_is_attached_to_huge_page_rows_only() {
+        let mut a = crate::result::testing::env();
+        a.kernel.thp = Some("madvise".into());
+        let mut b = a.clone();
+        b.kernel.thp = Some("never".into());
+        let c = list(&a, &b);
+        let e = explain(&c, &latency("thp")).expect("THP governs the huge-page curve");
+        assert!(e.because.contains("THP"), "{e:?}");
+        assert!(
+            explain(&c, &latency("4k")).is_none(),
+            "4 KiB pages refuse THP"
+        );
+        // Un-advised memory and other suites: only `always` reaches them.
+        for bench in ["ctx.pipe@1", "memory.per-event@1", "classic.dhrystone@1"] {
+            assert!(explain(&c, &named(bench)).is_none(), "{bench}");
+        }
+        b.kernel.thp = Some("always".into());
+        let c = list(&a, &b);
+        assert!(explain(&c, &named("memory.per-event@1")).is_some());
+        assert!(explain(&c, &latency("4k")).is_none());
+    }
+
+    #[test]
+    fn each_candidate_touches_only_the_rows_of_its_mechanism() {
+        let a = crate::result::testing::env();
+        let with = |f: fn(&mut ProbeDoc)| {
+            let mut b = a.clone();
+            f(&mut b);
+            list(&a, &b)
+        };
+        let idle = with(|b| b.kernel.idle_driver = Some("haltpoll-x".into()));
+        assert!(explain(&idle, &named("ctx.pipe@1")).is_some());
+        assert!(explain(&idle, &named("classic.dhrystone@1")).is_none());
+        assert!(explain(&idle, &latency("4k")).is_none());
+        let mitig = with(|b| b.kernel.cmdline = Some("mitigations=off".into()));
+        assert!(explain(&mitig, &named("classic.syscall@1")).is_some());
+        assert!(explain(&mitig, &named("c2c.cacheline@1")).is_none());
+        assert!(explain(&mitig, &named("classic.whetstone@1")).is_none());
+        let kernel = with(|b| b.kernel.release = Some("9.9".into()));
+        assert!(explain(&kernel, &latency("4k")).is_some());
+        assert!(explain(&kernel, &named("classic.dhrystone@1")).is_none());
+        let gov = with(|b| b.kernel.cpufreq_governor = Some("powersave".into()));
+        assert!(explain(&gov, &named("classic.dhrystone@1")).is_some());
     }
 }

@@ -211,11 +211,22 @@ pub fn sibling<'a>(
     })
 }
 
-/// Why `doc` has no result for a case, when it says so (its `skipped` list).
+/// Why `doc` has no result for a case, when it says so (its `skipped` list): a skipped
+/// case of the same benchmark that names the result's placement, or whose `key=value`
+/// params (`pages=thp`) the result has.
 pub fn skipped_reason(doc: &RunDocument, r: &BenchResult) -> Option<String> {
+    let params = r.params_text();
+    let mine: Vec<&str> = params.split(',').collect();
+    let names_params = |case: &str| {
+        let kv: Vec<&str> = case.split([',', ' ']).filter(|t| t.contains('=')).collect();
+        !kv.is_empty() && kv.iter().all(|t| mine.contains(t))
+    };
     doc.skipped
         .iter()
-        .find(|s| s.benchmark == r.benchmark && s.case.contains(&r.placement.name))
+        .find(|s| {
+            s.benchmark == r.benchmark
+                && (s.case.contains(&r.placement.name) || names_params(&s.case))
+        })
         .map(|s| s.reason.clone())
 }
 
@@ -290,6 +301,31 @@ mod tests {
         let p = pair_up(&a, &b);
         assert!(p.matched.is_empty());
         assert_eq!((p.only_a.len(), p.only_b.len()), (1, 1));
+    }
+
+    #[test]
+    fn a_case_skipped_by_its_params_gives_its_reason() {
+        let thp = testing::result(
+            "memory.latency@1",
+            "cpus",
+            Some(vec![0]),
+            json!({"size_bytes": 1 << 21, "pages": "thp"}),
+            10.0,
+        );
+        let mut b = run_with_width(vec![], None);
+        assert_eq!(skipped_reason(&b, &thp), None);
+        b.skipped.push(crate::result::Skipped {
+            benchmark: "memory.latency@1".into(),
+            case: "pages=thp".into(),
+            reason: "transparent huge pages are never".into(),
+        });
+        assert_eq!(
+            skipped_reason(&b, &thp).as_deref(),
+            Some("transparent huge pages are never")
+        );
+        let mut small = thp.clone();
+        small.params.insert("pages", "4k");
+        assert_eq!(skipped_reason(&b, &small), None);
     }
 
     #[test]

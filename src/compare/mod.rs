@@ -1,7 +1,10 @@
 //! Comparing runs. Rows pair the results of two runs that measured the same thing
 //! (`matching`); a row whose definition, params or sample count differ is said to be not
-//! comparable first (`comparability`); the others get a verdict, with differences below the
-//! host's run-to-run drift called drift (`verdict`). Every real difference is then
+//! comparable first (`comparability`); the others get a verdict against the host's
+//! run-to-run noise (`noise_model`: calibration, stored history, or a conservative floor):
+//! a difference below the row's minimum detectable effect is "no detectable difference",
+//! and only the rows Benjamini-Hochberg keeps at the false discovery rate (5% unless
+//! `--fdr`) are better or worse (`verdict`). Every real difference is then
 //! explained, cause by cause, with evidence from both documents: placement, topology,
 //! timer, capacity, noise, CPU speed, and candidates nothing quantifies; each row ends
 //! explained, partly explained (what remains) or unexplained, and a summary gives each
@@ -14,6 +17,7 @@ pub mod explain;
 pub mod index;
 pub mod matching;
 pub mod noise;
+pub mod noise_model;
 pub mod placement;
 pub mod ranking;
 pub mod speed;
@@ -59,11 +63,23 @@ pub struct Row {
     pub medians: Medians,
     pub ratio: f64,
     pub ci_overlap: bool,
-    /// Two-sided Mann-Whitney p-value; null with fewer than 3 samples a side.
+    /// Two-sided Mann-Whitney p-value of the two runs' samples; null with fewer than 3
+    /// samples a side.
     pub p: Option<f64>,
-    /// `B better`, `B worse`, `drift`, `no real difference`, or `not comparable`.
+    /// Two-sided p of ln(B/A) against the host's run-to-run noise (`noise`): the p-value
+    /// Benjamini-Hochberg is applied to across the rows; null when not comparable.
+    pub p_noise: Option<f64>,
+    /// The smallest relative B/A difference this host's noise lets the row detect
+    /// (two-sided α 0.05, power 0.8): 0.38 = 38%.
+    pub mde: f64,
+    /// The row's run-to-run noise and where it comes from (calibration, history, floor).
+    pub noise: noise_model::RowNoise,
+    /// `B better`, `B worse`, `drift` (at least the MDE, not real at the FDR), `no
+    /// detectable difference` (below the MDE), `no real difference` (the samples overlap),
+    /// `too few samples`, or `not comparable`.
     pub verdict: Verdict,
-    /// The drift a real difference must exceed, and where it comes from.
+    /// The difference a real one must exceed (the MDE) and where it comes from; an earlier
+    /// key, kept for scripts written against it.
     pub drift: verdict::Drift,
     /// Why the row gets no verdict (different version, params or sample count).
     pub comparability: Vec<String>,
@@ -103,6 +119,32 @@ pub struct Comparison {
     pub topology_differences: Vec<String>,
     pub candidates: Vec<candidates::Candidate>,
     pub indexes: Vec<index::IndexShares>,
+    /// The false discovery rate the rows were tested at, and what it called real.
+    pub fdr: Fdr,
+    /// How many rows rest on each noise basis, and the calibration used.
+    pub noise: NoiseSummary,
+}
+
+/// Many rows, one error rate.
+#[derive(Debug, Clone, Serialize)]
+pub struct Fdr {
+    /// The false discovery rate controlled (0.05 = 5%).
+    pub q: f64,
+    /// Rows with a p-value (comparable rows).
+    pub tested: usize,
+    /// Rows called better or worse.
+    pub real: usize,
+}
+
+/// Which noise the rows' verdicts rest on.
+#[derive(Debug, Clone, Serialize)]
+pub struct NoiseSummary {
+    /// The baseline host's calibration used, when any row used it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<String>,
+    pub calibration_rows: usize,
+    pub history_rows: usize,
+    pub floor_rows: usize,
 }
 
 /// Environment facts that change results, as (label, the fact read from the probe).
@@ -161,25 +203,77 @@ fn unmatched(
         .collect()
 }
 
-/// Compare B with A, with the default drift floor for every row.
+/// Compare B with A with no noise model: every row on the conservative floor.
 pub fn compare(a: &RunDocument, b: &RunDocument) -> Comparison {
     compare_with(a, b, &History::default())
 }
 
-/// Compare B with A, with the drift of the host's stored history.
+/// Compare B with A with the baseline host's noise model, at the default FDR.
 pub fn compare_with(a: &RunDocument, b: &RunDocument, history: &History) -> Comparison {
+    compare_at(a, b, history, verdict::DEFAULT_FDR)
+}
+
+/// One matched row before its verdict: both results, the within-run judgement, the test
+/// against the noise, and why it is not comparable.
+struct Pending<'a> {
+    m: matching::Match<'a>,
+    judged: verdict::Judged,
+    noise: noise_model::RowNoise,
+    test: noise_model::RowTest,
+    comparability: Vec<String>,
+}
+
+/// The verdict of a comparable row: the samples decide whether there is a difference at
+/// all, the noise whether it is detectable, Benjamini-Hochberg whether it is real.
+fn verdict_of(p: &Pending, real_at_fdr: bool) -> Verdict {
+    if !p.comparability.is_empty() {
+        return Verdict::NotComparable;
+    }
+    match p.judged.verdict {
+        Verdict::Better | Verdict::Worse | Verdict::Drift => {}
+        other => return other,
+    }
+    if !p.test.detectable() {
+        Verdict::NoDetectable
+    } else if !real_at_fdr {
+        Verdict::Drift
+    } else if (p.m.b.stats.median > p.m.a.stats.median) != p.m.a.lower_is_better {
+        Verdict::Better
+    } else {
+        Verdict::Worse
+    }
+}
+
+/// Compare B with A with the noise model `model` (the baseline host's), controlling the
+/// false discovery rate across the rows at `q`.
+pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> Comparison {
     let pairing = matching::pair_up(a, b);
     let cands = candidates::list(&a.env, &b.env);
+    let pending: Vec<Pending> = pairing
+        .matched
+        .iter()
+        .map(|m| {
+            let noise = model.row(m.a);
+            Pending {
+                m: *m,
+                // Whether the samples differ at all; the drift is the noise's business.
+                judged: verdict::judge(m.a, m.b, 0.0),
+                test: noise_model::test(m.a, m.b, &noise),
+                noise,
+                comparability: comparability::problems(m.a, m.b),
+            }
+        })
+        .collect();
+    let p_noise: Vec<Option<f64>> = pending
+        .iter()
+        .map(|p| p.comparability.is_empty().then_some(p.test.p))
+        .collect();
+    let real_at_fdr = crate::measure::fdr::benjamini_hochberg(&p_noise, q);
     let mut rows = vec![];
-    for m in &pairing.matched {
-        let drift = history.drift(m.a);
-        let judged = verdict::judge(m.a, m.b, drift.fraction);
-        let comparability = comparability::problems(m.a, m.b);
-        let verdict = if comparability.is_empty() {
-            judged.verdict
-        } else {
-            Verdict::NotComparable
-        };
+    for ((p, real), p_noise) in pending.iter().zip(real_at_fdr).zip(p_noise) {
+        let m = p.m;
+        let verdict = verdict_of(p, real);
+        let mde = p.test.mde();
         let mut explanations = vec![];
         if verdict.is_real() {
             let c = RowCtx {
@@ -187,8 +281,11 @@ pub fn compare_with(a: &RunDocument, b: &RunDocument, history: &History) -> Comp
                 b,
                 ra: m.a,
                 rb: m.b,
-                judged,
-                drift: drift.fraction,
+                judged: verdict::Judged {
+                    verdict,
+                    ..p.judged
+                },
+                drift: mde,
             };
             explanations.extend(
                 CAUSES
@@ -200,10 +297,11 @@ pub fn compare_with(a: &RunDocument, b: &RunDocument, history: &History) -> Comp
                 .iter()
                 .any(|e| e.claim == explain::Claim::Explains);
             if !explained {
-                explanations.extend(candidates::explain(&cands));
+                explanations.extend(candidates::explain(&cands, m.a));
             }
         }
         let (status, remains) = explain::status(verdict, &explanations);
+        let comparability = p.comparability.clone();
         rows.push(Row {
             benchmark: m.a.benchmark.clone(),
             placement: m.a.placement.name.clone(),
@@ -216,11 +314,17 @@ pub fn compare_with(a: &RunDocument, b: &RunDocument, history: &History) -> Comp
                 a: m.a.stats.median,
                 b: m.b.stats.median,
             },
-            ratio: judged.ratio,
-            ci_overlap: judged.ci_overlap,
-            p: judged.p,
+            ratio: p.judged.ratio,
+            ci_overlap: p.judged.ci_overlap,
+            p: p.judged.p,
+            p_noise,
+            mde,
+            noise: p.noise.clone(),
             verdict,
-            drift,
+            drift: verdict::Drift {
+                fraction: mde,
+                basis: p.noise.source.clone(),
+            },
             warning: (!comparability.is_empty()).then(|| comparability.join("; ")),
             comparability,
             explanations,
@@ -228,7 +332,7 @@ pub fn compare_with(a: &RunDocument, b: &RunDocument, history: &History) -> Comp
             remains,
             a_median: m.a.stats.median,
             b_median: m.b.stats.median,
-            p_value: judged.p,
+            p_value: p.judged.p,
         });
     }
     let only_in_a = unmatched(&pairing.only_a, b, "B");
@@ -259,7 +363,174 @@ pub fn compare_with(a: &RunDocument, b: &RunDocument, history: &History) -> Comp
         topology_differences: topology::differences(&a.env, &b.env),
         candidates: cands,
         indexes,
+        fdr: Fdr {
+            q,
+            tested: 0,
+            real: 0,
+        },
+        noise: NoiseSummary {
+            calibration: None,
+            calibration_rows: 0,
+            history_rows: 0,
+            floor_rows: 0,
+        },
+    };
+    c.fdr.tested = c.rows.iter().filter(|r| r.p_noise.is_some()).count();
+    c.fdr.real = c.rows.iter().filter(|r| r.verdict.is_real()).count();
+    let count = |b: noise_model::Basis| c.rows.iter().filter(|r| r.noise.basis == b).count();
+    c.noise = NoiseSummary {
+        calibration: model
+            .calibration
+            .as_ref()
+            .filter(|_| count(noise_model::Basis::Calibration) > 0)
+            .map(|(id, _)| id.clone()),
+        calibration_rows: count(noise_model::Basis::Calibration),
+        history_rows: count(noise_model::Basis::History),
+        floor_rows: count(noise_model::Basis::Floor),
     };
     c.summary = summary::sentences(&c);
     c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::noise_model::Basis;
+    use super::*;
+    use crate::result::testing;
+    use serde_json::json;
+
+    /// A latency point of `size` bytes on `pages` with median `m` (samples +-4.5 around it).
+    fn point(size: u64, pages: &str, m: f64) -> crate::result::BenchResult {
+        testing::result(
+            "memory.latency@1",
+            "cpus",
+            Some(vec![0]),
+            json!({"size_bytes": size, "pages": pages}),
+            m,
+        )
+    }
+
+    fn curve(id: &str, medians: &[f64]) -> RunDocument {
+        let results = medians
+            .iter()
+            .enumerate()
+            .map(|(i, m)| point(4096 << i, "4k", *m))
+            .collect();
+        let mut d = testing::run(id, results, testing::env());
+        d.host = Some("h".into());
+        d
+    }
+
+    #[test]
+    fn many_null_rows_call_nothing_and_one_large_difference_stays_real() {
+        // 40 rows, each a few percent apart by chance (within-run tests call them all),
+        // and one row 3x slower.
+        let a: Vec<f64> = (0..41).map(|i| 100.0 + i as f64).collect();
+        let mut b: Vec<f64> = a
+            .iter()
+            .enumerate()
+            .map(|(i, m)| m * if i % 2 == 0 { 1.12 } else { 0.9 })
+            .collect();
+        b[40] = a[40] * 3.0;
+        let c = compare(&curve("a", &a), &curve("b", &b));
+        assert_eq!(c.fdr.tested, 41);
+        let real: Vec<&Row> = c.rows.iter().filter(|r| r.verdict.is_real()).collect();
+        assert_eq!(real.len(), 1, "{:?}", c.summary);
+        assert_eq!(real[0].verdict, Verdict::Worse);
+        assert_eq!(c.fdr.real, 1);
+        // The 10-12% rows are below the floor's MDE: no detectable difference, not drift.
+        assert!(c.rows[..40]
+            .iter()
+            .all(|r| r.verdict == Verdict::NoDetectable && r.noise.basis == Basis::Floor));
+        assert!(c
+            .rows
+            .iter()
+            .all(|r| r.mde > 0.2 && r.drift.fraction == r.mde));
+        assert!(
+            c.summary[0]
+                .starts_with("41 rows, 1 real at FDR 5%; noise: conservative floor (41 rows"),
+            "{}",
+            c.summary[0]
+        );
+        // A stricter rate keeps the 3x row; the JSON carries rows[].mde.
+        let strict = compare_at(&curve("a", &a), &curve("b", &b), &History::default(), 0.001);
+        assert_eq!(strict.fdr.real, 1);
+        let j = serde_json::to_value(&strict).unwrap();
+        assert!(j["rows"][0]["mde"].as_f64().unwrap() > 0.2);
+        assert_eq!(j["rows"][0]["noise"]["basis"], "floor");
+    }
+
+    #[test]
+    fn a_calibration_of_the_host_replaces_the_floor_and_is_named() {
+        let a = curve("a", &[100.0, 200.0]);
+        let b = curve("b", &[115.0, 200.0]);
+        // Without a calibration, 15% is below the floor's MDE.
+        assert_eq!(compare(&a, &b).rows[0].verdict, Verdict::NoDetectable);
+        // Five quiet calibration runs make it detectable, and real.
+        let cal: Vec<RunDocument> = [100.0, 100.4, 99.7, 100.2, 99.9]
+            .iter()
+            .map(|m| curve("c", &[*m, 200.0]))
+            .collect();
+        let model = History::new("h", Some(("cal-1", &cal)), &[]);
+        let c = compare_with(&a, &b, &model);
+        let r = &c.rows[0];
+        assert_eq!((r.noise.basis, r.noise.runs), (Basis::Calibration, 5));
+        assert!(r.mde < 0.1, "{}", r.mde);
+        assert_eq!(r.verdict, Verdict::Worse);
+        assert_eq!(c.noise.calibration.as_deref(), Some("cal-1"));
+        assert!(
+            c.summary[0].contains("calibration cal-1 (2 rows)"),
+            "{}",
+            c.summary[0]
+        );
+        // A calibration that moved 30% between runs calls the same 15% undetectable.
+        let loud: Vec<RunDocument> = [100.0, 130.0, 85.0, 120.0, 95.0]
+            .iter()
+            .map(|m| curve("c", &[*m, 200.0]))
+            .collect();
+        let model = History::new("h", Some(("cal-2", &loud)), &[]);
+        assert_eq!(
+            compare_with(&a, &b, &model).rows[0].verdict,
+            Verdict::NoDetectable
+        );
+    }
+
+    #[test]
+    fn thp_never_names_thp_on_huge_page_rows_only_and_the_missing_curve_gives_bs_reason() {
+        let mut env_a = testing::env();
+        env_a.kernel.thp = Some("madvise".into());
+        let mut env_b = env_a.clone();
+        env_b.kernel.thp = Some("never".into());
+        let a = testing::run(
+            "a",
+            vec![point(1 << 30, "4k", 100.0), point(1 << 30, "thp", 60.0)],
+            env_a,
+        );
+        let mut b = testing::run("b", vec![point(1 << 30, "4k", 300.0)], env_b);
+        b.skipped.push(crate::result::Skipped {
+            benchmark: "memory.latency@1".into(),
+            case: "pages=thp".into(),
+            reason: "transparent huge pages are never".into(),
+        });
+        let c = compare(&a, &b);
+        // The 4 KiB row differs (3x), but THP does not govern its pages.
+        let r = &c.rows[0];
+        assert_eq!(r.verdict, Verdict::Worse);
+        assert!(
+            r.explanations.iter().all(|e| e.cause != explain::CANDIDATE),
+            "{:?}",
+            r.explanations
+        );
+        assert_eq!(c.only_in_a.len(), 1);
+        assert!(
+            c.only_in_a[0].contains("thp")
+                && c.only_in_a[0].contains("B did not run it: transparent huge pages are never"),
+            "{:?}",
+            c.only_in_a
+        );
+        assert!(c
+            .candidates
+            .iter()
+            .any(|x| x.what == "THP" && x.status == "differs"));
+    }
 }

@@ -2,7 +2,9 @@
 //! engineer would write: the largest real difference with its cause and what remains when
 //! the cause is held equal ("B is 28x faster because its tasks shared one CPU in 100% of
 //! observations and A's in 0% (placement); pinned, the two are within 3% (no real
-//! difference)"), then how many rows differ and how many of them are explained.
+//! difference)"), then how many rows differ and how many of them are explained. The
+//! first line says how many rows were tested, how many are real at the false discovery
+//! rate, and which noise the verdicts rest on.
 
 use super::explain::{Claim, Status};
 use super::verdict::in_words;
@@ -64,12 +66,68 @@ fn suite(r: &Row) -> &str {
     r.benchmark.split('.').next().unwrap_or(&r.benchmark)
 }
 
+/// "114 rows, 0 real at FDR 5%; noise: calibration X (110 rows), conservative floor (4
+/// rows: one run each)".
+pub fn overall(c: &Comparison) -> String {
+    let n = &c.noise;
+    let mut bases = vec![];
+    if n.calibration_rows > 0 {
+        bases.push(format!(
+            "calibration {} ({} rows)",
+            n.calibration.as_deref().unwrap_or("?"),
+            n.calibration_rows
+        ));
+    }
+    if n.history_rows > 0 {
+        bases.push(format!("stored history ({} rows)", n.history_rows));
+    }
+    if n.floor_rows > 0 {
+        bases.push(format!(
+            "conservative floor ({} rows: no calibration or history, the verdict rests on one run each; run `truebench calibrate` once on this host)",
+            n.floor_rows
+        ));
+    }
+    format!(
+        "{} rows, {} real at FDR {}%; noise: {}.",
+        c.fdr.tested,
+        c.fdr.real,
+        percent(c.fdr.q),
+        if bases.is_empty() {
+            "none (no rows)".to_string()
+        } else {
+            bases.join(", ")
+        }
+    )
+}
+
+/// A rate as a percentage without trailing zeros: 0.05 is "5", 0.005 is "0.5".
+fn percent(q: f64) -> String {
+    let p = format!("{:.2}", q * 100.0);
+    p.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// The smallest and largest MDE of some rows, in words ("MDE 4-38%").
+fn mde_range(rows: &[&Row]) -> Option<String> {
+    let v: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.comparability.is_empty())
+        .map(|r| r.mde * 100.0)
+        .collect();
+    let lo = v.iter().copied().reduce(f64::min)?;
+    let hi = v.iter().copied().reduce(f64::max)?;
+    Some(if hi - lo < 0.5 {
+        format!("MDE {lo:.0}%")
+    } else {
+        format!("MDE {lo:.0}-{hi:.0}%")
+    })
+}
+
 pub fn sentences(c: &Comparison) -> Vec<String> {
+    let mut out = vec![overall(c)];
     let mut suites: Vec<&str> = c.rows.iter().map(suite).collect();
     suites.dedup();
     let mut seen = std::collections::BTreeSet::new();
     suites.retain(|s| seen.insert(*s));
-    let mut out = vec![];
     for s in suites {
         let rows: Vec<&Row> = c.rows.iter().filter(|r| suite(r) == s).collect();
         let real: Vec<&&Row> = rows.iter().filter(|r| r.verdict.is_real()).collect();
@@ -106,7 +164,8 @@ pub fn sentences(c: &Comparison) -> Vec<String> {
                     rows.len() - not_comparable - too_few,
                     largest
                         .map(|x| format!(
-                            " (largest B/A {x:.3}; differences below the drift are not called)"
+                            " (largest B/A {x:.3}; {} here: smaller differences cannot be told from noise)",
+                            mde_range(&rows).unwrap_or_default()
                         ))
                         .unwrap_or_default(),
                     if not_comparable > 0 {

@@ -1,19 +1,20 @@
-//! Whether two results really differ: the rank test and the confidence intervals decide
-//! whether a difference is real; a real difference smaller than the run-to-run drift this
-//! host has shown (its stored history of the same measurement, or a default floor when
-//! there is none) is called drift, not better or worse.
+//! Whether two results really differ. Within one run's samples the rank test and the
+//! confidence intervals decide whether a difference is there at all (`judge`, also used
+//! for the siblings a cause holds equal); a row of `compare` is then tested against the
+//! host's run-to-run noise (`noise_model`): below its minimum detectable effect it is "no
+//! detectable difference", above it but not among the rows Benjamini-Hochberg keeps at the
+//! comparison's false discovery rate it is "drift", else better or worse.
 
 use crate::measure::stats::mann_whitney_p;
 use crate::result::BenchResult;
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// The drift assumed without a history: quiet repeated runs on one machine move by a few
 /// percent (frequency, cache and page placement, other tenants), so a real difference
 /// below this is not called better or worse.
 pub const DEFAULT_DRIFT: f64 = 0.05;
-/// A history gives a drift figure from at least this many stored runs.
-pub const MIN_HISTORY: usize = 3;
+/// The false discovery rate `compare` controls across its rows by default.
+pub const DEFAULT_FDR: f64 = 0.05;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Verdict {
@@ -21,9 +22,15 @@ pub enum Verdict {
     Better,
     #[serde(rename = "B worse")]
     Worse,
-    /// Real, but within the drift this host shows between runs.
+    /// Real within the runs' samples and at least the row's MDE, but not among the rows
+    /// called real at the comparison's false discovery rate (or, where `judge` is used
+    /// alone, below the drift fraction it was given): within this host's run-to-run noise.
     #[serde(rename = "drift")]
     Drift,
+    /// Real within the runs' samples, but smaller than the row's minimum detectable effect:
+    /// this host's run-to-run noise could have made it.
+    #[serde(rename = "no detectable difference")]
+    NoDetectable,
     #[serde(rename = "no real difference")]
     Same,
     /// Different definition, params or sample count: no verdict.
@@ -41,6 +48,7 @@ impl Verdict {
             Verdict::Better => "B better",
             Verdict::Worse => "B worse",
             Verdict::Drift => "drift",
+            Verdict::NoDetectable => "no detectable difference",
             Verdict::Same => "no real difference",
             Verdict::NotComparable => "not comparable",
             Verdict::TooFew => "too few samples",
@@ -56,93 +64,13 @@ impl Verdict {
 /// The drift of one measurement on a host and where the figure comes from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Drift {
-    /// The largest relative distance of a stored run's median from the median of them (0..).
+    /// The relative difference a row must exceed to be called (its MDE in `compare`).
     pub fraction: f64,
     pub basis: String,
 }
 
-impl Drift {
-    pub fn default_floor() -> Drift {
-        Drift {
-            fraction: DEFAULT_DRIFT,
-            basis: format!(
-                "default {:.0}% (no stored history of this measurement on this host)",
-                DEFAULT_DRIFT * 100.0
-            ),
-        }
-    }
-
-    /// The drift shown by the medians of one measurement in earlier runs of one host; the
-    /// default floor with fewer than MIN_HISTORY of them. Never below the floor: a
-    /// history of a few lucky runs does not make 2% "real".
-    pub fn from_history(medians: &[f64], host: &str) -> Drift {
-        let v: Vec<f64> = medians
-            .iter()
-            .copied()
-            .filter(|m| m.is_finite() && *m > 0.0)
-            .collect();
-        if v.len() < MIN_HISTORY {
-            return Drift::default_floor();
-        }
-        let Some(s) = crate::measure::stats::Stats::of(&v) else {
-            return Drift::default_floor();
-        };
-        let spread = v
-            .iter()
-            .map(|m| (m / s.median).ln().abs())
-            .fold(0.0, f64::max)
-            .exp_m1();
-        Drift {
-            fraction: spread.max(DEFAULT_DRIFT),
-            basis: format!(
-                "{:.1}% over {} stored runs of host {host}{}",
-                spread * 100.0,
-                v.len(),
-                if spread < DEFAULT_DRIFT {
-                    format!(" (floor {:.0}%)", DEFAULT_DRIFT * 100.0)
-                } else {
-                    String::new()
-                }
-            ),
-        }
-    }
-}
-
-/// Drift per measurement (`matching::label` of a result), from the stored history of the
-/// compared runs' host; measurements not in it get the default floor.
-#[derive(Debug, Clone, Default)]
-pub struct History {
-    pub by_label: BTreeMap<String, Drift>,
-}
-
-impl History {
-    pub fn drift(&self, r: &BenchResult) -> Drift {
-        self.by_label
-            .get(&super::matching::label(r))
-            .cloned()
-            .unwrap_or_else(Drift::default_floor)
-    }
-
-    /// The history of `host` from its stored runs (excluding the compared ones).
-    pub fn of_runs(runs: &[crate::result::RunDocument], host: &str) -> History {
-        let mut medians: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-        for d in runs {
-            for r in &d.results {
-                medians
-                    .entry(super::matching::label(r))
-                    .or_default()
-                    .push(r.stats.median);
-            }
-        }
-        History {
-            by_label: medians
-                .into_iter()
-                .filter(|(_, v)| v.len() >= MIN_HISTORY)
-                .map(|(k, v)| (k, Drift::from_history(&v, host)))
-                .collect(),
-        }
-    }
-}
+/// The noise model of a host; the name the drift history had before it.
+pub use super::noise_model::NoiseModel as History;
 
 /// Two results judged: ratio B/A, CI overlap, rank-test p, and the verdict.
 #[derive(Debug, Clone, Copy)]
@@ -243,20 +171,12 @@ mod tests {
         let b = r(175.1, 0.005);
         let j = judge(&a, &b, DEFAULT_DRIFT);
         assert_eq!(j.verdict, Verdict::Drift, "{j:?}");
-        // With a history that drifted less than the floor, the floor still holds.
-        let quiet = Drift::from_history(&[170.0, 170.5, 169.8, 170.2], "h");
-        assert_eq!(quiet.fraction, DEFAULT_DRIFT);
         assert_eq!(
-            judge(&a, &r(221.0, 0.005), quiet.fraction).verdict,
+            judge(&a, &r(221.0, 0.005), DEFAULT_DRIFT).verdict,
             Verdict::Worse
         );
-        // A host whose history moved 40% calls 30% drift.
-        let wild = Drift::from_history(&[100.0, 140.0, 100.0, 101.0], "h");
-        assert!(wild.fraction > 0.39, "{wild:?}");
-        assert_eq!(
-            judge(&a, &r(221.0, 0.005), wild.fraction).verdict,
-            Verdict::Drift
-        );
+        // Given a 40% drift, 30% is drift.
+        assert_eq!(judge(&a, &r(221.0, 0.005), 0.4).verdict, Verdict::Drift);
     }
 
     #[test]

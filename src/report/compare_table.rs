@@ -16,6 +16,7 @@ pub fn render(c: &Comparison) -> String {
         "A median",
         "B median",
         "B/A",
+        "MDE (noise)",
         "CIs overlap",
         "p (rank test)",
         "verdict",
@@ -36,6 +37,11 @@ pub fn render(c: &Comparison) -> String {
                 r.unit_b.as_ref().unwrap_or(&r.unit)
             ),
             format!("{:.3}", r.ratio),
+            format!(
+                "{} ({})",
+                crate::compare::noise_model::mde_text(r.mde),
+                r.noise.basis.text()
+            ),
             if r.ci_overlap { "yes" } else { "no" }.into(),
             r.p.map(|p| format!("{p:.3}"))
                 .unwrap_or_else(|| "n/a (<3 samples)".into()),

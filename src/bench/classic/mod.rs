@@ -624,6 +624,28 @@ impl Benchmark for Classic {
         self.id
     }
 
+    fn levels(&self) -> &'static [super::levels::LevelUse] {
+        use super::levels::*;
+        const L: &[LevelUse] = &[
+            per_sample(Level::Sample, "each pass is a sample"),
+            per_sample(
+                Level::Allocation,
+                "each pass's copies are fresh processes with fresh memory",
+            ),
+            per_sample(
+                Level::Process,
+                "each pass starts its copies afresh; the scheduler places them anew",
+            ),
+            between_runs(
+                Level::Run,
+                "frequency and neighbours of the run: separate runs (calibrate)",
+            ),
+            BOOT_AND_HOST[0],
+            BOOT_AND_HOST[1],
+        ];
+        L
+    }
+
     fn describe(&self) -> &'static str {
         self.what
     }

@@ -89,6 +89,49 @@ fn task_seen(m: &Measurement, side: usize) -> (TaskSeen, Option<&'static str>) {
     )
 }
 
+const ZERO: crate::observe::task::TaskCounters = crate::observe::task::TaskCounters {
+    voluntary_switches: Some(0),
+    involuntary_switches: Some(0),
+    migrations: Some(0),
+};
+
+/// An unpinned pair measured with a fresh pair of tasks per sample: where the scheduler
+/// puts a new pair (together or apart) is decided when it starts and then mostly kept, so
+/// one pair for all samples would put the placement at the run level, out of the CI's
+/// reach. Each sample is one batch of its own pair (after its warm-up and batch sizing).
+fn fresh_per_sample(spec: &Spec) -> anyhow::Result<Measurement> {
+    let one = Spec {
+        mode: spec.mode,
+        cpus: spec.cpus,
+        footprint: spec.footprint,
+        samples: 1,
+        min_batch_ns: spec.min_batch_ns,
+    };
+    let add = |x: Option<u64>, y: Option<u64>| Some(x? + y?);
+    let mut all = Measurement {
+        batches: Vec::with_capacity(spec.samples),
+        observations: Vec::with_capacity(spec.samples),
+        a: ZERO,
+        b: ZERO,
+        interrupted: false,
+    };
+    for _ in 0..spec.samples {
+        let m = measure(&one)?;
+        all.batches.extend(m.batches);
+        all.observations.extend(m.observations);
+        for (sum, c) in [(&mut all.a, m.a), (&mut all.b, m.b)] {
+            sum.voluntary_switches = add(sum.voluntary_switches, c.voluntary_switches);
+            sum.involuntary_switches = add(sum.involuntary_switches, c.involuntary_switches);
+            sum.migrations = add(sum.migrations, c.migrations);
+        }
+        if m.interrupted || crate::interrupt::requested() {
+            all.interrupted = true;
+            break;
+        }
+    }
+    Ok(all)
+}
+
 /// What was observed while the placement ran.
 fn observed(m: &Measurement, r: &Resolved) -> Observed {
     let n = m.observations.len();
@@ -117,6 +160,19 @@ fn observed(m: &Measurement, r: &Resolved) -> Observed {
 impl Benchmark for PipeRoundTrip {
     fn id(&self) -> &'static str {
         "ctx.pipe@1"
+    }
+
+    fn levels(&self) -> &'static [super::levels::LevelUse] {
+        use super::levels::*;
+        const L: &[LevelUse] = &[
+            per_sample(Level::Sample, "consecutive timed batches of round trips"),
+            per_sample(Level::Allocation, "unpinned (os): fresh pipes and buffers per sample; pinned: one set per placement (only --footprint memory, a few pages)"),
+            per_sample(Level::Process, "unpinned (os): a fresh pair of tasks per sample, so where the scheduler puts it is in the CI; pinned pairs keep one pair, their placement fixed by pinning"),
+            between_runs(Level::Run, "frequency and neighbours of the run: separate runs (calibrate)"),
+            BOOT_AND_HOST[0],
+            BOOT_AND_HOST[1],
+        ];
+        L
     }
 
     fn describe(&self) -> &'static str {
@@ -164,7 +220,11 @@ impl Benchmark for PipeRoundTrip {
                     min_batch_ns: ctx.min_batch_ns.max(CTX_BATCH_FLOOR_NS),
                 };
                 emit(Emitted::Running(format!("{} {}", r.name, mode_name(mode))));
-                let m = measure(&spec)?;
+                let m = if r.cpus.is_none() {
+                    fresh_per_sample(&spec)?
+                } else {
+                    measure(&spec)?
+                };
                 if m.interrupted {
                     return Err(Interrupted.into());
                 }

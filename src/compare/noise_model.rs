@@ -1,0 +1,444 @@
+//! The run-to-run noise of a host, per row: how much the median of one measurement (one
+//! benchmark, params and placement) moves between separate runs on the baseline's host,
+//! as the standard deviation σ of the runs' log medians. It comes from the host's
+//! calibration runs (`truebench calibrate`, tagged `calibration=<id>`), failing that from
+//! the stored history of the same measurement on that host, failing both from a
+//! conservative floor (the verdict then rests on one run each). Each row says which.
+//!
+//! With σ, a row's log ratio d = ln(B/A) gets a standard error, a two-sided p-value (t with
+//! runs − 1 degrees of freedom, normal for the floor) and a minimum detectable effect
+//! MDE = exp((t₀.₉₇₅ + t₀.₈₀)·SE) − 1: the smallest B/A difference a test at α = 0.05 finds
+//! with 80% power here. `compare` calls a row below its MDE "no detectable difference".
+
+use crate::result::{BenchResult, RunDocument};
+use serde::Serialize;
+use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+use std::collections::BTreeMap;
+
+/// The tag a calibration run carries; its value names the calibration (all K runs share it).
+pub const CALIBRATION_TAG: &str = "calibration";
+/// σ of log medians assumed per run without calibration or history: run-level causes no
+/// sample of one run sees (page placement, task placement, frequency, neighbours) move a
+/// median by several percent between runs; 5% is what quiet runs of the default suites
+/// showed on a shared VM, not a worst case.
+pub const FLOOR_SIGMA: f64 = 0.05;
+/// The smallest σ a calibration or history gives: a few runs close together on one boot
+/// do not see boot- and day-level variance (they are not sampled), so no row is trusted
+/// below 1% per run.
+pub const MIN_SIGMA: f64 = 0.01;
+/// Runs a calibration or history needs before its σ is used.
+pub const MIN_RUNS: usize = 3;
+/// Two-sided error rate and power the MDE is stated at.
+pub const ALPHA: f64 = 0.05;
+pub const POWER: f64 = 0.80;
+
+/// Where a row's σ came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Basis {
+    /// The baseline host's calibration runs.
+    Calibration,
+    /// Earlier stored runs of the same measurement on the baseline host.
+    History,
+    /// Neither: one run each, conservative floor.
+    Floor,
+}
+
+impl Basis {
+    pub fn text(self) -> &'static str {
+        match self {
+            Basis::Calibration => "calibration",
+            Basis::History => "history",
+            Basis::Floor => "floor",
+        }
+    }
+}
+
+/// One row's run-to-run noise.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RowNoise {
+    pub basis: Basis,
+    /// Standard deviation of ln(median) between runs (after MIN_SIGMA / FLOOR_SIGMA).
+    pub sigma: f64,
+    /// Runs σ was estimated from (0 for the floor).
+    pub runs: usize,
+    /// Where it comes from, in words ("calibration 20261125T… : 5 runs of host h").
+    pub source: String,
+}
+
+impl RowNoise {
+    pub fn floor() -> RowNoise {
+        RowNoise {
+            basis: Basis::Floor,
+            sigma: FLOOR_SIGMA,
+            runs: 0,
+            source: format!(
+                "conservative floor {:.0}% per run: no calibration or stored history of this measurement on this host, the verdict rests on one run each",
+                FLOOR_SIGMA * 100.0
+            ),
+        }
+    }
+
+    /// The MDE (relative) of a compare of one run each with this noise and tight samples:
+    /// SE = √2·σ.
+    pub fn mde_one_run_each(&self) -> f64 {
+        mde_log(std::f64::consts::SQRT_2 * self.sigma, self.df()).exp_m1()
+    }
+
+    /// Degrees of freedom of σ: runs − 1; None (normal quantiles) for the floor.
+    pub fn df(&self) -> Option<f64> {
+        (self.basis != Basis::Floor).then(|| (self.runs.max(2) - 1) as f64)
+    }
+}
+
+/// The between-run σ of one measurement over `medians` (one per run): the sample standard
+/// deviation of their logarithms, None with fewer than MIN_RUNS usable medians.
+pub fn log_sd(medians: &[f64]) -> Option<f64> {
+    let v: Vec<f64> = medians
+        .iter()
+        .filter(|m| m.is_finite() && **m > 0.0)
+        .map(|m| m.ln())
+        .collect();
+    if v.len() < MIN_RUNS {
+        return None;
+    }
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    Some((v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt())
+}
+
+/// The between-run σ of the measurement `r` stands for, over `runs` (each run's result with
+/// the same `matching::label`), and how many runs had it; None with fewer than MIN_RUNS.
+/// Public for views of many runs (the fleet) that want a row's run-to-run noise.
+pub fn row_sigma(runs: &[RunDocument], r: &BenchResult) -> Option<(f64, usize)> {
+    let key = super::matching::label(r);
+    let medians: Vec<f64> = runs
+        .iter()
+        .filter_map(|d| d.results.iter().find(|x| super::matching::label(x) == key))
+        .map(|x| x.stats.median)
+        .collect();
+    log_sd(&medians).map(|s| (s, medians.len()))
+}
+
+/// σ and the number of runs it came from, per row label.
+pub type Sigmas = BTreeMap<String, (f64, usize)>;
+
+/// σ per row label from a set of runs.
+fn sigmas(runs: &[RunDocument]) -> Sigmas {
+    let mut medians: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for d in runs {
+        for r in &d.results {
+            medians
+                .entry(super::matching::label(r))
+                .or_default()
+                .push(r.stats.median);
+        }
+    }
+    medians
+        .into_iter()
+        .filter_map(|(k, v)| log_sd(&v).map(|s| (k, (s, v.len()))))
+        .collect()
+}
+
+/// The newest calibration of `host` among `runs` (newest first): its id and its runs' ids.
+pub fn latest_calibration<'a>(
+    runs: impl Iterator<Item = (&'a str, Option<&'a str>, &'a BTreeMap<String, String>)>,
+    host: &str,
+) -> Option<(String, Vec<String>)> {
+    let mut id: Option<String> = None;
+    let mut ids = vec![];
+    for (run, h, tags) in runs {
+        if h != Some(host) {
+            continue;
+        }
+        let Some(cal) = tags.get(CALIBRATION_TAG) else {
+            continue;
+        };
+        match &id {
+            None => {
+                id = Some(cal.clone());
+                ids.push(run.to_string());
+            }
+            Some(x) if x == cal => ids.push(run.to_string()),
+            Some(_) => {}
+        }
+    }
+    id.map(|i| (i, ids))
+}
+
+/// A host's noise model: σ per row from its calibration and from its history.
+#[derive(Debug, Clone, Default)]
+pub struct NoiseModel {
+    /// The host the model describes (the baseline's).
+    pub host: Option<String>,
+    /// The calibration's id and σ (with run count) per row label.
+    pub calibration: Option<(String, Sigmas)>,
+    /// σ per row label from earlier stored runs.
+    pub history: Sigmas,
+}
+
+impl NoiseModel {
+    /// The model of `host` from its calibration runs (tagged with calibration id `id`) and
+    /// its other stored runs.
+    pub fn new(
+        host: &str,
+        calibration: Option<(&str, &[RunDocument])>,
+        history: &[RunDocument],
+    ) -> NoiseModel {
+        NoiseModel {
+            host: Some(host.to_string()),
+            calibration: calibration
+                .map(|(id, runs)| (id.to_string(), sigmas(runs)))
+                .filter(|(_, m)| !m.is_empty()),
+            history: sigmas(history),
+        }
+    }
+
+    /// The model from stored history only (as the drift history was built before).
+    pub fn of_runs(runs: &[RunDocument], host: &str) -> NoiseModel {
+        NoiseModel::new(host, None, runs)
+    }
+
+    /// The noise of the row `r` stands for: calibration, else history, else the floor.
+    pub fn row(&self, r: &BenchResult) -> RowNoise {
+        let key = super::matching::label(r);
+        let host = self.host.as_deref().unwrap_or("?");
+        if let Some((id, m)) = &self.calibration {
+            if let Some((s, n)) = m.get(&key) {
+                return RowNoise {
+                    basis: Basis::Calibration,
+                    sigma: s.max(MIN_SIGMA),
+                    runs: *n,
+                    source: format!(
+                        "calibration {id}: {:.1}% between {n} runs of host {host}",
+                        s * 100.0
+                    ),
+                };
+            }
+        }
+        match self.history.get(&key) {
+            Some((s, n)) => RowNoise {
+                basis: Basis::History,
+                sigma: s.max(MIN_SIGMA),
+                runs: *n,
+                source: format!(
+                    "history: {:.1}% between {n} stored runs of host {host}",
+                    s * 100.0
+                ),
+            },
+            None => RowNoise::floor(),
+        }
+    }
+}
+
+/// Standard error of ln(median) from a result's own samples: its median CI's width in logs
+/// over the normal quantile of the CI's level; 0 when it cannot be read.
+pub fn within_se(r: &BenchResult) -> f64 {
+    let s = &r.stats;
+    if !(s.ci95_low > 0.0 && s.ci95_high >= s.ci95_low && s.ci_level > 0.0 && s.ci_level < 1.0) {
+        return 0.0;
+    }
+    let z = std_normal().inverse_cdf(0.5 + s.ci_level / 2.0);
+    (s.ci95_high.ln() - s.ci95_low.ln()) / (2.0 * z)
+}
+
+fn std_normal() -> Normal {
+    Normal::new(0.0, 1.0).expect("standard normal")
+}
+
+/// A row tested against its noise.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RowTest {
+    /// ln(B/A) of the medians.
+    pub d: f64,
+    /// Its standard error.
+    pub se: f64,
+    /// Two-sided p of d against 0.
+    pub p: f64,
+    /// Minimum detectable |d| at ALPHA and POWER.
+    pub mde_log: f64,
+}
+
+impl RowTest {
+    /// The MDE as a relative difference (0.38 = 38%).
+    pub fn mde(&self) -> f64 {
+        self.mde_log.exp_m1()
+    }
+
+    pub fn detectable(&self) -> bool {
+        self.d.abs() >= self.mde_log
+    }
+}
+
+/// An MDE in words: "38%" below 100%, else a factor ("2.4x").
+pub fn mde_text(mde: f64) -> String {
+    if mde < 0.995 {
+        format!("{:.0}%", mde * 100.0)
+    } else {
+        format!("{:.1}x", 1.0 + mde)
+    }
+}
+
+/// The quantiles (two-sided α, power) for `df` degrees of freedom (None: normal).
+fn quantiles(df: Option<f64>) -> (f64, f64) {
+    match df.and_then(|d| StudentsT::new(0.0, 1.0, d).ok()) {
+        Some(t) => (t.inverse_cdf(1.0 - ALPHA / 2.0), t.inverse_cdf(POWER)),
+        None => {
+            let n = std_normal();
+            (n.inverse_cdf(1.0 - ALPHA / 2.0), n.inverse_cdf(POWER))
+        }
+    }
+}
+
+/// The MDE of a row whose log ratio has standard error `se` with σ's `df`.
+pub fn mde_log(se: f64, df: Option<f64>) -> f64 {
+    let (a, b) = quantiles(df);
+    (a + b) * se
+}
+
+/// Test B's median against A's with the row's noise: each side's variance is the larger of
+/// σ² and its own sampling variance (calibration, history: σ already holds a run's own
+/// noise), or both added (floor: the run level is assumed on top of what the samples saw).
+/// B's host is assumed to have A's σ.
+pub fn test(a: &BenchResult, b: &BenchResult, noise: &RowNoise) -> RowTest {
+    let s2 = noise.sigma.powi(2);
+    let var = |r: &BenchResult| {
+        let w = within_se(r).powi(2);
+        if noise.basis == Basis::Floor {
+            s2 + w
+        } else {
+            s2.max(w)
+        }
+    };
+    let se = (var(a) + var(b)).sqrt();
+    let d = (b.stats.median / a.stats.median).ln();
+    let df = noise.df();
+    let p = if se > 0.0 && d.is_finite() {
+        let z = d.abs() / se;
+        let tail = match df.and_then(|d| StudentsT::new(0.0, 1.0, d).ok()) {
+            Some(t) => 1.0 - t.cdf(z),
+            None => 1.0 - std_normal().cdf(z),
+        };
+        (2.0 * tail).clamp(0.0, 1.0)
+    } else {
+        1.0
+    };
+    RowTest {
+        d,
+        se,
+        p,
+        mde_log: mde_log(se, df),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::testing;
+    use serde_json::json;
+
+    fn lat(median: f64) -> BenchResult {
+        testing::result(
+            "memory.latency@1",
+            "cpus",
+            Some(vec![0]),
+            json!({"size_bytes": 1468006, "pages": "4k"}),
+            median,
+        )
+    }
+
+    fn run(id: &str, median: f64) -> RunDocument {
+        testing::run(id, vec![lat(median)], testing::env())
+    }
+
+    #[test]
+    fn the_mde_of_five_runs_uses_t_quantiles_and_one_run_uses_z() {
+        // The textbook factor 1.96 + 0.84 = 2.80 for the normal.
+        let (a, b) = quantiles(None);
+        assert!((a + b - 2.80).abs() < 0.01, "{a} {b}");
+        // t with 4 df: 2.776 + 0.941.
+        let (a, b) = quantiles(Some(4.0));
+        assert!(
+            (a - 2.776).abs() < 0.01 && (b - 0.941).abs() < 0.01,
+            "{a} {b}"
+        );
+        // SE 0.1 -> MDE exp(0.28) - 1 = 32%.
+        assert!((mde_log(0.1, None).exp_m1() - 0.323).abs() < 0.005);
+    }
+
+    #[test]
+    fn calibration_wins_over_history_and_history_over_the_floor() {
+        let cal: Vec<RunDocument> = [100.0, 130.0, 90.0, 120.0, 100.0]
+            .iter()
+            .map(|m| run("c", *m))
+            .collect();
+        let hist: Vec<RunDocument> = [100.0, 101.0, 99.0].iter().map(|m| run("h", *m)).collect();
+        let r = lat(100.0);
+        let both = NoiseModel::new("h", Some(("cal1", &cal)), &hist);
+        let n = both.row(&r);
+        assert_eq!((n.basis, n.runs), (Basis::Calibration, 5));
+        assert!(n.sigma > 0.1 && n.source.contains("cal1"), "{n:?}");
+        let only_hist = NoiseModel::new("h", None, &hist);
+        let n = only_hist.row(&r);
+        assert_eq!((n.basis, n.runs), (Basis::History, 3));
+        // A history of quiet runs still gets the 1% minimum.
+        assert_eq!(
+            n.sigma,
+            MIN_SIGMA.max(log_sd(&[100.0, 101.0, 99.0]).unwrap())
+        );
+        // Two stored runs are not a history; another row is not covered.
+        let short = NoiseModel::new("h", Some(("cal1", &cal[..2])), &hist[..2]);
+        assert_eq!(short.row(&r).basis, Basis::Floor);
+        let mut other = lat(100.0);
+        other.params.insert("size_bytes", 4096u64);
+        assert_eq!(both.row(&other).basis, Basis::Floor);
+        assert_eq!(NoiseModel::default().row(&r), RowNoise::floor());
+    }
+
+    #[test]
+    fn a_swing_within_the_calibrated_noise_is_not_detectable_and_a_larger_one_is() {
+        let cal: Vec<RunDocument> = [100.0, 130.0, 90.0, 120.0, 100.0]
+            .iter()
+            .map(|m| run("c", *m))
+            .collect();
+        let model = NoiseModel::new("h", Some(("c", &cal)), &[]);
+        let noise = model.row(&lat(100.0));
+        // The 37% swing of the A/A memory.latency rows: below this host's MDE.
+        let t = test(&lat(100.0), &lat(137.0), &noise);
+        assert!(!t.detectable(), "{t:?} mde {}", t.mde());
+        assert!(t.mde() > 0.37);
+        let t = test(&lat(100.0), &lat(400.0), &noise);
+        assert!(t.detectable() && t.p < 0.05, "{t:?}");
+        // Quiet calibration: 10% is detectable.
+        let quiet: Vec<RunDocument> = [100.0, 100.5, 99.6, 100.2, 99.9]
+            .iter()
+            .map(|m| run("c", *m))
+            .collect();
+        let noise = NoiseModel::new("h", Some(("c", &quiet)), &[]).row(&lat(100.0));
+        let t = test(&lat(100.0), &lat(110.0), &noise);
+        assert!(t.detectable() && t.mde() < 0.1, "{t:?} {}", t.mde());
+    }
+
+    #[test]
+    fn the_floor_adds_the_run_level_to_what_the_samples_saw() {
+        let t = test(&lat(100.0), &lat(100.0), &RowNoise::floor());
+        // Tight samples: SE = sqrt(2) x 5%, MDE about 22%.
+        assert!((t.mde() - 0.219).abs() < 0.02, "{}", t.mde());
+        assert_eq!(t.p, 1.0);
+    }
+
+    #[test]
+    fn the_newest_calibration_of_the_host_is_found() {
+        let t = |v: &str| BTreeMap::from([(CALIBRATION_TAG.to_string(), v.to_string())]);
+        let (c2, c1, none) = (t("c2"), t("c1"), BTreeMap::new());
+        let runs = vec![
+            ("r6", Some("other"), &c2),
+            ("r5", Some("h"), &none),
+            ("r4", Some("h"), &c2),
+            ("r3", Some("h"), &c1),
+            ("r2", Some("h"), &c2),
+        ];
+        let (id, ids) = latest_calibration(runs.into_iter(), "h").unwrap();
+        assert_eq!(id, "c2");
+        assert_eq!(ids, vec!["r4", "r2"]);
+    }
+}

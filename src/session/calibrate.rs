@@ -1,0 +1,303 @@
+//! `truebench calibrate`: the suites run K times, each time as an ordinary run of its own
+//! through the session (probe, lock, progress on stderr, stored at once), with its
+//! benchmarks in a new shuffled order (so no benchmark always follows the same one) and
+//! tagged `calibration=<id>`. Ctrl-C keeps the runs finished so far. Then, per row, the
+//! between-run spread of the runs' medians and the minimum detectable effect it gives a
+//! later `compare` of one run each on this host; `compare` finds these runs in the store.
+
+use super::suites::SuiteRun;
+use super::{Measurement, Measuring};
+use crate::compare::noise_model::{self, RowNoise, CALIBRATION_TAG};
+use crate::error::Interrupted;
+use crate::probe::ProbeDoc;
+use crate::result::RunDocument;
+use crate::store::Location;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use serde::Serialize;
+
+pub const SCHEMA: &str = "truebench.calibration/1";
+
+/// One calibration run: a suite run that prints one line instead of its tables and keeps
+/// its document for the calibration's table.
+struct CalibrationRun {
+    run: SuiteRun,
+    index: usize,
+    of: usize,
+    /// The document once stored (printing is where the session hands it over).
+    done: std::cell::RefCell<Option<RunDocument>>,
+}
+
+impl Measurement for CalibrationRun {
+    fn suites(&self) -> Vec<String> {
+        self.run.suites()
+    }
+
+    fn holder(&self) -> String {
+        format!(
+            "truebench calibrate {} (run {} of {})",
+            self.run.names.join(","),
+            self.index + 1,
+            self.of
+        )
+    }
+
+    fn check(&mut self, env: &ProbeDoc) -> anyhow::Result<()> {
+        self.run.check(env)
+    }
+
+    fn measure(&mut self, m: &mut Measuring) -> anyhow::Result<()> {
+        self.run.measure(m)
+    }
+
+    fn print(&self, doc: &RunDocument, stored: Option<&Location>) -> anyhow::Result<()> {
+        *self.done.borrow_mut() = Some(doc.clone());
+        eprintln!(
+            "truebench: calibration run {} of {}: {} results{}{}",
+            self.index + 1,
+            self.of,
+            doc.results.len(),
+            if doc.interrupted {
+                " (interrupted)"
+            } else {
+                ""
+            },
+            stored
+                .map(|l| format!(", stored as {} in {}", doc.run_id, l.display()))
+                .unwrap_or_default()
+        );
+        Ok(())
+    }
+}
+
+/// One row of a calibration: the between-run spread of its medians and the MDE it gives.
+#[derive(Debug, Clone, Serialize)]
+pub struct CalibratedRow {
+    pub benchmark: String,
+    pub params: String,
+    pub placement: String,
+    pub unit: String,
+    /// The median of the runs' medians.
+    pub median: f64,
+    /// Runs that measured it.
+    pub runs: usize,
+    /// Standard deviation of the runs' log medians (0.02 = about 2%); null with fewer than
+    /// 3 runs.
+    pub sigma: Option<f64>,
+    /// The smallest B/A difference a compare of one run each can detect on this host
+    /// (two-sided α 0.05, power 0.8); null with fewer than 3 runs.
+    pub mde: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Calibration {
+    pub schema: &'static str,
+    pub id: String,
+    pub host: Option<String>,
+    pub runs: Vec<String>,
+    pub interrupted: bool,
+    pub rows: Vec<CalibratedRow>,
+}
+
+/// The calibration `id` of `docs`: per row (in the first run's order), spread and MDE.
+pub fn summarise(id: &str, docs: &[RunDocument]) -> Calibration {
+    let mut rows: Vec<CalibratedRow> = vec![];
+    let mut seen = std::collections::BTreeSet::new();
+    for r in docs.iter().flat_map(|d| &d.results) {
+        if !seen.insert(crate::compare::matching::label(r)) {
+            continue;
+        }
+        let key = crate::compare::matching::label(r);
+        let mut medians: Vec<f64> = docs
+            .iter()
+            .filter_map(|d| {
+                d.results
+                    .iter()
+                    .find(|x| crate::compare::matching::label(x) == key)
+            })
+            .map(|x| x.stats.median)
+            .collect();
+        let sigma = noise_model::log_sd(&medians);
+        let mde = sigma.map(|s| {
+            let noise = RowNoise {
+                basis: noise_model::Basis::Calibration,
+                sigma: s.max(noise_model::MIN_SIGMA),
+                runs: medians.len(),
+                source: String::new(),
+            };
+            noise.mde_one_run_each()
+        });
+        medians.sort_by(|a, b| a.total_cmp(b));
+        rows.push(CalibratedRow {
+            benchmark: r.benchmark.clone(),
+            params: r.params_text(),
+            placement: r.placement.name.clone(),
+            unit: r.unit.clone(),
+            median: medians[medians.len() / 2],
+            runs: medians.len(),
+            sigma,
+            mde,
+        });
+    }
+    Calibration {
+        schema: SCHEMA,
+        id: id.to_string(),
+        host: docs.first().and_then(|d| d.host.clone()),
+        runs: docs.iter().map(|d| d.run_id.clone()).collect(),
+        interrupted: docs.iter().any(|d| d.interrupted),
+        rows,
+    }
+}
+
+/// The calibration as text: one line per row, the sentence a user acts on.
+pub fn render(c: &Calibration) -> String {
+    let mut s = format!(
+        "Calibration {} of host {}: {} runs ({}).\n",
+        c.id,
+        c.host.as_deref().unwrap_or("?"),
+        c.runs.len(),
+        c.runs.join(", ")
+    );
+    for r in &c.rows {
+        let what = format!(
+            "{} [{}] {}",
+            r.benchmark.split('@').next().unwrap_or(&r.benchmark),
+            r.placement,
+            r.params
+        );
+        match (r.sigma, r.mde) {
+            (Some(sd), Some(mde)) => s.push_str(&format!(
+                "  {what}: spread {:.1}% between {} runs (median {} {}); differences below {} cannot be told from noise here\n",
+                sd * 100.0,
+                r.runs,
+                crate::report::units::num(r.median),
+                r.unit,
+                noise_model::mde_text(mde)
+            )),
+            _ => s.push_str(&format!(
+                "  {what}: measured in {} run(s), fewer than {}: no spread\n",
+                r.runs,
+                noise_model::MIN_RUNS
+            )),
+        }
+    }
+    s.push_str(&format!(
+        "`truebench compare` now uses this calibration for runs of host {} (the newest calibration wins).\n",
+        c.host.as_deref().unwrap_or("?")
+    ));
+    s
+}
+
+/// Run the calibration: `runs` suite runs built by `make` (one per run), shuffled, tagged.
+pub fn calibrate(
+    make: &dyn Fn() -> SuiteRun,
+    runs: usize,
+    json: bool,
+    db: Option<&Location>,
+    common: &super::Common,
+) -> anyhow::Result<()> {
+    let started = chrono::Utc::now();
+    let id = super::run_id(&started);
+    let seed = started.timestamp_nanos_opt().unwrap_or_default() as u64 ^ std::process::id() as u64;
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+    let mut done: Vec<RunDocument> = vec![];
+    let mut interrupted = false;
+    for i in 0..runs {
+        let mut run = make();
+        run.benches.shuffle(&mut rng);
+        let mut tags = common.tags.clone();
+        tags.insert(CALIBRATION_TAG.into(), id.clone());
+        let common_i = super::Common {
+            // Only the first run waits for --start-at.
+            start_at: if i == 0 { common.start_at } else { None },
+            tags,
+        };
+        let mut m = CalibrationRun {
+            run,
+            index: i,
+            of: runs,
+            done: Default::default(),
+        };
+        let outcome = super::run_with(&mut m, db, &common_i);
+        done.extend(m.done.into_inner());
+        match outcome {
+            Ok(()) => {}
+            Err(e) if e.downcast_ref::<Interrupted>().is_some() => {
+                interrupted = true;
+                break;
+            }
+            Err(e) => {
+                if done.is_empty() {
+                    return Err(e);
+                }
+                eprintln!(
+                    "truebench: calibration run {} failed ({}); the {} finished runs are kept",
+                    i + 1,
+                    crate::error::one_line(&e),
+                    done.len()
+                );
+                break;
+            }
+        }
+    }
+    let c = summarise(&id, &done);
+    if json {
+        super::print_json(&c)?;
+    } else {
+        crate::stdout::write(&render(&c))?;
+    }
+    if interrupted {
+        return Err(Interrupted.into());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::testing;
+    use serde_json::json;
+
+    fn run(id: &str, medians: &[f64]) -> RunDocument {
+        let results = medians
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                testing::result(
+                    "memory.latency@1",
+                    "cpus",
+                    Some(vec![0]),
+                    json!({"size_bytes": 1 << (20 + i), "pages": "4k"}),
+                    *m,
+                )
+            })
+            .collect();
+        let mut d = testing::run(id, results, testing::env());
+        d.run_id = id.into();
+        d
+    }
+
+    #[test]
+    fn each_row_gets_its_spread_and_mde_and_a_row_of_two_runs_none() {
+        let docs = vec![
+            run("r1", &[10.0, 100.0]),
+            run("r2", &[10.1, 140.0]),
+            run("r3", &[9.9, 90.0]),
+            run("r4", &[10.0]),
+        ];
+        let c = summarise("cal", &docs);
+        assert_eq!(c.rows.len(), 2);
+        let (quiet, loud) = (&c.rows[0], &c.rows[1]);
+        assert_eq!((quiet.runs, loud.runs), (4, 3));
+        assert!(quiet.mde.unwrap() < loud.mde.unwrap());
+        assert!(loud.sigma.unwrap() > 0.2, "{loud:?}");
+        let text = render(&c);
+        assert!(
+            text.contains("cannot be told from noise here") && text.contains("pages=4k"),
+            "{text}"
+        );
+        let short = summarise("cal", &docs[..2]);
+        assert!(short.rows.iter().all(|r| r.mde.is_none()));
+        assert!(render(&short).contains("no spread"));
+    }
+}
