@@ -305,6 +305,10 @@ pub fn reported_llc_total(ctx: &RunContext) -> u64 {
 }
 
 impl Benchmark for Bandwidth {
+    fn levels(&self) -> &'static [crate::bench::levels::LevelUse] {
+        super::variance::BANDWIDTH
+    }
+
     fn id(&self) -> &'static str {
         "memory.bandwidth@1"
     }

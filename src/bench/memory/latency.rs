@@ -216,6 +216,10 @@ pub fn reported(ctx: &RunContext, cpu: u32) -> (Option<u64>, Vec<String>) {
 }
 
 impl Benchmark for Latency {
+    fn levels(&self) -> &'static [crate::bench::levels::LevelUse] {
+        super::variance::LATENCY
+    }
+
     fn id(&self) -> &'static str {
         "memory.latency@1"
     }

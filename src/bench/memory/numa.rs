@@ -109,6 +109,10 @@ pub fn plan(p: &ProbeDoc) -> (Vec<Cell>, Vec<Refused>) {
 }
 
 impl Benchmark for Numa {
+    fn levels(&self) -> &'static [crate::bench::levels::LevelUse] {
+        super::variance::NUMA
+    }
+
     fn id(&self) -> &'static str {
         "memory.numa@1"
     }

@@ -108,6 +108,10 @@ pub fn results(
 }
 
 impl Benchmark for PerEvent {
+    fn levels(&self) -> &'static [crate::bench::levels::LevelUse] {
+        super::variance::PER_EVENT
+    }
+
     fn id(&self) -> &'static str {
         "memory.per-event@1"
     }
