@@ -21,6 +21,7 @@ pub mod observe;
 pub mod placement;
 pub mod policy;
 pub mod probe;
+pub mod redact;
 pub mod report;
 pub mod result;
 pub mod safe_file;
