@@ -22,6 +22,7 @@ pub mod placement;
 pub mod policy;
 pub mod predict;
 pub mod probe;
+pub mod redact;
 pub mod report;
 pub mod result;
 pub mod safe_file;

@@ -335,3 +335,60 @@ fn a_worker_sweep_gives_a_scaling_curve() {
     assert_eq!(pts[0]["workers"], 1.0);
     assert!(pts[1]["max_valid_completed_rate"].as_f64().unwrap() > 0.0);
 }
+
+/// A server that accepts connections and never answers: no request of the step completes,
+/// so the step is invalid with that reason and its requests count as failed (it was
+/// "valid: yes, failed 0, 0 of 20 completed"). The listener lives at most a minute.
+#[test]
+fn a_server_that_accepts_and_never_answers_makes_the_step_invalid() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    listener.set_nonblocking(true).unwrap();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop = done.clone();
+    let silent = std::thread::spawn(move || {
+        let mut held = vec![];
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) && std::time::Instant::now() < until
+        {
+            match listener.accept() {
+                Ok((s, _)) => held.push(s),
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(10)),
+            }
+        }
+    });
+    let env = TestEnv::new();
+    let url = format!("http://127.0.0.1:{port}/");
+    let started = std::time::Instant::now();
+    let doc = env.json(&[
+        "loadstep",
+        "--http",
+        &url,
+        "--rates",
+        "20",
+        "--step-duration",
+        "1",
+        "--warmup",
+        "0.1",
+        "--workers",
+        "2",
+        "--json",
+    ]);
+    let took = started.elapsed();
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    silent.join().unwrap();
+    // A step: 1.1 s, at most a 2 s drain, then each worker's request ends at its 10 s limit.
+    assert!(took.as_secs() < 45, "took {took:?}");
+    let step = &doc["loadstep"]["steps"][0];
+    assert_eq!(step["valid"], false, "{step}");
+    let why = step["invalid_reason"].as_str().unwrap();
+    assert!(why.contains("no request completed"), "{why}");
+    assert_eq!(step["completed_rate"].as_f64(), Some(0.0), "{step}");
+    let failed = step["failed"].as_u64().unwrap();
+    assert!(failed >= 15, "{failed} failed of 20 sent: {step}");
+    let id = doc["run_id"].as_str().unwrap();
+    let text = env.text(&["show", id, "--all"]);
+    assert!(text.contains("NO: no request completed"), "{text}");
+    assert!(!text.contains("Knee: none (latency"), "{text}");
+}

@@ -181,3 +181,24 @@ fn a_report_of_every_suite_renders_in_chromium_and_escapes_what_it_shows() {
     let console: Vec<&str> = log.lines().filter(|l| l.contains("CONSOLE")).collect();
     assert!(console.is_empty(), "console messages: {console:?}");
 }
+
+/// Two real `run timers` of this machine report together (the report died with "cannot
+/// round value (undefined)" when an explanation had no prediction), and the page says
+/// where they differ or that they do not.
+#[test]
+fn two_timers_runs_report_together() {
+    let env = TestEnv::new();
+    let a = env.run(&["timers", "--samples", "3"]);
+    let b = env.run(&["timers", "--samples", "3"]);
+    let (a, b) = (a["run_id"].as_str().unwrap(), b["run_id"].as_str().unwrap());
+    let html = env.text(&["report", a, b]);
+    assert!(
+        html.contains(&format!("{a} (A) vs {b} (B)")),
+        "no comparison"
+    );
+    assert!(
+        html.contains("No real difference to explain.") || html.contains("<h4>Explanations</h4>"),
+        "{html}"
+    );
+    assert!(html.trim_end().ends_with("</html>"));
+}

@@ -143,8 +143,9 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
         .collect::<anyhow::Result<Vec<_>>>()?;
     if docs.len() < 2 {
         return Err(usage(format!(
-            "--latest-per-host found {} host(s) in the database: nothing to compare",
-            docs.len()
+            "--latest-per-host found {} host(s) among the {} runs stored (runs without a host name are left out): nothing to compare",
+            docs.len(),
+            store.count()?
         )));
     }
     let baseline = match &a.baseline {

@@ -62,12 +62,16 @@ pub struct ImportArgs {
 
 pub fn history(a: HistoryArgs, db: Option<&Location>) -> anyhow::Result<()> {
     let path = default_path(db)?;
-    let runs = match Store::open_ro(&path)? {
+    let store = Store::open_ro(&path)?;
+    let runs = match &store {
         Some(s) => s.list_filtered(a.limit as usize, &a.tags)?,
         None => vec![],
     };
     if a.json {
         super::print_json(&runs)
+    } else if runs.is_empty() {
+        let stored = store.as_ref().map(|s| s.count()).transpose()?;
+        crate::stdout::write(&crate::report::text::render_no_history(&a.tags, stored))
     } else {
         crate::stdout::write(&crate::report::text::render_history(&runs))
     }

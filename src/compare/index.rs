@@ -2,7 +2,7 @@
 //! the log of B's index over A's is the mean of the tests' log ratios, and each test's share
 //! of the log ratio says how much of the difference it makes ("2.36x: 41% from shell-8").
 
-use super::matching::{find, roles, Role};
+use super::matching::{roles, MatchIndex, Role};
 use crate::result::{figures, RunDocument};
 use serde::Serialize;
 
@@ -41,6 +41,7 @@ pub fn shares(a: &RunDocument, b: &RunDocument) -> Vec<IndexShares> {
         return vec![];
     };
     let mut out = vec![];
+    let in_b = MatchIndex::new(b);
     for (key, role) in [("1", Role::One), ("N", Role::All)] {
         let (Some(Some(xa)), Some(Some(xb))) = (ia.by_copies.get(key), ib.by_copies.get(key))
         else {
@@ -52,7 +53,7 @@ pub fn shares(a: &RunDocument, b: &RunDocument) -> Vec<IndexShares> {
                 && r.params.get("fsync").and_then(|v| v.as_bool()) != Some(true)
                 && roles(a, r).contains(&role)
         }) {
-            let Some((rb, _)) = find(a, ra, b) else {
+            let Some((rb, _)) = in_b.find(a, ra) else {
                 continue;
             };
             let (Some(x), Some(y)) = (

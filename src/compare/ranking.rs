@@ -3,7 +3,7 @@
 //! explained against the baseline; with many runs only the top and bottom N are kept, and
 //! runs may be grouped by one of their tags (`--by tag:KEY`).
 
-use super::matching::{find, label};
+use super::matching::{label, MatchIndex};
 use super::verdict::{History, Verdict};
 use super::{compare_with, Comparison, Row, SCHEMA};
 use crate::result::RunDocument;
@@ -119,6 +119,23 @@ pub fn rank(
         .iter()
         .map(|d| compare_with(base, d, &hist))
         .collect();
+    // Built once per run: each lookup below is a hash probe, not a scan (linear in results).
+    let indexes: Vec<MatchIndex> = others.iter().map(|d| MatchIndex::new(d)).collect();
+    let rows_by_key: Vec<std::collections::HashMap<(&str, &str, &str), &Row>> = comparisons
+        .iter()
+        .map(|c| {
+            let mut m = std::collections::HashMap::new();
+            for r in &c.rows {
+                m.entry((
+                    r.benchmark.as_str(),
+                    r.placement.as_str(),
+                    r.params.as_str(),
+                ))
+                .or_insert(r);
+            }
+            m
+        })
+        .collect();
     let mut ranking = vec![];
     for ra in &base.results {
         let key = label(ra);
@@ -134,15 +151,18 @@ pub fn rank(
             verdict: "baseline".into(),
             status: String::new(),
         }];
-        for (d, c) in others.iter().zip(&comparisons) {
-            let Some((rb, _)) = find(base, ra, d) else {
+        let params = ra.params_text();
+        for ((d, index), rows) in others.iter().zip(&indexes).zip(&rows_by_key) {
+            let Some((rb, _)) = index.find(base, ra) else {
                 continue;
             };
-            let row = c.rows.iter().find(|r| {
-                r.benchmark == ra.benchmark
-                    && r.placement == ra.placement.name
-                    && r.params == ra.params_text()
-            });
+            let row = rows
+                .get(&(
+                    ra.benchmark.as_str(),
+                    ra.placement.name.as_str(),
+                    params.as_str(),
+                ))
+                .copied();
             entries.push(Entry {
                 rank: 0,
                 run: d.run_id.clone(),

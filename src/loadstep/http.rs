@@ -38,7 +38,8 @@ pub struct Target {
 /// Parse `http://host[:port][/path]`. Control characters, spaces and non-ASCII bytes are
 /// refused anywhere (a CR/LF in the path would inject headers), and a port must be 1-65535.
 pub fn parse_url(url: &str) -> Result<Target, String> {
-    let shown: String = url.chars().take(80).filter(|c| !c.is_control()).collect();
+    // Quoted without user information or query: a password never reaches a message.
+    let shown: String = crate::redact::url(url).chars().take(80).collect();
     if let Some(c) = url
         .chars()
         .find(|c| c.is_control() || *c == ' ' || !c.is_ascii())
@@ -49,7 +50,7 @@ pub fn parse_url(url: &str) -> Result<Target, String> {
     }
     let rest = url
         .strip_prefix("http://")
-        .ok_or_else(|| format!("'{url}': only http:// URLs are supported (no TLS)"))?;
+        .ok_or_else(|| format!("'{shown}': only http:// URLs are supported (no TLS)"))?;
     let (hostport, path) = match rest.find(['/', '?', '#']) {
         Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], &rest[i..]),
         Some(i) => (&rest[..i], &rest[i..]),
@@ -61,15 +62,20 @@ pub fn parse_url(url: &str) -> Result<Target, String> {
         format!("/{path}")
     };
     let path = path.split('#').next().unwrap_or("/").to_string();
-    if hostport.is_empty() || hostport.contains('@') {
-        return Err(format!("'{url}': no host"));
+    if hostport.contains('@') {
+        return Err(format!(
+            "'{shown}': user information (USER:PASSWORD@) is not supported"
+        ));
+    }
+    if hostport.is_empty() {
+        return Err(format!("'{shown}': no host"));
     }
     // [v6addr]:port, host:port, or a host alone (port 80).
     let (host, port) = match hostport.strip_prefix('[') {
         Some(v6) => {
             let (h, after) = v6
                 .split_once(']')
-                .ok_or_else(|| format!("'{url}': unclosed [ in the host"))?;
+                .ok_or_else(|| format!("'{shown}': unclosed [ in the host"))?;
             (format!("[{h}]"), after.strip_prefix(':'))
         }
         None => match hostport.rsplit_once(':') {
@@ -78,15 +84,20 @@ pub fn parse_url(url: &str) -> Result<Target, String> {
         },
     };
     if host.is_empty() || host == "[]" {
-        return Err(format!("'{url}': no host"));
+        return Err(format!("'{shown}': no host"));
     }
     let port = match port {
         None => 80,
-        Some(p) => p
-            .parse::<u16>()
-            .ok()
-            .filter(|p| *p > 0)
-            .ok_or_else(|| format!("'{url}': port '{p}' is not a number from 1 to 65535"))?,
+        Some(p) => {
+            p.parse::<u16>()
+                .ok()
+                .filter(|p| *p > 0)
+                .ok_or_else(|| match url.contains('@') {
+                    // What looks like a port may be a password cut at a '/' before its '@'.
+                    true => format!("'{shown}': the port is not a number from 1 to 65535"),
+                    false => format!("'{shown}': port '{p}' is not a number from 1 to 65535"),
+                })?
+        }
     };
     Ok(Target {
         addr: format!("{host}:{port}"),
@@ -415,6 +426,18 @@ mod tests {
         assert_eq!((t.addr.as_str(), t.path.as_str()), ("localhost:80", "/"));
         assert!(parse_url("https://x/").is_err());
         assert!(parse_url("http:///x").is_err());
+        // No part of a password in the message, wherever the URL breaks.
+        for bad in [
+            "http://ann:Zq9secret@127.0.0.1:8080/",
+            "http://ann:Zq9@x@127.0.0.1/",
+            "http://ann:Zq9/x@127.0.0.1/",
+            "https://ann:Zq9@127.0.0.1/",
+            "http://127.0.0.1:99999/?token=Zq9",
+            "http://ann:Zq9 x@127.0.0.1/",
+        ] {
+            let e = parse_url(bad).unwrap_err();
+            assert!(!e.contains("Zq9"), "{bad}: {e}");
+        }
     }
 
     /// A tiny server: two keep-alive responses with a length, one chunked, then a 503 with

@@ -56,8 +56,9 @@ pub struct StepSummary {
     pub late_sends: u64,
     pub dropped: u64,
     pub unfinished: u64,
-    /// Measured messages that failed (HTTP errors), the first error, and connections the
-    /// server closed that were opened again.
+    /// Measured messages that failed (HTTP errors, and those not answered by the step's
+    /// end: `unfinished`), the first error, and connections the server closed that were
+    /// opened again.
     #[serde(default)]
     pub failed: u64,
     pub first_failure: Option<String>,
@@ -183,15 +184,30 @@ pub fn summarize(planned_rate: f64, o: &Outcome, sys: &SysDelta) -> StepSummary 
         })
         .collect();
     let sent_rate = sent_in_window as f64 / secs;
+    // A request not answered by the step's end (its drain) failed: its latency is unknown.
+    let failed = o.failed + o.unfinished;
+    let sent = o.due_in_window.saturating_sub(o.dropped);
+    let first_failure = o
+        .first_failure
+        .clone()
+        .or_else(|| (o.unfinished > 0).then(|| "no answer by the step's end".to_string()));
     let invalid_reason = if o.interrupted {
         Some("interrupted (Ctrl-C)".to_string())
     } else if let Some(e) = &o.setup_error {
         Some(format!("a worker could not be set up: {e}"))
-    } else if o.failed as f64 > MAX_FAILED_SHARE * (o.due_in_window - o.dropped).max(1) as f64 {
+    } else if rs.is_empty() && sent > 0 {
         Some(format!(
-            "{:.1}% of the requests failed (first: {}): their latency is not measured",
-            100.0 * o.failed as f64 / (o.due_in_window - o.dropped).max(1) as f64,
-            o.first_failure.as_deref().unwrap_or("?")
+            "no request completed: {sent} sent, {} failed, {} not answered by the step's end",
+            o.failed, o.unfinished
+        ))
+    } else if failed as f64 > MAX_FAILED_SHARE * sent.max(1) as f64 {
+        Some(format!(
+            "{:.1}% of the requests failed or were not answered by the step's end \
+             ({} failed, {} unanswered; first: {}): their latency is not measured",
+            100.0 * failed as f64 / sent.max(1) as f64,
+            o.failed,
+            o.unfinished,
+            first_failure.as_deref().unwrap_or("?")
         ))
     } else if sent_rate < MIN_SENT_SHARE * planned_rate {
         Some(format!(
@@ -215,8 +231,8 @@ pub fn summarize(planned_rate: f64, o: &Outcome, sys: &SysDelta) -> StepSummary 
         late_sends: o.lags.iter().filter(|l| **l > LATE_NS).count() as u64,
         dropped: o.dropped,
         unfinished: o.unfinished,
-        failed: o.failed,
-        first_failure: o.first_failure.clone(),
+        failed,
+        first_failure,
         reconnects: o.reconnects,
         schedule_lag_us: lag,
         latency_uncorrected: percentiles(rs.iter().map(|r| r.done - r.sent)),
@@ -342,6 +358,49 @@ mod tests {
         assert!(!s.valid);
         assert!(s.invalid_reason.unwrap().contains("HTTP 403"));
         assert_eq!(s.failed, 100);
+    }
+
+    #[test]
+    fn requests_unanswered_at_the_steps_end_count_as_failed() {
+        let mut o = stalled();
+        for l in o.lags.iter_mut() {
+            *l = 0;
+        }
+        // 30 of the 1000 never answered by the end of the drain: 3% failed.
+        o.records.truncate(970);
+        o.unfinished = 30;
+        let s = summarize(1000.0, &o, &SysDelta::default());
+        assert!(!s.valid);
+        assert_eq!(s.failed, 30);
+        let why = s.invalid_reason.unwrap();
+        assert!(
+            why.contains("3.0%") && why.contains("30 unanswered"),
+            "{why}"
+        );
+        // A few unanswered of many stay under the 1% bound: still valid, and counted.
+        o.records = stalled().records;
+        o.records.truncate(995);
+        o.unfinished = 5;
+        let s = summarize(1000.0, &o, &SysDelta::default());
+        assert!(s.valid, "{:?}", s.invalid_reason);
+        assert_eq!(s.failed, 5);
+    }
+
+    #[test]
+    fn a_step_where_no_request_completed_is_invalid_whatever_else_held() {
+        let mut o = stalled();
+        for l in o.lags.iter_mut() {
+            *l = 0;
+        }
+        o.records.clear();
+        o.unfinished = 1000;
+        let s = summarize(1000.0, &o, &SysDelta::default());
+        assert!(!s.valid);
+        assert_eq!(s.completed_rate, 0.0);
+        assert_eq!(s.failed, 1000);
+        assert!(s.latency.is_none());
+        let why = s.invalid_reason.unwrap();
+        assert!(why.contains("no request completed: 1000 sent"), "{why}");
     }
 
     #[test]

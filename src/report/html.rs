@@ -10,7 +10,7 @@ use super::views::VIEWS;
 use crate::compare::compare;
 use crate::result::RunDocument;
 use minijinja::value::Serde;
-use minijinja::{context, Environment, Value};
+use minijinja::{context, Environment, UndefinedBehavior, Value};
 use serde::Serialize;
 
 const TEMPLATE: &str = include_str!("templates/report.html");
@@ -194,6 +194,9 @@ fn compare_view(c: crate::compare::Comparison) -> CompareView {
 /// Render the report of `docs` (the first is the baseline of the comparisons).
 pub fn render(docs: &[RunDocument]) -> anyhow::Result<String> {
     let mut env = Environment::new();
+    // A field the template names but the data lacks is an error, never silently empty:
+    // the tests render every fixture document, alone, in pairs and all together.
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
     env.add_template("report.html", TEMPLATE)?;
     let runs: Vec<RunView> = docs.iter().map(run_view).collect();
     let comparisons: Vec<CompareView> = docs

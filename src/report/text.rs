@@ -274,9 +274,27 @@ pub fn render(doc: &RunDocument, detail: Detail) -> String {
     out
 }
 
+/// What `history` prints when no run matched: why, with the number of runs stored (None:
+/// the database does not exist yet).
+pub fn render_no_history(tags: &[(String, String)], stored: Option<usize>) -> String {
+    let runs = |n: usize| format!("{n} run{} stored", if n == 1 { "" } else { "s" });
+    match stored {
+        None | Some(0) => "No runs stored yet: `truebench run` makes one.\n".into(),
+        Some(n) if tags.is_empty() => format!("No runs listed; {}.\n", runs(n)),
+        Some(n) => {
+            let wanted: Vec<String> = tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let what = match wanted.as_slice() {
+                [one] => format!("the tag {one}"),
+                many => format!("every one of the tags {}", many.join(", ")),
+            };
+            format!("No run carries {what}; {}.\n", runs(n))
+        }
+    }
+}
+
 pub fn render_history(runs: &[RunSummary]) -> String {
     if runs.is_empty() {
-        return "No runs stored yet: `truebench run` makes one.\n".into();
+        return render_no_history(&[], None);
     }
     let mut t = super::table(&[
         "run",

@@ -288,16 +288,22 @@ pub fn probe_schema_value() -> Value {
     serde_json::json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs, "$ref": "#/$defs/probe"})
 }
 
-/// The compiled schema of a whole document and of its probe part, built once per process:
-/// compiling takes far longer than checking one document (`import` of many files).
-fn validators() -> &'static (jsonschema::Validator, jsonschema::Validator) {
-    static V: std::sync::OnceLock<(jsonschema::Validator, jsonschema::Validator)> =
-        std::sync::OnceLock::new();
-    V.get_or_init(|| {
-        let compile =
-            |s: Value| jsonschema::validator_for(&s).expect("the embedded schema compiles");
-        (compile(schema_value()), compile(probe_schema_value()))
-    })
+/// The compiled schema of a whole document, built once per process: compiling takes far
+/// longer than checking one document (`import` of many files).
+fn document_validator() -> &'static jsonschema::Validator {
+    static V: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    V.get_or_init(|| compile(schema_value()))
+}
+
+/// The compiled schema of the probe part, built once per process (only when a probe
+/// document is checked: `import` does not pay for it).
+fn probe_validator() -> &'static jsonschema::Validator {
+    static V: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    V.get_or_init(|| compile(probe_schema_value()))
+}
+
+fn compile(schema: Value) -> jsonschema::Validator {
+    jsonschema::validator_for(&schema).expect("the embedded schema compiles")
 }
 
 fn schema_errors(validator: &jsonschema::Validator, doc: &Value) -> Vec<String> {
@@ -310,7 +316,7 @@ fn schema_errors(validator: &jsonschema::Validator, doc: &Value) -> Vec<String> 
 
 /// Check a probe document against the schema.
 pub fn validate_probe(doc: &Value) -> Result<(), String> {
-    let errs = schema_errors(&validators().1, doc);
+    let errs = schema_errors(probe_validator(), doc);
     if errs.is_empty() {
         Ok(())
     } else {
@@ -318,34 +324,47 @@ pub fn validate_probe(doc: &Value) -> Result<(), String> {
     }
 }
 
-/// Check a JSON value as a result document: its schema, then its content. Returns the
-/// typed document or the reasons it is refused.
 /// The largest run document `import` reads (a stored run is a few hundred KiB).
 pub const MAX_DOCUMENT_BYTES: usize = 64 << 20;
+/// The most results one run document may hold (the largest suite makes a few hundred; a
+/// fleet's bulk import of a hostile host's document stays bounded): more is refused.
+pub const MAX_RESULTS: usize = 100_000;
 
+/// Check a JSON value as a result document: its schema, then its content. Returns the
+/// typed document or the reasons it is refused. Linear in the number of results (each
+/// check is a pass over them, duplicates found by hashing).
 pub fn validate(doc: &Value) -> Result<RunDocument, String> {
     match doc.get("schema").and_then(Value::as_str) {
         Some(SCHEMA) => {}
         Some(other) => return Err(format!("schema is '{other}', expected '{SCHEMA}'")),
         None => return Err(format!("no 'schema' key: not a {SCHEMA} document")),
     }
-    let errs = schema_errors(&validators().0, doc);
+    if let Some(n) = doc["results"].as_array().map(Vec::len) {
+        if n > MAX_RESULTS {
+            return Err(format!(
+                "{n} results, more than the {MAX_RESULTS} one document may hold"
+            ));
+        }
+    }
+    let errs = schema_errors(document_validator(), doc);
     if !errs.is_empty() {
         return Err(format!("does not match {SCHEMA}: {}", errs.join("; ")));
     }
-    let run: RunDocument =
-        serde_json::from_value(doc.clone()).map_err(|e| format!("unreadable content: {e}"))?;
+    let run = RunDocument::deserialize(doc).map_err(|e| format!("unreadable content: {e}"))?;
+    // Each result's (benchmark, params, placement) as canonical JSON -> its first index.
+    let mut seen: std::collections::HashMap<String, usize> =
+        std::collections::HashMap::with_capacity(run.results.len());
     for (i, r) in run.results.iter().enumerate() {
-        let same = |o: &&BenchResult| {
-            o.benchmark == r.benchmark && o.params == r.params && o.placement == r.placement
-        };
-        if let Some(j) = run.results[..i].iter().position(|o| same(&o)) {
+        let key = serde_json::to_string(&(&r.benchmark, &r.params, &r.placement))
+            .map_err(|e| format!("results[{i}]: {e}"))?;
+        if let Some(&j) = seen.get(&key) {
             return Err(format!(
                 "results[{i}] ({}) repeats results[{j}]: the same benchmark, params and \
                  placement twice (compare would match one of them and drop the other)",
                 r.benchmark
             ));
         }
+        seen.insert(key, i);
         let Some(s) = Stats::of(&r.samples) else {
             return Err(format!("results[{i}] ({}): no usable samples", r.benchmark));
         };

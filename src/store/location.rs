@@ -139,7 +139,7 @@ impl Location {
             Some(s) if url_scheme(s).is_some() => Err(usage_hint(
                 format!(
                     "--db {}: truebench stores in SQLite files and PostgreSQL, not {}://",
-                    redacted_url(s),
+                    crate::redact::url(s),
                     url_scheme(s).unwrap_or_default()
                 ),
                 "give a file path, or postgresql://USER@HOST[:PORT]/DATABASE",
@@ -177,25 +177,12 @@ fn is_postgres_url(s: &str) -> bool {
     lower.starts_with("postgresql://") || lower.starts_with("postgres://")
 }
 
-/// The URL without anything that could hold the password, for error messages about a
-/// URL that did not parse.
-fn redacted_url(url: &str) -> String {
-    let (scheme, rest) = url.split_once("://").unwrap_or(("postgresql", url));
-    let rest = rest.split(['?', '#']).next().unwrap_or_default();
-    let (auth, tail) = match rest.find('/') {
-        Some(i) => rest.split_at(i),
-        None => (rest, ""),
-    };
-    let host = auth.rsplit_once('@').map(|(u, h)| {
-        let user = u.split(':').next().unwrap_or_default();
-        format!("{user}@{h}")
-    });
-    format!("{scheme}://{}{tail}", host.as_deref().unwrap_or(auth))
-}
-
 fn url_error(url: &str, why: impl fmt::Display) -> anyhow::Error {
     usage_hint(
-        format!("--db {} is not a PostgreSQL URL: {why}", redacted_url(url)),
+        format!(
+            "--db {} is not a PostgreSQL URL: {why}",
+            crate::redact::url(url)
+        ),
         "write postgresql://USER@HOST[:PORT]/DATABASE[?sslmode=require]",
     )
 }
@@ -276,6 +263,18 @@ fn parse_url(url: &str) -> anyhow::Result<PgTarget> {
             .ok_or_else(|| url_error(url, "no user name, and the login name is unknown"))?;
         config.user(&user);
     }
+    // A host name never holds '@': one did when the password held an unencoded '@' (the
+    // client ends the password at the first one), and the rest of it would be shown.
+    if config
+        .get_hosts()
+        .iter()
+        .any(|h| matches!(h, postgres::config::Host::Tcp(h) if h.contains('@')))
+    {
+        return Err(url_error(
+            url,
+            "the user name or password holds an unencoded '@' (write it %40)",
+        ));
+    }
     if config.get_hosts().is_empty() {
         config.host("localhost");
     }
@@ -355,6 +354,8 @@ mod tests {
         let shown = format!("{t} {t:?} {}", Location::Postgres(Box::new(t.clone())));
         assert!(!shown.contains("Zq9"), "{shown}");
         for bad in [
+            "postgresql://ann:Zq9@secret@db/bench",
+            "postgresql://ann:Zq9/s@cr?t@db/bench",
             "postgresql://ann:Zq9secret@db/bench?sslmode=sometimes",
             "postgresql://ann:Zq9secret@db:notaport/bench",
             "postgresql://ann@db/bench?password=Zq9secret",

@@ -160,16 +160,25 @@ impl Store {
         self.backend.list_filtered(limit, &[])
     }
 
+    /// How many runs are stored (for messages about a selection that matched none).
+    pub fn count(&self) -> anyhow::Result<usize> {
+        Ok(self.backend.list_filtered(usize::MAX, &[])?.len())
+    }
+
     /// The run with this id, or the only run whose id starts with it, or `latest`.
     pub fn get(&self, id: &str) -> anyhow::Result<RunDocument> {
         check_run_ref(id)?;
         let ids = self.backend.matching(id)?;
         let chosen = match ids.as_slice() {
             [] => {
+                let stored = self.count()?;
                 return Err(usage_hint(
-                    format!("no run '{id}' in the database"),
+                    format!(
+                        "no run '{id}' in the database ({stored} run{} stored)",
+                        if stored == 1 { "" } else { "s" }
+                    ),
                     "see `truebench history`",
-                ))
+                ));
             }
             [one] => one.clone(),
             many if many.iter().any(|m| m == id) => id.to_string(),

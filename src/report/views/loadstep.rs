@@ -73,8 +73,19 @@ fn knees(v: &VariantResult) -> String {
             .map(|k| format!("{}/s", num(k.rate)))
             .unwrap_or_else(|| "-".into())
     };
+    let invalid = v.steps.iter().filter(|s| !s.valid).count();
     if v.knee_latency.is_none() && v.knee_cost.is_none() {
-        "Knee: none (latency and cost per transaction grew no faster than load)\n".to_string()
+        match invalid {
+            0 => "Knee: none (latency and cost per transaction grew no faster than load)\n"
+                .to_string(),
+            n if n == v.steps.len() => {
+                format!("Knee: not determined: none of the {n} steps is valid\n")
+            }
+            n => format!(
+                "Knee: none among the {} valid steps (latency and cost per transaction grew no faster than load); {n} invalid\n",
+                v.steps.len() - n
+            ),
+        }
     } else {
         format!(
             "Knee: latency after {}; CPU cost per transaction after {}\n",
