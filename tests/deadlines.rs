@@ -28,8 +28,9 @@ fn run_measured(mut cmd: Command, limit: Duration) -> Ran {
         .stderr(std::fs::File::create(&err).unwrap())
         .stdin(std::process::Stdio::null());
     let t = Instant::now();
-    let child = cmd.spawn().unwrap();
-    let pid = child.id() as i32;
+    // Reaped by wait4 below, for its resource usage.
+    #[allow(clippy::zombie_processes)]
+    let pid = cmd.spawn().unwrap().id() as i32;
     // SAFETY: wait4 writes into locals we own.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     let mut status = 0;
@@ -176,6 +177,17 @@ fn spawn(env: &common::TestEnv, args: &[&str]) -> std::process::Child {
         .unwrap()
 }
 
+/// Wait for `child` at most `limit` (then it is killed: the test fails on the time, it
+/// never hangs); its output.
+fn wait_limited(mut child: std::process::Child, limit: Duration) -> std::process::Output {
+    let until = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    child.wait_with_output().unwrap()
+}
+
 /// Send SIGINT (Ctrl-C) to `child` once the process tagged `tag` runs; how long until
 /// truebench ended and nothing tagged is left.
 fn ctrl_c_once_running(child: std::process::Child, tag: &str) -> (Duration, String) {
@@ -192,7 +204,7 @@ fn ctrl_c_once_running(child: std::process::Child, tag: &str) -> (Duration, Stri
         nix::sys::signal::Signal::SIGINT,
     )
     .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = wait_limited(child, Duration::from_secs(30));
     let took = t.elapsed();
     let left = running_with(tag);
     for p in &left {
@@ -538,9 +550,8 @@ fn a_run_whose_postgresql_server_froze_is_kept_in_its_fallback_file() {
     let frozen = server_processes(pg.port);
     signal(&frozen, nix::sys::signal::Signal::SIGSTOP);
     let t = Instant::now();
-    let out = child.wait_with_output();
+    let out = wait_limited(child, Duration::from_secs(60));
     signal(&frozen, nix::sys::signal::Signal::SIGCONT);
-    let out = out.unwrap();
     let took = t.elapsed();
     let err = String::from_utf8_lossy(&out.stderr);
     // 5 s of recording, then at most 5 s to find the connection dead and 10 s for a new one.
