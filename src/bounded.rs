@@ -96,18 +96,63 @@ pub fn read_file(path: &Path, max: usize, timeout: Option<Duration>) -> Result<V
         return Err(ReadError::Open(io::Error::other("it is a directory")));
     }
     if meta.file_type().is_file() {
-        // A regular file never blocks; its size may still be enormous.
-        let mut out = Vec::new();
-        (&mut f)
-            .take(max as u64 + 1)
-            .read_to_end(&mut out)
-            .map_err(ReadError::Io)?;
-        if out.len() > max {
-            return Err(ReadError::TooLarge(max));
-        }
-        return Ok(out);
+        return take_at_most(&mut f, max);
     }
     drain(&mut f, max, timeout)
+}
+
+/// A regular file's content, at most `max` bytes (a regular file never blocks; its size
+/// may still be enormous, and procfs files say 0).
+fn take_at_most(f: &mut File, max: usize) -> Result<Vec<u8>, ReadError> {
+    let mut out = Vec::new();
+    f.take(max as u64 + 1)
+        .read_to_end(&mut out)
+        .map_err(ReadError::Io)?;
+    if out.len() > max {
+        return Err(ReadError::TooLarge(max));
+    }
+    Ok(out)
+}
+
+/// The content of the regular file at `path` (symbolic links followed), at most `max`
+/// bytes: the reader of captured system trees (`probe --root`), where a file that should
+/// be a kernel attribute may be a FIFO, a device or a socket. Opened non-blocking (a FIFO
+/// never blocks the open), then refused unless it is a regular file; sysfs and procfs
+/// files are regular files.
+pub fn read_regular(path: &Path, max: usize) -> Result<Vec<u8>, ReadError> {
+    let mut f: File = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(ReadError::Open)?;
+    let kind = f.metadata().map_err(ReadError::Open)?.file_type();
+    if !kind.is_file() {
+        use std::os::unix::fs::FileTypeExt;
+        let what = if kind.is_dir() {
+            "a directory"
+        } else if kind.is_fifo() {
+            "a FIFO"
+        } else if kind.is_char_device() || kind.is_block_device() {
+            "a device"
+        } else if kind.is_socket() {
+            "a socket"
+        } else {
+            "not a regular file"
+        };
+        return Err(ReadError::Open(io::Error::other(format!(
+            "it is {what}, not a regular file"
+        ))));
+    }
+    take_at_most(&mut f, max)
+}
+
+impl From<ReadError> for io::Error {
+    fn from(e: ReadError) -> io::Error {
+        match e {
+            ReadError::Open(e) | ReadError::Io(e) => e,
+            other => io::Error::other(other.to_string()),
+        }
+    }
 }
 
 /// The standard output of `sh -c CMD`, at most `max` bytes within `timeout`; the command
@@ -177,6 +222,30 @@ mod tests {
             t.elapsed() < Duration::from_secs(2),
             "a FIFO without writer blocked"
         );
+    }
+
+    #[test]
+    fn captured_tree_files_must_be_regular_and_small() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("online");
+        std::fs::write(&f, "0-3\n").unwrap();
+        assert_eq!(read_regular(&f, 64).unwrap(), b"0-3\n");
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(&f, &link).unwrap();
+        assert_eq!(read_regular(&link, 64).unwrap(), b"0-3\n");
+        assert!(matches!(read_regular(&f, 2), Err(ReadError::TooLarge(2))));
+        let zero = d.path().join("zero");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        let e = read_regular(&zero, 64).unwrap_err().to_string();
+        assert!(e.contains("a device"), "{e}");
+        let fifo = d.path().join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        let t = Instant::now();
+        let e = read_regular(&fifo, 64).unwrap_err().to_string();
+        assert!(e.contains("a FIFO"), "{e}");
+        assert!(t.elapsed() < Duration::from_secs(2));
+        let e = read_regular(d.path(), 64).unwrap_err().to_string();
+        assert!(e.contains("a directory"), "{e}");
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod bounded;
 pub mod cleanup;
 pub mod cli;
 pub mod compare;
+pub mod descendants;
 pub mod error;
 pub mod export;
 pub mod findings;

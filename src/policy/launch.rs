@@ -3,7 +3,9 @@
 //! exec, killed by the kernel if truebench dies, waited for with its resource usage, and
 //! stopped as a whole (SIGTERM to the group and every process of its tree, SIGKILL after a
 //! grace period) when dropped: on success, error, panic and Ctrl-C alike, nothing it
-//! started is left running, and its capacity cgroup goes once it is empty.
+//! started is left running, and its capacity cgroup goes once it is empty. Descendants that
+//! left its group and tree (a `setsid` child, a daemonised server) are adopted by truebench
+//! and stopped when it ends (`crate::descendants`).
 
 use super::apply::{self, Pinner, Prepared};
 use super::resolve::Instance;
@@ -84,6 +86,7 @@ impl Launched {
         stderr: Stdio,
     ) -> Result<Launched, String> {
         let what = words(argv);
+        crate::descendants::adopt_orphans();
         let Some((prog, args)) = argv.split_first() else {
             return Err("no command given".into());
         };
@@ -129,7 +132,7 @@ impl Launched {
     }
 
     /// Wait until it ends; its status and resource usage. The wall time runs from just
-    /// before the fork.
+    /// before the fork. What it left running is stopped then, and said on stderr.
     pub fn wait(&mut self) -> Exited {
         // SAFETY: a zeroed rusage is valid; wait4 writes into locals we own.
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
@@ -145,6 +148,11 @@ impl Launched {
         self.reaped = true;
         if let Some(p) = self.pinner.take() {
             p.finish();
+        }
+        use crate::descendants::{said, stop, Scope, GRACE};
+        let outlived = stop(Scope::Groups(&[self.pid]), GRACE);
+        if outlived > 0 {
+            eprintln!("{}", said(outlived, &self.what));
         }
         let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
         Exited {
@@ -195,6 +203,19 @@ fn alive(pid: i32) -> bool {
         .ok()
         .and_then(|s| crate::observe::process::parse_stat(&s))
         .is_some_and(|s| s.state != 'Z' && s.state != 'X')
+}
+
+/// Send `sig` to the launched command `pid` (its process group and tree), while it is
+/// still truebench's child (not yet reaped: its pid is not another process's).
+pub fn signal_command(pid: i32, sig: Signal) {
+    let me = std::process::id() as i32;
+    let ours = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| crate::observe::process::parse_stat(&s))
+        .is_some_and(|s| s.ppid == me);
+    if ours {
+        signal_all(pid, &crate::observe::process::tree(pid), sig);
+    }
 }
 
 fn signal_all(pgid: i32, tree: &[i32], sig: Signal) {

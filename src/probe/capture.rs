@@ -21,7 +21,7 @@ pub struct Captured {
 
 /// The content to archive for a system path: as read, or cut to what the probe uses.
 fn content(path: &Path) -> Option<Vec<u8>> {
-    let data = std::fs::read(path).ok()?;
+    let data = super::sysroot::read_at(path, path).ok()?;
     Some(cut(&path.to_string_lossy(), data))
 }
 

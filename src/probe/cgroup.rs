@@ -59,9 +59,9 @@ const MOUNT_SOURCES: &str = "/proc/self/mountinfo or /proc/mounts";
 /// has no mount roots: each is taken as "/").
 fn mounts(root: &SysRoot) -> Vec<Mount> {
     let cgroupish = |t: &str| t == "cgroup" || t == "cgroup2" || t == "cpuset";
-    if let Some(infos) = std::fs::File::open(root.path("/proc/self/mountinfo"))
-        .ok()
-        .and_then(|f| MountInfos::from_read(f).ok())
+    if let Some(infos) = root
+        .read_raw("/proc/self/mountinfo")
+        .and_then(|f| MountInfos::from_read(f.as_bytes()).ok())
     {
         return infos
             .into_iter()
@@ -75,9 +75,9 @@ fn mounts(root: &SysRoot) -> Vec<Mount> {
             })
             .collect();
     }
-    let Some(entries) = std::fs::File::open(root.path("/proc/mounts"))
-        .ok()
-        .and_then(|f| Vec::<MountEntry>::from_read(f).ok())
+    let Some(entries) = root
+        .read_raw("/proc/mounts")
+        .and_then(|f| Vec::<MountEntry>::from_read(f.as_bytes()).ok())
     else {
         return vec![];
     };
@@ -114,8 +114,7 @@ fn cgroup_dir(root: &SysRoot, m: &Mount, path: &str) -> PathBuf {
 }
 
 fn read_file(root: &SysRoot, dir: &Path, name: &str) -> Option<String> {
-    root.note(&dir.join(name));
-    std::fs::read_to_string(dir.join(name))
+    root.text(&dir.join(name))
         .ok()
         .map(|s| s.trim().to_string())
 }
@@ -236,9 +235,9 @@ fn locate<'m>(
 /// This process's cgroup directory for controller `ctrl` (`cpu`, `cpuset`) and whether it
 /// is in a cgroup2 hierarchy; None when no mounted hierarchy has the controller.
 pub fn own_dir(root: &SysRoot, ctrl: &str) -> Option<(PathBuf, bool)> {
-    let groups = std::fs::File::open(root.path("/proc/self/cgroup"))
-        .ok()
-        .and_then(|f| ProcessCGroups::from_read(f).ok())
+    let groups = root
+        .read_raw("/proc/self/cgroup")
+        .and_then(|f| ProcessCGroups::from_read(f.as_bytes()).ok())
         .unwrap_or(ProcessCGroups(vec![]));
     let mounts = mounts(root);
     let (m, path) = locate(root, &groups, &mounts, ctrl, "self")?;
@@ -252,9 +251,9 @@ pub fn read(root: &SysRoot, missing: &mut Unavailable) -> Option<CgroupInfo> {
 
 /// The cgroup limits on process `pid` ("self" or a number), seen through this process's mounts.
 pub fn read_for(root: &SysRoot, pid: &str, missing: &mut Unavailable) -> Option<CgroupInfo> {
-    let groups = std::fs::File::open(root.path(format!("/proc/{pid}/cgroup")))
-        .ok()
-        .and_then(|f| ProcessCGroups::from_read(f).ok());
+    let groups = root
+        .read_raw(format!("/proc/{pid}/cgroup"))
+        .and_then(|f| ProcessCGroups::from_read(f.as_bytes()).ok());
     let groups = match groups {
         Some(g) => g,
         None if cpuset_path(root, pid).is_some() => ProcessCGroups(vec![]),

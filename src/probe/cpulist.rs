@@ -90,9 +90,12 @@ pub fn read_cpus(root: &SysRoot, list: &str, mask: &str) -> Result<Vec<u32>, Str
     Err(why.join("; "))
 }
 
-/// A list file outside the system-root layout (a cgroup directory found by path).
+/// A list file outside the system-root layout (a cgroup directory found by path), read as
+/// bounded as any sysfs file.
 pub fn read_list_file(path: &std::path::Path) -> Result<Vec<u32>, String> {
-    let s = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let s = crate::bounded::read_regular(path, super::sysroot::SYSFS_MAX_BYTES)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let s = String::from_utf8_lossy(&s);
     parse_list(&s).map_err(|e| format!("{}: {e}", path.display()))
 }
 

@@ -116,9 +116,9 @@ pub fn steal(root: &SysRoot, missing: &mut Unavailable) -> Option<Steal> {
         page_size: 4096,
         is_little_endian: cfg!(target_endian = "little"),
     };
-    let stats = std::fs::File::open(root.path("/proc/stat"))
-        .ok()
-        .and_then(|f| KernelStats::from_read(f, &si).ok());
+    let stats = root
+        .read_raw("/proc/stat")
+        .and_then(|f| KernelStats::from_read(f.as_bytes(), &si).ok());
     let Some(stats) = stats else {
         missing.add("steal", "no readable /proc/stat");
         return None;
@@ -150,9 +150,9 @@ pub fn steal(root: &SysRoot, missing: &mut Unavailable) -> Option<Steal> {
 }
 
 pub fn load(root: &SysRoot, missing: &mut Unavailable) -> Option<Load> {
-    let l = std::fs::File::open(root.path("/proc/loadavg"))
-        .ok()
-        .and_then(|f| LoadAverage::from_read(f).ok());
+    let l = root
+        .read_raw("/proc/loadavg")
+        .and_then(|f| LoadAverage::from_read(f.as_bytes()).ok());
     if l.is_none() {
         missing.add("load", "no readable /proc/loadavg");
     }

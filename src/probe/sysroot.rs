@@ -2,11 +2,40 @@
 //! in tests (`--root DIR`). All sysfs/procfs access goes through here, so a probe is a
 //! pure function of the tree, and a recording root knows every path the probe touched
 //! (what `probe --capture` archives).
+//!
+//! Every file is read through one bounded reader ([`read_at`]): opened non-blocking, read
+//! only when it is a regular file (a FIFO, /dev/zero or a socket planted in a captured tree
+//! is refused with its reason, never waited on or read without end), and at most
+//! [`SYSFS_MAX_BYTES`] under /sys (a sysfs attribute is one page) or [`PROC_MAX_BYTES`]
+//! elsewhere (/proc/cpuinfo of a 1,024-CPU machine is about 1.5 MB). A file over its
+//! limit is unreadable: the fact it gives is unavailable with the reason, as for a missing
+//! file.
 
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+
+/// At most this many bytes of one file under /sys (including cgroup files).
+pub const SYSFS_MAX_BYTES: usize = 64 << 10;
+/// At most this many bytes of one file elsewhere (/proc).
+pub const PROC_MAX_BYTES: usize = 4 << 20;
+
+/// The content of the system file at `full` (a path inside a root whose system path is
+/// `system`), bounded: see the module doc.
+pub fn read_at(full: &Path, system: &Path) -> io::Result<Vec<u8>> {
+    let max = if system.starts_with("/sys") {
+        SYSFS_MAX_BYTES
+    } else {
+        PROC_MAX_BYTES
+    };
+    crate::bounded::read_regular(full, max).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{}: {e}", system.display()),
+        )
+    })
+}
 
 #[derive(Debug, Clone)]
 pub struct SysRoot {
@@ -92,14 +121,26 @@ impl SysRoot {
     /// The file's content, with trailing whitespace and NULs trimmed (some kernels end
     /// sysfs files with `\n\0`).
     pub fn read(&self, rel: impl AsRef<Path>) -> io::Result<String> {
-        let s = std::fs::read_to_string(self.path(rel))?;
+        let s = self.text(&self.path(rel))?;
         Ok(s.trim_end_matches(|c: char| c == '\0' || c.is_whitespace())
             .to_string())
     }
 
     /// The file's content as it is, or None when absent, unreadable or not text.
     pub fn read_raw(&self, rel: impl AsRef<Path>) -> Option<String> {
-        std::fs::read_to_string(self.path(rel)).ok()
+        self.text(&self.path(rel)).ok()
+    }
+
+    /// The text of a file given by its full path inside this root (a cgroup file found
+    /// under a mount point), bounded; noted when recording.
+    pub fn text(&self, full: &Path) -> io::Result<String> {
+        self.note(full);
+        let system = match full.strip_prefix(&self.root) {
+            Ok(rel) => Path::new("/").join(rel),
+            Err(_) => full.to_path_buf(),
+        };
+        String::from_utf8(read_at(full, &system)?)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
     }
 
     /// The file's content, or None when it is absent or unreadable.

@@ -325,7 +325,7 @@ fn run_once(
         })
         .collect();
     let (tx, rx) = mpsc::channel::<Finished>();
-    let (pid_tx, pid_rx) = mpsc::channel::<i32>();
+    let (pid_tx, pid_rx) = mpsc::channel::<(usize, i32)>();
     let t0 = Instant::now();
     let mut handles = Vec::new();
     for (i, at) in placement.iter().enumerate() {
@@ -358,7 +358,7 @@ fn run_once(
                 }
             };
             let exited = Launched::start(&argv, &policy, &at, group, out(), out()).map(|mut l| {
-                let _ = pid_tx.send(l.pid);
+                let _ = pid_tx.send((i, l.pid));
                 l.wait()
             });
             let (migrations, why) = match (counter.as_mut(), &exited) {
@@ -378,25 +378,34 @@ fn run_once(
     }
     drop(tx);
     drop(pid_tx);
-    let mut pids = Vec::new();
+    // The commands still running, by instance: only these are signalled (a reaped one's
+    // pid may be another process's by now).
+    let mut pids: BTreeMap<usize, i32> = BTreeMap::new();
     let mut done: Vec<Option<(Exited, Option<u64>)>> = vec![None; placement.len()];
     let mut first_error = None;
     let mut interrupted = false;
+    let mut interrupted_at: Option<std::time::Instant> = None;
     let mut received = 0;
     while received < placement.len() {
         pids.extend(pid_rx.try_iter());
         if crate::interrupt::requested() && !interrupted {
             interrupted = true;
-            for p in &pids {
-                let _ = nix::sys::signal::kill(
-                    nix::unistd::Pid::from_raw(-*p),
-                    nix::sys::signal::Signal::SIGTERM,
-                );
+            interrupted_at = Some(std::time::Instant::now());
+            for p in pids.values() {
+                crate::policy::launch::signal_command(*p, nix::sys::signal::Signal::SIGTERM);
+            }
+        }
+        // A command that ignores SIGTERM is killed after the grace period (its group and
+        // tree; what left them is stopped when its instance's wait ends).
+        if interrupted_at.is_some_and(|t| t.elapsed() >= crate::policy::launch::GRACE) {
+            for p in pids.values() {
+                crate::policy::launch::signal_command(*p, nix::sys::signal::Signal::SIGKILL);
             }
         }
         match rx.recv_timeout(Duration::from_millis(20)) {
             Ok(f) => {
                 received += 1;
+                pids.remove(&f.index);
                 if let Some(why) = f.migrations_unavailable {
                     unavailable.insert("migrations".into(), why);
                 }

@@ -311,22 +311,42 @@ fn exited(pid: u32) -> bool {
     )
 }
 
-/// Stop a command we started: it had its chance to exit; then TERM, then KILL; reap it.
+/// Stop a command we started: it had its chance to exit; then TERM to it and its tree,
+/// KILL to what is left of them after 1 s; reap it.
 fn stop_child(child: &mut std::process::Child) -> Option<CommandEnd> {
     use nix::sys::signal::{kill, Signal};
     use nix::unistd::Pid;
     if let Ok(Some(s)) = child.try_wait() {
         return Some(CommandEnd::from_status(s, false));
     }
-    let _ = kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM);
+    let pid = child.id() as i32;
+    let tree = process::tree(pid);
+    let signal = |pids: &[i32], sig| {
+        for p in pids {
+            let _ = kill(Pid::from_raw(*p), sig);
+        }
+    };
+    signal(&tree, Signal::SIGTERM);
     for _ in 0..100 {
         if let Ok(Some(s)) = child.try_wait() {
             return Some(CommandEnd::from_status(s, true));
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
+    // Its tree first (the command still holds it together), then the command.
+    signal(&process::tree(pid)[1..], Signal::SIGKILL);
     let _ = child.kill();
     child.wait().ok().map(|s| CommandEnd::from_status(s, true))
+}
+
+/// Stop what the command left running (adopted orphans: truebench has no other child
+/// during a recording), saying how many.
+fn stop_left_behind(what: &[String]) {
+    use crate::descendants::{said, stop, Scope, GRACE};
+    let n = stop(Scope::AllChildren, GRACE);
+    if n > 0 {
+        eprintln!("{}", said(n, &crate::policy::launch::words(what)));
+    }
 }
 
 impl Drop for Recording {
@@ -335,6 +355,7 @@ impl Drop for Recording {
     fn drop(&mut self) {
         if let Some(c) = self.child.as_mut() {
             stop_child(c);
+            stop_left_behind(&self.o.command);
         }
     }
 }
@@ -366,6 +387,7 @@ impl Measurement for Recording {
 
     fn start(&mut self) -> anyhow::Result<()> {
         if let Some((prog, args)) = self.o.command.split_first() {
+            crate::descendants::adopt_orphans();
             self.child = Some(
                 std::process::Command::new(prog)
                     .args(args)
@@ -448,7 +470,11 @@ impl Measurement for Recording {
             }
         }
         m.interrupted = crate::interrupt::requested();
-        let command_end = self.child.take().and_then(|mut c| stop_child(&mut c));
+        let command_end = self.child.take().and_then(|mut c| {
+            let end = stop_child(&mut c);
+            stop_left_behind(&self.o.command);
+            end
+        });
         let wall_s = (prev.t_ns - start.t_ns) as f64 / 1e9;
         let own_cpu_s = process::read(me)
             .map(|p| p.cpu_ticks)

@@ -61,7 +61,7 @@ impl TlsMode {
 /// shown), the TLS wish, and a trusted root certificate file when the URL names one.
 #[derive(Clone)]
 pub struct PgTarget {
-    pub config: postgres::Config,
+    pub config: tokio_postgres::Config,
     pub tls: TlsMode,
     pub root_cert: Option<PathBuf>,
 }
@@ -239,7 +239,7 @@ fn parse_url(url: &str) -> anyhow::Result<PgTarget> {
     } else {
         format!("{base}?{}", kept.join("&"))
     };
-    let mut config: postgres::Config = rebuilt.parse().map_err(|e: postgres::Error| {
+    let mut config: tokio_postgres::Config = rebuilt.parse().map_err(|e: postgres::Error| {
         let why = std::error::Error::source(&e).map_or(e.to_string(), |c| c.to_string());
         url_error(url, why)
     })?;

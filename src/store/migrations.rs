@@ -4,6 +4,7 @@
 //! the table `truebench.schema_version` (its tables live in the schema `truebench`).
 //! Append a step to change the schema; never edit an applied one.
 
+use super::postgres::{step, Failure};
 use rusqlite::Connection;
 
 /// One schema change in both dialects.
@@ -137,24 +138,26 @@ pub fn migrate(conn: &mut Connection) -> rusqlite::Result<Migrated> {
     Ok(Migrated::Ok)
 }
 
-/// The schema version of a PostgreSQL database: 0 when it has no truebench schema.
-pub fn pg_version(client: &mut impl postgres::GenericClient) -> Result<i64, postgres::Error> {
+/// The schema version of a PostgreSQL database: 0 when it has no truebench schema. Each
+/// statement under the client's deadline.
+pub async fn pg_version(client: &impl tokio_postgres::GenericClient) -> Result<i64, Failure> {
     // A scan of the catalog, not to_regclass(): its cache may not yet know of a table
     // another session has just committed (the migration race of parallel first uses).
-    let exists: bool = client
-        .query_one(
-            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c
-                JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-                WHERE n.nspname = 'truebench' AND c.relname = 'schema_version')",
-            &[],
-        )?
-        .get(0);
+    let exists: bool = step(client.query_one(
+        "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c
+            JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname = 'truebench' AND c.relname = 'schema_version')",
+        &[],
+    ))
+    .await?
+    .get(0);
     if !exists {
         return Ok(0);
     }
-    let v: Option<i32> = client
-        .query_one("SELECT max(version) FROM truebench.schema_version", &[])?
-        .get(0);
+    let v: Option<i32> =
+        step(client.query_one("SELECT max(version) FROM truebench.schema_version", &[]))
+            .await?
+            .get(0);
     Ok(v.unwrap_or(0).into())
 }
 
@@ -164,35 +167,37 @@ const PG_MIGRATION_LOCK: i64 = 0x7472_7565_6265_6e63; // "truebenc"
 /// Bring a PostgreSQL schema to LATEST in one transaction under an advisory lock, so
 /// parallel first uses from many hosts create the tables once: the others wait, then find
 /// the version current. DDL is transactional in PostgreSQL: a failed step leaves nothing.
-pub fn pg_migrate(client: &mut postgres::Client) -> Result<Migrated, postgres::Error> {
-    let current = pg_version(client)?;
+pub async fn pg_migrate(client: &mut tokio_postgres::Client) -> Result<Migrated, Failure> {
+    let current = pg_version(client).await?;
     if current > LATEST {
         return Ok(Migrated::TooNew(current));
     }
     if current == LATEST {
         return Ok(Migrated::Ok);
     }
-    let mut tx = client.transaction()?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&PG_MIGRATION_LOCK])?;
-    let current = pg_version(&mut tx)?;
+    let tx = step(client.transaction()).await?;
+    step(tx.execute("SELECT pg_advisory_xact_lock($1)", &[&PG_MIGRATION_LOCK])).await?;
+    let current = pg_version(&tx).await?;
     if current > LATEST {
         return Ok(Migrated::TooNew(current));
     }
     if current == 0 {
-        tx.batch_execute(
+        step(tx.batch_execute(
             "CREATE SCHEMA IF NOT EXISTS truebench;
              CREATE TABLE IF NOT EXISTS truebench.schema_version (version integer NOT NULL);",
-        )?;
+        ))
+        .await?;
     }
-    for step in STEPS.iter().skip(current.max(0) as usize) {
-        tx.batch_execute(step.postgres)?;
+    for step_sql in STEPS.iter().skip(current.max(0) as usize) {
+        step(tx.batch_execute(step_sql.postgres)).await?;
     }
-    tx.execute("DELETE FROM truebench.schema_version", &[])?;
-    tx.execute(
+    step(tx.execute("DELETE FROM truebench.schema_version", &[])).await?;
+    step(tx.execute(
         "INSERT INTO truebench.schema_version (version) VALUES ($1)",
         &[&(LATEST as i32)],
-    )?;
-    tx.commit()?;
+    ))
+    .await?;
+    step(tx.commit()).await?;
     Ok(Migrated::Ok)
 }
 

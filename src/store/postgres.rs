@@ -2,17 +2,86 @@
 //! in the schema `truebench`, documents as JSONB. Each run is stored in one transaction
 //! (never seen half-written); the first use creates the schema under an advisory lock.
 //! Every message names the database without its password and is scrubbed of it.
+//!
+//! Every wait on the server has a deadline, so a server that accepts connections and never
+//! answers (hung, frozen with SIGSTOP, a port that is not PostgreSQL) is an error within
+//! seconds, never a hang: the whole connection set-up (TCP connect, TLS, startup,
+//! authentication) gets the URL's `connect_timeout` (10 s unless given), every statement
+//! [`STATEMENT_DEADLINE`] (also sent as the session's `statement_timeout`, so the server
+//! gives up too), and TCP keepalives find a server that went away under an idle
+//! connection during a long run. The client is tokio-postgres on a runtime of our own,
+//! each wait under `tokio::time::timeout`.
 
 use super::location::{PgTarget, TlsMode};
 use super::{migrations, prefix_pattern, too_new, too_old, Backend, RunSummary};
 use crate::error::{usage, usage_hint};
 use crate::result::RunDocument;
-use postgres::error::SqlState;
-use postgres::Client;
 use std::cell::RefCell;
+use std::time::Duration;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::Client;
+
+/// How long one statement (with its round trip) may take.
+pub const STATEMENT_DEADLINE: Duration = Duration::from_secs(10);
+/// How long the check that an open connection still works may take before a run is stored
+/// (else a new connection is made).
+const CHECK_DEADLINE: Duration = Duration::from_secs(5);
+/// Idle time before the first TCP keepalive probe, the time between probes, and how many
+/// may go unanswered: a server gone from under an idle connection is found within 1 min.
+const KEEPALIVE_IDLE: Duration = Duration::from_secs(30);
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
+const KEEPALIVE_RETRIES: u32 = 3;
+/// How long data sent may stay unacknowledged by the server's host (TCP_USER_TIMEOUT).
+const TCP_USER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why a step on the server failed: its (or the client's) error, or no answer in time.
+#[derive(Debug)]
+pub enum Failure {
+    Pg(tokio_postgres::Error),
+    /// Nothing came back within this time (what was waited for).
+    Silent(&'static str, Duration),
+}
+
+impl From<tokio_postgres::Error> for Failure {
+    fn from(e: tokio_postgres::Error) -> Self {
+        Failure::Pg(e)
+    }
+}
+
+impl Failure {
+    pub fn code(&self) -> Option<&SqlState> {
+        match self {
+            Failure::Pg(e) => e.code(),
+            Failure::Silent(..) => None,
+        }
+    }
+}
+
+/// One statement (or other wait on the server) under [`STATEMENT_DEADLINE`].
+pub async fn step<T>(
+    fut: impl std::future::Future<Output = Result<T, tokio_postgres::Error>>,
+) -> Result<T, Failure> {
+    match tokio::time::timeout(STATEMENT_DEADLINE, fut).await {
+        Ok(r) => Ok(r?),
+        Err(_) => Err(Failure::Silent("an answer", STATEMENT_DEADLINE)),
+    }
+}
+
+/// An open connection: the client and the runtime its socket is driven on (the client
+/// first, so it is dropped first).
+struct Conn {
+    client: Client,
+    rt: tokio::runtime::Runtime,
+}
+
+impl Conn {
+    fn run<T>(&self, fut: impl std::future::Future<Output = T>) -> T {
+        self.rt.block_on(fut)
+    }
+}
 
 pub struct Postgres {
-    client: RefCell<Client>,
+    conn: RefCell<Conn>,
     target: PgTarget,
 }
 
@@ -37,18 +106,41 @@ fn hide_password(t: &PgTarget, text: &str) -> String {
 }
 
 /// The database's own message when the server answered with one, else the client's.
-fn reason(t: &PgTarget, e: &postgres::Error) -> String {
+fn reason(t: &PgTarget, e: &Failure) -> String {
+    match e {
+        Failure::Pg(e) => pg_reason(t, e),
+        Failure::Silent(what, d) => silent(what, *d),
+    }
+}
+
+fn pg_reason(t: &PgTarget, e: &tokio_postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => hide_password(t, db.message()),
         None => scrub(t, e),
     }
 }
 
+fn silent(what: &str, d: Duration) -> String {
+    format!(
+        "the server gave no {what} within {} s (hung, stopped, or not PostgreSQL)",
+        d.as_secs()
+    )
+}
+
 /// Why connecting failed, as one sentence and the right exit code: a server that cannot
 /// be reached is exit 1 (try again later); what the user can fix (password, database
 /// name, TLS wish) exit 2.
-fn connect_error(t: &PgTarget, e: postgres::Error) -> anyhow::Error {
-    let why = reason(t, &e);
+fn connect_error(t: &PgTarget, e: Failure) -> anyhow::Error {
+    let e = match e {
+        Failure::Pg(e) => e,
+        Failure::Silent(what, d) => {
+            return anyhow::anyhow!(
+                "cannot reach the PostgreSQL server of results database {t}: it accepted the connection but {}",
+                silent(what, d).trim_start_matches("the server ")
+            )
+        }
+    };
+    let why = pg_reason(t, &e);
     let code = e.code();
     if code == Some(&SqlState::INVALID_PASSWORD)
         || code == Some(&SqlState::INVALID_AUTHORIZATION_SPECIFICATION)
@@ -96,7 +188,7 @@ fn connect_error(t: &PgTarget, e: postgres::Error) -> anyhow::Error {
 }
 
 /// A failure while reading or writing an open database: exit 1, scrubbed.
-fn op_error(t: &PgTarget, what: &str, e: postgres::Error) -> anyhow::Error {
+fn op_error(t: &PgTarget, what: &str, e: Failure) -> anyhow::Error {
     anyhow::anyhow!("{what} results database {t}: {}", reason(t, &e))
 }
 
@@ -136,8 +228,49 @@ fn tls(t: &PgTarget) -> anyhow::Result<postgres_native_tls::MakeTlsConnector> {
     Ok(postgres_native_tls::MakeTlsConnector::new(connector))
 }
 
-fn connect(t: &PgTarget) -> anyhow::Result<Client> {
-    t.config.connect(tls(t)?).map_err(|e| connect_error(t, e))
+/// How long setting up a connection may take in all: the URL's `connect_timeout`, which
+/// the client itself applies to the TCP connect only.
+pub fn connect_deadline(t: &PgTarget) -> Duration {
+    t.config
+        .get_connect_timeout()
+        .copied()
+        .unwrap_or(Duration::from_secs(10))
+}
+
+fn connect(t: &PgTarget) -> anyhow::Result<Conn> {
+    let tls = tls(t)?;
+    let mut config = t.config.clone();
+    config
+        .keepalives(true)
+        .keepalives_idle(KEEPALIVE_IDLE)
+        .keepalives_interval(KEEPALIVE_INTERVAL)
+        .keepalives_retries(KEEPALIVE_RETRIES)
+        .tcp_user_timeout(TCP_USER_TIMEOUT);
+    let statement_timeout = format!("-c statement_timeout={}", STATEMENT_DEADLINE.as_millis());
+    let options = match config.get_options() {
+        Some(o) if !o.trim().is_empty() => format!("{o} {statement_timeout}"),
+        _ => statement_timeout,
+    };
+    config.options(options);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| anyhow::anyhow!("cannot start the client of results database {t}: {e}"))?;
+    let deadline = connect_deadline(t);
+    let client = rt
+        .block_on(async {
+            match tokio::time::timeout(deadline, config.connect(tls)).await {
+                Ok(Ok((client, connection))) => {
+                    // Driven whenever the runtime runs (each statement's block_on).
+                    tokio::spawn(connection);
+                    Ok(client)
+                }
+                Ok(Err(e)) => Err(Failure::Pg(e)),
+                Err(_) => Err(Failure::Silent("startup answer", deadline)),
+            }
+        })
+        .map_err(|e| connect_error(t, e))?;
+    Ok(Conn { client, rt })
 }
 
 /// Summary columns of `truebench.runs r`, in the order [`summary`] reads them.
@@ -145,7 +278,7 @@ const SUMMARY: &str = "r.run_id, r.started_at, r.host, r.suites, r.interrupted, 
     (SELECT COUNT(*) FROM truebench.results x WHERE x.run_id = r.run_id),
     (SELECT json_object_agg(t.key, t.value)::text FROM truebench.run_tags t WHERE t.run_id = r.run_id)";
 
-fn summary(row: &postgres::Row) -> RunSummary {
+fn summary(row: &tokio_postgres::Row) -> RunSummary {
     RunSummary::from_columns(
         row.get(0),
         row.get(1),
@@ -162,9 +295,10 @@ impl Postgres {
     /// Connect, create or upgrade the schema, and check that this user may insert runs:
     /// all before measuring.
     pub fn open_rw(t: &PgTarget) -> anyhow::Result<Postgres> {
-        let mut client = connect(t)?;
-        let read_only: String = client
-            .query_one("SHOW transaction_read_only", &[])
+        let conn = connect(t)?;
+        let c = &conn.client;
+        let read_only: String = conn
+            .run(step(c.query_one("SHOW transaction_read_only", &[])))
             .map_err(|e| op_error(t, "cannot use", e))?
             .get(0);
         if read_only == "on" {
@@ -173,7 +307,12 @@ impl Postgres {
                 "pass the URL of the primary server",
             ));
         }
-        match migrations::pg_migrate(&mut client) {
+        let mut conn = conn;
+        let migrated = {
+            let Conn { client, rt } = &mut conn;
+            rt.block_on(migrations::pg_migrate(client))
+        };
+        match migrated {
             Ok(migrations::Migrated::Ok) => {}
             Ok(migrations::Migrated::TooNew(v)) => return Err(too_new(t, v)),
             Err(e) if e.code() == Some(&SqlState::INSUFFICIENT_PRIVILEGE) => {
@@ -191,13 +330,13 @@ impl Postgres {
             }
             Err(e) => return Err(op_error(t, "cannot set up the schema of", e)),
         }
-        let may_insert: bool = client
-            .query_one(
+        let may_insert: bool = conn
+            .run(step(conn.client.query_one(
                 "SELECT has_table_privilege('truebench.runs', 'INSERT')
                     AND has_table_privilege('truebench.results', 'INSERT')
                     AND has_table_privilege('truebench.run_tags', 'INSERT')",
                 &[],
-            )
+            )))
             .map_err(|e| op_error(t, "cannot use", e))?
             .get(0);
         if !may_insert {
@@ -207,7 +346,7 @@ impl Postgres {
             ));
         }
         Ok(Postgres {
-            client: RefCell::new(client),
+            conn: RefCell::new(conn),
             target: t.clone(),
         })
     }
@@ -215,9 +354,10 @@ impl Postgres {
     /// Connect for reading: a database without the truebench schema, or of another
     /// schema version, is refused (exit 2) and left as it is.
     pub fn open_ro(t: &PgTarget) -> anyhow::Result<Postgres> {
-        let mut client = connect(t)?;
-        let version =
-            migrations::pg_version(&mut client).map_err(|e| op_error(t, "cannot read", e))?;
+        let conn = connect(t)?;
+        let version = conn
+            .run(migrations::pg_version(&conn.client))
+            .map_err(|e| op_error(t, "cannot read", e))?;
         if version == 0 {
             return Err(usage_hint(
                 format!("results database {t} has no truebench schema yet (no run was stored there)"),
@@ -231,7 +371,7 @@ impl Postgres {
             return Err(too_old(t, version));
         }
         Ok(Postgres {
-            client: RefCell::new(client),
+            conn: RefCell::new(conn),
             target: t.clone(),
         })
     }
@@ -239,11 +379,10 @@ impl Postgres {
     fn rows(
         &self,
         sql: &str,
-        args: &[&(dyn postgres::types::ToSql + Sync)],
-    ) -> anyhow::Result<Vec<postgres::Row>> {
-        self.client
-            .borrow_mut()
-            .query(sql, args)
+        args: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> anyhow::Result<Vec<tokio_postgres::Row>> {
+        let conn = self.conn.borrow();
+        conn.run(step(conn.client.query(sql, args)))
             .map_err(|e| op_error(&self.target, "cannot read", e))
     }
 
@@ -251,64 +390,76 @@ impl Postgres {
     /// run) is made again before a run is stored.
     fn reconnect_if_gone(&self) -> anyhow::Result<()> {
         let gone = {
-            let mut c = self.client.borrow_mut();
-            c.is_closed() || c.is_valid(std::time::Duration::from_secs(5)).is_err()
+            let conn = self.conn.borrow();
+            conn.client.is_closed()
+                || conn
+                    .run(async {
+                        tokio::time::timeout(CHECK_DEADLINE, conn.client.simple_query("")).await
+                    })
+                    .map_or(true, |r| r.is_err())
         };
         if gone {
-            *self.client.borrow_mut() = connect(&self.target)?;
+            *self.conn.borrow_mut() = connect(&self.target)?;
         }
         Ok(())
     }
 
-    fn store(&self, doc: &RunDocument) -> Result<(), postgres::Error> {
+    fn store(&self, doc: &RunDocument) -> Result<(), Failure> {
         let started = chrono::DateTime::parse_from_rfc3339(&doc.started_at).ok();
         let document = serde_json::to_value(doc).expect("a run document serialises");
-        let mut client = self.client.borrow_mut();
-        let mut tx = client.transaction()?;
-        tx.execute(
-            "INSERT INTO truebench.runs (run_id, started_at, host, suites, interrupted, tool_version, headline, document, started)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-            &[
-                &doc.run_id,
-                &doc.started_at,
-                &doc.host,
-                &doc.suites.join(","),
-                &doc.interrupted,
-                &doc.tool.version,
-                &doc.headline(),
-                &postgres::types::Json(&document),
-                &started,
-            ],
-        )?;
-        let insert = tx.prepare(
-            "INSERT INTO truebench.results (run_id, idx, benchmark, placement, params, unit, median, ci95_low, ci95_high, cv, n)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-        )?;
-        for (i, r) in doc.results.iter().enumerate() {
-            tx.execute(
-                &insert,
+        let mut conn = self.conn.borrow_mut();
+        let Conn { client, rt } = &mut *conn;
+        rt.block_on(async {
+            let tx = step(client.transaction()).await?;
+            step(tx.execute(
+                "INSERT INTO truebench.runs (run_id, started_at, host, suites, interrupted, tool_version, headline, document, started)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
                 &[
                     &doc.run_id,
-                    &(i as i32),
-                    &r.benchmark,
-                    &r.placement.name,
-                    &postgres::types::Json(&r.params),
-                    &r.unit,
-                    &r.stats.median,
-                    &r.stats.ci95_low,
-                    &r.stats.ci95_high,
-                    &r.stats.cv,
-                    &(r.stats.n as i64),
+                    &doc.started_at,
+                    &doc.host,
+                    &doc.suites.join(","),
+                    &doc.interrupted,
+                    &doc.tool.version,
+                    &doc.headline(),
+                    &tokio_postgres::types::Json(&document),
+                    &started,
                 ],
-            )?;
-        }
-        for (k, v) in &doc.tags {
-            tx.execute(
-                "INSERT INTO truebench.run_tags (run_id, key, value) VALUES ($1, $2, $3)",
-                &[&doc.run_id, k, v],
-            )?;
-        }
-        tx.commit()
+            ))
+            .await?;
+            let insert = step(tx.prepare(
+                "INSERT INTO truebench.results (run_id, idx, benchmark, placement, params, unit, median, ci95_low, ci95_high, cv, n)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+            ))
+            .await?;
+            for (i, r) in doc.results.iter().enumerate() {
+                step(tx.execute(
+                    &insert,
+                    &[
+                        &doc.run_id,
+                        &(i as i32),
+                        &r.benchmark,
+                        &r.placement.name,
+                        &tokio_postgres::types::Json(&r.params),
+                        &r.unit,
+                        &r.stats.median,
+                        &r.stats.ci95_low,
+                        &r.stats.ci95_high,
+                        &r.stats.cv,
+                        &(r.stats.n as i64),
+                    ],
+                ))
+                .await?;
+            }
+            for (k, v) in &doc.tags {
+                step(tx.execute(
+                    "INSERT INTO truebench.run_tags (run_id, key, value) VALUES ($1, $2, $3)",
+                    &[&doc.run_id, k, v],
+                ))
+                .await?;
+            }
+            step(tx.commit()).await
+        })
     }
 }
 
@@ -341,7 +492,7 @@ impl Backend for Postgres {
         tags: &[(String, String)],
     ) -> anyhow::Result<Vec<RunSummary>> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let mut args: Vec<&(dyn postgres::types::ToSql + Sync)> = vec![&limit];
+        let mut args: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![&limit];
         let mut sql = format!("SELECT {SUMMARY} FROM truebench.runs r WHERE true");
         for (k, v) in tags {
             args.push(k);
