@@ -4,6 +4,7 @@
 mod choices;
 mod compare;
 mod experiment;
+mod import_many;
 mod loadstep;
 mod measuring;
 mod output;

@@ -76,7 +76,10 @@ mod tests {
             with_any += benjamini_hochberg(&some(&p), 0.05).iter().any(|r| *r) as usize;
         }
         assert!(raw > 200 * 3, "raw p-values called {raw}");
-        assert!(with_any <= 200 / 10, "BH called something in {with_any} of 200");
+        assert!(
+            with_any <= 200 / 10,
+            "BH called something in {with_any} of 200"
+        );
     }
 
     #[test]
