@@ -231,7 +231,10 @@ pub fn import(args: &[PathBuf], db: Option<&Location>) -> anyhow::Result<()> {
         });
     }
     for (name, why) in &t.refused {
-        eprintln!("refused {name}: {why}");
+        eprintln!(
+            "{}",
+            crate::stdout::printable(&format!("refused {name}: {why}"))
+        );
     }
     match (t.stored, &t.last) {
         (1, Some(id)) => crate::stdout::line(&format!(
