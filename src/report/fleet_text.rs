@@ -57,11 +57,11 @@ fn host_line(f: &FleetView, h: &Host) -> String {
         String::new()
     };
     clip(format!(
-        "  {:>4} {:>5.1}%  {:<16} {:>6}  {}{tail}",
+        "  {:>4} {:>5.1}%  {:<16} {:>6.3}  {}{tail}",
         h.rank,
         h.percentile,
         name(h),
-        format!("{:.3}", h.score),
+        h.score,
         real.join("; ")
     ))
 }
