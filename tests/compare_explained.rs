@@ -529,9 +529,10 @@ fn fleet(env: &TestEnv) -> Vec<String> {
 fn several_runs_rank_against_a_baseline_per_host_top_and_by_tag() {
     let env = TestEnv::new();
     let ids = fleet(&env);
-    // The newest run of each host: h1's second run, h2, h3.
+    // The newest run of each host: h1's second run, h2, h3, as a fleet.
     let f = env.json(&["compare", "--latest-per-host", "--json", "--by", "tag:rack"]);
     assert_eq!(f["schema"], "truebench.compare/1");
+    assert_eq!(f["view"], "fleet");
     let runs: Vec<&str> = f["runs"]
         .as_array()
         .unwrap()
@@ -540,26 +541,51 @@ fn several_runs_rank_against_a_baseline_per_host_top_and_by_tag() {
         .collect();
     assert_eq!(runs.len(), 3, "{runs:?}");
     assert!(runs.contains(&ids[3].as_str()) && !runs.contains(&ids[0].as_str()));
-    let ranked = &f["ranking"][0];
-    assert_eq!(ranked["entries"].as_array().unwrap().len(), 3);
-    // Identical documents: one shared rank, no real difference, nothing explained.
-    assert!(ranked["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|e| e["rank"] == 1));
-    let groups: Vec<&str> = ranked["groups"]
+    // Identical documents: no outlier, one shared rank.
+    let hosts = f["hosts"].as_array().unwrap();
+    assert!(
+        hosts
+            .iter()
+            .all(|h| h["outlier"] == false && h["rank"] == 1),
+        "{hosts:?}"
+    );
+    let groups: Vec<&str> = f["tag_groups"]
         .as_array()
         .unwrap()
         .iter()
         .map(|g| g["group"].as_str().unwrap())
         .collect();
     assert_eq!(groups.len(), 2, "{groups:?}");
+    // --baseline RUN: each run against it, ranked per row; each row written once.
+    let f = env.json(&[
+        "compare",
+        &ids[0],
+        &ids[1],
+        &ids[2],
+        "--baseline",
+        &ids[0],
+        "--by",
+        "tag:rack",
+        "--json",
+    ]);
+    let ranked = &f["ranking"][0];
+    assert_eq!(ranked["entries"].as_array().unwrap().len(), 3);
+    assert!(ranked["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|e| e["rank"] == 1));
+    assert_eq!(ranked["groups"].as_array().unwrap().len(), 2);
     assert!(f["rows"]
         .as_array()
         .unwrap()
         .iter()
         .all(|r| r["explanations"].as_array().unwrap().is_empty()));
+    assert!(f["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c.get("rows").is_none()));
     // --baseline picks the run the others are judged against; --top 1 keeps both ends.
     let f = env.json(&[
         "compare",
@@ -576,6 +602,17 @@ fn several_runs_rank_against_a_baseline_per_host_top_and_by_tag() {
     assert_eq!(f["ranking"][0]["entries"].as_array().unwrap().len(), 2);
     assert_eq!(f["ranking"][0]["omitted"], 1);
     let text = env.text(&["compare", &ids[0], &ids[1], &ids[2], "--by", "tag:rack"]);
+    assert!(text.contains("r2") && text.contains("2 host(s)"), "{text}");
+    let text = env.text(&[
+        "compare",
+        &ids[0],
+        &ids[1],
+        &ids[2],
+        "--by",
+        "tag:rack",
+        "--baseline",
+        &ids[0],
+    ]);
     assert!(text.contains("group r2: 2 run(s)"), "{text}");
 }
 

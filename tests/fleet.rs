@@ -625,3 +625,262 @@ fn the_playbook_measures_three_hosts_at_one_start_and_reports_each_failure_with_
     );
     assert!(elapsed < Duration::from_secs(150), "took {elapsed:?}");
 }
+
+/// A real `run timers --samples 5` of this machine (clocksource tsc), and one of the same
+/// machine a second later under clocksource kvm-clock (tests/fixtures/fleet).
+fn fleet_fixture(name: &str) -> Value {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/fleet")
+        .join(name);
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// `n` host documents in `dir`: copies of the tsc run, each host's figures scaled by its own
+/// factor within ±2%; with `planted`, hosts 3, 20 and 37 are copies of the kvm-clock run
+/// and hosts 11, 28 and 45 are 1.3x slower on every row. Returns (kvm hosts, slow hosts).
+fn write_fleet(dir: &std::path::Path, n: usize, planted: bool) -> (Vec<String>, Vec<String>) {
+    use rand::{Rng, SeedableRng};
+    let tsc = fleet_fixture("timers-tsc.json");
+    let kvm = fleet_fixture("timers-kvm-clock.json");
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(28);
+    let (mut kvm_hosts, mut slow_hosts) = (vec![], vec![]);
+    std::fs::create_dir_all(dir).unwrap();
+    for i in 0..n {
+        let host = format!("host-{i:03}");
+        let is_kvm = planted && [3, 20, 37].contains(&i);
+        let is_slow = planted && [11, 28, 45].contains(&i);
+        let mut d = if is_kvm { kvm.clone() } else { tsc.clone() };
+        d["run_id"] = format!("20990101T000000Z-{i:04}").into();
+        d["host"] = host.clone().into();
+        d["env"]["hostname"] = host.clone().into();
+        d["tags"] = serde_json::json!({"host": host, "rack": format!("r{}", i % 5)});
+        let f = if is_slow {
+            1.3
+        } else {
+            rng.gen_range(0.98..1.02)
+        };
+        for r in d["results"].as_array_mut().unwrap() {
+            // Times: every figure of the result scales (order statistics scale with it).
+            for s in r["samples"].as_array_mut().unwrap() {
+                *s = (s.as_f64().unwrap() * f).into();
+            }
+            for k in ["median", "ci95_low", "ci95_high", "mean", "min", "max"] {
+                if let Some(v) = r["stats"][k].as_f64() {
+                    r["stats"][k] = (v * f).into();
+                }
+            }
+            r.as_object_mut().unwrap().remove("derived");
+        }
+        std::fs::write(dir.join(format!("{host}.json")), d.to_string()).unwrap();
+        if is_kvm {
+            kvm_hosts.push(host);
+        } else if is_slow {
+            slow_hosts.push(host);
+        }
+    }
+    (kvm_hosts, slow_hosts)
+}
+
+fn outlier_hosts(view: &Value) -> Vec<String> {
+    let mut v: Vec<String> = view["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["outlier"] == true)
+        .map(|h| h["host"].as_str().unwrap().to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn fifty_hosts_import_at_once_and_the_fleet_view_names_the_planted_outliers_by_cause() {
+    let env = TestEnv::new();
+    let dir = env.dir.path().join("docs");
+    let (kvm, slow) = write_fleet(&dir, 50, true);
+    // A directory in one process; a broken document is refused, the others stored (exit 2).
+    std::fs::write(dir.join("zz-broken.json"), "{\"schema\": ").unwrap();
+    let out = env.cmd().arg("import").arg(&dir).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("zz-broken.json") && err.contains("not valid JSON"),
+        "{err}"
+    );
+    assert!(err.contains("1 of 51 document(s) refused"), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("imported 50 runs"));
+    assert_eq!(
+        env.json(&["history", "--json", "--limit", "1000"])
+            .as_array()
+            .unwrap()
+            .len(),
+        50
+    );
+
+    let v = env.json(&["compare", "--latest-per-host", "--json"]);
+    assert_eq!(v["view"], "fleet");
+    let mut planted: Vec<String> = kvm.iter().chain(&slow).cloned().collect();
+    planted.sort();
+    assert_eq!(outlier_hosts(&v), planted);
+    // Outliers first; each row written once.
+    let hosts = v["hosts"].as_array().unwrap();
+    assert!(hosts[..6].iter().all(|h| h["outlier"] == true));
+    assert_eq!(v["rows"].as_array().unwrap().len(), 11);
+    assert!(v.get("comparisons").is_none());
+    // Grouped by cause: the kvm-clock hosts together, named by their clocksource; the
+    // uniformly slower ones apart.
+    let groups = v["cause_groups"].as_array().unwrap();
+    let members = |g: &Value| -> Vec<String> {
+        let mut m: Vec<String> = g["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                hosts.iter().find(|h| &h["run"] == r).unwrap()["host"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        m.sort();
+        m
+    };
+    let kvm_group = groups
+        .iter()
+        .find(|g| {
+            g["label"]
+                .as_str()
+                .unwrap()
+                .contains("clocksource kvm-clock")
+        })
+        .unwrap_or_else(|| panic!("{groups:?}"));
+    assert_eq!(members(kvm_group), kvm);
+    let slow_group = groups.iter().find(|g| members(g) == slow);
+    assert!(slow_group.is_some(), "{groups:?}");
+    assert!(slow_group.unwrap()["rows"][0]
+        .as_str()
+        .unwrap()
+        .contains("23% slower"));
+
+    // The text: at most 60 lines of at most 100 characters, the planted hosts named.
+    let text = env.text(&["compare", "--latest-per-host"]);
+    assert!(text.lines().count() <= 60, "{text}");
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+    for h in &planted {
+        assert!(text.contains(h.as_str()), "{h}: {text}");
+    }
+    assert!(
+        text.contains("44 host(s) within the fleet's spread"),
+        "{text}"
+    );
+    // --top caps the lists; -v adds the per-row table and each outlier's evidence.
+    let top = env.json(&["compare", "--latest-per-host", "--json", "--top", "1"]);
+    assert_eq!(top["hosts"].as_array().unwrap().len(), 2 + 2);
+    let verbose = env.text(&["compare", "--latest-per-host", "-v", "--top", "2"]);
+    assert!(
+        verbose.contains("fleet median") && verbose.contains("against the typical host"),
+        "{verbose}"
+    );
+    assert!(
+        verbose.lines().all(|l| l.chars().count() <= 100),
+        "{verbose}"
+    );
+
+    // The report: the fleet section with a strip chart per row and the host table; only the
+    // typical host's and the outliers' runs in full.
+    let ids: Vec<String> = (0..50)
+        .map(|i| format!("20990101T000000Z-{i:04}"))
+        .collect();
+    let args: Vec<&str> = std::iter::once("report")
+        .chain(ids.iter().map(|s| s.as_str()))
+        .collect();
+    let html = env.text(&args);
+    assert!(html.contains("<h2>Fleet</h2>"), "no fleet section");
+    assert_eq!(
+        html.matches("<h2>Run ").count(),
+        7,
+        "the typical host and 6 outliers"
+    );
+    assert!(html.matches("<circle").count() >= 50 * 11);
+    assert!(!html.to_lowercase().contains("<script"));
+}
+
+#[test]
+fn a_fleet_within_a_few_percent_has_no_outlier() {
+    let env = TestEnv::new();
+    let dir = env.dir.path().join("docs");
+    write_fleet(&dir, 50, false);
+    env.text(&["import", dir.to_str().unwrap()]);
+    let v = env.json(&["compare", "--latest-per-host", "--json"]);
+    assert!(outlier_hosts(&v).is_empty(), "{}", v["cause_groups"]);
+    assert_eq!(v["typical"]["hosts"], 50);
+    let text = env.text(&["compare", "--latest-per-host"]);
+    assert!(text.contains("No outlier"), "{text}");
+}
+
+#[test]
+fn compare_by_tag_with_no_ids_ranks_the_tagged_runs_and_ndjson_imports_on_stdin() {
+    let env = TestEnv::new();
+    let tsc = fleet_fixture("timers-tsc.json");
+    // NDJSON on standard input: four documents, one of them refused (a bad tag).
+    let mut lines = vec![];
+    for (i, tag) in ["web-1", "web-2", "web-3", ""].iter().enumerate() {
+        let mut d = tsc.clone();
+        d["run_id"] = format!("20990101T000000Z-t{i:03}").into();
+        d["host"] = format!("h{i}").into();
+        d["tags"] = match *tag {
+            "" => serde_json::json!({"other": "x"}),
+            t => serde_json::json!({"inv": t}),
+        };
+        lines.push(d.to_string());
+    }
+    let mut bad = tsc.clone();
+    bad["run_id"] = "20990101T000000Z-bad0".into();
+    bad["tags"] = serde_json::json!({"bad key": "x"});
+    lines.insert(2, bad.to_string());
+    let out = env
+        .cmd()
+        .args(["import", "-"])
+        .write_stdin(lines.join("\n"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("refused standard input:3"), "{err}");
+    assert_eq!(
+        env.json(&["history", "--json"]).as_array().unwrap().len(),
+        4
+    );
+    let v = env.json(&["compare", "--by", "tag:inv", "--json"]);
+    let runs: Vec<&str> = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            "20990101T000000Z-t000",
+            "20990101T000000Z-t001",
+            "20990101T000000Z-t002"
+        ]
+    );
+    assert_eq!(v["view"], "fleet");
+    assert_eq!(v["hosts"].as_array().unwrap().len(), 3);
+    assert!(v["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|h| h["group"].as_str().unwrap().starts_with("web-")));
+    // --tag selects too; fewer than two runs carrying it is refused.
+    let out = env
+        .cmd()
+        .args(["compare", "--tag", "inv=web-1", "--json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(out.stdout.is_empty());
+    assert!(err.contains("1 stored run(s) carry tag inv=web-1"), "{err}");
+}

@@ -1,8 +1,10 @@
 //! `truebench compare RUN_A RUN_B [RUN...]`: two runs row by row with every difference
-//! explained; several runs ranked against a baseline (`--baseline`, default the first);
-//! `--latest-per-host` for the newest run of each host in the database; `--top N` and
-//! `--by tag:KEY` for fleets. The drift of each row comes from the stored history of the
-//! baseline's host.
+//! explained; three runs or more as a fleet (`compare::fleet`: each host against the
+//! fleet's median, outliers first with their causes), or ranked against one of them with
+//! `--baseline RUN`. Runs come from their ids, `--latest-per-host` (the newest run of each
+//! host in the database), or, with no ids, the stored runs carrying `--tag K=V` or the tag
+//! of `--by tag:KEY`. `--top N` caps every list. The drift of each row of a two-run
+//! compare comes from the stored history of the baseline's host.
 
 use crate::compare::noise_model::{latest_calibration, NoiseModel};
 use crate::compare::verdict::History;
@@ -33,6 +35,12 @@ pub struct Args {
     /// Group runs by one of their tags (`tag:KEY`, as given with `--tag KEY=VALUE`).
     #[arg(long, value_name = "tag:KEY")]
     by: Option<String>,
+    /// With no run ids: compare the stored runs carrying this tag (repeatable: every one).
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = super::measuring::parse_tag)]
+    tags: Vec<(String, String)>,
+    /// Fleet view: also the per-row table, each outlier's evidence and every host.
+    #[arg(short, long)]
+    verbose: bool,
     /// Print the comparison as JSON (schema truebench.compare/1).
     #[arg(long)]
     json: bool,
@@ -48,6 +56,9 @@ fn parse_fdr(s: &str) -> Result<f64, String> {
         .filter(|q| *q > 0.0 && *q < 1.0)
         .ok_or_else(|| format!("'{s}' is not a rate between 0 and 1 (e.g. 0.05)"))
 }
+
+/// At most this many stored runs are selected by tag.
+const SELECT_LIMIT: usize = 100_000;
 
 /// The tag key of `--by tag:KEY`.
 fn tag_key(by: &str) -> anyhow::Result<&str> {
@@ -101,6 +112,58 @@ fn history(store: Option<&Store>, doc: &RunDocument, compared: &[String]) -> His
     )
 }
 
+/// The run ids to compare: given, the newest of each host, or selected by tag.
+fn select(a: &Args, by: Option<&str>, store: &Store) -> anyhow::Result<Vec<String>> {
+    if a.latest_per_host {
+        let ids: Vec<String> = store
+            .latest_per_host()?
+            .into_iter()
+            .filter(|s| a.tags.iter().all(|(k, v)| s.tags.get(k) == Some(v)))
+            .map(|s| s.run_id)
+            .collect();
+        if ids.len() < 2 {
+            return Err(usage(format!(
+                "--latest-per-host found {} host(s) in the database{}: nothing to compare",
+                ids.len(),
+                if a.tags.is_empty() {
+                    ""
+                } else {
+                    " with those tags"
+                }
+            )));
+        }
+        return Ok(ids);
+    }
+    if !a.runs.is_empty() {
+        return Ok(a.runs.clone());
+    }
+    // No ids: the runs carrying the tags, and the tag of --by; oldest first.
+    let mut ids: Vec<String> = store
+        .list_filtered(SELECT_LIMIT, &a.tags)?
+        .into_iter()
+        .filter(|s| by.is_none_or(|k| s.tags.contains_key(k)))
+        .map(|s| s.run_id)
+        .collect();
+    ids.reverse();
+    if ids.len() < 2 {
+        let what: Vec<String> = a
+            .tags
+            .iter()
+            .map(|(k, v)| format!("tag {k}={v}"))
+            .chain(by.map(|k| format!("a {k} tag")))
+            .collect();
+        return Err(usage_hint(
+            format!(
+                "{} stored run(s) carry {}: compare needs at least two",
+                ids.len(),
+                what.join(" and ")
+            ),
+            "see `truebench history --tag KEY=VALUE`",
+        ));
+    }
+    Ok(ids)
+}
+
 pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
     let by = a.by.as_deref().map(tag_key).transpose()?;
     if a.latest_per_host && !a.runs.is_empty() {
@@ -109,10 +172,18 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
             "--baseline picks the baseline among the latest runs",
         ));
     }
-    if !a.latest_per_host && a.runs.len() < 2 {
+    let from_store =
+        a.latest_per_host || (a.runs.is_empty() && (by.is_some() || !a.tags.is_empty()));
+    if !from_store && a.runs.len() < 2 {
         return Err(usage_hint(
             "compare needs at least two runs",
-            "give two or more run ids (see `truebench history`), or --latest-per-host",
+            "give two or more run ids (see `truebench history`), --latest-per-host, or --tag KEY=VALUE",
+        ));
+    }
+    if !a.runs.is_empty() && !a.tags.is_empty() {
+        return Err(usage_hint(
+            "give runs or --tag, not both",
+            "--tag selects the stored runs to compare when no run is named",
         ));
     }
     for r in a.runs.iter().chain(&a.baseline) {
@@ -128,26 +199,11 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
             "run `truebench run` first, or pass --db",
         ));
     };
-    let ids: Vec<String> = if a.latest_per_host {
-        store
-            .latest_per_host()?
-            .into_iter()
-            .map(|s| s.run_id)
-            .collect()
-    } else {
-        a.runs.clone()
-    };
+    let ids = select(&a, by, &store)?;
     let mut docs = ids
         .iter()
         .map(|r| store.get(r))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    if docs.len() < 2 {
-        return Err(usage(format!(
-            "--latest-per-host found {} host(s) among the {} runs stored (runs without a host name are left out): nothing to compare",
-            docs.len(),
-            store.count()?
-        )));
-    }
     let baseline = match &a.baseline {
         None => 0,
         Some(b) => {
@@ -170,6 +226,22 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
             super::print_json(&c)
         } else {
             crate::stdout::write(&crate::report::compare_table::render(&c))
+        };
+    }
+    if a.baseline.is_none() && docs.len() >= 3 {
+        let view = crate::compare::fleet::view(
+            &docs,
+            &crate::compare::fleet::Options {
+                top: a.top.map(|n| n as usize),
+                by,
+                noise: None,
+                explain_all: false,
+            },
+        );
+        return if a.json {
+            super::print_json(&view)
+        } else {
+            crate::stdout::write(&crate::report::fleet_text::render(&view, a.verbose))
         };
     }
     let fleet =

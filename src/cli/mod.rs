@@ -5,6 +5,7 @@ mod calibrate;
 mod choices;
 mod compare;
 mod experiment;
+mod import_many;
 mod loadstep;
 mod measuring;
 mod output;

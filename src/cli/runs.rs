@@ -56,8 +56,12 @@ pub struct ExportArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct ImportArgs {
-    /// A truebench.result/1 JSON document, as `export` writes it (`-`: standard input).
-    file: PathBuf,
+    /// truebench.result/1 JSON documents, as `export` writes them: files (one document, or
+    /// NDJSON with one per line), directories (their *.json and *.ndjson files), or `-`
+    /// (standard input, one document or NDJSON). Many are stored in one process, one
+    /// transaction per batch; a refused one is reported and the others stored (exit 2).
+    #[arg(required = true, value_name = "FILE|DIR|-")]
+    files: Vec<PathBuf>,
 }
 
 pub fn history(a: HistoryArgs, db: Option<&Location>) -> anyhow::Result<()> {
@@ -138,10 +142,24 @@ pub fn export(a: ExportArgs, db: Option<&Location>) -> anyhow::Result<()> {
 }
 
 pub fn import(a: ImportArgs, db: Option<&Location>) -> anyhow::Result<()> {
-    let stdin = a.file.as_os_str() == super::output::STDIO;
+    let one = match a.files.as_slice() {
+        [f] if f.as_os_str() != super::output::STDIO
+            && !f.is_dir()
+            && f.extension().is_none_or(|x| x != "ndjson") =>
+        {
+            f.clone()
+        }
+        _ => return super::import_many::import(&a.files, db),
+    };
+    import_one(one, db)
+}
+
+/// One document file, all or nothing.
+fn import_one(file: PathBuf, db: Option<&Location>) -> anyhow::Result<()> {
+    let stdin = file.as_os_str() == super::output::STDIO;
     let (source, name) = match stdin {
         true => (std::path::Path::new("/dev/stdin"), "standard input".into()),
-        false => (a.file.as_path(), a.file.display().to_string()),
+        false => (file.as_path(), file.display().to_string()),
     };
     let bytes = crate::bounded::read_file(source, crate::result::MAX_DOCUMENT_BYTES, None)
         .map_err(|e| usage(format!("cannot read {name}: {e}")))?;

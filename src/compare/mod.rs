@@ -8,12 +8,14 @@
 //! explained, cause by cause, with evidence from both documents: placement, topology,
 //! timer, capacity, noise, CPU speed, and candidates nothing quantifies; each row ends
 //! explained, partly explained (what remains) or unexplained, and a summary gives each
-//! suite's sentence (`summary`). `ranking` compares several runs against a baseline.
+//! suite's sentence (`summary`). `ranking` compares several runs against a baseline;
+//! `fleet` judges many hosts against the fleet itself (outliers, causes, ranks).
 
 pub mod candidates;
 pub mod capacity;
 pub mod comparability;
 pub mod explain;
+pub mod fleet;
 pub mod index;
 pub mod matching;
 pub mod noise;

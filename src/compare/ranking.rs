@@ -1,8 +1,10 @@
-//! Several runs: each benchmark row of the baseline ranked over every run that measured it
-//! (median with its 95% CI, runs whose CIs overlap sharing a rank), each run judged and
+//! Several runs against one of them (`--baseline RUN`): each benchmark row of the baseline
+//! ranked over every run that measured it (median with its 95% CI; a run ties with the
+//! best of its tie group only when their CIs overlap, `fleet::ranks`), each run judged and
 //! explained against the baseline; with many runs only the top and bottom N are kept, and
 //! runs may be grouped by one of their tags (`--by tag:KEY`).
 
+use super::fleet::ranks::{tie_ranks, Figure};
 use super::matching::{label, MatchIndex};
 use super::verdict::{History, Verdict};
 use super::{compare_with, Comparison, Row, SCHEMA};
@@ -73,8 +75,44 @@ pub struct Fleet {
     pub ranking: Vec<Ranked>,
     /// Every run's rows against the baseline.
     pub rows: Vec<FleetRow>,
-    /// Every run's comparison with the baseline (summary, differences, candidates).
+    /// Every run's comparison with the baseline (summary, differences, candidates); its rows
+    /// are in `rows` (each written once).
+    #[serde(serialize_with = "heads")]
     pub comparisons: Vec<Comparison>,
+}
+
+/// A comparison without its rows (they are in the fleet's `rows`).
+#[derive(Serialize)]
+struct Head<'a> {
+    schema: &'a str,
+    runs: &'a [String; 2],
+    a: &'a str,
+    b: &'a str,
+    tags: &'a [std::collections::BTreeMap<String, String>; 2],
+    summary: &'a [String],
+    only_in_a: &'a [String],
+    only_in_b: &'a [String],
+    env_differences: &'a [super::EnvDiff],
+    topology_differences: &'a [String],
+    candidates: &'a [super::candidates::Candidate],
+    indexes: &'a [super::index::IndexShares],
+}
+
+fn heads<S: serde::Serializer>(c: &[Comparison], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(c.iter().map(|c| Head {
+        schema: c.schema,
+        runs: &c.runs,
+        a: &c.a,
+        b: &c.b,
+        tags: &c.tags,
+        summary: &c.summary,
+        only_in_a: &c.only_in_a,
+        only_in_b: &c.only_in_b,
+        env_differences: &c.env_differences,
+        topology_differences: &c.topology_differences,
+        candidates: &c.candidates,
+        indexes: &c.indexes,
+    }))
 }
 
 /// How runs are grouped: by the value of one of their tags.
@@ -189,16 +227,24 @@ pub fn rank(
                 y.median.total_cmp(&x.median)
             }
         });
-        // Ranks: a run whose CI overlaps the previous one's shares its rank.
-        for i in 0..entries.len() {
-            entries[i].rank = if i > 0
-                && entries[i].ci95_low <= entries[i - 1].ci95_high
-                && entries[i - 1].ci95_low <= entries[i].ci95_high
-            {
-                entries[i - 1].rank
-            } else {
-                i + 1
-            };
+        // Ranks: ties with the leader of a tie group only, never chained through neighbours.
+        let figs: Vec<Figure> = entries
+            .iter()
+            .map(|e| match lib {
+                true => Figure {
+                    value: -e.median,
+                    low: -e.ci95_high,
+                    high: -e.ci95_low,
+                },
+                false => Figure {
+                    value: e.median,
+                    low: e.ci95_low,
+                    high: e.ci95_high,
+                },
+            })
+            .collect();
+        for (e, r) in entries.iter_mut().zip(tie_ranks(&figs)) {
+            e.rank = r;
         }
         let mut groups = vec![];
         if by.is_some() {

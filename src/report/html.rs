@@ -191,22 +191,54 @@ fn compare_view(c: crate::compare::Comparison) -> CompareView {
     }
 }
 
-/// Render the report of `docs` (the first is the baseline of the comparisons).
+/// Above this many runs, a report shows the fleet, and the runs and comparisons of the
+/// outliers (each against the typical host) only.
+pub const ALL_RUNS_MAX: usize = 10;
+
+/// Render the report of `docs` (the first is the baseline of the comparisons; with three
+/// runs or more, the fleet section first).
 pub fn render(docs: &[RunDocument]) -> anyhow::Result<String> {
     let mut env = Environment::new();
     // A field the template names but the data lacks is an error, never silently empty:
     // the tests render every fixture document, alone, in pairs and all together.
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     env.add_template("report.html", TEMPLATE)?;
-    let runs: Vec<RunView> = docs.iter().map(run_view).collect();
-    let comparisons: Vec<CompareView> = docs
-        .iter()
-        .skip(1)
-        .map(|b| compare_view(compare(&docs[0], b)))
-        .collect();
+    let fleet = (docs.len() >= 3)
+        .then(|| crate::compare::fleet::view(docs, &crate::compare::fleet::Options::default()));
+    let (shown, comparisons): (Vec<&RunDocument>, Vec<CompareView>) = match &fleet {
+        Some(f) if docs.len() > ALL_RUNS_MAX => {
+            let typical = docs
+                .iter()
+                .find(|d| f.typical_host.as_deref() == Some(d.run_id.as_str()));
+            let outliers: Vec<&RunDocument> = f
+                .hosts
+                .iter()
+                .filter(|h| h.outlier)
+                .filter_map(|h| docs.iter().find(|d| d.run_id == h.run))
+                .collect();
+            let cmp = match typical {
+                Some(t) => outliers
+                    .iter()
+                    .map(|b| compare_view(compare(t, b)))
+                    .collect(),
+                None => vec![],
+            };
+            (typical.into_iter().chain(outliers).collect(), cmp)
+        }
+        _ => (
+            docs.iter().collect(),
+            docs.iter()
+                .skip(1)
+                .map(|b| compare_view(compare(&docs[0], b)))
+                .collect(),
+        ),
+    };
+    let runs: Vec<RunView> = shown.into_iter().map(run_view).collect();
     let html = env.get_template("report.html")?.render(context! {
         runs => Value::from(Serde(&runs)),
         compare => Value::from(Serde(&comparisons)),
+        fleet => fleet.as_ref().map(super::fleet_html::section).unwrap_or_default(),
+        total_runs => docs.len(),
         tool => crate::result::Tool::current().version,
     })?;
     Ok(html)

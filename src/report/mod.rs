@@ -3,6 +3,8 @@
 
 pub mod compare_table;
 pub mod cpu_speed;
+pub mod fleet_html;
+pub mod fleet_text;
 pub mod html;
 pub mod probe_text;
 pub mod svg;

@@ -81,6 +81,11 @@ pub trait Backend {
     fn contains(&self, run_id: &str) -> anyhow::Result<bool>;
     /// Store a run, its result rows and its tags in one transaction: all or nothing.
     fn insert(&mut self, doc: &RunDocument) -> anyhow::Result<()>;
+    /// Store several runs (bulk import). SQLite: in one transaction, all or nothing; by
+    /// default (PostgreSQL) one transaction per run, stopping at the first that fails.
+    fn insert_batch(&mut self, docs: &[&RunDocument]) -> anyhow::Result<()> {
+        docs.iter().try_for_each(|d| self.insert(d))
+    }
     /// Runs, newest first (by `started_at`, then by insertion), at most `limit`, keeping
     /// only runs that carry every `(key, value)` tag given.
     fn list_filtered(

@@ -272,6 +272,51 @@ impl Sqlite {
     }
 }
 
+/// One run, its result rows and its tags, inside the caller's transaction.
+fn put(tx: &rusqlite::Transaction, doc: &RunDocument) -> anyhow::Result<()> {
+    tx.execute(
+        "INSERT INTO runs (run_id, started_at, host, suites, interrupted, tool_version, headline, document)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![
+            doc.run_id,
+            doc.started_at,
+            doc.host,
+            doc.suites.join(","),
+            doc.interrupted,
+            doc.tool.version,
+            doc.headline(),
+            serde_json::to_string(doc)?,
+        ],
+    )
+    .with_context(|| format!("cannot store run {}", doc.run_id))?;
+    for (i, r) in doc.results.iter().enumerate() {
+        tx.execute(
+            "INSERT INTO results (run_id, idx, benchmark, placement, params, unit, median, ci95_low, ci95_high, cv, n)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![
+                doc.run_id,
+                i as i64,
+                r.benchmark,
+                r.placement.name,
+                serde_json::to_string(&r.params)?,
+                r.unit,
+                r.stats.median,
+                r.stats.ci95_low,
+                r.stats.ci95_high,
+                r.stats.cv,
+                r.stats.n as i64,
+            ],
+        )?;
+    }
+    for (k, v) in &doc.tags {
+        tx.execute(
+            "INSERT INTO run_tags (run_id, key, value) VALUES (?1, ?2, ?3)",
+            params![doc.run_id, k, v],
+        )?;
+    }
+    Ok(())
+}
+
 impl Backend for Sqlite {
     fn contains(&self, run_id: &str) -> anyhow::Result<bool> {
         Ok(self
@@ -283,46 +328,13 @@ impl Backend for Sqlite {
     }
 
     fn insert(&mut self, doc: &RunDocument) -> anyhow::Result<()> {
+        self.insert_batch(&[doc])
+    }
+
+    fn insert_batch(&mut self, docs: &[&RunDocument]) -> anyhow::Result<()> {
         let tx = self.conn.transaction()?;
-        tx.execute(
-            "INSERT INTO runs (run_id, started_at, host, suites, interrupted, tool_version, headline, document)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
-                doc.run_id,
-                doc.started_at,
-                doc.host,
-                doc.suites.join(","),
-                doc.interrupted,
-                doc.tool.version,
-                doc.headline(),
-                serde_json::to_string(doc)?,
-            ],
-        )
-        .with_context(|| format!("cannot store run {}", doc.run_id))?;
-        for (i, r) in doc.results.iter().enumerate() {
-            tx.execute(
-                "INSERT INTO results (run_id, idx, benchmark, placement, params, unit, median, ci95_low, ci95_high, cv, n)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-                params![
-                    doc.run_id,
-                    i as i64,
-                    r.benchmark,
-                    r.placement.name,
-                    serde_json::to_string(&r.params)?,
-                    r.unit,
-                    r.stats.median,
-                    r.stats.ci95_low,
-                    r.stats.ci95_high,
-                    r.stats.cv,
-                    r.stats.n as i64,
-                ],
-            )?;
-        }
-        for (k, v) in &doc.tags {
-            tx.execute(
-                "INSERT INTO run_tags (run_id, key, value) VALUES (?1, ?2, ?3)",
-                params![doc.run_id, k, v],
-            )?;
+        for doc in docs {
+            put(&tx, doc)?;
         }
         tx.commit()?;
         Ok(())

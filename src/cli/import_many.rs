@@ -1,0 +1,260 @@
+//! `truebench import FILE... | DIR | -` with many documents: every file given, every
+//! `*.json` and `*.ndjson` file of a directory (sorted by name), and standard input, each
+//! holding one document or many (NDJSON, one per line; or pretty-printed documents one after
+//! another), checked and stored in one process, one transaction per batch of `BATCH`. A
+//! refused document (not JSON, not a valid run document, a run already stored or given
+//! twice) is reported on standard error as `refused NAME: WHY` and the others are stored:
+//! exit 0 when every document was stored, 2 when any was refused (after storing the good
+//! ones). One document refused out of one gives the single-document error as before.
+
+use crate::error::usage;
+use crate::result::{RunDocument, MAX_DOCUMENT_BYTES};
+use crate::store::{default_path, Location, Store};
+use serde_json::Value;
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+/// Documents stored per transaction.
+pub const BATCH: usize = 100;
+/// A stream of pretty-printed documents (not one per line) is read up to this size.
+const MAX_STREAM_BYTES: u64 = 64 * MAX_DOCUMENT_BYTES as u64;
+
+/// Where documents come from.
+pub enum Source {
+    Stdin,
+    File(PathBuf),
+}
+
+impl Source {
+    fn name(&self) -> String {
+        match self {
+            Source::Stdin => "standard input".into(),
+            Source::File(p) => p.display().to_string(),
+        }
+    }
+}
+
+/// The sources `args` name: files as given, a directory's `*.json` and `*.ndjson` files.
+pub fn sources(args: &[PathBuf]) -> anyhow::Result<Vec<Source>> {
+    let mut out = vec![];
+    for a in args {
+        if a.as_os_str() == super::output::STDIO {
+            out.push(Source::Stdin);
+        } else if a.is_dir() {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(a)
+                .map_err(|e| usage(format!("cannot read the directory {}: {e}", a.display())))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    p.is_file() && p.extension().is_some_and(|x| x == "json" || x == "ndjson")
+                })
+                .collect();
+            if files.is_empty() {
+                return Err(usage(format!(
+                    "{} holds no *.json or *.ndjson file: nothing to import",
+                    a.display()
+                )));
+            }
+            files.sort();
+            out.extend(files.into_iter().map(Source::File));
+        } else {
+            out.push(Source::File(a.clone()));
+        }
+    }
+    Ok(out)
+}
+
+/// One document read from a source: its name and its JSON, or why it could not be read.
+type Read1 = (String, Result<Value, String>);
+
+/// Every document of one source, in order. Line mode (NDJSON) when the first non-blank line
+/// is a whole JSON value or not JSON at all; otherwise one stream of documents.
+fn documents(src: &Source, each: &mut dyn FnMut(Read1)) {
+    let name = src.name();
+    let reader: Box<dyn Read> = match src {
+        Source::Stdin => Box::new(std::io::stdin()),
+        Source::File(p) => match open_regular(p) {
+            Ok(f) => Box::new(f),
+            Err(why) => return each((name, Err(why))),
+        },
+    };
+    let mut r = BufReader::new(reader);
+    let mut line_no = 0;
+    let mut buf = Vec::new();
+    let mut seen = 0;
+    loop {
+        buf.clear();
+        match (&mut r)
+            .take(MAX_DOCUMENT_BYTES as u64 + 1)
+            .read_until(b'\n', &mut buf)
+        {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => return each((name.clone(), Err(format!("cannot read {name}: {e}")))),
+        }
+        line_no += 1;
+        if buf.len() > MAX_DOCUMENT_BYTES {
+            return each((
+                format!("{name}:{line_no}"),
+                Err(format!("a line holds more than {MAX_DOCUMENT_BYTES} bytes")),
+            ));
+        }
+        let text = match std::str::from_utf8(&buf) {
+            Ok(t) => t.strip_prefix('\u{feff}').unwrap_or(t),
+            Err(_) => {
+                each((format!("{name}:{line_no}"), Err("not UTF-8 text".into())));
+                continue;
+            }
+        };
+        if text.trim().is_empty() {
+            continue;
+        }
+        let here = if line_no == 1 {
+            name.clone()
+        } else {
+            format!("{name}:{line_no}")
+        };
+        match serde_json::from_str::<Value>(text) {
+            Ok(v) => each((here, Ok(v))),
+            Err(e) if seen == 0 && e.classify() == serde_json::error::Category::Eof => {
+                // A pretty-printed document: read the rest as a stream of documents.
+                let rest = std::io::Cursor::new(buf.clone()).chain(r.take(MAX_STREAM_BYTES));
+                let mut k = 0;
+                for v in serde_json::Deserializer::from_reader(rest).into_iter::<Value>() {
+                    k += 1;
+                    let here = if k == 1 {
+                        name.clone()
+                    } else {
+                        format!("{name} (document {k})")
+                    };
+                    match v {
+                        Ok(v) => each((here, Ok(v))),
+                        Err(e) => return each((here, Err(format!("is not valid JSON: {e}")))),
+                    }
+                }
+                return;
+            }
+            Err(e) => each((here, Err(format!("is not valid JSON: {e}")))),
+        }
+        seen += 1;
+    }
+    if seen == 0 {
+        each((name.clone(), Err("is empty: no document in it".into())));
+    }
+}
+
+fn open_regular(p: &Path) -> Result<std::fs::File, String> {
+    let f = std::fs::File::open(p).map_err(|e| format!("cannot read it: {e}"))?;
+    let m = f.metadata().map_err(|e| format!("cannot read it: {e}"))?;
+    if !m.is_file() {
+        return Err("not a regular file (give files, a directory, or - for standard input)".into());
+    }
+    Ok(f)
+}
+
+/// What an import did.
+#[derive(Default)]
+struct Tally {
+    stored: usize,
+    results: usize,
+    refused: Vec<(String, String)>,
+    last: Option<String>,
+}
+
+fn store_batch(store: &mut Store, batch: &mut Vec<(String, RunDocument)>, t: &mut Tally) {
+    if batch.is_empty() {
+        return;
+    }
+    let docs: Vec<&RunDocument> = batch.iter().map(|(_, d)| d).collect();
+    if store.insert_batch(&docs).is_ok() {
+        t.stored += docs.len();
+        t.results += docs.iter().map(|d| d.results.len()).sum::<usize>();
+        t.last = docs.last().map(|d| d.run_id.clone());
+    } else {
+        // One at a time, to say which one failed.
+        for (name, d) in batch.iter() {
+            match store.insert(d) {
+                Ok(()) => {
+                    t.stored += 1;
+                    t.results += d.results.len();
+                    t.last = Some(d.run_id.clone());
+                }
+                Err(e) => t.refused.push((name.clone(), format!("{e:#}"))),
+            }
+        }
+    }
+    batch.clear();
+}
+
+pub fn import(args: &[PathBuf], db: Option<&Location>) -> anyhow::Result<()> {
+    let sources = sources(args)?;
+    let path = default_path(db)?;
+    let mut store = Store::open_rw(&path)?;
+    let mut t = Tally::default();
+    let mut ids: HashSet<String> = HashSet::new();
+    let mut batch: Vec<(String, RunDocument)> = vec![];
+    let mut total = 0;
+    for src in &sources {
+        documents(src, &mut |(name, read)| {
+            total += 1;
+            let checked = read.and_then(|v| {
+                crate::result::validate(&v)
+                    .and_then(|d| crate::store::check_identity(&d).map(|()| d))
+            });
+            let checked = checked.and_then(|d| {
+                if !ids.insert(d.run_id.clone()) {
+                    return Err(format!("run {} is given twice", d.run_id));
+                }
+                match store.contains(&d.run_id) {
+                    Ok(true) => Err(format!("run {} is already in {}", d.run_id, path.display())),
+                    Ok(false) => Ok(d),
+                    Err(e) => Err(format!("{e:#}")),
+                }
+            });
+            match checked {
+                Ok(d) => {
+                    batch.push((name, d));
+                    if batch.len() >= BATCH {
+                        store_batch(&mut store, &mut batch, &mut t);
+                    }
+                }
+                Err(why) => t.refused.push((name, why)),
+            }
+        });
+    }
+    store_batch(&mut store, &mut batch, &mut t);
+    if total == 1 && t.refused.len() == 1 {
+        let (name, why) = &t.refused[0];
+        return Err(match why.starts_with("is ") {
+            true => usage(format!("{name} {why}")),
+            false => usage(format!("{name} refused: {why}")),
+        });
+    }
+    for (name, why) in &t.refused {
+        eprintln!(
+            "{}",
+            crate::stdout::printable(&format!("refused {name}: {why}"))
+        );
+    }
+    match (t.stored, &t.last) {
+        (1, Some(id)) => crate::stdout::line(&format!(
+            "imported run {id} ({} results) into {}",
+            t.results,
+            path.display()
+        ))?,
+        (n, _) => crate::stdout::line(&format!(
+            "imported {n} runs ({} results) into {}",
+            t.results,
+            path.display()
+        ))?,
+    }
+    if t.refused.is_empty() {
+        Ok(())
+    } else {
+        Err(usage(format!(
+            "{} of {total} document(s) refused (listed above); the other {} are stored",
+            t.refused.len(),
+            t.stored
+        )))
+    }
+}

@@ -1,0 +1,414 @@
+//! The fleet view: many runs (hosts) judged against the fleet itself. `table` pairs the
+//! hosts' results into rows; `baseline` takes each row's fleet median, every host's log
+//! ratio to it and the fleet's robust spread, and the typical host (medoid); `outliers`
+//! tests every host x row against that spread with a false discovery rate and a practical
+//! floor; `ranks` ranks hosts by score without chained ties; `causes` explains each outlier
+//! against the typical host with the explained compare and groups outliers that share a
+//! cause. The result is one line per host, outliers first, typical hosts summarised.
+
+pub mod baseline;
+pub mod causes;
+pub mod outliers;
+pub mod ranks;
+pub mod table;
+
+use crate::compare::ranking::group_of;
+use crate::compare::verdict::speedup;
+use crate::result::RunDocument;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+pub use outliers::RowNoise;
+
+/// How the view is asked for.
+#[derive(Default)]
+pub struct Options<'a> {
+    /// At most this many hosts per cause group, and the N best and N worst typical hosts in
+    /// `hosts[]`.
+    pub top: Option<usize>,
+    /// Group hosts by this tag.
+    pub by: Option<&'a str>,
+    /// The per-row noise of each host, from calibration runs (see `outliers::RowNoise`).
+    pub noise: Option<&'a dyn RowNoise>,
+    /// Explain every host against the typical one, not only the outliers.
+    pub explain_all: bool,
+}
+
+/// A row of the fleet, written once.
+#[derive(Debug, Clone, Serialize)]
+pub struct FleetRow {
+    #[serde(flatten)]
+    pub def: table::RowDef,
+    /// Hosts that measured it comparably.
+    pub hosts: usize,
+    /// The fleet's median of the hosts' medians, in `unit`.
+    pub fleet_median: f64,
+    /// The fleet's robust spread: the standard deviation of ln(host / fleet), 1.4826 x MAD.
+    pub spread: f64,
+    /// Hosts that are outliers on this row.
+    pub outliers: usize,
+}
+
+/// One of a host's rows against the fleet.
+#[derive(Debug, Clone, Serialize)]
+pub struct HostRow {
+    /// The row's key (`rows[].key`).
+    pub row: String,
+    /// Host median / fleet median.
+    pub ratio: f64,
+    /// Direction-corrected: > 1 is better than the fleet.
+    pub speed: f64,
+    pub z: f64,
+    pub p: f64,
+    /// Called real (FDR) and beyond the practical floor.
+    pub real: bool,
+}
+
+/// One host.
+#[derive(Debug, Clone, Serialize)]
+pub struct Host {
+    pub run: String,
+    pub host: Option<String>,
+    pub tags: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// 1 = best; a host ties with the leader of its tie group only when their score
+    /// intervals overlap.
+    pub rank: usize,
+    /// Share of hosts (%) not better than this one.
+    pub percentile: f64,
+    /// Geometric mean over rows of the direction-corrected ratio to the fleet median
+    /// (> 1 better), with its 95% interval from the host's own CIs.
+    pub score: f64,
+    pub score_ci95: [f64; 2],
+    pub outlier: bool,
+    /// Its rows farthest from the fleet (the real ones first), at most 3.
+    pub worst: Vec<HostRow>,
+    /// Why, against the typical host (outliers, or every host when asked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<causes::Cause>,
+    /// Host / fleet median per row, in the order of `rows[]` (null: not measured).
+    pub ratios: Vec<Option<f64>>,
+    /// Per row, whether the host is an outlier on it.
+    #[serde(skip)]
+    pub real: Vec<bool>,
+}
+
+/// Outliers sharing a cause.
+#[derive(Debug, Clone, Serialize)]
+pub struct CauseGroup {
+    pub cause: String,
+    pub label: String,
+    pub hosts: Vec<String>,
+    pub score_min: f64,
+    pub score_max: f64,
+    /// The rows most of the group's hosts differ on, with the group's median ratio.
+    pub rows: Vec<String>,
+}
+
+/// The hosts within the fleet's spread, in one line.
+#[derive(Debug, Clone, Serialize)]
+pub struct Typical {
+    pub hosts: usize,
+    pub score_min: f64,
+    pub score_max: f64,
+}
+
+/// A group of hosts sharing a tag value.
+#[derive(Debug, Clone, Serialize)]
+pub struct TagGroup {
+    pub group: String,
+    pub hosts: usize,
+    pub outliers: usize,
+    pub score_median: f64,
+    pub score_min: f64,
+    pub score_max: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FleetView {
+    pub schema: &'static str,
+    /// `fleet`.
+    pub view: &'static str,
+    /// What each host is compared with.
+    pub baseline: String,
+    pub runs: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+    /// The typical host's run (the medoid), against which outliers are explained.
+    pub typical_host: Option<String>,
+    pub fdr_q: f64,
+    pub floor: f64,
+    pub rows: Vec<FleetRow>,
+    /// Rows left out, each with why.
+    pub rows_left_out: Vec<String>,
+    /// Outliers first (by cause group, worst score first), then the others best first.
+    pub hosts: Vec<Host>,
+    /// Hosts left out of `hosts[]` by --top.
+    pub hosts_omitted: usize,
+    pub cause_groups: Vec<CauseGroup>,
+    pub typical: Typical,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tag_groups: Vec<TagGroup>,
+}
+
+fn range(v: impl Iterator<Item = f64>) -> (f64, f64) {
+    v.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+        (a.min(x), b.max(x))
+    })
+}
+
+/// The score of one host: exp(mean of direction-corrected log ratios), its interval from
+/// the host's own CIs (half-widths combined in quadrature over the mean).
+fn score(t: &table::Table, b: &baseline::Baseline, h: usize) -> ranks::Figure {
+    let mut sum = 0.0;
+    let mut var = 0.0;
+    let mut n = 0.0;
+    for (r, def) in t.rows.iter().enumerate() {
+        let (Some(d), Some(c)) = (b.dev[h][r], t.cells[h][r]) else {
+            continue;
+        };
+        sum += if def.lower_is_better { -d } else { d };
+        let hw = if c.ci95_low > 0.0 && c.ci95_high >= c.ci95_low {
+            (c.ci95_high / c.ci95_low).ln() / 2.0
+        } else {
+            0.0
+        };
+        var += hw * hw;
+        n += 1.0;
+    }
+    if n == 0.0 {
+        return ranks::Figure {
+            value: f64::NAN,
+            low: f64::NAN,
+            high: f64::NAN,
+        };
+    }
+    let (m, hw) = (sum / n, var.sqrt() / n);
+    ranks::Figure {
+        value: m,
+        low: m - hw,
+        high: m + hw,
+    }
+}
+
+/// The fleet view of `docs` (at least 3 runs, one per host).
+pub fn view(docs: &[RunDocument], o: &Options) -> FleetView {
+    let t = table::build(docs);
+    let b = baseline::of(&t);
+    let tests = outliers::test(docs, &t.rows, &b, o.noise);
+    let medoid = b.medoid();
+    let figs: Vec<ranks::Figure> = (0..docs.len()).map(|h| score(&t, &b, h)).collect();
+    let mut order: Vec<usize> = (0..docs.len()).collect();
+    order.sort_by(|x, y| figs[*y].value.total_cmp(&figs[*x].value));
+    let sorted: Vec<ranks::Figure> = order.iter().map(|h| figs[*h]).collect();
+    let (rank, pct) = (ranks::tie_ranks(&sorted), ranks::percentiles(&sorted));
+    let mut hosts: Vec<Host> = vec![];
+    for (pos, &h) in order.iter().enumerate() {
+        let d = &docs[h];
+        let mut rows: Vec<HostRow> = t
+            .rows
+            .iter()
+            .enumerate()
+            .filter_map(|(r, def)| {
+                let x = tests[h][r]?;
+                Some(HostRow {
+                    row: def.key.clone(),
+                    ratio: x.dev.exp(),
+                    speed: speedup(x.dev.exp(), def.lower_is_better),
+                    z: x.z,
+                    p: x.p,
+                    real: x.real,
+                })
+            })
+            .collect();
+        rows.sort_by(|x, y| {
+            y.real
+                .cmp(&x.real)
+                .then(x.speed.ln().abs().total_cmp(&y.speed.ln().abs()).reverse())
+        });
+        let outlier = rows.iter().any(|r| r.real);
+        rows.truncate(3);
+        let explain = (outlier || o.explain_all) && medoid.is_some_and(|m| m != h);
+        hosts.push(Host {
+            run: d.run_id.clone(),
+            host: d.host.clone(),
+            tags: d.tags.clone(),
+            group: group_of(d, o.by),
+            rank: rank[pos],
+            percentile: pct[pos],
+            score: figs[h].value.exp(),
+            score_ci95: [figs[h].low.exp(), figs[h].high.exp()],
+            outlier,
+            worst: rows,
+            cause: explain.then(|| causes::of(&docs[medoid.unwrap_or(0)], d)),
+            ratios: b.dev[h].iter().map(|x| x.map(f64::exp)).collect(),
+            real: tests[h].iter().map(|x| x.is_some_and(|x| x.real)).collect(),
+        });
+    }
+    // Cause groups, the largest first; outliers without a medoid to compare with share one.
+    let mut groups: Vec<CauseGroup> = vec![];
+    for x in hosts.iter().filter(|x| x.outlier) {
+        let (cause, label) = x.cause.as_ref().map_or(
+            (
+                "unexplained".to_string(),
+                "no typical host to compare with".to_string(),
+            ),
+            |c| (c.cause.clone(), c.label.clone()),
+        );
+        match groups.iter_mut().find(|g| g.label == label) {
+            Some(g) => g.hosts.push(x.run.clone()),
+            None => groups.push(CauseGroup {
+                cause,
+                label,
+                hosts: vec![x.run.clone()],
+                score_min: 0.0,
+                score_max: 0.0,
+                rows: vec![],
+            }),
+        }
+    }
+    for g in &mut groups {
+        let members: Vec<&Host> = hosts.iter().filter(|x| g.hosts.contains(&x.run)).collect();
+        (g.score_min, g.score_max) = range(members.iter().map(|x| x.score));
+        g.rows = group_rows(&t, &members);
+        // Worst score first within the group.
+        g.hosts = members
+            .iter()
+            .rev()
+            .map(|x| x.run.clone())
+            .collect::<Vec<_>>();
+    }
+    groups.sort_by(|a, b| {
+        b.hosts
+            .len()
+            .cmp(&a.hosts.len())
+            .then(a.score_min.total_cmp(&b.score_min))
+    });
+    let typical_hosts: Vec<&Host> = hosts.iter().filter(|x| !x.outlier).collect();
+    let (lo, hi) = range(typical_hosts.iter().map(|x| x.score));
+    let typical = Typical {
+        hosts: typical_hosts.len(),
+        score_min: lo,
+        score_max: hi,
+    };
+    let tag_groups = tag_groups(&hosts, o.by.is_some());
+    let rows = t
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(r, def)| FleetRow {
+            def: def.clone(),
+            hosts: t.measured(r),
+            fleet_median: b.median[r],
+            spread: b.scale[r],
+            outliers: tests
+                .iter()
+                .filter(|x| x[r].is_some_and(|x| x.real))
+                .count(),
+        })
+        .collect();
+    // Outliers by group, then the others best first; --top trims each part.
+    let mut out: Vec<Host> = vec![];
+    let mut omitted = 0;
+    for g in &groups {
+        for (i, run) in g.hosts.iter().enumerate() {
+            if o.top.is_some_and(|n| i >= n) {
+                omitted += 1;
+                continue;
+            }
+            if let Some(x) = hosts.iter().find(|x| &x.run == run) {
+                out.push(x.clone());
+            }
+        }
+    }
+    let others: Vec<Host> = hosts.into_iter().filter(|x| !x.outlier).collect();
+    match o.top {
+        Some(n) if others.len() > 2 * n => {
+            omitted += others.len() - 2 * n;
+            out.extend(others[..n].iter().cloned());
+            out.extend(others[others.len() - n..].iter().cloned());
+        }
+        _ => out.extend(others),
+    }
+    FleetView {
+        schema: crate::compare::SCHEMA,
+        view: "fleet",
+        baseline: "the fleet: the median over hosts of each row".into(),
+        runs: docs.iter().map(|d| d.run_id.clone()).collect(),
+        by: o.by.map(|k| format!("tag:{k}")),
+        typical_host: medoid.map(|m| docs[m].run_id.clone()),
+        fdr_q: outliers::FDR_Q,
+        floor: outliers::FLOOR,
+        rows,
+        rows_left_out: t.left_out,
+        hosts: out,
+        hosts_omitted: omitted,
+        cause_groups: groups,
+        typical,
+        tag_groups,
+    }
+}
+
+/// The rows on which the group's median host is beyond the practical floor, with that
+/// median direction-corrected ratio, largest first: "timers.clock-read (...) 31% slower".
+fn group_rows(t: &table::Table, members: &[&Host]) -> Vec<String> {
+    let mut out: Vec<(f64, String)> = vec![];
+    for (r, def) in t.rows.iter().enumerate() {
+        let mut speeds: Vec<f64> = members
+            .iter()
+            .filter_map(|x| x.ratios.get(r).copied().flatten())
+            .map(|ratio| speedup(ratio, def.lower_is_better))
+            .collect();
+        let Some(s) = baseline::median(&mut speeds) else {
+            continue;
+        };
+        if s.ln().abs() >= outliers::FLOOR.ln_1p() {
+            out.push((
+                s.ln().abs(),
+                format!(
+                    "{} {}",
+                    def.short(),
+                    crate::compare::verdict::in_words(s, false)
+                ),
+            ));
+        }
+    }
+    out.sort_by(|a, b| b.0.total_cmp(&a.0));
+    out.into_iter().map(|x| x.1).collect()
+}
+
+/// Per tag value, the hosts' scores; nothing when no value has two hosts (grouping by a
+/// per-host tag such as `host` adds nothing to the host lines).
+fn tag_groups(hosts: &[Host], by: bool) -> Vec<TagGroup> {
+    if !by {
+        return vec![];
+    }
+    let mut names: Vec<String> = hosts.iter().filter_map(|x| x.group.clone()).collect();
+    names.sort();
+    names.dedup();
+    let mut out: Vec<TagGroup> = names
+        .into_iter()
+        .map(|g| {
+            let members: Vec<&Host> = hosts
+                .iter()
+                .filter(|x| x.group.as_deref() == Some(&g))
+                .collect();
+            let mut s: Vec<f64> = members.iter().map(|x| x.score).collect();
+            let (lo, hi) = range(s.iter().copied());
+            TagGroup {
+                hosts: members.len(),
+                outliers: members.iter().filter(|x| x.outlier).count(),
+                score_median: baseline::median(&mut s).unwrap_or(f64::NAN),
+                score_min: lo,
+                score_max: hi,
+                group: g,
+            }
+        })
+        .collect();
+    if out.iter().all(|g| g.hosts < 2) {
+        return vec![];
+    }
+    out.sort_by(|a, b| b.score_median.total_cmp(&a.score_median));
+    out
+}

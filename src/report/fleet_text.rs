@@ -1,0 +1,240 @@
+//! The fleet view as text, at most 100 columns: a header saying what the baseline and an
+//! outlier are, each cause group of outliers with its hosts (one line each: rank, host,
+//! score, the rows farthest from the fleet), one line for the hosts within the fleet's
+//! spread, the tag groups; with `verbose`, the per-row table, each outlier's cause with its
+//! evidence, and the typical hosts one by one. `--top N` caps every list.
+
+use super::units::num;
+use crate::compare::fleet::{FleetView, Host};
+use crate::compare::verdict::in_words;
+
+/// The widest line written.
+pub const WIDTH: usize = 100;
+
+fn clip(s: String) -> String {
+    if s.chars().count() <= WIDTH {
+        s
+    } else {
+        let mut t: String = s.chars().take(WIDTH - 1).collect();
+        t.push('…');
+        t
+    }
+}
+
+fn name(h: &Host) -> &str {
+    h.host.as_deref().unwrap_or(&h.run)
+}
+
+/// A host's row name in a line: the fleet row's short name.
+fn row_name(f: &FleetView, key: &str) -> String {
+    f.rows
+        .iter()
+        .find(|r| r.def.key == key)
+        .map(|r| r.def.short())
+        .unwrap_or_else(|| key.to_string())
+}
+
+fn host_line(f: &FleetView, h: &Host) -> String {
+    let real: Vec<String> = h
+        .worst
+        .iter()
+        .filter(|w| w.real || !h.outlier)
+        .take(2)
+        .map(|w| format!("{} {}", row_name(f, &w.row), in_words(w.speed, false)))
+        .collect();
+    let more = if h.outlier {
+        h.real
+            .iter()
+            .filter(|r| **r)
+            .count()
+            .saturating_sub(real.len())
+    } else {
+        0
+    };
+    let tail = if more > 0 {
+        format!("; +{more} more")
+    } else {
+        String::new()
+    };
+    clip(format!(
+        "  {:>4} {:>5.1}%  {:<16} {:>6.3}  {}{tail}",
+        h.rank,
+        h.percentile,
+        name(h),
+        h.score,
+        real.join("; ")
+    ))
+}
+
+pub fn render(f: &FleetView, verbose: bool) -> String {
+    let mut out: Vec<String> = vec![];
+    let typical = f
+        .typical_host
+        .as_ref()
+        .and_then(|r| f.hosts.iter().find(|h| &h.run == r))
+        .map(|h| name(h).to_string())
+        .or_else(|| f.typical_host.clone())
+        .unwrap_or_else(|| "none".into());
+    out.push(clip(format!(
+        "Fleet of {} hosts, {} rows; baseline: the fleet median of each row; typical host {typical}",
+        f.runs.len(),
+        f.rows.len()
+    )));
+    out.push(
+        "Score: geometric mean over rows of host/fleet, > 1 better. Outlier: a row beyond the fleet's"
+            .into(),
+    );
+    out.push(clip(format!(
+        "spread (robust z, false discovery rate {:.0}% over host x row) and {:.0}% or more from its median.",
+        f.fdr_q * 100.0,
+        f.floor * 100.0
+    )));
+    for why in &f.rows_left_out {
+        out.push(clip(format!("Left out: {why}")));
+    }
+    let outliers: usize = f.cause_groups.iter().map(|g| g.hosts.len()).sum();
+    out.push(String::new());
+    if outliers == 0 {
+        out.push("No outlier: every host is within the fleet's spread.".into());
+    } else {
+        out.push(format!(
+            "{outliers} outlier(s) in {} group(s) by cause (against the typical host):",
+            f.cause_groups.len()
+        ));
+    }
+    if outliers > 0 {
+        out.push("  rank  pctl   host              score  rows farthest from the fleet".into());
+    }
+    for g in &f.cause_groups {
+        out.push(clip(format!(
+            "{} host(s): {}; score {:.3}-{:.3}",
+            g.hosts.len(),
+            g.label,
+            g.score_min,
+            g.score_max
+        )));
+        if !g.rows.is_empty() {
+            let shown: Vec<&String> = g.rows.iter().take(3).collect();
+            let more = g.rows.len() - shown.len();
+            out.push(clip(format!(
+                "    {}{}",
+                shown
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                if more > 0 {
+                    format!("; +{more} rows")
+                } else {
+                    String::new()
+                }
+            )));
+        }
+        let listed: Vec<&Host> = g
+            .hosts
+            .iter()
+            .filter_map(|r| f.hosts.iter().find(|h| &h.run == r))
+            .collect();
+        for h in &listed {
+            out.push(host_line(f, h));
+        }
+        if listed.len() < g.hosts.len() {
+            out.push(format!(
+                "         … {} more of this group (--top)",
+                g.hosts.len() - listed.len()
+            ));
+        }
+    }
+    let t = &f.typical;
+    if t.hosts > 0 {
+        out.push(clip(format!(
+            "{} host(s) within the fleet's spread: score {:.3}-{:.3}",
+            t.hosts, t.score_min, t.score_max
+        )));
+    }
+    if !f.tag_groups.is_empty() {
+        out.push(String::new());
+        out.push(format!(
+            "By {} (best median score first):",
+            f.by.as_deref().unwrap_or("tag")
+        ));
+        for g in &f.tag_groups {
+            out.push(clip(format!(
+                "  {:<20} {:>4} host(s), score {:.3} ({:.3}-{:.3}), {} outlier(s)",
+                g.group, g.hosts, g.score_median, g.score_min, g.score_max, g.outliers
+            )));
+        }
+    }
+    if verbose {
+        verbose_part(f, &mut out);
+    } else if !f.hosts.is_empty() {
+        out.push(String::new());
+        out.push("Per-row table, each outlier's evidence and every host: -v. JSON: --json.".into());
+    }
+    let mut s = out.join("\n");
+    s.push('\n');
+    s
+}
+
+fn verbose_part(f: &FleetView, out: &mut Vec<String>) {
+    out.push(String::new());
+    let mut t = super::table(&["row", "unit", "hosts", "fleet median", "spread", "outliers"]);
+    t.set_width(WIDTH as u16);
+    for r in &f.rows {
+        t.add_row(vec![
+            r.def.short(),
+            format!(
+                "{} ({} better)",
+                r.def.unit,
+                if r.def.lower_is_better {
+                    "lower"
+                } else {
+                    "higher"
+                }
+            ),
+            r.hosts.to_string(),
+            num(r.fleet_median),
+            format!("{:.1}%", r.spread * 100.0),
+            r.outliers.to_string(),
+        ]);
+    }
+    out.extend(t.to_string().lines().map(String::from));
+    for h in f.hosts.iter().filter(|h| h.cause.is_some()) {
+        let c = h.cause.as_ref().expect("filtered");
+        out.push(String::new());
+        out.push(clip(format!(
+            "{} ({}), score {:.3}, against the typical host {}: {} of {} differing rows explained by {}",
+            name(h),
+            h.run,
+            h.score,
+            c.against,
+            c.rows_explained,
+            c.rows_real,
+            c.cause
+        )));
+        for line in textwrap::wrap(&c.sentence, WIDTH - 4) {
+            out.push(format!("    {line}"));
+        }
+        for e in &c.evidence {
+            for line in textwrap::wrap(&format!("evidence: {e}"), WIDTH - 6) {
+                out.push(format!("      {line}"));
+            }
+        }
+    }
+    let others: Vec<&Host> = f.hosts.iter().filter(|h| !h.outlier).collect();
+    if !others.is_empty() {
+        out.push(String::new());
+        out.push(format!(
+            "Hosts within the fleet's spread{}:",
+            if f.hosts_omitted > 0 {
+                format!(" (best and worst; {} omitted by --top)", f.hosts_omitted)
+            } else {
+                String::new()
+            }
+        ));
+        out.push("  rank  pctl   host              score  rows farthest from the fleet".into());
+        for h in others {
+            out.push(host_line(f, h));
+        }
+    }
+}
