@@ -1,6 +1,6 @@
 //! Build-time facts and artefacts: the git commit the binary is built from
-//! (TRUEBENCH_GIT_COMMIT, for the run document), and the small program the classic execl
-//! test execs (src/bench/classic/execl_link.rs, compiled here on its own and embedded).
+//! (TRUEBENCH_GIT_COMMIT, for the run document), and the small kernel worker of the classic
+//! suite (src/bench/classic/kernel_worker.rs, compiled here on its own and embedded).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -30,12 +30,14 @@ fn git_commit() {
     println!("cargo:rerun-if-changed=.git/index");
 }
 
-/// Compile the execl link (no_std, panic=abort, stripped) for the target being built, into
-/// OUT_DIR/execl-link. If that fails the file is left empty, and the classic execl test is
-/// skipped at run time with the compiler's message (TRUEBENCH_EXECL_LINK_ERROR).
+/// Compile the classic suite's kernel worker (no_std, panic=abort, stripped) for the target
+/// being built, into OUT_DIR/execl-link. If that fails the file is left empty, and the tests
+/// that run in it are skipped at run time with the compiler's message
+/// (TRUEBENCH_EXECL_LINK_ERROR).
 fn execl_link() {
-    let src = "src/bench/classic/execl_link.rs";
+    let src = "src/bench/classic/kernel_worker.rs";
     println!("cargo:rerun-if-changed={src}");
+    println!("cargo:rerun-if-changed=src/bench/classic/slot.rs");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let bin = out.join("execl-link");
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
@@ -72,7 +74,7 @@ fn execl_link() {
         Err(e) => format!("cannot run rustc: {e}"),
     };
     if !error.is_empty() {
-        println!("cargo:warning=the classic execl link was not built ({error}); classic.execl will be skipped");
+        println!("cargo:warning=the classic kernel worker was not built ({error}); the classic tests that run in it will be skipped");
         std::fs::write(&bin, b"").expect("OUT_DIR is writable");
     }
     println!("cargo:rustc-env=TRUEBENCH_EXECL_LINK_ERROR={error}");

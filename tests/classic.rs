@@ -11,7 +11,7 @@ use common::TestEnv;
 fn a_short_classic_run_scores_and_scales() {
     let env = TestEnv::new();
     let doc = env.run(&[
-        "classic.syscall,classic.execl,classic.context-switch",
+        "classic.syscall,classic.execl,classic.context-switch,classic.process-creation",
         "--copies",
         "1,2",
     ]);
@@ -20,7 +20,7 @@ fn a_short_classic_run_scores_and_scales() {
     // The context-switch pair also ran pinned to one CPU and split over two, 1 and 2 copies.
     let (pinned, results): (Vec<_>, Vec<_>) =
         all.iter().partition(|r| r["params"].get("pair").is_some());
-    assert_eq!(results.len(), 6, "3 tests x 2 copy counts");
+    assert_eq!(results.len(), 8, "4 tests x 2 copy counts");
     let usable = doc["env"]["cpus"]["usable"].as_array().unwrap().len();
     assert_eq!(pinned.len(), if usable >= 2 { 4 } else { 2 }, "{pinned:?}");
     for r in &pinned {
@@ -59,13 +59,16 @@ fn a_short_classic_run_scores_and_scales() {
         let (lo, hi) = match r["benchmark"].as_str().unwrap() {
             // Five system calls a loop.
             "classic.syscall@1" => (1e3, 4e7),
-            // A fork and ten execs of a 10 KB program per chain.
-            "classic.execl@2" => {
+            // A fork and ten execs of the 20 KB kernel worker per chain.
+            "classic.execl@3" => {
+                assert_eq!(r["params"]["exec_target"], "kernel-worker");
                 let bytes = r["params"]["exec_target_bytes"].as_u64().unwrap();
                 assert!((1_000..100_000).contains(&bytes), "exec'd {bytes} bytes");
                 (5.0, 1e5)
             }
             "classic.context-switch@1" => (100.0, 2e7),
+            // A fork of the small kernel worker: 10 µs to 100 ms.
+            "classic.process-creation@2" => (10.0, 1e5),
             b => panic!("unexpected {b}"),
         };
         assert!((lo..hi).contains(&median), "{}: {median}", r["benchmark"]);
@@ -93,12 +96,12 @@ fn a_short_classic_run_scores_and_scales() {
         ids.iter().any(|i| i.starts_with("os-placement-")),
         "{ids:?}"
     );
-    // Indexes for 1 and N copies, partial: 3 of the 12 tests ran.
+    // Indexes for 1 and N copies, partial: 4 of the 12 tests ran.
     let ix = &doc["indexes"];
     assert!(ix["1"].as_f64().unwrap() > 0.0);
     assert!(ix["N"].as_f64().unwrap() > 0.0);
     assert_eq!(ix["partial"], true);
-    assert_eq!(ix["tests"]["1"], 3);
+    assert_eq!(ix["tests"]["1"], 4);
     // The index's placement range: same-CPU and cross-CPU context-switch in the same run.
     let range = &ix["placement_range"]["1"];
     assert!(range["ci95_low"].as_f64().unwrap() <= ix["1"].as_f64().unwrap());

@@ -50,7 +50,7 @@ pub fn shares(a: &RunDocument, b: &RunDocument) -> Vec<IndexShares> {
         let mut tests = vec![];
         for ra in a.results.iter().filter(|r| {
             r.placement.name == "os"
-                && r.params.get("fsync").and_then(|v| v.as_bool()) != Some(true)
+                && !crate::bench::classic::score::is_variant(r)
                 && roles(a, r).contains(&role)
         }) {
             let Some((rb, _)) = in_b.find(a, ra) else {

@@ -5,10 +5,11 @@
 //! pass). Unlike UnixBench, copies start together, share the window, and are kept apart
 //! in the result; with `--pin` each is pinned to its own CPU.
 
+use super::slot::{shared_len, slot_offset, Header, Slot, ERROR_BYTES};
 use crate::measure::clocks::now_ns;
 use crate::probe::CpusDoc;
 use std::path::Path;
-use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 /// A copy count asked for with `--copies`: a number of copies, or a multiple of the
@@ -95,27 +96,6 @@ pub fn full_width(cpus: &CpusDoc) -> (usize, String) {
     }
 }
 
-/// What one copy hands back.
-#[repr(C)]
-struct Slot {
-    count: AtomicU64,
-    span_ns: AtomicU64,
-    /// The copy's pid and the pid of the partner it talks to (context-switch), 0 if none.
-    pid: AtomicI32,
-    partner: AtomicI32,
-    /// 0 = fine; else the copy failed and `error` holds why.
-    failed: AtomicU32,
-    error: [u8; 120],
-}
-
-/// Aligned so the slots after it are aligned too.
-#[repr(C, align(64))]
-struct Header {
-    ready: AtomicU32,
-    go: AtomicU32,
-    stop: AtomicU32,
-}
-
 /// The shared page(s): a header and one slot per copy.
 struct Shared {
     ptr: *mut u8,
@@ -124,10 +104,6 @@ struct Shared {
 }
 
 impl Shared {
-    fn len(copies: usize) -> usize {
-        std::mem::size_of::<Header>() + copies * std::mem::size_of::<Slot>()
-    }
-
     /// A fresh memory file (zeroed; all-zero bytes are valid atomics and arrays) mapped
     /// shared; its descriptor survives exec, so an exec'd copy maps the same pages.
     fn new(copies: usize) -> anyhow::Result<(Shared, std::os::fd::OwnedFd)> {
@@ -140,7 +116,7 @@ impl Shared {
         // SAFETY: fd is ours and open.
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
         // SAFETY: sizing our own memory file.
-        if unsafe { libc::ftruncate(fd.as_raw_fd(), Self::len(copies) as libc::off_t) } != 0 {
+        if unsafe { libc::ftruncate(fd.as_raw_fd(), shared_len(copies) as libc::off_t) } != 0 {
             anyhow::bail!("ftruncate: {}", std::io::Error::last_os_error());
         }
         let shared = Self::map(fd.as_raw_fd(), copies)
@@ -150,7 +126,7 @@ impl Shared {
 
     /// Map the memory file `fd` made by `new` for `copies` copies.
     fn map(fd: i32, copies: usize) -> Result<Shared, String> {
-        let len = Self::len(copies);
+        let len = shared_len(copies);
         // SAFETY: mapping `len` bytes of a memory file at least that long.
         let ptr = unsafe {
             libc::mmap(
@@ -182,12 +158,7 @@ impl Shared {
         // SAFETY: slot i lies inside the mapping (len covers `copies` slots after the header),
         // aligned: the mapping is page-aligned and Header's size (64) is a multiple of
         // Slot's alignment, as is Slot's size.
-        unsafe {
-            &*(self
-                .ptr
-                .add(std::mem::size_of::<Header>() + i * std::mem::size_of::<Slot>())
-                as *const Slot)
-        }
+        unsafe { &*(self.ptr.add(slot_offset(i)) as *const Slot) }
     }
 }
 
@@ -198,19 +169,14 @@ impl Drop for Shared {
     }
 }
 
-/// What a copy sees of the pass: the stop flag, and where to say who its partner is.
+/// What a copy sees of the pass: the stop flag.
 pub struct Window<'a> {
     stop: &'a AtomicU32,
-    partner: &'a AtomicI32,
 }
 
 impl Window<'_> {
     pub fn closed(&self) -> bool {
         self.stop.load(Ordering::Relaxed) != 0
-    }
-    /// A task this copy talks to (its samples of where it ran go with the copy's).
-    pub fn set_partner(&self, pid: i32) {
-        self.partner.store(pid, Ordering::Relaxed);
     }
 }
 
@@ -248,7 +214,7 @@ fn cpu_of(pid: i32) -> Option<u32> {
 }
 
 fn record_failure(slot: &Slot, why: &str) {
-    let mut buf = [0u8; 120];
+    let mut buf = [0u8; ERROR_BYTES];
     let b = why.as_bytes();
     let n = b.len().min(buf.len());
     buf[..n].copy_from_slice(&b[..n]);
@@ -261,9 +227,11 @@ fn record_failure(slot: &Slot, why: &str) {
 }
 
 /// How a copy gets its work: built in the forked child (tests), or by exec'ing a fresh
-/// truebench worker (`exe __classic-copy FD INDEX COPIES PIN ARGS...`), so each copy is a
-/// small new process, as UnixBench's are, not a fork of the whole harness (a fork's cost
-/// grows with the mappings of the process that forks).
+/// worker (`exe __classic-copy FD INDEX COPIES PIN ARGS...`), so each copy is a small new
+/// process, as UnixBench's are, not a fork of the whole harness (a fork's cost grows with
+/// the mappings of the process that forks). The worker is truebench itself (the CPU and
+/// file tests) or the small kernel worker (kernel_worker.rs: the tests whose loops are
+/// system calls, forks and execs); both speak the protocol of slot.rs.
 pub enum Launch<'a> {
     InProcess(&'a MakeWork<'a>),
     Exec { exe: &'a Path, args: Vec<String> },
@@ -274,7 +242,7 @@ pub type MakeWork<'a> = dyn Fn(usize) -> Result<Box<dyn Work>, String> + 'a;
 /// Builds copy i's work from the worker's arguments (after FD INDEX COPIES PIN).
 pub type MakeNamedWork = dyn Fn(&[String], usize) -> Result<Box<dyn Work>, String>;
 
-/// The argument that makes truebench a copy worker.
+/// The argument that makes truebench (or the kernel worker) a copy worker.
 pub const WORKER_ARG: &str = "__classic-copy";
 
 fn errno_text(what: &str) -> String {
@@ -299,10 +267,7 @@ fn copy_body(shared: &Shared, i: usize, pin: Option<u32>, make: &MakeWork) -> i3
                     return 0;
                 }
             }
-            let w = Window {
-                stop: &h.stop,
-                partner: &slot.partner,
-            };
+            let w = Window { stop: &h.stop };
             let t0 = now_ns();
             match work.run(&w) {
                 Ok(n) => {

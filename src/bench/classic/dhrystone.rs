@@ -126,7 +126,7 @@ impl Dhrystone {
             self.proc_1(PTR_GLOB);
             let mut ch = b'A';
             while ch <= self.ch_2_glob {
-                if enum_loc == self.func_1(ch, b'C') {
+                if enum_loc == self.func_1_call(ch, b'C') {
                     enum_loc = self.proc_6(Ident::One, enum_loc);
                     self.str_2_loc = str_3rd;
                     int_2_loc = run_index;
@@ -199,6 +199,7 @@ impl Dhrystone {
         self.bool_glob = false;
     }
 
+    #[inline(never)]
     fn proc_6(&self, enum_val_par: Ident, _enum_ref_par: Ident) -> Ident {
         let mut r = enum_val_par;
         if !func_3(enum_val_par) {
@@ -219,6 +220,7 @@ impl Dhrystone {
         }
     }
 
+    #[inline(never)]
     fn proc_8(&mut self, int_1_par: i32, int_2_par: i32) {
         let int_loc = (int_1_par + 5) as usize;
         self.arr_1[int_loc] = int_2_par;
@@ -232,6 +234,14 @@ impl Dhrystone {
         self.int_glob = 5;
     }
 
+    /// Func_1 as the main loop calls it: across the module boundary, never inlined.
+    #[inline(never)]
+    fn func_1_call(&mut self, ch_1_par: u8, ch_2_par: u8) -> Ident {
+        self.func_1(ch_1_par, ch_2_par)
+    }
+
+    /// Func_1's body: Func_2, in the same module, may inline it (gcc does).
+    #[inline(always)]
     fn func_1(&mut self, ch_1_par: u8, ch_2_par: u8) -> Ident {
         let ch_1_loc = ch_1_par;
         let ch_2_loc = ch_1_loc;
@@ -243,6 +253,7 @@ impl Dhrystone {
         }
     }
 
+    #[inline(never)]
     fn func_2(&mut self, str_1: &Str30, str_2: &Str30) -> bool {
         let mut int_loc = 2usize;
         let mut ch_loc = 0u8;
@@ -329,6 +340,7 @@ impl Dhrystone {
     }
 }
 
+#[inline(never)]
 fn proc_7(int_1_par: i32, int_2_par: i32, _int_par_ref: i32) -> i32 {
     let int_loc = int_1_par + 2;
     int_2_par + int_loc

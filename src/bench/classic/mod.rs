@@ -8,6 +8,7 @@
 pub mod copies;
 mod dhrystone;
 pub mod score;
+mod slot;
 mod whetstone;
 mod work;
 
@@ -53,7 +54,7 @@ use crate::result::observed::{CopiesSeen, CopySeen, CpusSeen, Observed, Tasks};
 use crate::result::{BenchResult, Placement, Quality};
 use copies::{CopyOutcome, Work};
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// How long UnixBench runs a test, which sets our passes and windows.
@@ -80,9 +81,27 @@ enum Kind {
     Syscall,
 }
 
-/// What a test runs besides its plain form: the file copies flushed (`--fsync`), and the
+impl Kind {
+    /// The kernel worker's mode for the tests whose loops run in it (system calls, forks,
+    /// execs: their figures must not depend on truebench's own size), None for the tests
+    /// that run in truebench's copy worker.
+    fn kernel_mode(self) -> Option<&'static str> {
+        match self {
+            Kind::Execl => Some("execl"),
+            Kind::Pipe => Some("pipe"),
+            Kind::ContextSwitch => Some("context"),
+            Kind::ProcessCreation => Some("spawn"),
+            Kind::Syscall => Some("syscall"),
+            Kind::Dhrystone | Kind::Whetstone | Kind::FileCopy { .. } | Kind::Shell(_) => None,
+        }
+    }
+}
+
+/// What a test runs besides its plain form: the file copies flushed (`--fsync`), the
 /// context-switch pair pinned to one CPU or split over two, measured in the same run so the
-/// index can say how far the scheduler's placement moves it. None of these enter the index.
+/// index can say how far the scheduler's placement moves it, and Whetstone with all of its
+/// modules' work (its plain form does the work UnixBench's binary does). None of these
+/// enter the index.
 #[derive(Debug, Clone, PartialEq)]
 enum Variant {
     Plain,
@@ -93,6 +112,8 @@ enum Variant {
     PairCrossCpu {
         partners: Vec<u32>,
     },
+    /// Whetstone's every module as written (`params.work = "all-modules"`).
+    AllModules,
 }
 
 impl Variant {
@@ -106,10 +127,12 @@ impl Variant {
     }
 }
 
-/// A case's name: `copies=2`, `copies=2,fsync`, `copies=1,pair=same-cpu`.
+/// A case's name: `copies=2`, `copies=2,fsync`, `copies=1,pair=same-cpu`,
+/// `copies=1,work=all-modules`.
 fn case_name(copies: usize, v: &Variant) -> String {
     match (v, v.pair()) {
         (Variant::Fsync, _) => format!("copies={copies},fsync"),
+        (Variant::AllModules, _) => format!("copies={copies},work=all-modules"),
         (_, Some(pair)) => format!("copies={copies},pair={pair}"),
         _ => format!("copies={copies}"),
     }
@@ -122,6 +145,7 @@ impl std::fmt::Display for Variant {
             Variant::Plain => write!(f, "plain"),
             Variant::Fsync => write!(f, "fsync"),
             Variant::PairSameCpu => write!(f, "same-cpu"),
+            Variant::AllModules => write!(f, "all-modules"),
             Variant::PairCrossCpu { partners } => {
                 let list: Vec<String> = partners.iter().map(u32::to_string).collect();
                 write!(f, "cross-cpu:{}", list.join(","))
@@ -137,6 +161,7 @@ impl std::str::FromStr for Variant {
             "plain" => Variant::Plain,
             "fsync" => Variant::Fsync,
             "same-cpu" => Variant::PairSameCpu,
+            "all-modules" => Variant::AllModules,
             _ => {
                 let list = s
                     .strip_prefix("cross-cpu:")
@@ -165,7 +190,7 @@ pub struct Classic {
 }
 
 pub static DHRYSTONE: Classic = Classic {
-    id: "classic.dhrystone@1",
+    id: "classic.dhrystone@2",
     what: "Dhrystone 2.1 main-loop passes per second (integer, string and record work; compiler-sensitive), lps",
     kind: Kind::Dhrystone,
     unit: "lps",
@@ -174,8 +199,8 @@ pub static DHRYSTONE: Classic = Classic {
     length: Length::Long,
 };
 pub static WHETSTONE: Classic = Classic {
-    id: "classic.whetstone@2",
-    what: "double-precision Whetstone, millions of Whetstone instructions per second, MWIPS",
+    id: "classic.whetstone@3",
+    what: "double-precision Whetstone, millions of Whetstone instructions per second, the work UnixBench's gcc build does (params.work), MWIPS",
     kind: Kind::Whetstone,
     unit: "MWIPS",
     per_s_to_unit: 1.0,
@@ -183,8 +208,8 @@ pub static WHETSTONE: Classic = Classic {
     length: Length::Long,
 };
 pub static EXECL: Classic = Classic {
-    id: "classic.execl@2",
-    what: "execs per second of a small program (about 10 KB) replacing itself, lps",
+    id: "classic.execl@3",
+    what: "execs per second of a small program (about 20 KB) replacing itself, chains forked by the same small program, lps",
     kind: Kind::Execl,
     unit: "lps",
     per_s_to_unit: 1.0,
@@ -249,8 +274,8 @@ pub static CONTEXT_SWITCH: Classic = Classic {
     length: Length::Long,
 };
 pub static PROCESS_CREATION: Classic = Classic {
-    id: "classic.process-creation@1",
-    what: "fork, the child exits, the parent waits: loops per second, lps",
+    id: "classic.process-creation@2",
+    what: "fork of a small program (about 20 KB), the child exits, the parent waits: loops per second, lps",
     kind: Kind::ProcessCreation,
     unit: "lps",
     per_s_to_unit: 1.0,
@@ -374,6 +399,7 @@ impl Classic {
             Kind::FileCopy { .. } if ctx.options.classic.fsync => {
                 vec![Ok(Variant::Plain), Ok(Variant::Fsync)]
             }
+            Kind::Whetstone => vec![Ok(Variant::Plain), Ok(Variant::AllModules)],
             Kind::ContextSwitch => {
                 let order = crate::placement::spread_order(ctx.probe);
                 let cross = if order.len() < 2 {
@@ -399,7 +425,7 @@ impl Classic {
         match self.kind {
             Kind::Shell(_) => work::missing_shell_tool()
                 .map(|t| format!("the shell tests need {t}, which is not installed")),
-            Kind::Execl => work::execl_link_size().err(),
+            k if k.kernel_mode().is_some() => work::kernel_worker_size().err(),
             _ => None,
         }
     }
@@ -417,25 +443,44 @@ impl Classic {
         let mkdir = || std::fs::create_dir_all(&own).map_err(|e| format!("{}: {e}", own.display()));
         Ok(match self.kind {
             Kind::Dhrystone => Box::new(work::dhrystone()),
-            Kind::Whetstone => Box::new(work::whetstone()),
-            Kind::Execl => Box::new(work::execl(dir)?),
+            Kind::Whetstone => Box::new(work::whetstone(match variant {
+                Variant::AllModules => whetstone::Modules::All,
+                _ => whetstone::Modules::AsUnixBench,
+            })),
             Kind::FileCopy { buf, file_kb } => {
                 mkdir()?;
                 Box::new(work::file_copy(&own, buf, file_kb, fsync)?)
             }
-            Kind::Pipe => Box::new(work::pipe_throughput()?),
-            Kind::ContextSwitch => Box::new(work::context_switch(match variant {
-                Variant::PairCrossCpu { partners } if !partners.is_empty() => {
-                    Some(partners[copy % partners.len()])
-                }
-                _ => None,
-            })?),
-            Kind::ProcessCreation => Box::new(work::ProcessCreation),
             Kind::Shell(k) => {
                 mkdir()?;
                 Box::new(work::shell(&own, k)?)
             }
-            Kind::Syscall => Box::new(work::syscalls()?),
+            Kind::Execl
+            | Kind::Pipe
+            | Kind::ContextSwitch
+            | Kind::ProcessCreation
+            | Kind::Syscall => return Err(format!("{} runs in the kernel worker", self.id)),
+        })
+    }
+
+    /// The worker the copies exec and its arguments after FD INDEX COPIES PIN: the kernel
+    /// worker (installed into `dir` here) with MODE VARIANT, or truebench with TEST DIR
+    /// VARIANT.
+    fn launch_args(&self, dir: &Path, variant: &Variant) -> anyhow::Result<(PathBuf, Vec<String>)> {
+        Ok(match self.kind.kernel_mode() {
+            Some(mode) => (
+                work::install_kernel_worker(dir)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", self.id))?,
+                vec![mode.to_string(), variant.to_string()],
+            ),
+            None => (
+                std::env::current_exe()?,
+                vec![
+                    self.id.to_string(),
+                    dir.display().to_string(),
+                    variant.to_string(),
+                ],
+            ),
         })
     }
 
@@ -453,19 +498,8 @@ impl Classic {
         let dir = tempfile::Builder::new()
             .prefix("truebench-classic-")
             .tempdir()?;
-        if let Kind::Execl = self.kind {
-            work::install_execl_link(dir.path())
-                .map_err(|e| anyhow::anyhow!("{}: {e}", self.id))?;
-        }
-        let exe = std::env::current_exe()?;
-        let launch = copies::Launch::Exec {
-            exe: &exe,
-            args: vec![
-                self.id.to_string(),
-                dir.path().display().to_string(),
-                variant.to_string(),
-            ],
-        };
+        let (exe, args) = self.launch_args(dir.path(), variant)?;
+        let launch = copies::Launch::Exec { exe: &exe, args };
         // A short warm-up pass (caches, page faults, the binary in the page cache), not kept.
         copies::pass(copies, pins.as_deref(), window / 5, &launch)
             .map_err(|e| e.context(format!("{} warm-up", self.id)))?;
@@ -500,14 +534,22 @@ impl Classic {
         ]);
         match self.kind {
             Kind::FileCopy { .. } => params.insert("fsync", *variant == Variant::Fsync),
+            Kind::Whetstone => params.insert(
+                "work",
+                match variant {
+                    Variant::AllModules => whetstone::Modules::All,
+                    _ => whetstone::Modules::AsUnixBench,
+                }
+                .param(),
+            ),
             Kind::ContextSwitch => {
                 if let Some(pair) = variant.pair() {
                     params.insert("pair", pair);
                 }
             }
             Kind::Execl => {
-                params.insert("exec_target", work::EXECL_LINK_NAME);
-                if let Ok(bytes) = work::execl_link_size() {
+                params.insert("exec_target", work::KERNEL_WORKER_NAME);
+                if let Ok(bytes) = work::kernel_worker_size() {
                     params.insert("exec_target_bytes", bytes);
                 }
             }
@@ -731,17 +773,17 @@ impl Benchmark for Classic {
 mod tests {
     use super::*;
 
-    /// Each test's work, run by one copy for a short window: it completes loops, checks
-    /// what its calls returned, and lands in a plausible range for its unit.
+    /// Each test's work, run by one copy for a short window (the kernel worker's tests
+    /// through the kernel worker, exec'd as in a run; the others in a forked copy): it
+    /// completes loops, checks what its calls returned, and lands in a plausible range for
+    /// its unit.
     #[test]
     fn each_test_does_its_work_in_a_short_window() {
-        let dir = tempfile::tempdir().unwrap();
-        work::install_execl_link(dir.path()).unwrap();
         // (test, lowest plausible rate, highest plausible rate), in the test's unit.
         let cases: [(&Classic, f64, f64); 12] = [
             (&DHRYSTONE, 1e6, 1e10),
             (&WHETSTONE, 50.0, 1e6),
-            // Chains of 10 execs of a 10 KB program: 0.1 ms to 100 ms an exec.
+            // Chains of 10 execs of a 20 KB program: 0.1 ms to 100 ms an exec.
             (&EXECL, 10.0, 1e4),
             (&FILE_COPY_1024, 1e4, 1e9),
             (&FILE_COPY_256, 1e3, 1e9),
@@ -749,22 +791,24 @@ mod tests {
             // Two system calls a loop: never more than ~10^8 a second.
             (&PIPE_THROUGHPUT, 1e3, 5e7),
             (&CONTEXT_SWITCH, 1e2, 1e7),
-            (&PROCESS_CREATION, 10.0, 1e6),
+            // A fork of a small program: 10 µs to 100 ms.
+            (&PROCESS_CREATION, 10.0, 1e5),
             (&SHELL_1, 6.0, 1e6),
             (&SHELL_8, 1.0, 1e6),
             // Five system calls a loop.
             (&SYSCALL, 1e3, 2e7),
         ];
         for (t, lo, hi) in cases {
+            let dir = tempfile::tempdir().unwrap();
             let window = if t.length == Length::Shell { 400 } else { 60 };
             let make = |i: usize| t.make(dir.path(), i, &Variant::Plain);
-            let out = copies::pass(
-                1,
-                None,
-                Duration::from_millis(window),
-                &copies::Launch::InProcess(&make),
-            )
-            .unwrap_or_else(|e| panic!("{}: {e}", t.id));
+            let (exe, args) = t.launch_args(dir.path(), &Variant::Plain).unwrap();
+            let launch = match t.kind.kernel_mode() {
+                Some(_) => copies::Launch::Exec { exe: &exe, args },
+                None => copies::Launch::InProcess(&make),
+            };
+            let out = copies::pass(1, None, Duration::from_millis(window), &launch)
+                .unwrap_or_else(|e| panic!("{}: {e}", t.id));
             let rate = out[0].rate_per_s() * t.per_s_to_unit;
             assert!(out[0].count > 0, "{}: no loop completed", t.id);
             assert!(
@@ -774,6 +818,72 @@ mod tests {
                 t.unit
             );
         }
+    }
+
+    /// The kernel worker's context-switch pair, pinned to one CPU and split over two: the
+    /// partner is seen where it was put, and a round trip takes between 0.1 µs and 10 ms.
+    #[test]
+    fn the_kernel_workers_pairs_run_where_they_are_pinned() {
+        let set = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap();
+        let cpus: Vec<u32> = (0..nix::sched::CpuSet::count())
+            .filter(|c| set.is_set(*c).unwrap_or(false))
+            .map(|c| c as u32)
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let mut variants = vec![(Variant::PairSameCpu, cpus[0])];
+        if cpus.len() >= 2 {
+            variants.push((
+                Variant::PairCrossCpu {
+                    partners: vec![cpus[1]],
+                },
+                cpus[1],
+            ));
+        }
+        for (i, (v, partner_cpu)) in variants.into_iter().enumerate() {
+            let sub = dir.path().join(i.to_string());
+            std::fs::create_dir(&sub).unwrap();
+            let (exe, args) = CONTEXT_SWITCH.launch_args(&sub, &v).unwrap();
+            let launch = copies::Launch::Exec { exe: &exe, args };
+            let out = copies::pass(1, Some(&cpus[..1]), Duration::from_millis(100), &launch)
+                .unwrap_or_else(|e| panic!("{v}: {e}"));
+            let c = &out[0];
+            assert_eq!(c.cpus_seen, vec![cpus[0]], "{v}: {c:?}");
+            assert!(c.observations > 0, "{v}: the partner was never seen: {c:?}");
+            assert_eq!(c.partner_cpus_seen, vec![partner_cpu], "{v}: {c:?}");
+            assert!((1e2..1e7).contains(&c.rate_per_s()), "{v}: {c:?}");
+        }
+    }
+
+    /// A copy the kernel worker cannot prepare fails the pass with its reason, and bad
+    /// arguments are refused.
+    #[test]
+    fn the_kernel_worker_reports_why_a_copy_failed() {
+        let dir = tempfile::tempdir().unwrap();
+        let exe = work::install_kernel_worker(dir.path()).unwrap();
+        let launch = copies::Launch::Exec {
+            exe: &exe,
+            args: vec!["no-such-mode".into(), "plain".into()],
+        };
+        let e = copies::pass(1, None, Duration::from_millis(20), &launch).unwrap_err();
+        assert!(e.to_string().contains("unknown mode"), "{e}");
+        // A partner CPU that cannot exist.
+        let launch = copies::Launch::Exec {
+            exe: &exe,
+            args: vec!["context".into(), "cross-cpu:100000".into()],
+        };
+        let e = copies::pass(1, None, Duration::from_millis(20), &launch).unwrap_err();
+        assert!(e.to_string().contains("could not be pinned"), "{e}");
+        // A chain link: exits 73 at the end of the chain, 2 on anything but a number.
+        let status = |args: &[&str]| {
+            std::process::Command::new(&exe)
+                .args(args)
+                .status()
+                .unwrap()
+                .code()
+        };
+        assert_eq!(status(&["3"]), Some(73));
+        assert_eq!(status(&["three"]), Some(2));
+        assert_eq!(status(&["__classic-copy", "1"]), Some(2));
     }
 
     #[test]

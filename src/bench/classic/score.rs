@@ -181,9 +181,11 @@ fn copies_of(r: &BenchResult) -> Option<u64> {
 }
 
 /// A variant that UnixBench does not run (the file copies with fsync, the context-switch
-/// pair pinned) stays out of the index.
+/// pair pinned, Whetstone's all-modules work) stays out of the index.
 pub fn is_variant(r: &BenchResult) -> bool {
-    r.params.get("fsync").and_then(|v| v.as_bool()) == Some(true) || r.params.contains_key("pair")
+    r.params.get("fsync").and_then(|v| v.as_bool()) == Some(true)
+        || r.params.contains_key("pair")
+        || r.params.get("work").and_then(|v| v.as_str()) == Some("all-modules")
 }
 
 #[cfg(test)]
@@ -296,6 +298,26 @@ mod tests {
         // N is keyed too when the copy count is N; without context-switch there is no range.
         assert!(placement_ranges(&swing(838.0, 900.0, 44.0), 1).contains_key("N"));
         assert!(placement_ranges(&swing(838.0, 900.0, 44.0)[..1], 2).is_empty());
+    }
+
+    /// Whetstone's UnixBench work enters the index; its all-modules work stays beside it.
+    #[test]
+    fn only_the_unixbench_work_enters_the_index() {
+        let whet = |work: &str, idx: f64| {
+            let params = serde_json::json!({"copies": 1, "work": work});
+            let mut r = result("classic.whetstone@3", "os", None, params, 100.0);
+            r.derived.insert("index".into(), idx);
+            r.derived.insert("unixbench_index".into(), idx);
+            r
+        };
+        let (ub, all) = (whet("unixbench", 400.0), whet("all-modules", 100.0));
+        assert!(!is_variant(&ub));
+        assert!(is_variant(&all));
+        let rs = vec![classic("syscall", 1, 100.0, 100.0, false), ub, all];
+        let v = suite_indexes(&rs, 2, 1, "1 CPU");
+        // The geometric mean of 100 and 400, not of 100, 400 and 100.
+        assert!((v.by_copies["1"].unwrap() - 200.0).abs() < 1e-9);
+        assert!(!v.partial);
     }
 
     #[test]

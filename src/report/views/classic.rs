@@ -21,6 +21,9 @@ pub struct Copies {
     /// The context-switch pair pinned (`same-cpu`, `cross-cpu`), outside the index.
     #[serde(default)]
     pub pair: Option<String>,
+    /// Whetstone's work: `unixbench` (in the index) or `all-modules` (beside it).
+    #[serde(default)]
+    pub work: Option<String>,
 }
 
 pub fn is_classic(r: &BenchResult) -> bool {
@@ -46,9 +49,10 @@ fn per_kind(doc: &RunDocument) -> String {
 
 fn name(r: &BenchResult, p: &Copies) -> String {
     let n = r.base_id().trim_start_matches("classic.");
-    match (p.fsync, &p.pair) {
-        (true, _) => format!("{n} (fsync)"),
-        (_, Some(pair)) => format!("{n} (pinned {pair})"),
+    match (p.fsync, &p.pair, p.work.as_deref()) {
+        (true, _, _) => format!("{n} (fsync)"),
+        (_, Some(pair), _) => format!("{n} (pinned {pair})"),
+        (_, _, Some("all-modules")) => format!("{n} (all modules)"),
         _ => n.to_string(),
     }
 }
