@@ -443,6 +443,38 @@ const EXPECT: &[Expect] = &[
         findings: &[],
     },
     Expect {
+        name: "noprefix-cgroup-4n4c",
+        packages: 4,
+        cores: 16,
+        threads: 16,
+        threads_per_core: 1,
+        llc_level: Some(3),
+        llc_groups: Ok(&["0-3", "4-7", "8-11", "12-15"]),
+        nodes: 4,
+        quota: None,
+        // The noprefix cgroup /prout holds CPUs 0-3.
+        usable: 4,
+        vm: None,
+        container: None,
+        findings: &[],
+    },
+    Expect {
+        name: "noprefix-cpuset-8n2c",
+        packages: 8,
+        cores: 16,
+        threads: 16,
+        threads_per_core: 1,
+        llc_level: Some(2),
+        llc_groups: Err(16),
+        nodes: 8,
+        quota: None,
+        // The noprefix cpuset /dummy holds CPUs 0-3,5-6,12-15.
+        usable: 10,
+        vm: None,
+        container: None,
+        findings: &["llc-not-shared"],
+    },
+    Expect {
         name: "offline-cpu0-node0",
         packages: 2,
         cores: 17,
@@ -1333,6 +1365,25 @@ fn hwloc_gather_captures_read_cgroups_and_kernel_from_mounts_and_version() {
     let p = probe_fixture("power7-sparse-nodes");
     assert_eq!(p.cpus.cgroup_cpuset, None);
     assert!(p.unavailable.0["cgroup"].contains("/proc/mounts"));
+}
+
+#[test]
+fn a_cgroup_v1_cpuset_mounted_with_noprefix_is_read_like_the_prefixed_one() {
+    // /dev/cpuset mounted `cgroup rw,cpuset,noprefix`: files `cpus` and `mems`. Found
+    // through /proc/self/cgroup...
+    let p = probe_fixture("noprefix-cgroup-4n4c");
+    assert_eq!(p.cpus.cgroup_cpuset, Some(list("0-3")));
+    assert_eq!(p.cpus.cgroup_mems, Some(list("2-3")));
+    assert_eq!(p.cpus.usable, list("0-3"));
+    assert_eq!(p.cpus.usable_mems, list("2-3"));
+    assert_eq!(p.cpus.cgroup_quota, None);
+    // ...and through /proc/self/cpuset alone (no /proc/self/cgroup in that capture).
+    let p = probe_fixture("noprefix-cpuset-8n2c");
+    assert_eq!(p.cpus.cgroup_cpuset, Some(list("0-3,5-6,12-15")));
+    assert_eq!(p.cpus.cgroup_mems, Some(list("1-4")));
+    assert_eq!(p.cpus.usable, list("0-3,5-6,12-15"));
+    assert_eq!(p.cpus.usable_mems, list("1-4"));
+    assert!(!p.unavailable.0.contains_key("cpus.cgroup_mems"));
 }
 
 #[test]

@@ -237,8 +237,10 @@ impl Group {
             g.thread_files.push(c.join("tasks"));
             if layout.cpuset != layout.cpu {
                 let s = mkdir(&mut g, &layout.cpuset)?;
-                write(&s, "cpuset.cpus", &cpulist(&cpus))?;
-                write(&s, "cpuset.mems", mems)?;
+                // `cpus`/`mems` under a hierarchy mounted with noprefix.
+                let pre = crate::probe::cgroup::cpuset_prefix(&layout.cpuset);
+                write(&s, &format!("{pre}cpus"), &cpulist(&cpus))?;
+                write(&s, &format!("{pre}mems"), mems)?;
                 g.thread_files.push(s.join("tasks"));
             }
         }
@@ -287,6 +289,8 @@ pub fn parent_mems(layout: &Layout) -> String {
         "cpuset.mems.effective",
         "cpuset.effective_mems",
         "cpuset.mems",
+        "effective_mems",
+        "mems",
     ]
     .iter()
     .find_map(|f| {

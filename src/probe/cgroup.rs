@@ -7,7 +7,9 @@
 //! Trees captured by hwloc-gather-topology hold /proc/mounts instead of mountinfo and
 //! /proc/self/cpuset beside /proc/self/cgroup; older machines mount the pre-cgroup `cpuset`
 //! filesystem (files `cpus` and `mems`, the process's path in /proc/self/cpuset). Both are
-//! read when mountinfo or a cgroup line is missing.
+//! read when mountinfo or a cgroup line is missing. A v1 hierarchy mounted with `noprefix`
+//! (SGI and older SUSE systems, at /dev/cpuset) names its files without the `cpuset.`
+//! prefix too (`cpus`, `mems`, `effective_cpus`, `effective_mems`) and is read the same way.
 
 use super::cpulist::read_list_file;
 use super::sysroot::SysRoot;
@@ -49,7 +51,15 @@ struct Mount {
     v2: bool,
     /// The pre-cgroup `cpuset` filesystem (files `cpus`, `mems` without a prefix).
     legacy_cpuset: bool,
+    /// Mount options, the controllers among them (`cpuset`, `noprefix`, ...).
     controllers: Vec<String>,
+}
+
+impl Mount {
+    /// A v1 hierarchy mounted with `noprefix`: its files have no `cpuset.` prefix.
+    fn noprefix(&self) -> bool {
+        !self.v2 && self.controllers.iter().any(|c| c == "noprefix")
+    }
 }
 
 /// Where the cgroup mounts were read from (named in the reasons).
@@ -244,6 +254,16 @@ pub fn own_dir(root: &SysRoot, ctrl: &str) -> Option<(PathBuf, bool)> {
     Some((cgroup_dir(root, m, &path), m.v2))
 }
 
+/// The prefix of a v1 cpuset directory's files: `cpuset.`, or none where the hierarchy is
+/// mounted with `noprefix` (or is the pre-cgroup cpuset filesystem): its `cpus` file exists.
+pub fn cpuset_prefix(dir: &Path) -> &'static str {
+    if !dir.join("cpuset.cpus").exists() && dir.join("cpus").exists() {
+        ""
+    } else {
+        "cpuset."
+    }
+}
+
 /// The cgroup limits on this process.
 pub fn read(root: &SysRoot, missing: &mut Unavailable) -> Option<CgroupInfo> {
     read_for(root, "self", missing)
@@ -306,6 +326,8 @@ pub fn read_for(root: &SysRoot, pid: &str, missing: &mut Unavailable) -> Option<
                 (&["cpuset.cpus.effective"], &["cpuset.mems.effective"])
             } else if m.legacy_cpuset {
                 (&["cpus"], &["mems"])
+            } else if m.noprefix() {
+                (&["effective_cpus", "cpus"], &["effective_mems", "mems"])
             } else {
                 (
                     &["cpuset.effective_cpus", "cpuset.cpus"],
@@ -378,6 +400,16 @@ pub fn read_for(root: &SysRoot, pid: &str, missing: &mut Unavailable) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn noprefix_cpuset_directories_are_told_apart_by_their_files() {
+        let d = tempfile::tempdir().unwrap();
+        assert_eq!(cpuset_prefix(d.path()), "cpuset.");
+        std::fs::write(d.path().join("cpus"), "0-3\n").unwrap();
+        assert_eq!(cpuset_prefix(d.path()), "");
+        std::fs::write(d.path().join("cpuset.cpus"), "0-3\n").unwrap();
+        assert_eq!(cpuset_prefix(d.path()), "cpuset.");
+    }
 
     #[test]
     fn cpu_max_parses_limited_and_unlimited() {
