@@ -39,6 +39,14 @@ impl std::fmt::Display for ReadError {
 
 impl std::error::Error for ReadError {}
 
+/// What a read does at its size limit: fail (the whole content was wanted), or stop and
+/// keep what it has (only the beginning was wanted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Full {
+    TooLarge,
+    Prefix,
+}
+
 /// How long one wait for data lasts before the interrupt flag is looked at again.
 const POLL_SLICE_MS: u16 = 100;
 
@@ -47,6 +55,7 @@ fn drain<R: Read + AsFd>(
     r: &mut R,
     max: usize,
     timeout: Option<Duration>,
+    full: Full,
 ) -> Result<Vec<u8>, ReadError> {
     use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
     let start = Instant::now();
@@ -57,6 +66,10 @@ fn drain<R: Read + AsFd>(
             Ok(0) => return Ok(out),
             Ok(n) => {
                 if out.len() + n > max {
+                    if full == Full::Prefix {
+                        out.extend_from_slice(&buf[..max - out.len()]);
+                        return Ok(out);
+                    }
                     return Err(ReadError::TooLarge(max));
                 }
                 out.extend_from_slice(&buf[..n]);
@@ -86,6 +99,25 @@ fn drain<R: Read + AsFd>(
 /// as empty; one whose writer never stops, or a device like /dev/zero, is TooLarge or
 /// TimedOut.
 pub fn read_file(path: &Path, max: usize, timeout: Option<Duration>) -> Result<Vec<u8>, ReadError> {
+    read_path(path, max, timeout, Full::TooLarge)
+}
+
+/// The first `max` bytes of the file at `path` (all of it when shorter), read like
+/// [`read_file`]: /dev/zero or an endless FIFO gives its first `max` bytes.
+pub fn read_prefix(
+    path: &Path,
+    max: usize,
+    timeout: Option<Duration>,
+) -> Result<Vec<u8>, ReadError> {
+    read_path(path, max, timeout, Full::Prefix)
+}
+
+fn read_path(
+    path: &Path,
+    max: usize,
+    timeout: Option<Duration>,
+    full: Full,
+) -> Result<Vec<u8>, ReadError> {
     let mut f: File = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
@@ -96,9 +128,22 @@ pub fn read_file(path: &Path, max: usize, timeout: Option<Duration>) -> Result<V
         return Err(ReadError::Open(io::Error::other("it is a directory")));
     }
     if meta.file_type().is_file() {
-        return take_at_most(&mut f, max);
+        // A regular file never blocks; its size may still be enormous.
+        let mut out = Vec::new();
+        (&mut f)
+            .take(max as u64 + 1)
+            .read_to_end(&mut out)
+            .map_err(ReadError::Io)?;
+        if out.len() > max {
+            if full == Full::Prefix {
+                out.truncate(max);
+                return Ok(out);
+            }
+            return Err(ReadError::TooLarge(max));
+        }
+        return Ok(out);
     }
-    drain(&mut f, max, timeout)
+    drain(&mut f, max, timeout, full)
 }
 
 /// A regular file's content, at most `max` bytes (a regular file never blocks; its size
@@ -171,7 +216,7 @@ pub fn command_output(cmd: &str, max: usize, timeout: Duration) -> Result<Vec<u8
         .map(|fl| nix::fcntl::OFlag::from_bits_truncate(fl) | nix::fcntl::OFlag::O_NONBLOCK)
         .and_then(|fl| nix::fcntl::fcntl(&out, nix::fcntl::FcntlArg::F_SETFL(fl)));
     let got = match nb {
-        Ok(_) => drain(&mut out, max, Some(timeout)),
+        Ok(_) => drain(&mut out, max, Some(timeout), Full::TooLarge),
         Err(e) => Err(ReadError::Io(e.into())),
     };
     drop(out);

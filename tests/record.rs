@@ -276,3 +276,89 @@ fn the_numa_view_shows_a_known_amount_of_touched_memory_and_the_threads_home() {
         "{shown}"
     );
 }
+
+#[test]
+fn a_metric_that_never_holds_a_number_is_unavailable_and_said_once() {
+    let env = TestEnv::new();
+    let out = env
+        .cmd()
+        .args([
+            "record",
+            "--interval",
+            "0.5",
+            "--metric-file",
+            "/dev/zero",
+            "--json",
+            "--",
+            "sleep",
+            "1.2",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let said: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("--metric-file /dev/zero: no number in the first 4 KiB"))
+        .collect();
+    assert_eq!(said.len(), 1, "once on stderr: {err}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &doc["recording"];
+    assert_eq!(
+        r["unavailable"]["metric_per_s"],
+        "--metric-file /dev/zero: no number in the first 4 KiB"
+    );
+    let rows = r["rows"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    for row in rows {
+        assert!(row["metric_per_s"].is_null(), "{row}");
+        assert_eq!(row["metric_missing"], "no number in the first 4 KiB");
+    }
+}
+
+#[test]
+fn a_metric_that_stops_parsing_mid_run_is_marked_in_each_interval_without_it() {
+    let env = TestEnv::new();
+    let file = env.dir.path().join("done");
+    let f = file.display().to_string();
+    // Counts for about 1.5 s, then the file holds text for the last 1.5 s (each write
+    // replaces the file whole, so no read sees it half written).
+    let script = format!(
+        "i=0; while [ $i -lt 15 ]; do echo $((i*10)) > {f}.new; mv {f}.new {f}; i=$((i+1)); sleep 0.1; done; \
+         echo 'n/a' > {f}.new; mv {f}.new {f}; sleep 1.5"
+    );
+    std::fs::write(&file, "0\n").unwrap();
+    let out = env
+        .cmd()
+        .args(["record", "--interval", "0.5", "--metric-file", &f, "--json"])
+        .args(["--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &doc["recording"];
+    let rows = r["rows"].as_array().unwrap();
+    let rated = rows.iter().filter(|x| x["metric_per_s"].is_f64()).count();
+    let marked: Vec<&serde_json::Value> = rows
+        .iter()
+        .filter(|x| !x["metric_missing"].is_null())
+        .collect();
+    assert!(rated >= 1, "{rows:?}");
+    assert!(!marked.is_empty(), "{rows:?}");
+    for m in &marked {
+        assert!(m["metric_per_s"].is_null());
+        assert_eq!(m["metric_missing"], "no number in its 4 bytes");
+    }
+    // Not unavailable as a whole: some intervals had it.
+    assert!(
+        r["unavailable"].get("metric_per_s").is_none(),
+        "{}",
+        r["unavailable"]
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err.matches("no number in its 4 bytes").count(),
+        1,
+        "said once: {err}"
+    );
+}

@@ -17,6 +17,8 @@ pub struct Reading {
     pub target: Option<ProcCounters>,
     /// The business metric's cumulative counter.
     pub metric: Option<f64>,
+    /// Why the business metric was asked for and not read at this instant.
+    pub metric_missing: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -55,6 +57,10 @@ pub struct Row {
     pub target: Option<TargetRow>,
     /// The business metric's rate over the interval, units per second.
     pub metric_per_s: Option<f64>,
+    /// Why the business metric has no rate in this interval although one was asked for
+    /// (it gave no number at the interval's start or end); absent when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric_missing: Option<String>,
     /// NUMA allocation and balancing counters of /proc/vmstat over the interval (numa_hit,
     /// numa_miss, numa_pages_migrated...), events in the interval; a counter the kernel
     /// lacks is absent (the recording's `unavailable` says why).
@@ -106,6 +112,10 @@ pub fn row(a: &Reading, b: &Reading, start_ns: u64, ticks_per_s: f64) -> Row {
         psi_cpu_some_pct: per_s(a.sys.psi_some_us, b.sys.psi_some_us, secs).map(|us| us / 1e4),
         target,
         metric_per_s: a.metric.zip(b.metric).map(|(x, y)| (y - x) / secs),
+        metric_missing: b
+            .metric_missing
+            .clone()
+            .or_else(|| a.metric_missing.clone()),
         numa_events: match (&a.sys.numa, &b.sys.numa) {
             (Some(x), Some(y)) => super::vmstat::deltas(x, y),
             _ => BTreeMap::new(),
@@ -218,24 +228,35 @@ pub fn metric_timeout(interval_s: f64) -> std::time::Duration {
     std::time::Duration::from_secs_f64((interval_s / 2.0).clamp(0.05, 5.0))
 }
 
-/// The first number printed by `cmd` or held in `file`, read bounded in size and time (a
-/// FIFO without writer, /dev/zero or a command that hangs gives None for this interval).
+/// The first number printed by `cmd` or held in the first [`METRIC_MAX_BYTES`] of `file`,
+/// read bounded in size and time; Err(why not), in words, when there is none this time (a
+/// FIFO without writer, /dev/zero, text that is not a number, a command that hangs).
 pub fn read_metric(
     cmd: Option<&str>,
     file: Option<&std::path::Path>,
     interval_s: f64,
-) -> Option<f64> {
+) -> Result<f64, String> {
     let limit = metric_timeout(interval_s);
     let bytes = match (cmd, file) {
-        (Some(c), _) => crate::bounded::command_output(c, METRIC_MAX_BYTES, limit).ok()?,
-        (None, Some(f)) => crate::bounded::read_file(f, METRIC_MAX_BYTES, Some(limit)).ok()?,
-        (None, None) => return None,
-    };
-    String::from_utf8_lossy(&bytes)
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
+        (Some(c), _) => crate::bounded::command_output(c, METRIC_MAX_BYTES, limit),
+        (None, Some(f)) => crate::bounded::read_prefix(f, METRIC_MAX_BYTES, Some(limit)),
+        (None, None) => return Err("no metric command or file".into()),
+    }
+    .map_err(|e| format!("cannot read it: {e}"))?;
+    let text = String::from_utf8_lossy(&bytes);
+    match text.split_whitespace().next() {
+        Some(word) => word.parse::<f64>().ok().filter(|v| v.is_finite()),
+        None => None,
+    }
+    .ok_or_else(|| {
+        if bytes.is_empty() {
+            "it is empty".to_string()
+        } else if bytes.len() >= METRIC_MAX_BYTES {
+            format!("no number in the first {} KiB", METRIC_MAX_BYTES / 1024)
+        } else {
+            format!("no number in its {} bytes", bytes.len())
+        }
+    })
 }
 
 /// When to take reading number `done + 1`: the next tick of a fixed grid from `start_ns`
@@ -354,7 +375,55 @@ mod tests {
                 tasks: vec![],
             }),
             metric: Some(metric),
+            metric_missing: None,
         }
+    }
+
+    #[test]
+    fn an_interval_whose_metric_gave_no_number_says_why() {
+        let a = reading(0.0, 0, 0, 0, 10.0);
+        let mut b = reading(1.0, 100, 10, 10, 0.0);
+        b.metric = None;
+        b.metric_missing = Some("no number in its 3 bytes".into());
+        let r = row(&a, &b, 0, 100.0);
+        assert_eq!(r.metric_per_s, None);
+        assert_eq!(
+            r.metric_missing.as_deref(),
+            Some("no number in its 3 bytes")
+        );
+        // The next interval starts from the unread instant: no rate either, same reason.
+        let c = reading(2.0, 200, 20, 20, 30.0);
+        assert_eq!(row(&b, &c, 0, 100.0).metric_missing, r.metric_missing);
+        // Read at both ends: a rate and no mark.
+        let ok = row(&a, &c, 0, 100.0);
+        assert_eq!((ok.metric_per_s, ok.metric_missing), (Some(10.0), None));
+    }
+
+    #[test]
+    fn a_metric_file_without_a_number_gives_the_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("done");
+        std::fs::write(&f, "1234 transactions\n").unwrap();
+        assert_eq!(read_metric(None, Some(&f), 1.0), Ok(1234.0));
+        std::fs::write(&f, "").unwrap();
+        assert_eq!(read_metric(None, Some(&f), 1.0).unwrap_err(), "it is empty");
+        std::fs::write(&f, "n/a\n").unwrap();
+        assert_eq!(
+            read_metric(None, Some(&f), 1.0).unwrap_err(),
+            "no number in its 4 bytes"
+        );
+        let zero = std::path::Path::new("/dev/zero");
+        assert_eq!(
+            read_metric(None, Some(zero), 1.0).unwrap_err(),
+            "no number in the first 4 KiB"
+        );
+        // A large file whose first word is a number: the number (only 4 KiB are read).
+        std::fs::write(&f, format!("77\n{}", "x".repeat(100_000))).unwrap();
+        assert_eq!(read_metric(None, Some(&f), 1.0), Ok(77.0));
+        let missing = dir.path().join("absent");
+        assert!(read_metric(None, Some(&missing), 1.0)
+            .unwrap_err()
+            .starts_with("cannot read it: "));
     }
 
     #[test]

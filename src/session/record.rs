@@ -73,12 +73,55 @@ impl Recording {
     }
 }
 
-fn read_metric(a: &Options) -> Option<f64> {
+fn read_metric(a: &Options) -> Result<f64, String> {
     crate::observe::recorder::read_metric(
         a.metric_cmd.as_deref(),
         a.metric_file.as_deref(),
         a.interval,
     )
+}
+
+/// The business metric's source as the user named it (`--metric-file PATH`).
+fn metric_source(a: &Options) -> String {
+    match (&a.metric_cmd, &a.metric_file) {
+        (Some(c), _) => format!("--metric-cmd '{c}'"),
+        (None, Some(f)) => format!("--metric-file {}", f.display()),
+        (None, None) => String::new(),
+    }
+}
+
+/// The first reason the business metric was not read, said once on stderr and kept for
+/// the recording's `unavailable` list; each interval without it is marked in its row.
+#[derive(Default)]
+struct MetricMisses {
+    first: Option<String>,
+}
+
+impl MetricMisses {
+    fn see(&mut self, r: &Reading, a: &Options) {
+        if let (None, Some(why)) = (&self.first, &r.metric_missing) {
+            let line = format!("{}: {why}", metric_source(a));
+            eprintln!("truebench: {line} (each interval without it is marked)");
+            self.first = Some(line);
+        }
+    }
+}
+
+/// The business metric at this instant (its fields of a [`Reading`]).
+fn metric_reading(a: &Options) -> Reading {
+    if a.metric_cmd.is_none() && a.metric_file.is_none() {
+        return Reading::default();
+    }
+    match read_metric(a) {
+        Ok(v) => Reading {
+            metric: Some(v),
+            ..Reading::default()
+        },
+        Err(why) => Reading {
+            metric_missing: Some(why),
+            ..Reading::default()
+        },
+    }
 }
 
 fn reading(
@@ -98,11 +141,7 @@ fn reading(
         t_ns: now_ns(),
         sys: system::read(&SysRoot::live()),
         target: t,
-        metric: if a.metric_cmd.is_some() || a.metric_file.is_some() {
-            read_metric(a)
-        } else {
-            None
-        },
+        ..metric_reading(a)
     }
 }
 
@@ -222,6 +261,8 @@ fn live_line(r: &Row) -> String {
     }
     if let Some(m) = r.metric_per_s {
         s.push_str(&format!(" | work {m:.1}/s"));
+    } else if r.metric_missing.is_some() {
+        s.push_str(" | work unread");
     }
     s
 }
@@ -411,6 +452,8 @@ impl Measurement for Recording {
         let cpu_stat = target.and_then(process::cpu_stat_path);
         let mut counters = target.map(TargetCounters::open);
         let start = reading(target, cpu_stat.as_deref(), counters.as_mut(), &self.o);
+        let mut metric_misses = MetricMisses::default();
+        metric_misses.see(&start, &self.o);
         let mut numa = NumaFollow::new(m.env);
         numa.add(target, &start, start.t_ns);
         let mut prev = start.clone();
@@ -443,6 +486,7 @@ impl Measurement for Recording {
                 std::thread::sleep(std::time::Duration::from_nanos(left));
             }
             let now = reading(target, cpu_stat.as_deref(), counters.as_mut(), &self.o);
+            metric_misses.see(&now, &self.o);
             numa.add(target, &now, start.t_ns);
             let r = row(&prev, &now, start.t_ns, ticks);
             // An interval cut short (the command exited just after a tick, or at once)
@@ -538,7 +582,9 @@ impl Measurement for Recording {
         {
             unavailable.insert(
                 "metric_per_s".into(),
-                "the metric command or file gave no number".into(),
+                metric_misses.first.clone().unwrap_or_else(|| {
+                    format!("{}: no interval was recorded", metric_source(&self.o))
+                }),
             );
         }
         let numa_view = numa.finish(target, &start, &mut unavailable);
