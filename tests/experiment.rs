@@ -89,6 +89,89 @@ fn five_runs_of_two_policies_in_shuffled_order_with_their_figures() {
     assert!(!shown.contains("No results."), "{shown}");
 }
 
+/// A CPU-bound command of about 0.3-1 s here: long enough to be sampled many times.
+const LONGER_BUSY: &[&str] = &[
+    "sh",
+    "-c",
+    "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done",
+];
+
+#[test]
+fn the_text_says_where_each_variants_threads_were_seen_and_counts_are_whole() {
+    let env = TestEnv::new();
+    let doc = env.json(
+        &[
+            &[
+                "experiment",
+                "--runs",
+                "3",
+                "--policy",
+                "os,pinned",
+                "--json",
+                "--",
+            ][..],
+            LONGER_BUSY,
+        ]
+        .concat(),
+    );
+    truebench::result::validate(&doc).unwrap();
+    let usable: Vec<u64> = doc["env"]["cpus"]["usable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_u64().unwrap())
+        .collect();
+    let seen = |p: &str| -> Vec<u64> {
+        let mut v: Vec<u64> = variant(&doc, p)["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|r| r["instances"][0]["cpus_seen"].as_array().unwrap().clone())
+            .map(|c| c.as_u64().unwrap())
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    // Pinned: the one thread is bound to the first CPU of the spread order, every run.
+    let pinned = seen("pinned");
+    assert_eq!(pinned.len(), 1, "pinned ran on {pinned:?}");
+    assert!(usable.contains(&pinned[0]));
+    let os = seen("os");
+    assert!(
+        !os.is_empty() && os.iter().all(|c| usable.contains(c)),
+        "{os:?}"
+    );
+    let shown = env.text(&["show", "latest"]);
+    let line = |p: &str| {
+        let i = shown
+            .lines()
+            .position(|l| l.trim_start().starts_with(&format!("{p}: wall")))
+            .unwrap_or_else(|| panic!("no line for {p}: {shown}"));
+        (
+            shown.lines().nth(i).unwrap().to_string(),
+            shown.lines().nth(i + 1).unwrap().to_string(),
+        )
+    };
+    let (figures, placed) = line("pinned");
+    assert!(
+        placed.contains(&format!("threads seen on CPUs [{}]", pinned[0])),
+        "{placed}"
+    );
+    assert!(placed.contains("placed on"), "{placed}");
+    // Counts are whole numbers: "switches 52 [21, 93]", never "52.00 [21.00, 93.00]".
+    let switches = figures.split("switches ").nth(1).unwrap();
+    let switches = &switches[..switches.find(';').unwrap()];
+    assert!(
+        switches
+            .chars()
+            .all(|c| c.is_ascii_digit() || " [],".contains(c)),
+        "{figures}"
+    );
+    let (_, placed) = line("os");
+    assert!(placed.contains("threads seen on CPUs ["), "{placed}");
+}
+
 #[test]
 fn two_instances_report_a_makespan_and_per_node_is_skipped_on_one_node() {
     let env = TestEnv::new();

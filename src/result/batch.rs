@@ -27,6 +27,28 @@ pub struct InstanceRun {
     /// The business counter it wrote to the metric file (absent: none written by this run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metric: Option<f64>,
+    /// The CPUs its threads and its descendants' were seen on, sampled every 20 ms while it
+    /// ran (the CPU each last ran on); empty when it ended before the first sample, and in
+    /// documents made before it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpus_seen: Vec<u32>,
+}
+
+impl BatchVariant {
+    /// The CPUs this variant's threads were seen on over all its runs, for one instance
+    /// (by index) or all (None); empty: never sampled.
+    pub fn cpus_seen(&self, instance: Option<usize>) -> Vec<u32> {
+        let mut v: Vec<u32> = self
+            .runs
+            .iter()
+            .flat_map(|r| r.instances.iter().enumerate())
+            .filter(|(i, _)| instance.is_none_or(|k| k == *i))
+            .flat_map(|(_, x)| x.cpus_seen.iter().copied())
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
 }
 
 /// One run of a variant: its instances side by side.

@@ -283,7 +283,7 @@ fn read_metric(path: &Path, before: Option<(SystemTime, u64)>) -> Option<f64> {
     if before == Some(after) {
         return None;
     }
-    crate::observe::recorder::read_metric(None, Some(path), 1.0)
+    crate::observe::recorder::read_metric(None, Some(path), 1.0).ok()
 }
 
 /// One instance started and waited for on a thread of its own, so an inherited counter on
@@ -381,6 +381,9 @@ fn run_once(
     // The commands still running, by instance: only these are signalled (a reaped one's
     // pid may be another process's by now).
     let mut pids: BTreeMap<usize, i32> = BTreeMap::new();
+    // The CPUs each instance's threads (and its descendants') were seen on, sampled at
+    // every turn of the wait below (the CPU each thread last ran on).
+    let mut seen: Vec<std::collections::BTreeSet<u32>> = vec![Default::default(); placement.len()];
     let mut done: Vec<Option<(Exited, Option<u64>)>> = vec![None; placement.len()];
     let mut first_error = None;
     let mut interrupted = false;
@@ -388,6 +391,12 @@ fn run_once(
     let mut received = 0;
     while received < placement.len() {
         pids.extend(pid_rx.try_iter());
+        for (i, p) in &pids {
+            let tree = crate::observe::process::tree(*p);
+            if let Some(c) = crate::observe::process::read_sum(&tree) {
+                seen[*i].extend(c.cpus);
+            }
+        }
         if crate::interrupt::requested() && !interrupted {
             interrupted = true;
             interrupted_at = Some(std::time::Instant::now());
@@ -460,6 +469,7 @@ fn run_once(
             involuntary: e.involuntary,
             migrations,
             metric,
+            cpus_seen: seen[i].iter().copied().collect(),
         });
     }
     Ok(Some(BatchRun {

@@ -1,5 +1,5 @@
-//! A `truebench experiment`: the command, per variant where its instances ran and the
-//! medians (95% CI) of makespan, CPU time, context switches, migrations and the business
+//! A `truebench experiment`: the command, per variant where its instances were placed and
+//! the CPUs their threads were seen on, and the medians (95% CI) of makespan, CPU time, context switches, migrations and the business
 //! metric; the winner and whether each difference is real; skipped variants with their
 //! reasons (in the run's skipped cases); the kernel's real-time throttling. Charted as makespan bars with CIs.
 
@@ -25,6 +25,28 @@ fn ci(s: Option<&Stats>, unit: &str) -> String {
     }
 }
 
+/// "52 [21, 93]" of a count statistic: whole numbers (a median of an even number of runs
+/// is rounded); "-" when absent.
+fn count_ci(s: Option<&Stats>) -> String {
+    match s {
+        Some(s) => format!("{:.0} [{:.0}, {:.0}]", s.median, s.ci95_low, s.ci95_high),
+        None => "-".into(),
+    }
+}
+
+/// "threads seen on CPUs [1]": where the variant's threads really ran, beside where
+/// they were placed (a pinned variant placed on all usable CPUs runs each thread on one).
+fn seen(cpus: &[u32]) -> String {
+    if cpus.is_empty() {
+        "threads seen on: not sampled (every run ended before the first 20 ms sample)".into()
+    } else {
+        format!(
+            "threads seen on CPUs [{}]",
+            crate::probe::cpulist::format_list(cpus)
+        )
+    }
+}
+
 fn lines(e: &BatchExperiment) -> Vec<String> {
     let mut s = vec![format!(
         "Experiment: `{}`, {} run(s) per variant{}, shuffled order",
@@ -43,8 +65,8 @@ fn lines(e: &BatchExperiment) -> Vec<String> {
             if e.instances > 1 { "makespan" } else { "wall" },
             ci(v.makespan_s.as_ref(), " s"),
             ci(v.cpu_s.as_ref(), " s"),
-            ci(v.context_switches.as_ref(), ""),
-            ci(v.migrations.as_ref(), ""),
+            count_ci(v.context_switches.as_ref()),
+            count_ci(v.migrations.as_ref()),
             v.metric
                 .as_ref()
                 .map(|m| format!("; metric {}", ci(Some(m), " units")))
@@ -53,14 +75,19 @@ fn lines(e: &BatchExperiment) -> Vec<String> {
         if e.instances > 1 {
             for (i, (w, at)) in v.instance_wall_s.iter().zip(&v.placement).enumerate() {
                 s.push(format!(
-                    "    instance {}: wall {} on {}",
+                    "    instance {}: wall {}, placed on {}; {}",
                     i + 1,
                     ci(w.as_ref(), " s"),
-                    at.partition
+                    at.partition,
+                    seen(&v.cpus_seen(Some(i)))
                 ));
             }
         } else if let Some(at) = v.placement.first() {
-            s.push(format!("    ran on {}", at.partition));
+            s.push(format!(
+                "    placed on {}; {}",
+                at.partition,
+                seen(&v.cpus_seen(None))
+            ));
         }
     }
     if let Some(c) = &e.comparison {
