@@ -148,10 +148,14 @@ fn the_text_says_where_each_variants_threads_were_seen_and_counts_are_whole() {
             .lines()
             .position(|l| l.trim_start().starts_with(&format!("{p}: wall")))
             .unwrap_or_else(|| panic!("no line for {p}: {shown}"));
-        (
-            shown.lines().nth(i).unwrap().to_string(),
-            shown.lines().nth(i + 1).unwrap().to_string(),
-        )
+        // The figures may wrap onto further lines; the placement line follows them.
+        let rest: Vec<&str> = shown.lines().skip(i).collect();
+        let j = rest
+            .iter()
+            .position(|l| l.trim_start().starts_with("placed on"))
+            .unwrap_or_else(|| panic!("no placement line for {p}: {shown}"));
+        let figures: Vec<&str> = rest[..j].iter().map(|l| l.trim()).collect();
+        (figures.join(" "), rest[j].to_string())
     };
     let (figures, placed) = line("pinned");
     assert!(
