@@ -45,8 +45,10 @@ const CTX: &[&str] = &[
     "process",
     "--placement",
     "os,same-cpu,same-llc",
+    // The unpinned pair is started afresh per sample: a minority of samples placed the
+    // other way must stay outside the median's interval (n = 15: ranks 4..12).
     "--samples",
-    "5",
+    "15",
 ];
 
 /// `truebench run ARGS --json` under a prefix command (taskset...) or with an env var.

@@ -189,13 +189,19 @@ fn store_batch(store: &mut Store, batch: &mut Vec<(String, RunDocument)>, t: &mu
 pub fn import(args: &[PathBuf], db: Option<&Location>) -> anyhow::Result<()> {
     let sources = sources(args)?;
     let path = default_path(db)?;
-    let mut store = Store::open_rw(&path)?;
+    // The database is opened at the first document that passes its checks, so input that
+    // holds none (empty, not JSON, all refused) creates nothing.
+    let mut store: Option<Store> = None;
+    let mut open_failed: Option<anyhow::Error> = None;
     let mut t = Tally::default();
     let mut ids: HashSet<String> = HashSet::new();
     let mut batch: Vec<(String, RunDocument)> = vec![];
     let mut total = 0;
     for src in &sources {
         documents(src, &mut |(name, read)| {
+            if open_failed.is_some() {
+                return;
+            }
             total += 1;
             let checked = read.and_then(|v| {
                 crate::result::validate(&v)
@@ -205,6 +211,16 @@ pub fn import(args: &[PathBuf], db: Option<&Location>) -> anyhow::Result<()> {
                 if !ids.insert(d.run_id.clone()) {
                     return Err(format!("run {} is given twice", d.run_id));
                 }
+                if store.is_none() {
+                    match Store::open_rw(&path) {
+                        Ok(s) => store = Some(s),
+                        Err(e) => {
+                            open_failed = Some(e);
+                            return Err(String::new());
+                        }
+                    }
+                }
+                let store = store.as_mut().expect("opened above");
                 match store.contains(&d.run_id) {
                     Ok(true) => Err(format!("run {} is already in {}", d.run_id, path.display())),
                     Ok(false) => Ok(d),
@@ -215,14 +231,22 @@ pub fn import(args: &[PathBuf], db: Option<&Location>) -> anyhow::Result<()> {
                 Ok(d) => {
                     batch.push((name, d));
                     if batch.len() >= BATCH {
-                        store_batch(&mut store, &mut batch, &mut t);
+                        if let Some(store) = store.as_mut() {
+                            store_batch(store, &mut batch, &mut t);
+                        }
                     }
                 }
+                Err(_) if open_failed.is_some() => {}
                 Err(why) => t.refused.push((name, why)),
             }
         });
     }
-    store_batch(&mut store, &mut batch, &mut t);
+    if let Some(e) = open_failed {
+        return Err(e);
+    }
+    if let Some(store) = store.as_mut() {
+        store_batch(store, &mut batch, &mut t);
+    }
     if total == 1 && t.refused.len() == 1 {
         let (name, why) = &t.refused[0];
         return Err(match why.starts_with("is ") {

@@ -90,7 +90,7 @@ fn levels_text(doc: &RunDocument) -> Option<String> {
         .unwrap_or(0);
     let (_, reported) = crate::bench::memory::latency::reported_caches(&doc.env, cpu);
     let mut s = format!(
-        "Measured levels (plateaus of ns per dependent load), beside what the OS reports ({}):\n",
+        "Measured levels (plateaus of ns per dependent load)\n  the OS reports: {}\n",
         if reported.is_empty() {
             "nothing".to_string()
         } else {
