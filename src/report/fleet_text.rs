@@ -21,8 +21,14 @@ fn clip(s: String) -> String {
     }
 }
 
-fn name(h: &Host) -> &str {
-    h.host.as_deref().unwrap_or(&h.run)
+/// A host as a person knows it: its host name (else its run), and the value of the
+/// `--by` tag beside it when that says more (hosts sharing one host name, or a group).
+fn name(h: &Host) -> String {
+    let host = h.host.as_deref().unwrap_or(&h.run);
+    match h.group.as_deref() {
+        Some(g) if g != host => format!("{host} [{g}]"),
+        _ => host.to_string(),
+    }
 }
 
 /// A host's row name in a line: the fleet row's short name.
@@ -72,7 +78,7 @@ pub fn render(f: &FleetView, verbose: bool) -> String {
         .typical_host
         .as_ref()
         .and_then(|r| f.hosts.iter().find(|h| &h.run == r))
-        .map(|h| name(h).to_string())
+        .map(name)
         .or_else(|| f.typical_host.clone())
         .unwrap_or_else(|| "none".into());
     out.push(clip(format!(
