@@ -610,10 +610,19 @@ fn the_playbook_measures_three_hosts_at_one_start_and_reports_each_failure_with_
         .filter(|p| !before.contains(p))
         .collect();
     assert!(after.is_empty(), "left behind: {after:?}");
-    let ps = std::process::Command::new("pgrep")
-        .args(["-af", &format!("fleet={fleet}")])
-        .output()
-        .unwrap();
+    // A run killed at its time limit may still be ending (it was seen 1 s later once);
+    // it must be gone within 10 s.
+    let gone_by = std::time::Instant::now() + Duration::from_secs(10);
+    let ps = loop {
+        let ps = std::process::Command::new("pgrep")
+            .args(["-af", &format!("fleet={fleet}")])
+            .output()
+            .unwrap();
+        if ps.stdout.is_empty() || std::time::Instant::now() >= gone_by {
+            break ps;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
     assert!(
         ps.stdout.is_empty(),
         "still running: {}",
