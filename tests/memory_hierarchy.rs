@@ -199,3 +199,50 @@ fn bandwidth_fed_the_480_mib_vm_sizes_by_the_measurement_and_stays_under_1_gb() 
         .iter()
         .all(|r| r.samples.len() == 2 && r.stats.median > 0.0));
 }
+
+/// Eight runs of the default suites on a VM reporting a 32 MiB L3 whose usable cache ends
+/// between about 3 and 16 MiB, moving from run to run (tests/fixtures/memory/).
+fn epyc_runs() -> Vec<(String, hierarchy::Curve, hierarchy::Curve)> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/memory/epyc-32mib-8-runs.json"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let curve = |c: &serde_json::Value| -> hierarchy::Curve {
+        c.as_array()
+            .unwrap()
+            .iter()
+            .map(|p| (p[0].as_u64().unwrap(), p[1].as_f64().unwrap()))
+            .collect()
+    };
+    v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap().to_string(),
+                curve(&r["curves"]["4k"]),
+                curve(&r["curves"]["thp"]),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn every_run_of_the_32_mib_vm_measures_a_smaller_llc_and_says_so() {
+    for (name, small, huge) in epyc_runs() {
+        let h = hierarchy::judge(&small, Some(&huge));
+        let llc = h.llc.clone().unwrap_or_else(|| panic!("{name}: no LLC"));
+        assert!(llc.next_bytes <= 16 * MIB, "{name}: {llc:?}");
+        let f = evaluate(&h, Some(32 * MIB), &[]);
+        assert!(
+            f.iter().any(|f| f.id == "llc-size-mismatch"),
+            "{name}: no llc-size-mismatch; {llc:?}"
+        );
+        // The arrays follow the measurement: the 128 MiB floor, never more.
+        let (a, _) = array_bytes(32 * MIB, Some(llc.next_bytes), Some(24 << 30), None).unwrap();
+        assert_eq!(a, 128 * MIB, "{name}");
+    }
+}

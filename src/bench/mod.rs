@@ -93,6 +93,12 @@ pub trait Benchmark: Sync {
     fn levels(&self) -> &'static [levels::LevelUse] {
         levels::UNDECLARED
     }
+    /// Whether later benchmarks of its suite use what this one measures (through
+    /// [`Measured`]), so any reordering of a run (calibrate's shuffle) keeps it ahead of
+    /// them. Default: no.
+    fn feeds_its_suite(&self) -> bool {
+        false
+    }
     /// Where `run` would put each case on this machine, without running (`truebench
     /// plan`); built from the same functions `run` uses. Default: one unpinned case.
     fn plan(&self, ctx: &RunContext) -> Vec<crate::placement::Planned> {

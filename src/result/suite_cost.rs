@@ -77,6 +77,24 @@ impl SuiteMeter {
     }
 }
 
+/// Add one stretch of a suite to a run's costs: a suite whose benchmarks ran in several
+/// stretches (a calibration run's shuffled order) keeps one entry, its wall times summed and
+/// the highest of its peaks (absent, with the reason, when any stretch's peak is).
+pub fn add(costs: &mut Vec<SuiteCost>, c: SuiteCost) {
+    let Some(e) = costs.iter_mut().find(|e| e.suite == c.suite) else {
+        costs.push(c);
+        return;
+    };
+    e.wall_s += c.wall_s;
+    e.peak_rss_bytes = match (e.peak_rss_bytes, c.peak_rss_bytes) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        _ => None,
+    };
+    if e.peak_rss_note.is_none() {
+        e.peak_rss_note = c.peak_rss_note;
+    }
+}
+
 /// One line per suite: "Suite memory: 23.4 s, peak RSS 412 MiB".
 pub fn lines(costs: &[SuiteCost]) -> Vec<String> {
     costs
@@ -100,6 +118,26 @@ pub fn lines(costs: &[SuiteCost]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_suite_run_in_stretches_keeps_one_entry_with_summed_time_and_highest_peak() {
+        let c = |suite: &str, wall_s: f64, peak: Option<u64>| SuiteCost {
+            suite: suite.into(),
+            wall_s,
+            peak_rss_bytes: peak,
+            peak_rss_note: peak.is_none().then(|| "unreadable".to_string()),
+        };
+        let mut costs = vec![];
+        add(&mut costs, c("memory", 2.0, Some(100)));
+        add(&mut costs, c("ctx", 1.0, Some(10)));
+        add(&mut costs, c("memory", 3.0, Some(400)));
+        assert_eq!(costs.len(), 2);
+        assert_eq!(costs[0].wall_s, 5.0);
+        assert_eq!(costs[0].peak_rss_bytes, Some(400));
+        add(&mut costs, c("ctx", 1.0, None));
+        assert_eq!(costs[1].peak_rss_bytes, None);
+        assert_eq!(costs[1].peak_rss_note.as_deref(), Some("unreadable"));
+    }
 
     #[test]
     fn a_suite_that_touches_memory_shows_it_in_its_peak() {

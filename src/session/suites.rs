@@ -7,7 +7,7 @@ use crate::bench::{self, Benchmark, Emitted, RunContext, RunOptions};
 use crate::error::{usage, usage_hint};
 use crate::measure::batch::{min_interval_ns, timing_clock_cost_ns};
 use crate::probe::ProbeDoc;
-use crate::result::suite_cost::SuiteMeter;
+use crate::result::suite_cost::{self, SuiteMeter};
 use crate::result::{RunDocument, SpeedPoint};
 use crate::store::Location;
 
@@ -86,9 +86,9 @@ impl Measurement for SuiteRun {
                 if let Some(prev) = suite {
                     m.speed(prev, SpeedPoint::End);
                 }
-                m.doc
-                    .suite_costs
-                    .extend(meter.take().map(SuiteMeter::finish));
+                if let Some(c) = meter.take() {
+                    suite_cost::add(&mut m.doc.suite_costs, c.finish());
+                }
                 meter = Some(SuiteMeter::start(b.suite()));
                 progress.running(&format!("{}: CPU speed at the start", b.suite()));
                 m.speed(b.suite(), SpeedPoint::Start);
@@ -119,9 +119,9 @@ impl Measurement for SuiteRun {
             progress.running(&format!("{last}: CPU speed at the end"));
             m.speed(last, SpeedPoint::End);
         }
-        m.doc
-            .suite_costs
-            .extend(meter.take().map(SuiteMeter::finish));
+        if let Some(c) = meter.take() {
+            suite_cost::add(&mut m.doc.suite_costs, c.finish());
+        }
         progress.finish();
         if self.runs("classic") {
             let (n, basis) = crate::bench::classic::copies::full_width(&m.env.cpus);

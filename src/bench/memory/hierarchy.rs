@@ -7,10 +7,11 @@
 //!   is a TLB step (huge pages reach 512x further with the same TLB entries): over the same
 //!   sizes (the end of the 4 KiB plateau to the start of its next one) the huge-page curve
 //!   rises by less than the square root of the 4 KiB step.
-//! - A plateau is a cache only when the farthest latency measured is at least
-//!   [`CACHE_VS_FAR`] times its own, and the curve leaves it. The steps after the last cache
+//! - A plateau is a cache only when the latency at the largest working set (memory) is at
+//!   least [`CACHE_VS_FAR`] times its own, and the curve leaves it (the largest size, not the
+//!   curve's maximum: a transient spike on the way must not turn page walks into caches). The steps after the last cache
 //!   are page walks (TLB reach, nested paging in a VM) on the way to memory, not caches;
-//!   no plateau of memory itself is needed (only a farthest latency of at least
+//!   no plateau of memory itself is needed (only a latency at the largest size of at least
 //!   [`MEMORY_FLOOR_NS`]), so a curve that keeps rising to its largest size
 //!   (a VM's nested paging) still shows where the caches end.
 //! - The last-level cache ends where the curve leaves the last cache plateau: between its
@@ -20,12 +21,12 @@
 use crate::measure::plateaus::{self, Plateau};
 use serde::Serialize;
 
-/// A plateau counts as a cache only when the farthest latency measured is at least this many
-/// times its own: a step within 2x of the farthest latency is a page-walk or memory step.
+/// A plateau counts as a cache only when the latency at the largest working set is at least
+/// this many times its own: a step within 2x of memory's latency is a page-walk step.
 pub const CACHE_VS_FAR: f64 = 2.0;
 
-/// No memory answers a dependent random load this fast: a curve whose farthest latency is
-/// below it never left the caches, and judges no LLC.
+/// No memory answers a dependent random load this fast: a curve whose latency at its largest
+/// size is below it never left the caches, and judges no LLC.
 pub const MEMORY_FLOOR_NS: f64 = 40.0;
 
 /// What the step at the end of a level is.
@@ -36,7 +37,7 @@ pub enum Kind {
     Cache,
     /// The step at its end is TLB reach: with huge pages the latency is still this level's.
     Tlb,
-    /// Past the last cache and within reach of the farthest latency: a page-walk step (TLB
+    /// Past the last cache and within 2x of memory's latency: a page-walk step (TLB
     /// reach or nested paging in a VM) on the way to memory, not a cache.
     Paging,
     /// The last plateau, past every cache: memory.
@@ -81,7 +82,7 @@ pub struct CurveLevels {
     /// `4k` or `thp`.
     pub pages: String,
     pub levels: Vec<Level>,
-    /// The largest latency measured on the curve, ns per load.
+    /// The latency at the largest working set measured (memory), ns per load.
     pub far_ns: f64,
 }
 
@@ -116,7 +117,10 @@ fn at(curve: &[(u64, f64)], size: u64) -> Option<f64> {
 /// Label the plateaus of one curve by latency alone (cache, page-walk step, memory).
 fn by_latency(curve: &[(u64, f64)], pages: &str) -> CurveLevels {
     let found = plateaus::find(curve);
-    let far_ns = curve.iter().map(|p| p.1).fold(0.0, f64::max);
+    // Memory is what the largest working set measured reaches: its latency, not the
+    // curve's maximum, which a transient disturbance on the way (a neighbour, compaction)
+    // can inflate and so turn page-walk plateaus into apparent caches.
+    let far_ns = curve.last().map_or(0.0, |p| p.1);
     let reached = far_ns >= MEMORY_FLOOR_NS;
     let cache =
         |p: &Plateau| !reached || (p.next_bytes.is_some() && p.latency_ns * CACHE_VS_FAR <= far_ns);

@@ -220,6 +220,11 @@ impl Benchmark for Latency {
         super::variance::LATENCY
     }
 
+    /// The bandwidth arrays are sized by the LLC this sweep measures.
+    fn feeds_its_suite(&self) -> bool {
+        true
+    }
+
     fn id(&self) -> &'static str {
         "memory.latency@1"
     }
