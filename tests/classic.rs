@@ -68,7 +68,7 @@ fn a_short_classic_run_scores_and_scales() {
             }
             "classic.context-switch@1" => (100.0, 2e7),
             // A fork of the small kernel worker: 10 µs to 100 ms.
-            "classic.process-creation@2" => (10.0, 1e5),
+            "classic.process-creation@3" => (10.0, 1e5),
             b => panic!("unexpected {b}"),
         };
         assert!((lo..hi).contains(&median), "{}: {median}", r["benchmark"]);

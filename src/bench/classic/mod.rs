@@ -274,8 +274,8 @@ pub static CONTEXT_SWITCH: Classic = Classic {
     length: Length::Long,
 };
 pub static PROCESS_CREATION: Classic = Classic {
-    id: "classic.process-creation@2",
-    what: "fork of a small program (about 20 KB), the child exits, the parent waits: loops per second, lps",
+    id: "classic.process-creation@3",
+    what: "fork of a small program (about 20 KB), the child leaves through the C library's exit, the parent waits: loops per second, lps",
     kind: Kind::ProcessCreation,
     unit: "lps",
     per_s_to_unit: 1.0,
