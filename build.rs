@@ -31,9 +31,9 @@ fn git_commit() {
 }
 
 /// Compile the classic suite's kernel worker (no_std, panic=abort, stripped) for the target
-/// being built, into OUT_DIR/execl-link. If that fails the file is left empty, and the tests
-/// that run in it are skipped at run time with the compiler's message
-/// (TRUEBENCH_EXECL_LINK_ERROR).
+/// being built, linked by the target's C compiler, into OUT_DIR/execl-link. If that fails
+/// the file is left empty, and the tests that run in it are skipped at run time with the
+/// compiler's message (TRUEBENCH_EXECL_LINK_ERROR).
 fn execl_link() {
     let src = "src/bench/classic/kernel_worker.rs";
     println!("cargo:rerun-if-changed={src}");
@@ -62,10 +62,7 @@ fn execl_link() {
     .arg("-o")
     .arg(&bin)
     .arg(src);
-    if let Ok(linker) = std::env::var(format!(
-        "CARGO_TARGET_{}_LINKER",
-        target.to_uppercase().replace(['-', '.'], "_")
-    )) {
+    if let Some(linker) = target_linker(&target) {
         cmd.arg("-C").arg(format!("linker={linker}"));
     }
     let error = match cmd.output() {
@@ -78,6 +75,37 @@ fn execl_link() {
         std::fs::write(&bin, b"").expect("OUT_DIR is writable");
     }
     println!("cargo:rustc-env=TRUEBENCH_EXECL_LINK_ERROR={error}");
+}
+
+/// The linker (the target's C compiler) for `target`: the one cargo resolved for the
+/// crate (RUSTC_LINKER, from `target.TRIPLE.linker` or CARGO_TARGET_TRIPLE_LINKER), else,
+/// when cross-compiling, the target's C compiler as the `cc` crate finds it
+/// (aarch64-linux-gnu-gcc for aarch64-unknown-linux-gnu), never the host's `cc`.
+fn target_linker(target: &str) -> Option<String> {
+    let env_name = format!(
+        "CARGO_TARGET_{}_LINKER",
+        target.to_uppercase().replace(['-', '.'], "_")
+    );
+    println!("cargo:rerun-if-env-changed={env_name}");
+    if let Some(l) = std::env::var("RUSTC_LINKER")
+        .ok()
+        .or_else(|| std::env::var(&env_name).ok())
+        .filter(|l| !l.is_empty())
+    {
+        return Some(l);
+    }
+    let host = std::env::var("HOST").ok()?;
+    if host == target {
+        return None;
+    }
+    let compiler = cc::Build::new()
+        .target(target)
+        .host(&host)
+        .opt_level(2)
+        .cargo_metadata(false)
+        .try_get_compiler()
+        .ok()?;
+    Some(compiler.path().display().to_string())
 }
 
 /// The first `error` line of a compiler's output, on one line.

@@ -19,7 +19,7 @@ pub enum Refused {
     /// A directory, a device, a FIFO, a socket.
     NotRegular(&'static str),
     /// A regular file with other hard links: writing it would write them too.
-    HardLinked(u64),
+    HardLinked(libc::nlink_t),
     /// Owned by another user than the caller (and not by root).
     ForeignOwner(u32),
     /// The open itself failed.

@@ -432,7 +432,11 @@ fn the_playbook_measures_three_hosts_at_one_start_and_reports_each_failure_with_
     let sshd = Sshd::start();
     let work = tempfile::tempdir().unwrap();
     let w = work.path();
-    let bin = env!("CARGO_BIN_EXE_truebench");
+    // The playbook deploys the dist build by default (built by scripts/test; the
+    // playbook's build step finds it up to date).
+    let dist = common::dist_binary(None);
+    let bin = dist.to_str().unwrap();
+    let target_dir = dist.parent().unwrap().parent().unwrap();
     other_architecture_binary(&w.join("truebench-aarch64"));
     // A build whose export is cut short: the controller must refuse its document whole.
     std::fs::write(
@@ -459,6 +463,9 @@ fn the_playbook_measures_three_hosts_at_one_start_and_reports_each_failure_with_
     wrongarch["truebench_binary"] = w.join("truebench-aarch64").display().to_string().into();
     let mut garbled = local("garbled");
     garbled["truebench_binary"] = w.join("truebench-garbled").display().to_string().into();
+    // A host whose C library is older than the binary needs (the preflight says so).
+    let mut oldlibc = local("oldlibc");
+    oldlibc["truebench_min_glibc"] = "99.0".into();
     let mut slow = local("slow");
     slow["truebench_command"] = "record".into();
     slow["truebench_options"] = serde_json::json!(["--interval", "0.5", "--duration", "120"]);
@@ -467,12 +474,12 @@ fn the_playbook_measures_three_hosts_at_one_start_and_reports_each_failure_with_
     gone["ansible_port"] = 1.into(); // nothing listens there: unreachable
     let inventory = serde_json::json!({"all": {
     // Options as inventory variables (extra vars would override the hosts' own).
-    "vars": {"ansible_python_interpreter": "/usr/bin/python3", "truebench_binary": bin,
+    "vars": {"ansible_python_interpreter": "/usr/bin/python3",
              "truebench_suites": ["timers"], "truebench_options": ["--samples", "3"]},
     "children": {
         "web": {"hosts": {"local1": local("local1"), "ssh1": ssh1}},
         "db": {"hosts": {"ssh2": ssh2}},
-        "odd": {"hosts": {"wrongarch": wrongarch, "garbled": garbled, "slow": slow, "gone": gone}},
+        "odd": {"hosts": {"wrongarch": wrongarch, "garbled": garbled, "oldlibc": oldlibc, "slow": slow, "gone": gone}},
     }}});
     std::fs::write(w.join("inventory.json"), inventory.to_string()).unwrap();
     let results = w.join("results");
@@ -497,7 +504,7 @@ fn the_playbook_measures_three_hosts_at_one_start_and_reports_each_failure_with_
         .args([
             "-e",
             &serde_json::json!({
-                "truebench_controller_binary": bin,
+                "truebench_target_dir": target_dir,
                 // Launching on six hosts of a loaded 2-CPU machine takes seconds.
                 "truebench_start_delay": 15,
                 "truebench_poll_interval": 1,
@@ -529,7 +536,7 @@ fn the_playbook_measures_three_hosts_at_one_start_and_reports_each_failure_with_
             "{r}\n{log}"
         );
     }
-    for failed in ["wrongarch", "slow"] {
+    for failed in ["wrongarch", "oldlibc", "slow"] {
         assert!(recap(failed).contains("failed=1"), "{log}");
     }
     assert!(recap("gone").contains("unreachable=1"), "{log}");
@@ -538,6 +545,20 @@ fn the_playbook_measures_three_hosts_at_one_start_and_reports_each_failure_with_
         "{log}"
     );
     assert!(log.contains("Exec format error"), "{log}");
+    let libc = log
+        .lines()
+        .find(|l| l.contains("truebench cannot run on oldlibc: its C library is glibc "))
+        .unwrap_or_else(|| panic!("no C library line: {log}"));
+    assert!(
+        libc.contains("the binary needs glibc 99.0 or newer"),
+        "{libc}"
+    );
+    // The dist binary was built (or found up to date) for this machine's architecture.
+    assert!(
+        log.contains(&format!("(item={})", std::env::consts::ARCH)),
+        "no build step for {}: {log}",
+        std::env::consts::ARCH
+    );
     assert!(log.contains("truebench timed out on slow"), "{log}");
     assert!(
         log.contains("skipped the document of garbled:") && log.contains("not valid JSON"),
@@ -548,7 +569,7 @@ fn the_playbook_measures_three_hosts_at_one_start_and_reports_each_failure_with_
         .lines()
         .find(|l| l.contains("no document from"))
         .unwrap_or_else(|| panic!("{log}"));
-    for h in ["wrongarch", "slow", "gone"] {
+    for h in ["wrongarch", "oldlibc", "slow", "gone"] {
         assert!(missing.contains(h), "{missing}");
     }
 

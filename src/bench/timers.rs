@@ -57,7 +57,7 @@ impl Benchmark for ClockRead {
     }
 
     fn describe(&self) -> &'static str {
-        "ns per clock read, per clock (monotonic, monotonic_raw, realtime, monotonic_coarse, boottime, rdtsc) and path (vdso = clock_gettime through libc; syscall = the raw system call; instruction = rdtsc)"
+        "ns per clock read, per clock (monotonic, monotonic_raw, realtime, monotonic_coarse, boottime, rdtsc on x86-64, cntvct on aarch64) and path (vdso = clock_gettime through libc; syscall = the raw system call; instruction = rdtsc or mrs cntvct_el0)"
     }
 
     fn planned(&self, ctx: &RunContext) -> usize {

@@ -45,13 +45,28 @@ pub fn time_batch<F: FnMut(u64)>(work: &mut F, iterations: u64) -> Batch {
     }
 }
 
+/// How long calibration may take at most: this, or 200 minimum batches if longer.
+pub const CALIBRATION_LIMIT_NS: f64 = 5e9;
+
 /// Find an iteration count whose batch lasts at least `min_ns`: grow by 4x until a batch
 /// is long enough to extrapolate from, then verify that the faster of two batches of the
 /// chosen count reaches `min_ns` (a preempted calibration batch would otherwise look long
 /// and leave the measured batches short), growing again if it does not.
+///
+/// Bounded: it stops at Ctrl-C/SIGTERM and after [`CALIBRATION_LIMIT_NS`] (200 minimum
+/// batches when longer), returning the largest count tried, and a count never grows past
+/// what the time left allows: work whose time does not grow with the count (an emulator,
+/// a clock that does not move) cannot keep it spinning. The batches measured with a
+/// count that fell short show it in their quality (the timer's share).
 pub fn calibrate<F: FnMut(u64)>(work: &mut F, min_ns: f64) -> u64 {
+    let start = now_ns();
+    let limit = CALIBRATION_LIMIT_NS.max(200.0 * min_ns);
+    let left = || limit - (now_ns() - start) as f64;
     let mut n = 1u64;
     loop {
+        if crate::interrupt::requested() || left() <= 0.0 {
+            return n;
+        }
         let b = time_batch(work, n);
         let t = b.elapsed_ns as f64;
         if t >= min_ns / 16.0 {
@@ -63,10 +78,19 @@ pub fn calibrate<F: FnMut(u64)>(work: &mut F, min_ns: f64) -> u64 {
             if fastest as f64 >= min_ns {
                 return n;
             }
-            n = (n as f64 * min_ns / fastest as f64 * 1.2).ceil() as u64;
+            let grown = (n as f64 * min_ns / fastest as f64 * 1.2).ceil() as u64;
+            // Two batches of the grown count must fit in the time left.
+            if fastest as f64 * (grown as f64 / n as f64) * 2.0 > left() {
+                return n;
+            }
+            n = grown;
             continue;
         }
-        n = n.saturating_mul(4);
+        // A batch 4x longer must fit in the time left; u64::MAX iterations never do.
+        if t * 4.0 > left() || n >= u64::MAX / 4 {
+            return n;
+        }
+        n *= 4;
     }
 }
 
@@ -119,6 +143,18 @@ mod tests {
             "batch of {n} lasted {} ns",
             b.elapsed_ns
         );
+    }
+
+    #[test]
+    fn calibration_of_work_that_takes_no_time_ends() {
+        // Work whose time does not grow with the count (as a read that does nothing, or
+        // an emulator's clock that does not move) must not spin until u64 overflows.
+        let mut nothing = |_n: u64| {};
+        let t0 = now_ns();
+        let n = calibrate(&mut nothing, 1e6);
+        let took_s = (now_ns() - t0) as f64 / 1e9;
+        assert!(n >= 1, "{n}");
+        assert!(took_s < CALIBRATION_LIMIT_NS / 1e9 + 5.0, "{took_s} s");
     }
 
     #[test]

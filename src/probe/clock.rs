@@ -27,6 +27,10 @@ pub struct ClockInfo {
     pub available: Vec<String>,
     /// TSC-related CPU flags present in /proc/cpuinfo.
     pub tsc_flags: Vec<String>,
+    /// The frequency of the CPU's instruction-read counter in Hz, where the architecture
+    /// states it: aarch64's `cntfrq_el0` (the rate of `cntvct_el0`). Live only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counter_hz: Option<u64>,
     /// Median ns per read through the normal (vDSO) path, per clock name.
     pub read_cost_ns: BTreeMap<String, f64>,
     /// Median ns per read through the raw clock_gettime system call, per clock name.
@@ -72,6 +76,7 @@ pub fn read(root: &SysRoot, missing: &mut Unavailable) -> ClockInfo {
         }
     }
     if root.is_live() {
+        info.counter_hz = crate::measure::clocks::counter_hz();
         info.read_cost_ns = measure_costs(Path::Vdso);
         info.syscall_cost_ns = measure_costs(Path::Syscall);
     } else {

@@ -15,7 +15,12 @@ pub struct KernelInfo {
     pub cpufreq_governor: Option<String>,
     /// CPU MHz from /proc/cpuinfo, shown when cpufreq is absent (a VM usually reports the TSC rate).
     pub cpuinfo_mhz: Option<f64>,
+    /// `model name`, or on ARM the core names from the MIDR implementer and part (probe/arm.rs).
     pub cpu_model: Option<String>,
+    /// The vector extensions the CPU flags list (x86: sse2 avx avx2 avx512f; ARM: asimd
+    /// sve sve2): the widths the compiled memory kernels could use.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vector_extensions: Vec<String>,
     /// Transparent huge pages mode (`always`, `madvise`, `never`).
     pub thp: Option<String>,
     pub idle_driver: Option<String>,
@@ -52,6 +57,23 @@ fn version_release(v: &str) -> Option<String> {
     rest.split_whitespace().next().map(str::to_string)
 }
 
+/// The vector extensions in the first `flags` (x86) or `Features` (ARM) line of cpuinfo.
+fn vector_extensions(cpuinfo: &str) -> Vec<String> {
+    const KNOWN: &[&str] = &["sse2", "avx", "avx2", "avx512f", "asimd", "sve", "sve2"];
+    let Some((_, list)) = cpuinfo.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        matches!(k.trim(), "flags" | "Features").then_some((k, v))
+    }) else {
+        return Vec::new();
+    };
+    let present: Vec<&str> = list.split_whitespace().collect();
+    KNOWN
+        .iter()
+        .filter(|f| present.contains(f))
+        .map(|f| f.to_string())
+        .collect()
+}
+
 fn cpufreq_file(root: &SysRoot, name: &str) -> Option<String> {
     root.read_opt(format!("/sys/devices/system/cpu/cpu0/cpufreq/{name}"))
         .or_else(|| root.read_opt(format!("/sys/devices/system/cpu/cpufreq/policy0/{name}")))
@@ -74,7 +96,8 @@ pub fn read(root: &SysRoot, missing: &mut Unavailable) -> KernelInfo {
         cpufreq_driver: cpufreq_file(root, "scaling_driver"),
         cpufreq_governor: cpufreq_file(root, "scaling_governor"),
         cpuinfo_mhz: field("cpu MHz").and_then(|s| s.parse().ok()),
-        cpu_model: field("model name").or_else(|| field("CPU part")),
+        cpu_model: field("model name").or_else(|| super::arm::model(&cpuinfo)),
+        vector_extensions: vector_extensions(&cpuinfo),
         thp: root
             .read_opt("/sys/kernel/mm/transparent_hugepage/enabled")
             .and_then(|s| bracketed(&s)),
@@ -168,6 +191,15 @@ pub fn load(root: &SysRoot, missing: &mut Unavailable) -> Option<Load> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn vector_extensions_come_from_the_flags_or_features_line() {
+        let x86 = "processor\t: 0\nflags\t\t: fpu sse sse2 ssse3 avx avx2 fma\n";
+        assert_eq!(vector_extensions(x86), vec!["sse2", "avx", "avx2"]);
+        let arm = "processor\t: 0\nFeatures\t: fp asimd evtstrm sve sve2\nCPU part\t: 0xd49\n";
+        assert_eq!(vector_extensions(arm), vec!["asimd", "sve", "sve2"]);
+        assert!(vector_extensions("processor\t: 0\n").is_empty());
+    }
 
     #[test]
     fn release_from_proc_version() {

@@ -4,6 +4,7 @@
 //! afterwards (`session::probe` calls `findings::probe::evaluate`): the probe does not
 //! depend on the rules over it.
 
+pub mod arm;
 pub mod capture;
 pub mod cgroup;
 pub mod clock;

@@ -198,6 +198,13 @@ pub fn render(p: &ProbeDoc) -> String {
             k.tsc_flags.join(" ")
         }
     );
+    if let Some(hz) = k.counter_hz {
+        let _ = writeln!(
+            s,
+            "  counter cntvct_el0: {:.3} MHz (cntfrq_el0)",
+            hz as f64 / 1e6
+        );
+    }
     if k.read_cost_ns.is_empty() {
         let _ = writeln!(s, "  read costs: not measured (captured tree)");
     } else {

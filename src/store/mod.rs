@@ -12,6 +12,7 @@ mod pgpass;
 mod postgres;
 mod spill;
 mod sqlite;
+mod tls;
 
 pub use location::{Location, PgTarget, TlsMode};
 pub use migrations::LATEST as SCHEMA_VERSION;

@@ -12,7 +12,7 @@
 //! connection during a long run. The client is tokio-postgres on a runtime of our own,
 //! each wait under `tokio::time::timeout`.
 
-use super::location::{PgTarget, TlsMode};
+use super::location::PgTarget;
 use super::{migrations, prefix_pattern, too_new, too_old, Backend, RunSummary};
 use crate::error::{usage, usage_hint};
 use crate::result::RunDocument;
@@ -192,42 +192,6 @@ fn op_error(t: &PgTarget, what: &str, e: Failure) -> anyhow::Error {
     anyhow::anyhow!("{what} results database {t}: {}", reason(t, &e))
 }
 
-/// The TLS connector the URL's sslmode asks for (libpq's meanings: `prefer` and `require`
-/// encrypt without checking the certificate, `verify-ca` checks it against the roots,
-/// `verify-full` also the host name).
-fn tls(t: &PgTarget) -> anyhow::Result<postgres_native_tls::MakeTlsConnector> {
-    let mut b = native_tls::TlsConnector::builder();
-    match t.tls {
-        TlsMode::Disable | TlsMode::Allow | TlsMode::Prefer | TlsMode::Require => {
-            b.danger_accept_invalid_certs(true)
-                .danger_accept_invalid_hostnames(true);
-        }
-        TlsMode::VerifyCa => {
-            b.danger_accept_invalid_hostnames(true);
-        }
-        TlsMode::VerifyFull => {}
-    }
-    if let Some(file) = &t.root_cert {
-        let pem = std::fs::read(file).map_err(|e| {
-            usage(format!(
-                "cannot read sslrootcert {} of results database {t}: {e}",
-                file.display()
-            ))
-        })?;
-        let cert = native_tls::Certificate::from_pem(&pem).map_err(|e| {
-            usage(format!(
-                "sslrootcert {} of results database {t} is not a PEM certificate: {e}",
-                file.display()
-            ))
-        })?;
-        b.add_root_certificate(cert);
-    }
-    let connector = b
-        .build()
-        .map_err(|e| anyhow::anyhow!("cannot set up TLS for results database {t}: {e}"))?;
-    Ok(postgres_native_tls::MakeTlsConnector::new(connector))
-}
-
 /// How long setting up a connection may take in all: the URL's `connect_timeout`, which
 /// the client itself applies to the TCP connect only.
 pub fn connect_deadline(t: &PgTarget) -> Duration {
@@ -238,7 +202,7 @@ pub fn connect_deadline(t: &PgTarget) -> Duration {
 }
 
 fn connect(t: &PgTarget) -> anyhow::Result<Conn> {
-    let tls = tls(t)?;
+    let tls = super::tls::connector(t)?;
     let mut config = t.config.clone();
     config
         .keepalives(true)

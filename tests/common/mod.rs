@@ -250,3 +250,23 @@ pub fn assert_no_cgroup_left() {
     .collect();
     assert!(leftovers.is_empty(), "cgroups left behind: {leftovers:?}");
 }
+
+/// The `dist` build of truebench for `target` (None: this machine's own), built by
+/// scripts/test with `cargo build --profile dist [--target TRIPLE]` before the tests that
+/// need it; the test fails (never passes) without it.
+pub fn dist_binary(target: Option<&str>) -> PathBuf {
+    let root = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
+    let path = match target {
+        Some(t) => root.join(t).join("dist/truebench"),
+        None => root.join("dist/truebench"),
+    };
+    assert!(
+        path.is_file(),
+        "no dist binary at {}: build it with `cargo build --profile dist{}` (scripts/test does)",
+        path.display(),
+        target.map(|t| format!(" --target {t}")).unwrap_or_default()
+    );
+    path
+}

@@ -141,7 +141,7 @@ fn opaque(a: &mut f64, b: &mut f64, c: &mut f64) {
     // SAFETY: an empty instruction sequence that only claims to change three registers.
     unsafe {
         std::arch::asm!(
-            "/* {0} {1} {2} */",
+            "/* {0:d} {1:d} {2:d} */",
             inout(vreg) * a,
             inout(vreg) * b,
             inout(vreg) * c,
