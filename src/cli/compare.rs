@@ -80,6 +80,16 @@ fn history(store: Option<&Store>, doc: &RunDocument, compared: &[String]) -> His
     let Ok(list) = store.list(HISTORY_SCAN) else {
         return History::default();
     };
+    model_of(store, &list, host, compared)
+}
+
+/// The noise model of `host` from the stored runs `list` (newest first).
+fn model_of(
+    store: &Store,
+    list: &[crate::store::RunSummary],
+    host: &str,
+    compared: &[String],
+) -> History {
     let others: Vec<_> = list
         .iter()
         .filter(|s| s.host.as_deref() == Some(host) && !compared.contains(&s.run_id))
@@ -110,6 +120,28 @@ fn history(store: Option<&Store>, doc: &RunDocument, compared: &[String]) -> His
             .map(|(id, r)| (id.as_str(), r.as_slice())),
         &runs,
     )
+}
+
+/// The noise models of the fleet's hosts (those with a calibration or history only).
+fn host_models(
+    store: &Store,
+    docs: &[RunDocument],
+    compared: &[String],
+) -> crate::compare::fleet::noise::HostModels {
+    let mut out = std::collections::BTreeMap::new();
+    let Ok(list) = store.list(HISTORY_SCAN) else {
+        return crate::compare::fleet::noise::HostModels(out);
+    };
+    for host in docs.iter().filter_map(|d| d.host.as_deref()) {
+        if out.contains_key(host) {
+            continue;
+        }
+        let m = model_of(store, &list, host, compared);
+        if m.calibration.is_some() || !m.history.is_empty() {
+            out.insert(host.to_string(), m);
+        }
+    }
+    crate::compare::fleet::noise::HostModels(out)
 }
 
 /// The run ids to compare: given, the newest of each host, or selected by tag.
@@ -229,12 +261,13 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
         };
     }
     if a.baseline.is_none() && docs.len() >= 3 {
+        let models = host_models(&store, &docs, &compared);
         let view = crate::compare::fleet::view(
             &docs,
             &crate::compare::fleet::Options {
                 top: a.top.map(|n| n as usize),
                 by,
-                noise: None,
+                noise: Some(&models),
                 explain_all: false,
             },
         );

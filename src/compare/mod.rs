@@ -16,6 +16,7 @@ pub mod capacity;
 pub mod comparability;
 pub mod explain;
 pub mod fleet;
+pub mod floor;
 pub mod index;
 pub mod matching;
 pub mod noise;
@@ -246,6 +247,36 @@ fn verdict_of(p: &Pending, real_at_fdr: bool) -> Verdict {
     }
 }
 
+/// A floor row whose unpinned pair was observed in different placements in A and B (the
+/// placement cause's shift) is judged against the floor with placement held equal
+/// (`floor::placement_held`); any other noise is kept.
+fn held_placement(
+    noise: noise_model::RowNoise,
+    a: &crate::result::BenchResult,
+    b: &crate::result::BenchResult,
+) -> noise_model::RowNoise {
+    if noise.basis != noise_model::Basis::Floor
+        || a.placement.cpus.is_some()
+        || b.placement.cpus.is_some()
+    {
+        return noise;
+    }
+    let share = |r: &crate::result::BenchResult| {
+        r.placement
+            .observed
+            .as_ref()
+            .and_then(|o| o.colocated_fraction())
+    };
+    match (share(a), share(b)) {
+        (Some(fa), Some(fb)) if (fa - fb).abs() >= placement::MIN_SHIFT => {
+            floor::placement_held(a, fa, fb)
+                .map(noise_model::RowNoise::of_floor)
+                .unwrap_or(noise)
+        }
+        _ => noise,
+    }
+}
+
 /// Compare B with A with the noise model `model` (the baseline host's), controlling the
 /// false discovery rate across the rows at `q`.
 pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> Comparison {
@@ -255,7 +286,7 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
         .matched
         .iter()
         .map(|m| {
-            let noise = model.row(m.a);
+            let noise = held_placement(model.row(m.a), m.a, m.b);
             Pending {
                 m: *m,
                 // Whether the samples differ at all; the drift is the noise's business.
@@ -412,11 +443,21 @@ mod tests {
         )
     }
 
+    /// A run of rows of one kind whose conservative floor is about 5% per run (a system-call
+    /// clock read: `floor::REFERENCE`), row i with median `medians[i]`.
     fn curve(id: &str, medians: &[f64]) -> RunDocument {
         let results = medians
             .iter()
             .enumerate()
-            .map(|(i, m)| point(4096 << i, "4k", *m))
+            .map(|(i, m)| {
+                testing::result(
+                    "timers.clock-read@1",
+                    "os",
+                    None,
+                    json!({"clock": "monotonic", "path": "syscall", "n": i}),
+                    *m,
+                )
+            })
             .collect();
         let mut d = testing::run(id, results, testing::env());
         d.host = Some("h".into());
@@ -514,7 +555,12 @@ mod tests {
             case: "pages=thp".into(),
             reason: "transparent huge pages are never".into(),
         });
-        let c = compare(&a, &b);
+        // A quiet history of the 4 KiB row (its conservative floor would hide 3x).
+        let hist: Vec<RunDocument> = [100.0, 101.0, 99.0]
+            .iter()
+            .map(|m| testing::run("h", vec![point(1 << 30, "4k", *m)], testing::env()))
+            .collect();
+        let c = compare_with(&a, &b, &History::new("h", None, &hist));
         // The 4 KiB row differs (3x), but THP does not govern its pages.
         let r = &c.rows[0];
         assert_eq!(r.verdict, Verdict::Worse);

@@ -3,7 +3,8 @@
 //! as the standard deviation σ of the runs' log medians. It comes from the host's
 //! calibration runs (`truebench calibrate`, tagged `calibration=<id>`), failing that from
 //! the stored history of the same measurement on that host, failing both from a
-//! conservative floor (the verdict then rests on one run each). Each row says which.
+//! conservative floor per benchmark (`floor`: the verdict then rests on one run each).
+//! Each row says which.
 //!
 //! With σ, a row's log ratio d = ln(B/A) gets a standard error, a two-sided p-value (t with
 //! runs − 1 degrees of freedom, normal for the floor) and a minimum detectable effect
@@ -17,11 +18,6 @@ use std::collections::BTreeMap;
 
 /// The tag a calibration run carries; its value names the calibration (all K runs share it).
 pub const CALIBRATION_TAG: &str = "calibration";
-/// σ of log medians assumed per run without calibration or history: run-level causes no
-/// sample of one run sees (page placement, task placement, frequency, neighbours) move a
-/// median by several percent between runs; 5% is what quiet runs of the default suites
-/// showed on a shared VM, not a worst case.
-pub const FLOOR_SIGMA: f64 = 0.05;
 /// The smallest σ a calibration or history gives: a few runs close together on one boot
 /// do not see boot- and day-level variance (they are not sampled), so no row is trusted
 /// below 1% per run.
@@ -58,7 +54,7 @@ impl Basis {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RowNoise {
     pub basis: Basis,
-    /// Standard deviation of ln(median) between runs (after MIN_SIGMA / FLOOR_SIGMA).
+    /// Standard deviation of ln(median) between runs (at least MIN_SIGMA).
     pub sigma: f64,
     /// Runs σ was estimated from (0 for the floor).
     pub runs: usize,
@@ -67,15 +63,17 @@ pub struct RowNoise {
 }
 
 impl RowNoise {
-    pub fn floor() -> RowNoise {
+    /// The conservative floor of the row `r` stands for (`floor::of`).
+    pub fn floor(r: &BenchResult) -> RowNoise {
+        RowNoise::of_floor(super::floor::of(r))
+    }
+
+    pub fn of_floor(f: super::floor::Floor) -> RowNoise {
         RowNoise {
             basis: Basis::Floor,
-            sigma: FLOOR_SIGMA,
+            sigma: f.sigma,
             runs: 0,
-            source: format!(
-                "conservative floor {:.0}% per run: no calibration or stored history of this measurement on this host, the verdict rests on one run each",
-                FLOOR_SIGMA * 100.0
-            ),
+            source: f.source,
         }
     }
 
@@ -200,11 +198,17 @@ impl NoiseModel {
 
     /// The noise of the row `r` stands for: calibration, else history, else the floor.
     pub fn row(&self, r: &BenchResult) -> RowNoise {
-        let key = super::matching::label(r);
+        self.measured(&super::matching::label(r))
+            .unwrap_or_else(|| RowNoise::floor(r))
+    }
+
+    /// The noise of the row labelled `key` (`matching::label`) from the calibration, else
+    /// the history; None when neither covers it.
+    pub fn measured(&self, key: &str) -> Option<RowNoise> {
         let host = self.host.as_deref().unwrap_or("?");
         if let Some((id, m)) = &self.calibration {
-            if let Some((s, n)) = m.get(&key) {
-                return RowNoise {
+            if let Some((s, n)) = m.get(key) {
+                return Some(RowNoise {
                     basis: Basis::Calibration,
                     sigma: s.max(MIN_SIGMA),
                     runs: *n,
@@ -212,21 +216,18 @@ impl NoiseModel {
                         "calibration {id}: {:.1}% between {n} runs of host {host}",
                         s * 100.0
                     ),
-                };
+                });
             }
         }
-        match self.history.get(&key) {
-            Some((s, n)) => RowNoise {
-                basis: Basis::History,
-                sigma: s.max(MIN_SIGMA),
-                runs: *n,
-                source: format!(
-                    "history: {:.1}% between {n} stored runs of host {host}",
-                    s * 100.0
-                ),
-            },
-            None => RowNoise::floor(),
-        }
+        self.history.get(key).map(|(s, n)| RowNoise {
+            basis: Basis::History,
+            sigma: s.max(MIN_SIGMA),
+            runs: *n,
+            source: format!(
+                "history: {:.1}% between {n} stored runs of host {host}",
+                s * 100.0
+            ),
+        })
     }
 }
 
@@ -391,7 +392,7 @@ mod tests {
         let mut other = lat(100.0);
         other.params.insert("size_bytes", 4096u64);
         assert_eq!(both.row(&other).basis, Basis::Floor);
-        assert_eq!(NoiseModel::default().row(&r), RowNoise::floor());
+        assert_eq!(NoiseModel::default().row(&r), RowNoise::floor(&r));
     }
 
     #[test]
@@ -420,9 +421,13 @@ mod tests {
 
     #[test]
     fn the_floor_adds_the_run_level_to_what_the_samples_saw() {
-        let t = test(&lat(100.0), &lat(100.0), &RowNoise::floor());
-        // Tight samples: SE = sqrt(2) x 5%, MDE about 22%.
-        assert!((t.mde() - 0.219).abs() < 0.02, "{}", t.mde());
+        let floor = RowNoise::floor(&lat(100.0));
+        let t = test(&lat(100.0), &lat(100.0), &floor);
+        // Tight samples (CI ±4.5%): SE² = 2 (σ² + within²), normal quantiles (2.80).
+        let w = within_se(&lat(100.0));
+        let se = (2.0 * (floor.sigma.powi(2) + w * w)).sqrt();
+        assert!((t.se - se).abs() < 1e-12, "{t:?}");
+        assert!((t.mde_log - 2.8016 * se).abs() < 0.001 * se, "{t:?}");
         assert_eq!(t.p, 1.0);
     }
 

@@ -100,7 +100,9 @@ pub fn render(f: &FleetView, verbose: bool) -> String {
     }
     let outliers: usize = f.cause_groups.iter().map(|g| g.hosts.len()).sum();
     out.push(String::new());
-    if outliers == 0 {
+    if let Some(why) = &f.outlier_calls {
+        out.push(clip(format!("Outlier calls {why}.")));
+    } else if outliers == 0 {
         out.push("No outlier: every host is within the fleet's spread.".into());
     } else {
         out.push(format!(

@@ -8,6 +8,7 @@
 
 pub mod baseline;
 pub mod causes;
+pub mod noise;
 pub mod outliers;
 pub mod ranks;
 pub mod table;
@@ -28,7 +29,7 @@ pub struct Options<'a> {
     pub top: Option<usize>,
     /// Group hosts by this tag.
     pub by: Option<&'a str>,
-    /// The per-row noise of each host, from calibration runs (see `outliers::RowNoise`).
+    /// The per-row noise of each host, from its calibration or stored history (`noise`).
     pub noise: Option<&'a dyn RowNoise>,
     /// Explain every host against the typical one, not only the outliers.
     pub explain_all: bool,
@@ -139,6 +140,9 @@ pub struct FleetView {
     pub typical_host: Option<String>,
     pub fdr_q: f64,
     pub floor: f64,
+    /// Why no outlier is called (a fleet smaller than `outliers::MIN_FLEET` hosts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outlier_calls: Option<String>,
     pub rows: Vec<FleetRow>,
     /// Rows left out, each with why.
     pub rows_left_out: Vec<String>,
@@ -340,6 +344,9 @@ pub fn view(docs: &[RunDocument], o: &Options) -> FleetView {
         typical_host: medoid.map(|m| docs[m].run_id.clone()),
         fdr_q: outliers::FDR_Q,
         floor: outliers::FLOOR,
+        outlier_calls: outliers::refusal(
+            (0..t.rows.len()).map(|r| t.measured(r)).max().unwrap_or(0),
+        ),
         rows,
         rows_left_out: t.left_out,
         hosts: out,

@@ -1,0 +1,116 @@
+//! The A/A test of `compare` on real documents of this project's VM (tests/fixtures/aa/:
+//! `calibrate --runs 5` of the default suites, then three `run`s back to back, 2026-11-25,
+//! other tenants' builds running beside them). Nothing changed between the three runs, so
+//! every row called real is a false alarm unless a measured cause (a neighbour's CPU share,
+//! a different placement) explains it. Each pair is compared with nothing but the pair in
+//! the database (the conservative floor) and beside the calibration; no benchmark runs.
+
+mod common;
+
+use common::TestEnv;
+use serde_json::Value;
+
+fn fixture(name: &str) -> String {
+    format!(
+        "{}/tests/fixtures/aa/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+fn id(name: &str) -> String {
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture(name)).unwrap()).unwrap();
+    doc["run_id"].as_str().unwrap().to_string()
+}
+
+fn import(env: &TestEnv, names: &[&str]) {
+    let mut cmd = env.cmd();
+    cmd.arg("import");
+    for n in names {
+        cmd.arg(fixture(n));
+    }
+    cmd.assert().success();
+}
+
+/// The rows called better or worse, and those of them no measured cause explains.
+fn alarms(c: &Value) -> (Vec<&Value>, Vec<&Value>) {
+    let real: Vec<&Value> = c["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| matches!(r["verdict"].as_str(), Some("B better" | "B worse")))
+        .collect();
+    let unexplained = real
+        .iter()
+        .copied()
+        .filter(|r| r["status"] != "explained")
+        .collect();
+    (real, unexplained)
+}
+
+const PAIRS: [(&str, &str); 3] = [("aa-1", "aa-2"), ("aa-1", "aa-3"), ("aa-2", "aa-3")];
+
+#[test]
+fn three_runs_compared_pair_by_pair_on_the_floor_call_at_most_one_row() {
+    for (a, b) in PAIRS {
+        let env = TestEnv::new();
+        import(&env, &[a, b]);
+        let c = env.json(&["compare", &id(a), &id(b), "--json"]);
+        let rows = c["rows"].as_array().unwrap();
+        assert!(rows.len() >= 100, "{a} {b}: {} rows", rows.len());
+        for r in rows {
+            assert_eq!(r["noise"]["basis"], "floor", "{r}");
+            let source = r["noise"]["source"].as_str().unwrap();
+            assert!(
+                source.contains("rests on one run each")
+                    && source.contains("runs of the default suites"),
+                "{source}"
+            );
+        }
+        let line = c["summary"][0].as_str().unwrap();
+        assert!(line.contains("conservative floor"), "{line}");
+        let (real, unexplained) = alarms(&c);
+        eprintln!(
+            "{a} vs {b} on the floor: {} real, {} unexplained",
+            real.len(),
+            unexplained.len()
+        );
+        assert!(
+            real.len() <= 1 && unexplained.len() <= 1,
+            "{a} vs {b}: {} real, {} unexplained: {real:?}",
+            real.len(),
+            unexplained.len()
+        );
+    }
+}
+
+#[test]
+fn the_same_pairs_beside_the_calibration_call_at_most_one_row() {
+    let env = TestEnv::new();
+    import(
+        &env,
+        &[
+            "calibration-1",
+            "calibration-2",
+            "calibration-3",
+            "calibration-4",
+            "calibration-5",
+            "aa-1",
+            "aa-2",
+            "aa-3",
+        ],
+    );
+    for (a, b) in PAIRS {
+        let c = env.json(&["compare", &id(a), &id(b), "--json"]);
+        let rows = c["rows"].as_array().unwrap();
+        let calibrated = rows
+            .iter()
+            .filter(|r| r["noise"]["basis"] == "calibration")
+            .count();
+        // Every row the calibration measured in at least 3 runs rests on it.
+        assert!(calibrated >= 100, "{a} {b}: {calibrated} of {}", rows.len());
+        let (real, _) = alarms(&c);
+        eprintln!("{a} vs {b} beside the calibration: {} real", real.len());
+        assert!(real.len() <= 1, "{a} vs {b}: {real:?}");
+    }
+}
