@@ -161,35 +161,6 @@ fn a_server_that_never_answers_exits_or_cannot_run_is_one_line() {
 }
 
 #[test]
-fn a_capacity_variant_with_a_launched_server_is_refused_before_anything_starts() {
-    let env = TestEnv::new();
-    let tag = format!("4{}.5", std::process::id() % 1000);
-    for extra in [
-        vec!["--policy", "os,cap:0.5/1"],
-        vec!["--cpu-quota", "0.5", "--cpuset-width", "1"],
-    ] {
-        let mut a = args(9, &format!("sleep {tag}"), "os");
-        if extra[0] == "--policy" {
-            let i = a.iter().position(|x| x == "--policy").unwrap();
-            a.drain(i..i + 2);
-        }
-        a.extend(extra.iter().map(|s| s.to_string()));
-        let out = env.cmd().args(&a).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
-        assert!(
-            err.contains("capacity variants") && err.contains("--server"),
-            "{err}"
-        );
-    }
-    let started = std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
-        std::fs::read(e.path().join("cmdline"))
-            .is_ok_and(|c| String::from_utf8_lossy(&c) == format!("sleep\0{tag}\0"))
-    });
-    assert!(!started, "the server was started although refused");
-}
-
-#[test]
 fn a_capacity_setting_for_a_server_truebench_did_not_start_is_refused() {
     // The capacity group is the server's; a server followed with --pid or only reached
     // at its URL is in no group truebench makes.
