@@ -138,6 +138,16 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
         }
         None => None,
     };
+    if a.http.is_some()
+        && a.server.is_none()
+        && (a.cpu_quota.is_some() || a.policy.iter().any(|p| p.capacity.is_some()))
+    {
+        return Err(usage_hint(
+            "a capacity setting with --http applies to the server, which truebench must start"
+                .to_string(),
+            "give the server's command with --server",
+        ));
+    }
     let server: Option<Vec<String>> = a
         .server
         .as_ref()

@@ -10,6 +10,19 @@
 use crate::probe::sysroot::SysRoot;
 use std::path::{Path, PathBuf};
 
+/// How the service was put in a capacity group (a variant's `capacity_note`): cgroup v1,
+/// the mq workload's worker threads.
+pub const THREADS_IN_GROUP: &str =
+    "cgroup v1: the worker threads ran in the group, the load generator outside";
+/// cgroup v2, the mq workload: threads of one process cannot be split across groups.
+pub const PROCESS_IN_GROUP: &str =
+    "cgroup v2: the whole process (load generator included) ran in the group";
+/// `--http --server`: the server's process tree, joined before exec (v1 and v2).
+pub const SERVER_IN_GROUP: &str =
+    "the server's process tree ran in the group (joined before exec), truebench (the load generator) outside";
+/// The words of a note that put the load generator inside the quota (what predict reads).
+pub const GENERATOR_INCLUDED: &str = "load generator included";
+
 /// The quota period, µs.
 const PERIOD_US: u64 = 100_000;
 

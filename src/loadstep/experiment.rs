@@ -372,11 +372,30 @@ pub fn run(
         for (policy, workers, cap) in this {
             let key = label(&policy.to_string(), workers, cap);
             order.push(format!("{key} (repeat {})", r + 1));
-            // --server: started under this variant's policy, stopped (whole tree) when
-            // `_server` drops at the end of the variant, on error or on Ctrl-C.
-            let _server = match (&cfg.server, &cfg.http) {
+            // The capacity group lives for this variant's steps and goes when it drops. With
+            // --server the server's process tree runs in it (joined before exec, so every
+            // process it forks is in it too) and truebench, the load generator, outside;
+            // else the worker threads join it (v1) or this process moves in (v2).
+            let own_group = match (cap, &cfg.layout) {
+                (Some(c), Some(l)) => {
+                    groups_made += 1;
+                    let spread = crate::placement::spread_order(probe);
+                    let order: Vec<u32> =
+                        spread.into_iter().filter(|c| usable.contains(c)).collect();
+                    Some(
+                        Group::create(l, groups_made, c, &order, &mems, cfg.server.is_none())
+                            .map_err(anyhow::Error::msg)?,
+                    )
+                }
+                (Some(_), None) => anyhow::bail!("capacity settings need a cgroup layout"),
+                _ => None,
+            };
+            // --server: started under this variant's policy (in its capacity group, which
+            // it then owns), stopped (whole tree) when `server` drops at the end of the
+            // variant, on error or on Ctrl-C; the group goes after it.
+            let (server, own_group) = match (&cfg.server, &cfg.http) {
                 (Some((argv, ready)), Some(target)) => {
-                    let l = start_server(argv, &policy, *ready, target, probe)?;
+                    let l = start_server(argv, &policy, own_group, *ready, target, probe)?;
                     let Some(l) = l else {
                         interrupted = true;
                         break 'outer;
@@ -390,32 +409,21 @@ pub fn run(
                     if let Some(c) = counters.first() {
                         unavailable.extend(c.unavailable.clone());
                     }
-                    Some(l)
+                    (Some(l), None)
                 }
-                _ => None,
+                _ => (None, own_group),
             };
+            let group = server
+                .as_ref()
+                .and_then(|l| l.group())
+                .or(own_group.as_ref());
             // With --server the policy is the server's: the load generator runs as is.
             let policy = if cfg.server.is_some() {
                 Policy::OS
             } else {
                 policy
             };
-            // The capacity group lives for this variant's steps and goes when it drops.
-            let group = match (cap, &cfg.layout) {
-                (Some(c), Some(l)) => {
-                    groups_made += 1;
-                    let spread = crate::placement::spread_order(probe);
-                    let order: Vec<u32> =
-                        spread.into_iter().filter(|c| usable.contains(c)).collect();
-                    Some(
-                        Group::create(l, groups_made, c, &order, &mems, true)
-                            .map_err(anyhow::Error::msg)?,
-                    )
-                }
-                (Some(_), None) => anyhow::bail!("capacity settings need a cgroup layout"),
-                _ => None,
-            };
-            let pinned = worker_cpus(policy.placement, workers, probe).map(|p| match &group {
+            let pinned = worker_cpus(policy.placement, workers, probe).map(|p| match group {
                 // Pinned inside the cpuset only.
                 Some(g) => {
                     let inside: Vec<u32> =
@@ -436,7 +444,7 @@ pub fn run(
                 queue_limit: 10_000_000,
                 spins_per_us,
                 join_files: group
-                    .as_ref()
+                    .filter(|_| cfg.server.is_none())
                     .map(|g| g.thread_files.clone())
                     .unwrap_or_default(),
                 nodes: (policy.placement == Placement::PerNode).then(|| node_groups(probe)),
@@ -452,12 +460,13 @@ pub fn run(
                 vec![]
             };
             let note = group
-                .as_ref()
                 .map(|g| {
-                    if g.v2 {
-                        "cgroup v2: the whole process (load generator included) ran in the group"
+                    if cfg.server.is_some() {
+                        capacity::SERVER_IN_GROUP
+                    } else if g.v2 {
+                        capacity::PROCESS_IN_GROUP
                     } else {
-                        "cgroup v1: the worker threads ran in the group, the load generator outside"
+                        capacity::THREADS_IN_GROUP
                     }
                     .to_string()
                 })
@@ -467,7 +476,7 @@ pub fn run(
             let placed = Placed {
                 pinned,
                 capacity: cap,
-                cpuset: group.as_ref().map(|g| g.cpus.clone()),
+                cpuset: group.map(|g| g.cpus.clone()),
                 note: (!note.is_empty()).then(|| note.join("; ")),
             };
             let mut steps = Vec::new();
@@ -491,7 +500,7 @@ pub fn run(
                         edges.push(snapshot(
                             service.as_deref(),
                             &mut counters,
-                            group.as_ref(),
+                            group,
                             cfg.http.is_none(),
                         ))
                     },
@@ -538,6 +547,7 @@ pub fn run(
 fn start_server(
     argv: &[String],
     policy: &Policy,
+    group: Option<Group>,
     ready: Duration,
     target: &super::http::Target,
     probe: &ProbeDoc,
@@ -546,7 +556,7 @@ fn start_server(
     use std::process::Stdio;
     let at = crate::policy::resolve::instances(policy, 1, probe)
         .map_err(|e| anyhow::anyhow!("--server under {policy}: {e}"))?;
-    let mut l = Launched::start(argv, policy, &at[0], None, Stdio::null(), Stdio::null())
+    let mut l = Launched::start(argv, policy, &at[0], group, Stdio::null(), Stdio::null())
         .map_err(|e| anyhow::anyhow!("--server: {e}"))?;
     let until = std::time::Instant::now() + ready;
     loop {

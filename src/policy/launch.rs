@@ -166,6 +166,11 @@ impl Launched {
         }
     }
 
+    /// The capacity group it runs in, if any.
+    pub fn group(&self) -> Option<&Group> {
+        self.group.as_ref()
+    }
+
     /// Its process tree now (it and its descendants).
     pub fn tree(&self) -> Vec<i32> {
         crate::observe::process::tree(self.pid)

@@ -38,6 +38,10 @@ pub struct Measured {
     pub workers: usize,
     /// The load generator ran inside the quota (cgroup v2, or a process-wide quota).
     pub generator_in_quota: bool,
+    /// Threads of the load generator that can run at once: the producer (mq), or the
+    /// producer and one per connection (http, where truebench's whole process is the
+    /// generator).
+    pub generator_threads: usize,
     /// The valid steps (the generator kept its schedule).
     pub steps: Vec<Obs>,
 }
@@ -113,7 +117,7 @@ fn variants_of(doc: &RunDocument) -> Result<Vec<Measured>, String> {
             let generator_in_quota = if policy {
                 v.capacity_note
                     .as_deref()
-                    .is_some_and(|n| n.contains("cgroup v2"))
+                    .is_some_and(|n| n.contains(crate::loadstep::capacity::GENERATOR_INCLUDED))
             } else {
                 cpus.cgroup_quota.is_some()
             };
@@ -128,6 +132,11 @@ fn variants_of(doc: &RunDocument) -> Result<Vec<Measured>, String> {
                 capacity_policy: policy,
                 workers: v.workers,
                 generator_in_quota,
+                generator_threads: if ls.workload == "http" {
+                    v.workers + 1
+                } else {
+                    1
+                },
                 steps: v.steps.iter().filter(|s| s.valid).map(obs).collect(),
             }
         })

@@ -316,7 +316,7 @@ pub fn answer(e: &Evidence, q: &Question) -> Prediction {
     out.workers = workers.clone();
     let Some(p) = calibrate::fit(&e.variants, e.machine_cpus, &c) else {
         out.why_not = Some(
-            "no valid step has a CPU cost per message (an http run without --pid or --server does not measure the server's CPU): the utilisation law has nothing to rest on".into(),
+            "no valid steady step has a CPU cost per message (an http run without --pid or --server does not measure the server's CPU; a step past saturation costs the backlog, not a message): the utilisation law has nothing to rest on".into(),
         );
         return out;
     };
@@ -324,11 +324,11 @@ pub fn answer(e: &Evidence, q: &Question) -> Prediction {
         .variants
         .iter()
         .flat_map(|v| &v.steps)
-        .filter(|o| o.cost_us.is_some())
+        .filter(|o| o.steady && o.cost_us.is_some())
         .count();
     if with_cost < MIN_STEPS {
         out.why_not = Some(format!(
-            "only {with_cost} valid step(s) with a CPU cost per message (at least {MIN_STEPS} are needed): in the others the load generator could not keep its schedule (a busy machine?) or the step was interrupted"
+            "only {with_cost} valid steady step(s) with a CPU cost per message (at least {MIN_STEPS} are needed): the others were past saturation, or in them the load generator could not keep its schedule (a busy machine?) or the step was interrupted"
         ));
         return out;
     }
@@ -380,7 +380,7 @@ pub fn answer(e: &Evidence, q: &Question) -> Prediction {
             .variants
             .iter()
             .flat_map(|v| &v.steps)
-            .filter(|o| o.cost_us.is_some())
+            .filter(|o| o.steady && o.cost_us.is_some())
             .count(),
         efficiency: estimate(p.efficiency, &mut pick(|b| b.efficiency)),
         saturated_steps: e

@@ -32,9 +32,12 @@ pub struct Params {
     /// Measured p99 ÷ the M/M/c p99 of the same step (geometric median).
     pub latency_factor: f64,
     /// The load generator's CPUs at rate r: `generator_base + generator_per_rate × r`, in
-    /// [0, 1] (one thread).
+    /// [0, generator_max].
     pub generator_base: f64,
     pub generator_per_rate: f64,
+    /// The most CPUs the generator can use: its threads that run at once (1 for mq's
+    /// producer; the producer and the connections for http), at most the machine's.
+    pub generator_max: f64,
     /// USL contention and coherency across the parallel CPUs (0, 0: assumed none).
     pub sigma: f64,
     pub kappa: f64,
@@ -83,7 +86,7 @@ impl Limit {
 impl Params {
     /// The load generator's CPUs at `rate`.
     pub fn generator(&self, rate: f64) -> f64 {
-        (self.generator_base + self.generator_per_rate * rate).clamp(0.0, 1.0)
+        (self.generator_base + self.generator_per_rate * rate).clamp(0.0, self.generator_max)
     }
 
     /// The CPUs the service can use in parallel at `rate`: width, at most one per worker,

@@ -17,6 +17,7 @@ fn truth() -> Params {
         latency_factor: 2.0,
         generator_base: 0.2,
         generator_per_rate: 2e-5,
+        generator_max: 1.0,
         sigma: 0.0,
         kappa: 0.0,
     }
@@ -26,7 +27,18 @@ fn truth() -> Params {
 /// outside the quota), at the given shares of its ceiling; steps past the ceiling complete
 /// the ceiling and are not steady.
 fn variant(quota: f64, width: usize, shares: &[f64], wobble: f64) -> Measured {
-    let t = truth();
+    variant_of(&truth(), 1, quota, width, shares, wobble)
+}
+
+/// `variant` for the model `t`, its generator of `generator_threads` threads.
+fn variant_of(
+    t: &Params,
+    generator_threads: usize,
+    quota: f64,
+    width: usize,
+    shares: &[f64],
+    wobble: f64,
+) -> Measured {
     let s = Setting {
         quota,
         width,
@@ -50,7 +62,7 @@ fn variant(quota: f64, width: usize, shares: &[f64], wobble: f64) -> Measured {
                 completed: rate.min(x),
                 steady: rate < x,
                 p99_us: t.p99_s(&s, rate).map(|p| p * 1e6 * w).or(Some(1e6)),
-                cost_us: Some(COST_US * w),
+                cost_us: Some(t.cost_us * w),
                 generator_cpus: t.generator(rate),
                 throttled_periods: None,
             }
@@ -64,6 +76,7 @@ fn variant(quota: f64, width: usize, shares: &[f64], wobble: f64) -> Measured {
         capacity_policy: true,
         workers: 2,
         generator_in_quota: false,
+        generator_threads,
         steps,
     }
 }
@@ -123,6 +136,94 @@ fn a_held_out_setting_is_recovered_from_two_others() {
     assert!(ceiling < 1.8 / 50e-6 * 0.95, "{ceiling}");
     assert!((got.ceiling.unwrap() - ceiling).abs() / ceiling < 0.05);
     assert_eq!(got.limited_by, Some(Limit::Latency));
+}
+
+/// Steps past the ceiling as measured in an overload: the window's own messages complete
+/// less and less (a backlog ahead of them), and the CPU per completed message grows with
+/// the overload, though the service's throughput and a message's cost have not changed.
+fn collapse(mut v: Measured, shares: &[f64]) -> Measured {
+    let x = v.steps.iter().map(|o| o.completed).fold(0.0, f64::max);
+    let base = v.steps[0].clone();
+    for share in shares {
+        v.steps.push(Obs {
+            rate: x * share,
+            completed: x / share,
+            steady: false,
+            p99_us: Some(1e6 * share),
+            cost_us: base.cost_us.map(|c| c * share * share),
+            generator_cpus: truth().generator(x * share),
+            throttled_periods: None,
+        });
+    }
+    v
+}
+
+#[test]
+fn an_overload_collapse_does_not_bias_the_cost_or_the_efficiency() {
+    // Half the steps deep past the ceiling, as a load step plan up to 3x its ceiling gives.
+    let deep = [1.5, 2.0, 2.5, 3.0, 3.5, 4.0];
+    let e = evidence(vec![
+        collapse(variant(0.5, 1, SHARES, 0.02), &deep),
+        collapse(variant(1.0, 1, SHARES, 0.02), &deep),
+    ]);
+    let p = answer(&e, &ask(vec![(1.8, 2)], None));
+    assert!(p.supported, "{:?}", p.why_not);
+    let i = p.inputs.as_ref().unwrap();
+    assert!((i.cost_us.value - COST_US).abs() / COST_US < 0.03, "{i:?}");
+    assert!((i.efficiency.value - 1.0).abs() < 0.05, "{i:?}");
+    let s = Setting {
+        quota: 1.8,
+        width: 2,
+        workers: 2,
+        generator_in_quota: false,
+        machine_cpus: 2,
+    };
+    let (want, _) = truth().max_rate(&s, 0.005).unwrap();
+    let r = p.settings[0].max_rate.expect("a figure");
+    assert!((r - want).abs() / want < 0.05, "{r} vs {want}");
+}
+
+#[test]
+fn an_http_load_generator_may_take_more_than_one_cpu() {
+    // nginx-like: 25 CPU-µs per request, a client of 5 threads (producer + 4 connections)
+    // paying 60 CPU-µs per request, which passes one CPU at 16,000/s.
+    let t = Params {
+        cost_us: 25.0,
+        generator_base: 0.05,
+        generator_per_rate: 6e-5,
+        generator_max: 2.0,
+        ..truth()
+    };
+    let e = Evidence {
+        workload: "http".into(),
+        ..evidence(vec![
+            variant_of(&t, 5, 0.2, 1, SHARES, 0.02),
+            variant_of(&t, 5, 0.4, 1, SHARES, 0.02),
+        ])
+    };
+    let s = Setting {
+        quota: 1.2,
+        width: 2,
+        workers: 2,
+        generator_in_quota: false,
+        machine_cpus: 2,
+    };
+    // At 1.2/2 the client's CPU, not the quota, bounds the server: 2 − 0.05 − 60 µs × r
+    // = 25 µs × r gives about 22,900/s, where a one-CPU client would leave it 40,000/s.
+    let (want, _) = t.ceiling(&s);
+    assert!((want - 1.95 / 85e-6).abs() < 50.0, "{want}");
+    let one_cpu = Params {
+        generator_max: 1.0,
+        ..t
+    };
+    assert!(one_cpu.ceiling(&s).0 > 1.5 * want);
+    let p = answer(&e, &ask(vec![(1.2, 2)], None));
+    assert!(p.supported, "{:?}", p.why_not);
+    let got = p.settings[0].ceiling.unwrap();
+    assert!((got - want).abs() / want < 0.05, "{got} vs {want}");
+    let (held, _) = t.max_rate(&s, 0.005).unwrap();
+    let r = p.settings[0].max_rate.unwrap();
+    assert!((r - held).abs() / held < 0.05, "{r} vs {held}");
 }
 
 #[test]
@@ -219,10 +320,10 @@ fn a_single_worker_asked_about_a_wider_setting_gives_no_figure() {
 #[test]
 fn too_few_valid_steps_give_no_figure() {
     // A busy machine: the generator kept its schedule in two steps only.
-    let e = evidence(vec![variant(1.0, 1, &[0.9, 1.2], 0.0)]);
+    let e = evidence(vec![variant(1.0, 1, &[0.5, 0.9, 1.2], 0.0)]);
     let p = answer(&e, &ask(vec![(1.8, 2)], None));
     assert!(!p.supported && p.settings.is_empty());
-    assert!(p.why_not.unwrap().contains("only 2 valid step"));
+    assert!(p.why_not.unwrap().contains("only 2 valid steady step"));
 }
 
 #[test]

@@ -126,17 +126,6 @@ impl Measurement for LoadStep {
                 }
             }
         }
-        // A launched server is started under a variant's placement, class and memory
-        // policy, but not yet inside a capacity group: refused rather than measured
-        // without the capacity the variant names.
-        if self.o.server.is_some()
-            && (self.o.cpu_quota.is_some() || self.o.policies.iter().any(|p| p.capacity.is_some()))
-        {
-            return Err(usage_hint(
-                "capacity variants (cap:QUOTA/WIDTH, --cpu-quota) are not applied to a server started with --server",
-                "start the server inside a cgroup yourself and follow it with --pid, or compare capacities of a batch command with `truebench experiment`",
-            ));
-        }
         let mut capacity = Vec::new();
         for q in self.o.cpu_quota.iter().flatten() {
             crate::loadstep::capacity::check_quota(*q)

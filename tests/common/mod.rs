@@ -270,3 +270,30 @@ pub fn dist_binary(target: Option<&str>) -> PathBuf {
     );
     path
 }
+
+/// A free loopback port, and an nginx config (2 worker processes) serving a file there from
+/// `dir`, readable by nginx's unprivileged workers; the `--server` command that starts it.
+pub fn nginx_config(dir: &std::path::Path) -> (u16, String) {
+    use std::os::unix::fs::PermissionsExt;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    std::fs::create_dir_all(dir.join("html")).unwrap();
+    std::fs::write(dir.join("html/index.html"), "ok\n").unwrap();
+    for d in [dir, &dir.join("html")] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let d = dir.display();
+    let conf = format!(
+        "daemon off;\nworker_processes 2;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
+         events {{ worker_connections 64; }}\nhttp {{ access_log off;\n\
+         client_body_temp_path {d}/b; proxy_temp_path {d}/p; fastcgi_temp_path {d}/f;\n\
+         uwsgi_temp_path {d}/u; scgi_temp_path {d}/s;\n\
+         server {{ listen 127.0.0.1:{port}; root {d}/html; keepalive_requests 100000000; }} }}\n"
+    );
+    std::fs::write(dir.join("nginx.conf"), conf).unwrap();
+    let server = format!("/usr/sbin/nginx -c {d}/nginx.conf -e {d}/error.log -p {d}");
+    (port, server)
+}
