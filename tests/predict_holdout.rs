@@ -14,7 +14,7 @@
 
 mod common;
 
-use common::{nginx_config, TestEnv};
+use common::TestEnv;
 use serde_json::Value;
 
 /// The highest planned rate held below a p99 of 5 ms (a valid steady step), and the count
@@ -115,20 +115,5 @@ fn the_prediction_at_a_held_out_setting_matches_its_measurement() {
         "0.5,1.0",
         "3000,6000,8000,9000,10000,12000,15000,17000,19000",
         "1.8",
-    );
-}
-
-#[test]
-#[ignore = "needs root"]
-fn an_nginx_prediction_at_a_held_out_width_matches_its_measurement() {
-    common::needs_root();
-    let dir = tempfile::tempdir().unwrap();
-    let (port, server) = nginx_config(dir.path());
-    let url = format!("http://127.0.0.1:{port}/");
-    check(
-        &["--http", &url, "--server", &server, "--workers", "4"],
-        "0.2,0.4",
-        "2000,5000,8000,11000,14000,17000,20000,24000,28000",
-        "0.6",
     );
 }
