@@ -205,7 +205,7 @@ fn bandwidth_fed_the_480_mib_vm_sizes_by_the_measurement_and_stays_under_1_gb() 
 fn epyc_runs() -> Vec<(String, hierarchy::Curve, hierarchy::Curve)> {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/memory/epyc-32mib-8-runs.json"
+        "/tests/fixtures/memory/epyc-32mib-runs.json"
     );
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();

@@ -97,8 +97,12 @@ pub fn evaluate(
         evidence.clone(),
     ));
     if let (Some(llc), Some(reported)) = (&h.llc, reported_llc) {
-        let low = llc.up_to_bytes as f64 / MISMATCH_FACTOR;
-        let high = llc.next_bytes as f64 * MISMATCH_FACTOR;
+        // A cache of the reported size holds a working set of half of it, so the curve
+        // stays on its plateau at least that far: a report more than twice the largest size
+        // still on the plateau is too large, and one below half the size the curve had
+        // already left it at is too small.
+        let low = llc.next_bytes as f64 / MISMATCH_FACTOR;
+        let high = llc.up_to_bytes as f64 * MISMATCH_FACTOR;
         if (reported as f64) < low || (reported as f64) > high {
             out.push(Finding::new(
                 "llc-size-mismatch",
