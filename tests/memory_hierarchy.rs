@@ -200,7 +200,7 @@ fn bandwidth_fed_the_480_mib_vm_sizes_by_the_measurement_and_stays_under_1_gb() 
         .all(|r| r.samples.len() == 2 && r.stats.median > 0.0));
 }
 
-/// Eight runs of the default suites on a VM reporting a 32 MiB L3 whose usable cache ends
+/// Nine runs of the default suites on a VM reporting a 32 MiB L3 whose usable cache ends
 /// between about 3 and 16 MiB, moving from run to run (tests/fixtures/memory/).
 fn epyc_runs() -> Vec<(String, hierarchy::Curve, hierarchy::Curve)> {
     let path = concat!(
