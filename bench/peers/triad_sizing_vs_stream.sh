@@ -54,7 +54,9 @@ def triad(threads):
     raise SystemExit("no triad result for %d thread(s)" % threads)
 t1, arr = triad(1); tn, _ = triad(n)
 mem = [c for c in d.get("suite_costs", []) if c["suite"] == "memory"]
-print(t1, tn, arr, max(c["peak_rss_bytes"] or 0 for c in mem), sum(c["wall_s"] for c in mem))
+# -1: no peak RSS in the run document (absent, never 0)
+peaks = [c["peak_rss_bytes"] for c in mem if c.get("peak_rss_bytes")]
+print(t1, tn, arr, max(peaks) if peaks else -1, sum(c["wall_s"] for c in mem))
 PY
 )
   local same=$((arr / 8)) rep=$((4 * reported / 8))
@@ -70,7 +72,7 @@ export tb tmp n reported
 for r in $(seq "$rounds"); do
   locked bash -c round >>"$tmp/rows"
   read -r t1 tn c1 cn r1 rn arr peak wall < <(tail -1 "$tmp/rows")
-  echo "round $r: arrays $((arr >> 20)) MiB (truebench's choice) and $((4 * reported >> 20)) MiB (4x reported LLC); triad MB/s 1 thread: truebench $t1, C same size $c1, C 4x reported $r1; $n threads: truebench $tn, C $cn, C 4x reported $rn; memory suite ${wall} s, peak RSS $((peak >> 20)) MiB" >&2
+  echo "round $r: arrays $((arr >> 20)) MiB (truebench's choice) and $((4 * reported >> 20)) MiB (4x reported LLC); triad MB/s 1 thread: truebench $t1, C same size $c1, C 4x reported $r1; $n threads: truebench $tn, C $cn, C 4x reported $rn; memory suite ${wall} s, peak RSS $([ "$peak" -ge 0 ] && echo "$((peak >> 20)) MiB" || echo "absent (the run document has none)")" >&2
 done
 python3 - "$tmp/rows" "$n" "$reported" <<'PY'
 import statistics, sys
@@ -86,5 +88,8 @@ print("%-40s %10.0f %10.0f" % ("C STREAM-style, same size", med(2), med(3)))
 print("%-40s %10.0f %10.0f" % ("C STREAM-style, 4x reported LLC", med(4), med(5)))
 print("%-40s %10.3f %10.3f   (bar: >= 0.95)" % ("truebench / C same size", ratio(0, 2), ratio(1, 3)))
 print("%-40s %10.3f %10.3f   (bar: >= 0.90)" % ("truebench / C 4x reported LLC", ratio(0, 4), ratio(1, 5)))
-print("memory suite (latency + bandwidth): %.1f s wall time, peak RSS %d MiB (medians)" % (med(8), med(7) / 2**20))
+peaks = [r[7] for r in rows if r[7] >= 0]
+print("memory suite (latency + bandwidth): %.1f s wall time (median), peak RSS %s" % (med(8),
+      "%d MiB (median of %d round(s))" % (statistics.median(peaks) / 2**20, len(peaks)) if peaks
+      else "absent (no run document had one)"))
 PY

@@ -150,6 +150,9 @@ pub fn summarise(id: &str, docs: &[RunDocument]) -> Calibration {
     }
 }
 
+/// An MDE (relative) from which a row is said to tell nothing: a factor of 10.
+const UNTELLABLE: f64 = 9.0;
+
 /// The calibration as text: one line per row, the sentence a user acts on.
 pub fn render(c: &Calibration) -> String {
     let mut s = format!(
@@ -167,6 +170,15 @@ pub fn render(c: &Calibration) -> String {
             r.params
         );
         match (r.sigma, r.mde) {
+            // Runs that disagree by several times: no comparison of this row means anything.
+            (Some(sd), Some(mde)) if mde >= UNTELLABLE => s.push_str(&format!(
+                "  {what}: spread {:.1}% between {} runs (median {} {}); its runs disagree so much that no difference can be told here (only one beyond {} would be)\n",
+                sd * 100.0,
+                r.runs,
+                crate::report::units::num(r.median),
+                r.unit,
+                noise_model::mde_text(mde)
+            )),
             (Some(sd), Some(mde)) => s.push_str(&format!(
                 "  {what}: spread {:.1}% between {} runs (median {} {}); differences below {} cannot be told from noise here\n",
                 sd * 100.0,
@@ -343,5 +355,27 @@ mod tests {
         let short = summarise("cal", &docs[..2]);
         assert!(short.rows.iter().all(|r| r.mde.is_none()));
         assert!(render(&short).contains("no spread"));
+    }
+
+    #[test]
+    fn a_row_whose_runs_disagree_by_several_times_is_said_to_tell_nothing() {
+        // The LLC-edge latency rows on a VM whose usable cache moves between runs.
+        let docs = vec![
+            run("r1", &[10.0, 20.0]),
+            run("r2", &[10.1, 190.0]),
+            run("r3", &[9.9, 35.0]),
+        ];
+        let text = render(&summarise("cal", &docs));
+        let lines: Vec<&str> = text.lines().filter(|l| l.contains("spread")).collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(
+            lines[0].contains("cannot be told from noise here"),
+            "{text}"
+        );
+        assert!(!lines[0].contains("no difference can be told"), "{text}");
+        assert!(
+            lines[1].contains("no difference can be told here"),
+            "{text}"
+        );
     }
 }
