@@ -24,10 +24,10 @@ use crate::result::{BenchResult, RunDocument};
 use std::collections::BTreeMap;
 
 /// Where the reference figures come from.
-pub const REFERENCE_RUNS: &str = "8 runs of the default suites on a 2-vCPU KVM guest of an AMD EPYC host with other tenants' builds beside them (load 6-7.5), 2026-11-25";
+pub const REFERENCE_RUNS: &str = "8 runs of the default suites and 6 of the classic suite on a 2-vCPU KVM guest of an AMD EPYC host with other tenants' builds beside them (load 6-7.5; 7-10 for classic), 2026-11-25 and 26";
 
 /// The reference runs, as exported (tests/fixtures/aa/): `calibrate --runs 5`, then three
-/// `run`s back to back.
+/// `run`s back to back; and six `run classic` back to back.
 #[cfg(test)]
 pub const REFERENCE_FILES: &[&str] = &[
     "calibration-1",
@@ -38,6 +38,12 @@ pub const REFERENCE_FILES: &[&str] = &[
     "aa-1",
     "aa-2",
     "aa-3",
+    "classic-1",
+    "classic-2",
+    "classic-3",
+    "classic-4",
+    "classic-5",
+    "classic-6",
 ];
 
 /// One kind of row's run-level σ on the reference machine.
@@ -52,11 +58,88 @@ pub struct Reference {
 }
 
 /// The reference figures ([`REFERENCE_RUNS`]).
+// Measured figures: one of them (0.318) happens to be near 1/π.
+#[allow(clippy::approx_constant)]
 pub const REFERENCE: &[Reference] = &[
     Reference {
         kind: "c2c.cacheline [same-llc] pairs=all",
         sigma: 0.401,
         row: "cpu_a=0,cpu_b=1",
+    },
+    Reference {
+        kind: "classic.context-switch [cross-cpu] pair=cross-cpu,plan=quick",
+        sigma: 0.300,
+        row: "copies=1,copies_per_cpu=0.5,passes=5,window_s=0.5",
+    },
+    Reference {
+        kind: "classic.context-switch [os] plan=quick",
+        sigma: 1.148,
+        row: "copies=1,copies_per_cpu=0.5,passes=5,window_s=0.5",
+    },
+    Reference {
+        kind: "classic.context-switch [same-cpu] pair=same-cpu,plan=quick",
+        sigma: 0.311,
+        row: "copies=1,copies_per_cpu=0.5,passes=5,window_s=0.5",
+    },
+    Reference {
+        kind: "classic.dhrystone [os] plan=quick",
+        sigma: 0.351,
+        row: "copies=1,copies_per_cpu=0.5,passes=5,window_s=0.5",
+    },
+    Reference {
+        kind: "classic.execl [os] exec_target=kernel-worker,plan=quick",
+        sigma: 0.308,
+        row: "copies=1,copies_per_cpu=0.5,exec_target_bytes=19192,passes=5,window_s=0.5",
+    },
+    Reference {
+        kind: "classic.file-copy-1024 [os] fsync=false,plan=quick",
+        sigma: 0.364,
+        row: "copies=2,copies_per_cpu=1.0,passes=5,window_s=0.5",
+    },
+    Reference {
+        kind: "classic.file-copy-256 [os] fsync=false,plan=quick",
+        sigma: 0.318,
+        row: "copies=2,copies_per_cpu=1.0,passes=5,window_s=0.5",
+    },
+    Reference {
+        kind: "classic.file-copy-4096 [os] fsync=false,plan=quick",
+        sigma: 0.334,
+        row: "copies=1,copies_per_cpu=0.5,passes=5,window_s=0.5",
+    },
+    Reference {
+        kind: "classic.pipe-throughput [os] plan=quick",
+        sigma: 0.284,
+        row: "copies=1,copies_per_cpu=0.5,passes=5,window_s=0.5",
+    },
+    Reference {
+        kind: "classic.process-creation [os] plan=quick",
+        sigma: 0.489,
+        row: "copies=1,copies_per_cpu=0.5,passes=5,window_s=0.5",
+    },
+    Reference {
+        kind: "classic.shell-1 [os] plan=quick",
+        sigma: 0.177,
+        row: "copies=2,copies_per_cpu=1.0,passes=5,window_s=1.0",
+    },
+    Reference {
+        kind: "classic.shell-8 [os] plan=quick",
+        sigma: 0.225,
+        row: "copies=2,copies_per_cpu=1.0,passes=5,window_s=1.0",
+    },
+    Reference {
+        kind: "classic.syscall [os] plan=quick",
+        sigma: 0.356,
+        row: "copies=2,copies_per_cpu=1.0,passes=5,window_s=0.5",
+    },
+    Reference {
+        kind: "classic.whetstone [os] plan=quick,work=all-modules",
+        sigma: 0.383,
+        row: "copies=2,copies_per_cpu=1.0,passes=5,window_s=0.5",
+    },
+    Reference {
+        kind: "classic.whetstone [os] plan=quick,work=unixbench",
+        sigma: 0.333,
+        row: "copies=2,copies_per_cpu=1.0,passes=5,window_s=0.5",
     },
     Reference {
         kind: "ctx.pipe [os] mode=process",
@@ -243,11 +326,14 @@ fn family(benchmark: &str) -> &str {
 
 /// The kind of a row: its benchmark without version, its placement, and its params that
 /// are not numbers (`pages=4k`, `mode=process`, `clock=monotonic,path=vdso`). Numbers (sizes,
-/// thread counts, CPU ids) are points along one kind's sweep, and differ between hosts.
+/// thread counts, CPU ids) are points along one kind's sweep, and differ between hosts; so
+/// does descriptive text (`copies_basis`: "2 copies: the usable CPUs..."), which row
+/// matching ignores too ([`super::matching::DESCRIPTIVE`]).
 pub fn kind(benchmark: &str, placement: &str, params: &Params) -> String {
     let words: Vec<String> = params
         .0
         .iter()
+        .filter(|(k, _)| !super::matching::DESCRIPTIVE.contains(&k.as_str()))
         .filter(|(_, v)| matches!(v, ParamValue::Text(_) | ParamValue::Bool(_)))
         .map(|(k, v)| format!("{k}={v}"))
         .collect();

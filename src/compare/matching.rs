@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 /// Params that describe a result without defining what it measured: the copy count (its
 /// role is matched instead), what the copy count was derived from, sizes of the exec'd
 /// binary and how a memory-only node's CPU node was chosen.
-const DESCRIPTIVE: &[&str] = &[
+pub const DESCRIPTIVE: &[&str] = &[
     "copies",
     "copies_per_cpu",
     "copies_basis",
