@@ -5,8 +5,7 @@
 //! kernel folds a child's count in, also after it exits). Each event that cannot be opened
 //! is named with its reason; its count is then absent, never zero.
 
-use perf_event::events::{Event, Hardware, Tracepoint};
-use perf_event::{Builder, Counter};
+use super::perf::{Counter, Event, Spec, Whom};
 use std::collections::BTreeMap;
 
 /// The tracepoint counted for system calls.
@@ -15,11 +14,11 @@ const SYSCALL_TRACEPOINT: &str = "events/raw_syscalls/sys_enter/id";
 const TRACEFS_MOUNTS: &[&str] = &["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 
 /// The hardware events, by the name they carry in recordings.
-const HARDWARE: &[(&str, Hardware)] = &[
-    ("cycles", Hardware::CPU_CYCLES),
-    ("instructions", Hardware::INSTRUCTIONS),
-    ("llc_misses", Hardware::CACHE_MISSES),
-    ("stalled_cycles", Hardware::STALLED_CYCLES_BACKEND),
+const HARDWARE: &[(&str, Event)] = &[
+    ("cycles", Event::Cycles),
+    ("instructions", Event::Instructions),
+    ("llc_misses", Event::CacheMisses),
+    ("stalled_cycles", Event::StalledCyclesBackend),
 ];
 
 /// Counters of one event, one per thread that was alive at the start.
@@ -81,19 +80,15 @@ fn syscall_tracepoint_id() -> Result<(u64, Option<String>), String> {
 }
 
 /// Open `event` on every thread of `pid` (kernel and user counted unless `user_only`).
-fn open_on_threads<E: Event + Clone>(
-    pid: i32,
-    event: &E,
-    user_only: bool,
-) -> std::io::Result<Vec<Counter>> {
+fn open_on_threads(pid: i32, event: Event, user_only: bool) -> std::io::Result<Vec<Counter>> {
     let mut out = Vec::new();
     for tid in super::process::threads(pid) {
-        let built = Builder::new(event.clone())
-            .observe_pid(tid)
-            .any_cpu()
-            .inherit(true)
-            .exclude_kernel(user_only)
-            .build();
+        let built = Counter::open(&Spec {
+            event,
+            whom: Whom::Task(tid),
+            inherit: true,
+            exclude_kernel: user_only,
+        });
         match built {
             Ok(mut c) => {
                 c.enable()?;
@@ -122,7 +117,7 @@ impl TargetCounters {
             Ok((id, note)) => {
                 me.notes.extend(note);
                 // System calls enter the kernel: the count is zero unless kernel events count.
-                match open_on_threads(pid, &Tracepoint::with_id(id), false) {
+                match open_on_threads(pid, Event::Tracepoint(id), false) {
                     Ok(counters) => me.events.push(EventCounters {
                         name: "syscalls".into(),
                         counters,
@@ -138,9 +133,9 @@ impl TargetCounters {
             }
         }
         for (name, hw) in HARDWARE {
-            let opened = open_on_threads(pid, hw, false).or_else(|e| {
+            let opened = open_on_threads(pid, *hw, false).or_else(|e| {
                 if matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM)) {
-                    let c = open_on_threads(pid, hw, true)?;
+                    let c = open_on_threads(pid, *hw, true)?;
                     me.notes.push(format!(
                         "{name}: user-mode only (kernel counting not permitted)"
                     ));

@@ -5,6 +5,7 @@
 pub mod counters;
 pub mod homes;
 pub mod numa_maps;
+pub mod perf;
 pub mod process;
 pub mod recorder;
 pub mod sampler;

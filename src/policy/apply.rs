@@ -23,6 +23,40 @@ const MPOL_LOCAL: libc::c_long = 4;
 /// Bits of the node masks passed to set_mempolicy.
 const MASK_WORDS: usize = 16;
 
+/// Why `call` (mbind, set_mempolicy) failed with ENOSYS: the kernel has no NUMA memory
+/// policies (built without CONFIG_NUMA; qemu-user answers the same), so memory cannot be
+/// bound or given a policy there.
+pub fn no_memory_policies(call: &str) -> String {
+    format!(
+        "{call}: this kernel has no NUMA memory policies (ENOSYS: built without CONFIG_NUMA, \
+         or emulated by qemu-user), so memory cannot be bound or given a policy here"
+    )
+}
+
+/// Whether this kernel offers NUMA memory policies: get_mempolicy, which changes nothing,
+/// answers. Err: the reason ([`no_memory_policies`] for ENOSYS).
+pub fn memory_policies() -> Result<(), String> {
+    // SAFETY: get_mempolicy with null mode and mask pointers and no flags writes nothing.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_get_mempolicy,
+            std::ptr::null_mut::<libc::c_int>(),
+            std::ptr::null_mut::<libc::c_ulong>(),
+            0 as libc::c_ulong,
+            std::ptr::null_mut::<libc::c_void>(),
+            0 as libc::c_ulong,
+        )
+    };
+    if rc == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    Err(match e.raw_os_error() {
+        Some(libc::ENOSYS) => no_memory_policies("get_mempolicy"),
+        _ => format!("get_mempolicy: {e}"),
+    })
+}
+
 /// The kernel's real-time throttling: real-time tasks may use `runtime_us` of every
 /// `period_us` on each CPU (-1: unlimited); the rest is kept for the other classes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -129,9 +163,14 @@ impl Prepared {
             .map(|p| CString::new(p.into_os_string().into_encoded_bytes()))
             .collect::<Result<_, _>>()
             .map_err(|_| "a cgroup path holds a NUL byte".to_string())?;
+        let mempolicy = mempolicy(policy.memory, at.memory_nodes.as_deref())?;
+        // Refused here, in one line, rather than as a bare ENOSYS from the spawn.
+        if mempolicy.is_some() {
+            memory_policies().map_err(|why| format!("memory policy of {policy}: {why}"))?;
+        }
         Ok(Prepared {
             affinity,
-            mempolicy: mempolicy(policy.memory, at.memory_nodes.as_deref())?,
+            mempolicy,
             class: policy.class,
             cgroup_files,
         })
@@ -230,10 +269,16 @@ pub fn current_thread(policy: &Policy, memory_nodes: Option<&[u32]>) -> Result<(
         };
         // SAFETY: set_mempolicy with a mask we own.
         if unsafe { libc::syscall(libc::SYS_set_mempolicy, mode, ptr, bits) } != 0 {
-            return Err(format!(
-                "set_mempolicy for {policy}: {}",
-                std::io::Error::last_os_error()
-            ));
+            let e = std::io::Error::last_os_error();
+            return Err(match e.raw_os_error() {
+                Some(libc::ENOSYS) => {
+                    format!(
+                        "memory policy of {policy}: {}",
+                        no_memory_policies("set_mempolicy")
+                    )
+                }
+                _ => format!("set_mempolicy for {policy}: {e}"),
+            });
         }
     }
     if let Some(c) = policy.class {
@@ -321,9 +366,11 @@ mod tests {
         );
     }
 
+    /// With memory policies (a NUMA kernel) the child starts under all three; without them
+    /// (ENOSYS: a kernel without CONFIG_NUMA, qemu-user) the memory policy is refused in one
+    /// line before anything starts, and placement and class still apply.
     #[test]
     fn a_child_starts_under_its_placement_class_and_memory_policy() {
-        let p: Policy = "compact:1+batch+local".parse().unwrap();
         let cpu = crate::placement::current_cpu().unwrap_or(0);
         let at = Instance {
             cpus: Some(vec![cpu]),
@@ -331,6 +378,21 @@ mod tests {
             memory_nodes: None,
             partition: "test".into(),
         };
+        let mut p: Policy = "compact:1+batch+local".parse().unwrap();
+        if let Err(why) = memory_policies() {
+            assert!(
+                why.contains("ENOSYS"),
+                "get_mempolicy failed otherwise: {why}"
+            );
+            let refused = Prepared::new(&p, &at, None).err().expect("refused");
+            assert!(
+                refused.contains("no NUMA memory policies") && refused.contains("local"),
+                "{refused}"
+            );
+            let thread = current_thread(&p, None).expect_err("refused");
+            assert!(thread.contains("no NUMA memory policies"), "{thread}");
+            p = "compact:1+batch".parse().unwrap();
+        }
         let mut cmd = Command::new("/bin/sh");
         cmd.args([
             "-c",

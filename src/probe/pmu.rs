@@ -55,10 +55,20 @@ pub fn read(root: &SysRoot) -> Pmu {
             event_sources,
         };
     }
-    let attempt = perf_event::Builder::new(perf_event::events::Hardware::CPU_CYCLES).build();
+    use crate::observe::perf::{Counter, Event, Spec, Whom};
+    let attempt = Counter::open(&Spec {
+        event: Event::Cycles,
+        whom: Whom::Me,
+        inherit: false,
+        exclude_kernel: true,
+    });
     let (available, reason) = match attempt {
         Ok(_) => (true, None),
-        Err(e) => (false, Some(errno_reason(e.raw_os_error().unwrap_or(0)))),
+        // No errno: this build cannot open counters at all (its message says why).
+        Err(e) => (
+            false,
+            Some(e.raw_os_error().map_or_else(|| e.to_string(), errno_reason)),
+        ),
     };
     Pmu {
         available: Some(available),

@@ -294,15 +294,15 @@ struct Finished {
     migrations_unavailable: Option<String>,
 }
 
-fn migrations_counter() -> Result<perf_event::Counter, String> {
-    use perf_event::events::Software;
-    let mut c = perf_event::Builder::new(Software::CPU_MIGRATIONS)
-        .observe_self()
-        .any_cpu()
-        .inherit(true)
-        .exclude_kernel(false)
-        .build()
-        .map_err(|e| format!("perf software event cpu-migrations: {e}"))?;
+fn migrations_counter() -> Result<crate::observe::perf::Counter, String> {
+    use crate::observe::perf::{Counter, Event, Spec, Whom};
+    let mut c = Counter::open(&Spec {
+        event: Event::CpuMigrations,
+        whom: Whom::Me,
+        inherit: true,
+        exclude_kernel: false,
+    })
+    .map_err(|e| format!("perf software event cpu-migrations: {e}"))?;
     c.enable()
         .map_err(|e| format!("perf software event cpu-migrations: {e}"))?;
     Ok(c)
