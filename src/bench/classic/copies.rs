@@ -379,8 +379,18 @@ pub fn pass(
                             .chain(std::iter::once(std::ptr::null()))
                             .collect();
                         // SAFETY: NUL-terminated strings and a null-terminated argv built
-                        // before fork.
-                        unsafe { libc::execv(argv[0], argv.as_ptr()) };
+                        // before fork. A worker just written into the test's directory can
+                        // be busy for an instant (ETXTBSY: a process forked meanwhile by
+                        // another thread still holds its write descriptor until it execs):
+                        // try again for up to 100 ms.
+                        for _ in 0..100 {
+                            unsafe { libc::execv(argv[0], argv.as_ptr()) };
+                            if std::io::Error::last_os_error().raw_os_error() != Some(libc::ETXTBSY)
+                            {
+                                break;
+                            }
+                            unsafe { libc::usleep(1000) };
+                        }
                         record_failure(shared.slot(i), &errno_text("exec of the copy worker"));
                         shared.header().ready.fetch_add(1, Ordering::AcqRel);
                         127
