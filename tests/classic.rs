@@ -17,14 +17,19 @@ fn a_short_classic_run_scores_and_scales() {
     ]);
     truebench::result::validate(&doc).unwrap();
     let all = doc["results"].as_array().unwrap();
-    // The context-switch pair also ran pinned to one CPU and split over two, 1 and 2 copies.
+    // The context-switch pair also ran pinned to one CPU and split over two, and process
+    // creation with its children on the copy's CPU, 1 and 2 copies.
     let (pinned, results): (Vec<_>, Vec<_>) =
         all.iter().partition(|r| r["params"].get("pair").is_some());
     assert_eq!(results.len(), 8, "4 tests x 2 copy counts");
     let usable = doc["env"]["cpus"]["usable"].as_array().unwrap().len();
-    assert_eq!(pinned.len(), if usable >= 2 { 4 } else { 2 }, "{pinned:?}");
+    assert_eq!(pinned.len(), if usable >= 2 { 6 } else { 4 }, "{pinned:?}");
     for r in &pinned {
-        assert_eq!(r["benchmark"], "classic.context-switch@1");
+        if r["benchmark"] == "classic.process-creation@3" {
+            assert_eq!(r["params"]["pair"], "same-cpu");
+        } else {
+            assert_eq!(r["benchmark"], "classic.context-switch@1");
+        }
         let (pair, together) = match r["params"]["pair"].as_str().unwrap() {
             "same-cpu" => ("same-cpu", 1.0),
             "cross-cpu" => ("cross-cpu", 0.0),
@@ -79,23 +84,20 @@ fn a_short_classic_run_scores_and_scales() {
             assert!(r["derived"].get("scaling_efficiency").is_none());
         }
     }
-    // The context-switch pair was watched, and its placement explained.
-    let ctx = results
-        .iter()
-        .find(|r| r["benchmark"] == "classic.context-switch@1")
-        .copied()
-        .unwrap();
-    assert!(
-        ctx["placement"]["observed"]["observations"]
-            .as_u64()
-            .unwrap()
-            > 0
-    );
-    let ids = common::finding_ids(&ctx["findings"]);
-    assert!(
-        ids.iter().any(|i| i.starts_with("os-placement-")),
-        "{ids:?}"
-    );
+    // The context-switch pair and the forks' children were watched, and their placement
+    // explained.
+    for name in ["classic.context-switch@1", "classic.process-creation@3"] {
+        let r = results.iter().find(|r| r["benchmark"] == name).unwrap();
+        assert!(
+            r["placement"]["observed"]["observations"].as_u64().unwrap() > 0,
+            "{name}"
+        );
+        let ids = common::finding_ids(&r["findings"]);
+        assert!(
+            ids.iter().any(|i| i.starts_with("os-placement-")),
+            "{name}: {ids:?}"
+        );
+    }
     // Indexes for 1 and N copies, partial: 4 of the 12 tests ran.
     let ix = &doc["indexes"];
     assert!(ix["1"].as_f64().unwrap() > 0.0);

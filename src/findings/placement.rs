@@ -20,6 +20,40 @@ pub const CROSS_ORDER: &[&str] = &[
     "cpus",
 ];
 
+/// What the two sides of an observed pair are, in a finding's words: `{share}` is replaced
+/// by the percentage the message is about, `{between}` by the pinned figures the os run
+/// sits between (or nothing), `{n}` by the number of observations.
+pub struct PairWords {
+    /// Side A and side B, for the CPUs-seen evidence.
+    pub sides: [&'static str; 2],
+    /// The evidence line of the colocated share.
+    pub seen: &'static str,
+    pub colocated: &'static str,
+    /// `{share}` here is the share apart.
+    pub spread: &'static str,
+    pub mixed: &'static str,
+}
+
+/// Two tasks passing a token (ctx, classic context-switch): observations are samples of
+/// both tasks' CPUs.
+pub const TASKS: PairWords = PairWords {
+    sides: ["A", "B"],
+    seen: "both tasks on one CPU in {share} of {n} observations",
+    colocated: "Unpinned, the scheduler kept both tasks on one CPU in {share} of observations: the os figure measures same-CPU switching, not communication between CPUs{between}. A machine whose scheduler spreads the pair will score far worse on the same hardware; compare the pinned rows.",
+    spread: "Unpinned, the tasks ran on different CPUs in {share} of observations and pay the cross-CPU price{between}.",
+    mixed: "Unpinned, the tasks shared one CPU in {share} of observations and ran apart in the rest: the os figure mixes same-CPU and cross-CPU costs{between}, and changes from run to run with the scheduler's choice.",
+};
+
+/// A parent forking children that exit at once (classic process-creation): an
+/// observation is one fork, colocated when the child started on the CPU the fork ran on.
+pub const FORKS: PairWords = PairWords {
+    sides: ["parents", "children"],
+    seen: "children started on the CPU of their fork in {share} of {n} forks",
+    colocated: "Unpinned, {share} of the forked children started on the CPU their parent forked on: the figure measures process creation kept on one CPU{between}. A scheduler that starts children on other CPUs gives another figure on the same hardware (each wait then ends with a wake-up across CPUs); the pinned pair=same-cpu row is the steady figure.",
+    spread: "Unpinned, {share} of the forked children started on another CPU than the one their parent forked on, so each wait ended with a wake-up across CPUs{between}: the figure depends on where the scheduler starts children; the pinned pair=same-cpu row is the steady figure.",
+    mixed: "Unpinned, {share} of the forked children started on the CPU their parent forked on and the rest on another CPU: the figure mixes both costs{between} and changes from run to run with the scheduler's choice; the pinned pair=same-cpu row is the steady figure.",
+};
+
 fn figure(r: &BenchResult) -> String {
     format!("{} {} {}", r.placement.name, num(r.stats.median), r.unit)
 }
@@ -27,9 +61,25 @@ fn figure(r: &BenchResult) -> String {
 /// Explain the os result of one benchmark and mode, given the pinned results beside it
 /// and the probe's findings (for `llc-not-shared`).
 pub fn explain_os(os: &BenchResult, pinned: &[BenchResult], probe: &[Finding]) -> Option<Finding> {
+    explain_pair(&TASKS, os, pinned, probe)
+}
+
+/// Explain an os result whose observed pair is described by `words` (TASKS, FORKS): the
+/// same rule and thresholds for every kind of pair.
+pub fn explain_pair(
+    words: &PairWords,
+    os: &BenchResult,
+    pinned: &[BenchResult],
+    probe: &[Finding],
+) -> Option<Finding> {
     let obs = os.placement.observed.as_ref()?;
     let frac = obs.colocated_fraction()?;
     let n = obs.observations();
+    let say = |t: &str, share: f64, between: &str| {
+        t.replace("{share}", &format!("{:.0}%", share * 100.0))
+            .replace("{between}", between)
+            .replace("{n}", &n.to_string())
+    };
     let (seen_a, seen_b) = obs.sides().unwrap_or_default();
     let list = |v: &[u32]| serde_json::to_string(v).unwrap_or_default();
     let same = pinned.iter().find(|r| r.placement.name == "same-cpu");
@@ -49,11 +99,14 @@ pub fn explain_os(os: &BenchResult, pinned: &[BenchResult], probe: &[Finding]) -
             os.unit,
             os.stats.cv * 100.0
         ),
+        say(words.seen, frac, ""),
         format!(
-            "both tasks on one CPU in {:.0}% of {n} observations",
-            frac * 100.0
+            "CPUs seen: {} {}, {} {}",
+            words.sides[0],
+            list(&seen_a),
+            words.sides[1],
+            list(&seen_b)
         ),
-        format!("CPUs seen: A {}, B {}", list(&seen_a), list(&seen_b)),
     ];
     evidence.extend(same.map(figure));
     evidence.extend(cross.map(figure));
@@ -74,30 +127,21 @@ pub fn explain_os(os: &BenchResult, pinned: &[BenchResult], probe: &[Finding]) -
         Some(Finding::new(
             "os-placement-colocated",
             Severity::Warning,
-            format!(
-                "Unpinned, the scheduler kept both tasks on one CPU in {:.0}% of observations: the os figure measures same-CPU switching, not communication between CPUs{between}. A machine whose scheduler spreads the pair will score far worse on the same hardware; compare the pinned rows.",
-                frac * 100.0
-            ),
+            say(words.colocated, frac, &between),
             evidence,
         ))
     } else if frac <= SPREAD {
         Some(Finding::new(
             "os-placement-spread",
             Severity::Info,
-            format!(
-                "Unpinned, the tasks ran on different CPUs in {:.0}% of observations and pay the cross-CPU price{between}.",
-                (1.0 - frac) * 100.0
-            ),
+            say(words.spread, 1.0 - frac, &between),
             evidence,
         ))
     } else {
         Some(Finding::new(
             "os-placement-mixed",
             Severity::Warning,
-            format!(
-                "Unpinned, the tasks shared one CPU in {:.0}% of observations and ran apart in the rest: the os figure mixes same-CPU and cross-CPU costs{between}, and changes from run to run with the scheduler's choice.",
-                frac * 100.0
-            ),
+            say(words.mixed, frac, &between),
             evidence,
         ))
     }
@@ -217,6 +261,52 @@ mod tests {
         let alone = explain_os(&r("os", None, 2000.0, Some(1.0)), &[], &[]).unwrap();
         assert_eq!(alone.id, "os-placement-colocated");
         assert!(!alone.message.contains("apart"));
+    }
+
+    /// The same rule in the words of forks (classic process-creation): each share names
+    /// the forked children and the sides are parents and children.
+    #[test]
+    fn forks_are_explained_in_their_own_words() {
+        let os = |frac| {
+            let mut o = r("os", None, 6000.0, Some(frac));
+            o.benchmark = "classic.process-creation@3".into();
+            o
+        };
+        let together = explain_pair(&FORKS, &os(0.9), &[], &[]).unwrap();
+        assert_eq!(together.id, "os-placement-colocated");
+        assert!(
+            together
+                .message
+                .contains("90% of the forked children started on the CPU"),
+            "{}",
+            together.message
+        );
+        assert!(together
+            .evidence
+            .iter()
+            .any(|e| e == "children started on the CPU of their fork in 90% of 10 forks"));
+        assert!(together
+            .evidence
+            .iter()
+            .any(|e| e == "CPUs seen: parents [0], children [0,1]"));
+        let apart = explain_pair(&FORKS, &os(0.1), &[], &[]).unwrap();
+        assert_eq!(apart.id, "os-placement-spread");
+        assert!(apart
+            .message
+            .contains("90% of the forked children started on another CPU"));
+        let mixed = explain_pair(&FORKS, &os(0.5), &[], &[]).unwrap();
+        assert_eq!(mixed.id, "os-placement-mixed");
+        assert!(mixed.message.contains("pair=same-cpu"));
+        // Nothing observed (a pinned run, or an old document): no finding.
+        assert!(explain_pair(&FORKS, &r("os", None, 6000.0, None), &[], &[]).is_none());
+        // The tasks' words are unchanged.
+        let tasks = explain_os(&r("os", None, 2100.0, Some(0.9)), &[], &[]).unwrap();
+        assert!(tasks
+            .evidence
+            .contains(&"both tasks on one CPU in 90% of 10 observations".to_string()));
+        assert!(tasks
+            .evidence
+            .contains(&"CPUs seen: A [0], B [0,1]".to_string()));
     }
 
     #[test]

@@ -193,10 +193,13 @@ pub trait Work {
 pub struct CopyOutcome {
     pub count: u64,
     pub span_ns: u64,
-    /// CPUs the copy (and its partner) were seen on during the window.
+    /// CPUs the copy (and its partner, or the children it forked) were seen on during the
+    /// window.
     pub cpus_seen: Vec<u32>,
     pub partner_cpus_seen: Vec<u32>,
-    /// Samples in which copy and partner were on the same CPU, of `observations`.
+    /// Of `observations`: samples in which copy and partner were on the same CPU
+    /// (context switch), or forks whose child started on the CPU of the fork (process
+    /// creation, as the copy itself counted them).
     pub colocated: usize,
     pub observations: usize,
 }
@@ -376,8 +379,18 @@ pub fn pass(
                             .chain(std::iter::once(std::ptr::null()))
                             .collect();
                         // SAFETY: NUL-terminated strings and a null-terminated argv built
-                        // before fork.
-                        unsafe { libc::execv(argv[0], argv.as_ptr()) };
+                        // before fork. A worker just written into the test's directory can
+                        // be busy for an instant (ETXTBSY: a process forked meanwhile by
+                        // another thread still holds its write descriptor until it execs):
+                        // try again for up to 100 ms.
+                        for _ in 0..100 {
+                            unsafe { libc::execv(argv[0], argv.as_ptr()) };
+                            if std::io::Error::last_os_error().raw_os_error() != Some(libc::ETXTBSY)
+                            {
+                                break;
+                            }
+                            unsafe { libc::usleep(1000) };
+                        }
                         record_failure(shared.slot(i), &errno_text("exec of the copy worker"));
                         shared.header().ready.fetch_add(1, Ordering::AcqRel);
                         127
@@ -459,6 +472,16 @@ pub fn pass(
         if span_ns == 0 {
             anyhow::bail!("copy {i} ended without a result (killed?)");
         }
+        // What the copy saw of its own children (process creation).
+        for (w, bits) in slot.child_cpus.iter().enumerate() {
+            let bits = bits.load(Ordering::Relaxed);
+            for b in (0..64).filter(|b| bits & (1 << b) != 0) {
+                let cpu = (w * 64 + b) as u32;
+                if !partner_cpus.contains(&cpu) {
+                    partner_cpus.push(cpu);
+                }
+            }
+        }
         cpus.sort_unstable();
         partner_cpus.sort_unstable();
         out.push(CopyOutcome {
@@ -466,8 +489,8 @@ pub fn pass(
             span_ns,
             cpus_seen: cpus,
             partner_cpus_seen: partner_cpus,
-            colocated,
-            observations,
+            colocated: colocated + slot.forks_colocated.load(Ordering::Relaxed) as usize,
+            observations: observations + slot.forks_seen.load(Ordering::Relaxed) as usize,
         });
     }
     Ok(out)

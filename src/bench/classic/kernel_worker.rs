@@ -16,7 +16,9 @@
 //!   `syscall`, `context`), count itself ready, wait at the barrier, run batches until the
 //!   window closes, timing its own span on CLOCK_MONOTONIC, and store count and span; or
 //!   store why it failed. VARIANT places a context-switch partner: `plain` and `same-cpu`
-//!   (where the copy is), `cross-cpu:C0,C1,...` (copy i's partner on C[i mod len]).
+//!   (where the copy is), `cross-cpu:C0,C1,...` (copy i's partner on C[i mod len]);
+//!   process creation runs `plain` or `same-cpu` (its children inherit the copy's pin) and
+//!   stores where its children started (the slot's fork counts).
 //!
 //! Malformed arguments exit 2.
 #![no_std]
@@ -28,7 +30,7 @@ mod slot;
 
 use core::ffi::{c_char, c_int, c_long, c_uint, c_ulong, c_void};
 use core::sync::atomic::Ordering;
-use slot::{Header, Slot, ERROR_BYTES};
+use slot::{Header, Slot, CPU_WORDS, ERROR_BYTES};
 
 #[repr(C)]
 struct Timespec {
@@ -80,7 +82,10 @@ const MAP_SHARED: c_int = 0x01;
 const PR_SET_PDEATHSIG: c_int = 1;
 const SIGKILL: c_ulong = 9;
 /// CPUs a pin can name (a 1024-bit mask, glibc's cpu_set_t).
-const MASK_WORDS: usize = 16;
+const MASK_WORDS: usize = CPU_WORDS;
+/// A spawned child's exit status when it started on another CPU numbered at least this
+/// (its number does not fit in the status).
+const CPU_UNNAMED: c_int = 255;
 
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo) -> ! {
@@ -195,19 +200,71 @@ fn pin(cpu: usize) -> bool {
     false
 }
 
-/// Reap `pid` and check it exited with `want`.
-fn reap(pid: c_int, want: c_int) -> Result<(), Why> {
+/// Reap `pid`; its exit status, or Err when it was killed.
+fn reap_status(pid: c_int) -> Result<c_int, Why> {
     let mut status = 0;
     // SAFETY: reaping our own child.
     if unsafe { waitpid(pid, &mut status, 0) } != pid {
         return Err(fail("waitpid"));
     }
-    if status & 0x7f != 0 || (status >> 8) & 0xff != want {
-        return Err(bad(
-            "a child did not exit as it should (killed, or the wrong status)",
-        ));
+    if status & 0x7f != 0 {
+        return Err(bad("a child was killed"));
+    }
+    Ok((status >> 8) & 0xff)
+}
+
+/// Reap `pid` and check it exited with `want`.
+fn reap(pid: c_int, want: c_int) -> Result<(), Why> {
+    if reap_status(pid)? != want {
+        return Err(bad("a child did not exit as it should (the wrong status)"));
     }
     Ok(())
+}
+
+/// Where the children of the spawn loop started, as the copy saw it: each child tells in
+/// its exit status (0: on the CPU its parent forked on; 1 + N: on CPU N; CPU_UNNAMED: on
+/// another CPU numbered 254 or more). Costs one vDSO getcpu in parent and child per fork.
+#[derive(Default)]
+struct ForksSeen {
+    seen: u64,
+    colocated: u64,
+    cpus: [u64; CPU_WORDS],
+}
+
+impl ForksSeen {
+    /// The exit status a child that started on `child` tells its parent on `parent`.
+    fn status(parent: c_int, child: c_int) -> c_int {
+        match child {
+            c if c == parent => 0,
+            c if (0..CPU_UNNAMED - 1).contains(&c) => c + 1,
+            _ => CPU_UNNAMED,
+        }
+    }
+
+    /// Count one child's status (the fork ran on `parent`).
+    fn count(&mut self, parent: c_int, status: c_int) {
+        self.seen += 1;
+        let cpu = match status {
+            0 => {
+                self.colocated += 1;
+                parent
+            }
+            CPU_UNNAMED => return,
+            s => s - 1,
+        };
+        if (0..(CPU_WORDS * 64) as c_int).contains(&cpu) {
+            self.cpus[cpu as usize / 64] |= 1 << (cpu % 64);
+        }
+    }
+
+    /// Store the counts in the copy's slot.
+    fn store(&self, slot: &Slot) {
+        slot.forks_seen.store(self.seen, Ordering::Relaxed);
+        slot.forks_colocated.store(self.colocated, Ordering::Relaxed);
+        for (w, bits) in slot.child_cpus.iter().zip(self.cpus) {
+            w.store(bits, Ordering::Relaxed);
+        }
+    }
 }
 
 fn new_pipe() -> Result<[c_int; 2], Why> {
@@ -233,8 +290,8 @@ fn write_u64(fd: c_int, v: u64) -> bool {
 
 /// One test's loop, ready to run batches.
 enum Work {
-    /// fork; the child exits at once; wait and check.
-    Spawn,
+    /// fork; the child exits at once (telling where it started); wait and check.
+    Spawn(ForksSeen),
     /// Fork a chain of CHAIN execs of this program (at `exe`), wait, check its status.
     Execl { exe: *const c_char },
     /// 512 bytes written into a pipe and read back.
@@ -254,15 +311,17 @@ impl Work {
     /// One batch; the loops it completed.
     fn batch(&mut self) -> Result<u64, Why> {
         match self {
-            Work::Spawn => {
+            Work::Spawn(seen) => {
                 for _ in 0..10 {
+                    // SAFETY: plain calls (getcpu is a vDSO read, no system call).
+                    let parent = unsafe { sched_getcpu() };
                     // SAFETY: the child exits at once. Through the C library's exit, as
                     // UnixBench's spawn does (its exit handlers and stdio flush are part of
                     // the loop's work: _exit was 13% faster here).
                     match unsafe { fork() } {
                         -1 => return Err(fail("fork")),
-                        0 => unsafe { exit(0) },
-                        pid => reap(pid, 0)?,
+                        0 => unsafe { exit(ForksSeen::status(parent, sched_getcpu())) },
+                        pid => seen.count(parent, reap_status(pid)?),
                     }
                 }
                 Ok(10)
@@ -416,7 +475,11 @@ fn prepare(
     slot: &Slot,
 ) -> Result<Work, Why> {
     match mode {
-        b"spawn" => Ok(Work::Spawn),
+        // The variant is where the copy is pinned (the children inherit it).
+        b"spawn" if variant == b"plain" || variant == b"same-cpu" => {
+            Ok(Work::Spawn(ForksSeen::default()))
+        }
+        b"spawn" => Err(bad("process creation runs plain or same-cpu")),
         b"execl" => {
             // One chain before the barrier proves the program runs here (a noexec mount
             // would not).
@@ -501,6 +564,9 @@ fn copy(args: &[&[u8]], exe: *const c_char) -> c_int {
     }
     let t1 = now_ns();
     work.finish();
+    if let Work::Spawn(seen) = &work {
+        seen.store(slot);
+    }
     slot.count.store(n, Ordering::Relaxed);
     slot.span_ns.store((t1 - t0).max(1), Ordering::Release);
     0

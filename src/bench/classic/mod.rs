@@ -47,7 +47,7 @@ pub fn copy_worker(args: &[String]) -> ! {
 }
 
 use super::{Benchmark, Emitted, RunContext, Skipped};
-use crate::findings::placement::explain_os;
+use crate::findings::placement::{explain_pair, FORKS, TASKS};
 use crate::findings::results::annotate;
 use crate::measure::batch::Batch;
 use crate::result::observed::{CopiesSeen, CopySeen, CpusSeen, Observed, Tasks};
@@ -99,14 +99,16 @@ impl Kind {
 
 /// What a test runs besides its plain form: the file copies flushed (`--fsync`), the
 /// context-switch pair pinned to one CPU or split over two, measured in the same run so the
-/// index can say how far the scheduler's placement moves it, and Whetstone with all of its
-/// modules' work (its plain form does the work UnixBench's binary does). None of these
-/// enter the index.
+/// index can say how far the scheduler's placement moves it, process creation with parent
+/// and children pinned to one CPU (unpinned, where a fork's child starts moves the figure),
+/// and Whetstone with all of its modules' work (its plain form does the work UnixBench's
+/// binary does). None of these enter the index.
 #[derive(Debug, Clone, PartialEq)]
 enum Variant {
     Plain,
     Fsync,
-    /// Each pair on its copy's CPU (the partner inherits the copy's pin).
+    /// Each pair on its copy's CPU (the partner, or the forked children, inherit the copy's
+    /// pin).
     PairSameCpu,
     /// Copy i's partner pinned to `partners[i % len]`, another CPU than the copy's.
     PairCrossCpu {
@@ -275,7 +277,7 @@ pub static CONTEXT_SWITCH: Classic = Classic {
 };
 pub static PROCESS_CREATION: Classic = Classic {
     id: "classic.process-creation@3",
-    what: "fork of a small program (about 20 KB), the child leaves through the C library's exit, the parent waits: loops per second, lps",
+    what: "fork of a small program (about 20 KB), the child leaves through the C library's exit, the parent waits: loops per second; placed by the scheduler (where children start is observed), lps",
     kind: Kind::ProcessCreation,
     unit: "lps",
     per_s_to_unit: 1.0,
@@ -393,13 +395,15 @@ pub fn copy_counts(ctx: &RunContext) -> Vec<(usize, String)> {
 impl Classic {
     /// The variants to run: the file copies also with fsync when `--fsync` asks; the
     /// context-switch pair also pinned to one CPU and split over two CPUs (each an Err with
-    /// the reason where it cannot exist here).
+    /// the reason where it cannot exist here); process creation also with its children on
+    /// the copy's CPU (`pair=same-cpu`).
     fn variants(&self, ctx: &RunContext) -> Vec<Result<Variant, (String, String)>> {
         match self.kind {
             Kind::FileCopy { .. } if ctx.options.classic.fsync => {
                 vec![Ok(Variant::Plain), Ok(Variant::Fsync)]
             }
             Kind::Whetstone => vec![Ok(Variant::Plain), Ok(Variant::AllModules)],
+            Kind::ProcessCreation => vec![Ok(Variant::Plain), Ok(Variant::PairSameCpu)],
             Kind::ContextSwitch => {
                 let order = crate::placement::spread_order(ctx.probe);
                 let cross = if order.len() < 2 {
@@ -542,7 +546,7 @@ impl Classic {
                 }
                 .param(),
             ),
-            Kind::ContextSwitch => {
+            Kind::ContextSwitch | Kind::ProcessCreation => {
                 if let Some(pair) = variant.pair() {
                     params.insert("pair", pair);
                 }
@@ -603,12 +607,14 @@ impl Classic {
         }
         annotate(&mut res);
         crate::findings::placement::mixed_cpu_kinds(&ctx.probe.topology.cpu_kinds, &mut res);
-        if matches!(self.kind, Kind::ContextSwitch) && pins.is_none() {
-            if let Some(mut f) = explain_os(&res, &[], &ctx.probe.findings) {
-                f.evidence.push(
-                    "`truebench run ctx` measures each placement (same CPU, same LLC, ...) on its own"
-                        .into(),
-                );
+        if pins.is_none() {
+            let (words, more) = match self.kind {
+                Kind::ContextSwitch => (&TASKS, "`truebench run ctx` measures each placement (same CPU, same LLC, ...) on its own"),
+                Kind::ProcessCreation => (&FORKS, "each child tells in its exit status the CPU it started on (one vDSO getcpu in parent and child per fork)"),
+                _ => return Ok(res),
+            };
+            if let Some(mut f) = explain_pair(words, &res, &[], &ctx.probe.findings) {
+                f.evidence.push(more.into());
                 res.findings.push(f);
             }
         }
@@ -643,7 +649,7 @@ impl Classic {
                 }
             })
             .collect();
-        let pairs = matches!(self.kind, Kind::ContextSwitch);
+        let pairs = matches!(self.kind, Kind::ContextSwitch | Kind::ProcessCreation);
         Observed::Copies(CopiesSeen {
             copies: per_copy,
             observations: pairs.then_some(obs as u64),
@@ -713,6 +719,11 @@ impl Benchmark for Classic {
                             let mut cpus: Vec<u32> =
                                 order.iter().copied().cycle().take(c).collect();
                             let why = match v {
+                                Variant::PairSameCpu
+                                    if matches!(self.kind, Kind::ProcessCreation) =>
+                                {
+                                    "each copy and its children on the copy's CPU"
+                                }
                                 Variant::PairSameCpu => "each pair on its copy's CPU",
                                 Variant::PairCrossCpu { partners } => {
                                     cpus.extend(partners.iter().copied().cycle().take(c));
@@ -820,15 +831,20 @@ mod tests {
         }
     }
 
+    /// The CPUs this process may run on.
+    fn usable_cpus() -> Vec<u32> {
+        let set = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap();
+        (0..nix::sched::CpuSet::count())
+            .filter(|c| set.is_set(*c).unwrap_or(false))
+            .map(|c| c as u32)
+            .collect()
+    }
+
     /// The kernel worker's context-switch pair, pinned to one CPU and split over two: the
     /// partner is seen where it was put, and a round trip takes between 0.1 µs and 10 ms.
     #[test]
     fn the_kernel_workers_pairs_run_where_they_are_pinned() {
-        let set = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap();
-        let cpus: Vec<u32> = (0..nix::sched::CpuSet::count())
-            .filter(|c| set.is_set(*c).unwrap_or(false))
-            .map(|c| c as u32)
-            .collect();
+        let cpus = usable_cpus();
         let dir = tempfile::tempdir().unwrap();
         let mut variants = vec![(Variant::PairSameCpu, cpus[0])];
         if cpus.len() >= 2 {
@@ -854,6 +870,73 @@ mod tests {
         }
     }
 
+    /// Process creation counts where each fork's child started: pinned (pair=same-cpu),
+    /// every child starts on the copy's CPU; unpinned, every fork is counted and the
+    /// children's CPUs are among the usable ones.
+    #[test]
+    fn process_creation_sees_where_its_children_start() {
+        let cpus = usable_cpus();
+        let dir = tempfile::tempdir().unwrap();
+        for (i, (v, pins)) in [
+            (Variant::PairSameCpu, Some(&cpus[..1])),
+            (Variant::Plain, None),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let sub = dir.path().join(i.to_string());
+            std::fs::create_dir(&sub).unwrap();
+            let (exe, args) = PROCESS_CREATION.launch_args(&sub, &v).unwrap();
+            assert_eq!(args, vec!["spawn".to_string(), v.to_string()]);
+            let launch = copies::Launch::Exec { exe: &exe, args };
+            let out = copies::pass(1, pins, Duration::from_millis(100), &launch)
+                .unwrap_or_else(|e| panic!("{v}: {e}"));
+            let c = &out[0];
+            // Every fork counted (10 a batch), none of them twice.
+            assert_eq!(c.observations as u64, c.count, "{v}: {c:?}");
+            assert!(c.colocated <= c.observations, "{v}: {c:?}");
+            assert!(!c.partner_cpus_seen.is_empty(), "{v}: {c:?}");
+            assert!(
+                c.partner_cpus_seen.iter().all(|p| cpus.contains(p)),
+                "{v}: {c:?}"
+            );
+            if pins.is_some() {
+                assert_eq!(c.colocated, c.observations, "{v}: {c:?}");
+                assert_eq!(c.partner_cpus_seen, vec![cpus[0]], "{v}: {c:?}");
+            }
+        }
+    }
+
+    /// The variant names: how each travels to a copy worker and the case it is reported as
+    /// (process creation's pinned form shares the context switch's `pair=same-cpu`).
+    #[test]
+    fn variant_names() {
+        let cases = [
+            (Variant::Plain, "plain", "copies=1"),
+            (Variant::PairSameCpu, "same-cpu", "copies=1,pair=same-cpu"),
+            (
+                Variant::PairCrossCpu {
+                    partners: vec![1, 0],
+                },
+                "cross-cpu:1,0",
+                "copies=1,pair=cross-cpu",
+            ),
+            (Variant::Fsync, "fsync", "copies=1,fsync"),
+            (
+                Variant::AllModules,
+                "all-modules",
+                "copies=1,work=all-modules",
+            ),
+        ];
+        for (v, arg, case) in cases {
+            assert_eq!(v.to_string(), arg);
+            assert_eq!(arg.parse::<Variant>().unwrap(), v);
+            assert_eq!(case_name(1, &v), case);
+        }
+        assert!("cross-cpu:x".parse::<Variant>().is_err());
+        assert!("pinned".parse::<Variant>().is_err());
+    }
+
     /// A copy the kernel worker cannot prepare fails the pass with its reason, and bad
     /// arguments are refused.
     #[test]
@@ -873,6 +956,14 @@ mod tests {
         };
         let e = copies::pass(1, None, Duration::from_millis(20), &launch).unwrap_err();
         assert!(e.to_string().contains("could not be pinned"), "{e}");
+        // Process creation has no cross-CPU form (a child cannot be placed without work in
+        // the child).
+        let launch = copies::Launch::Exec {
+            exe: &exe,
+            args: vec!["spawn".into(), "cross-cpu:0".into()],
+        };
+        let e = copies::pass(1, None, Duration::from_millis(20), &launch).unwrap_err();
+        assert!(e.to_string().contains("plain or same-cpu"), "{e}");
         // A chain link: exits 73 at the end of the chain, 2 on anything but a number.
         let status = |args: &[&str]| {
             std::process::Command::new(&exe)

@@ -8,6 +8,8 @@ use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU64};
 
 /// Bytes of a copy's error text (longer reasons are cut).
 pub const ERROR_BYTES: usize = 120;
+/// Words of a CPU mask: CPUs 0-1023, a bit each.
+pub const CPU_WORDS: usize = 16;
 
 /// What one copy hands back.
 #[repr(C)]
@@ -18,6 +20,12 @@ pub struct Slot {
     /// The copy's pid and the pid of the partner it talks to (context-switch), 0 if none.
     pub pid: AtomicI32,
     pub partner: AtomicI32,
+    /// What the copy itself saw of the processes it forks (process creation; 0 elsewhere):
+    /// forks watched, how many of their children started on the CPU the fork ran on, and
+    /// the CPUs the children started on (`CPU_WORDS` words, a bit per CPU).
+    pub forks_seen: AtomicU64,
+    pub forks_colocated: AtomicU64,
+    pub child_cpus: [AtomicU64; CPU_WORDS],
     /// 0 = fine; else the copy failed and `error` holds why.
     pub failed: AtomicU32,
     pub error: [u8; ERROR_BYTES],
