@@ -6,8 +6,9 @@
 #   mq:    the built-in mq workload (2 workers, 50 µs of service): learn 0.5/1 and 1.0/1,
 #          predict 1.8/2.
 #   nginx: nginx (Debian package; 2 worker processes, a static file on loopback) started by
-#          truebench in the capacity group (`loadstep --http --server`), 4 connections:
-#          learn 0.2/1 and 0.4/1, predict 0.6/2.
+#          truebench in the capacity group (`loadstep --http --server`), 4 connections,
+#          quotas on a 5 ms CFS period (`--quota-period 5ms`): learn 0.2/1 and 0.4/1 (one
+#          cpuset CPU), predict 0.6/2 (two).
 # Per repeat: the prediction with its interval, the highest rate measured to hold the
 # target, predicted/measured, invalid steps and the load average; with several repeats a
 # summary line per target (median ratio and its spread). Needs root (capacity cgroups).
@@ -53,33 +54,37 @@ CONF
   nginx_args=(--http "http://127.0.0.1:$port/" --server "$(command -v nginx) -c $tmp/nginx.conf -e $tmp/error.log -p $tmp" --workers 4)
 }
 
-# One repeat: NAME TRAIN_QUOTAS HELD_QUOTA TRAIN_RATES ARGS...
+# One repeat: NAME TRAIN_QUOTAS HELD_QUOTA TRAIN_RATES QUOTA_PERIOD ARGS...
 repeat() {
-  local name=$1 train_q=$2 held_q=$3 train_rates=$4
-  shift 4
+  local name=$1 train_q=$2 held_q=$3 train_rates=$4 period=$5
+  shift 5
   local load pred iv rates measured invalid top ratio
   load=$(cut -d' ' -f1-3 /proc/loadavg)
-  "$tb" loadstep "$@" --cpu-quota "$train_q" --cpuset-width 1 --rates "$train_rates" "${steps[@]}" \
-    --json >"$tmp/train.json" 2>/dev/null
+  "$tb" loadstep "$@" --cpu-quota "$train_q" --cpuset-width 1 --quota-period "$period" \
+    --rates "$train_rates" "${steps[@]}" --json >"$tmp/train.json" 2>/dev/null
   "$tb" predict "$(field "$tmp/train.json" 'd["run_id"]')" --capacity "$held_q/2" --p99 5ms \
     --json >"$tmp/pred.json"
   pred=$(field "$tmp/pred.json" '(d["settings"][0]["max_rate"] if d["settings"] else None)')
+  if [ -n "${KEEP:-}" ]; then
+    mkdir -p "$KEEP"
+    for f in train pred; do cp "$tmp/$f.json" "$KEEP/$name-$r-$f.json"; done
+  fi
   if [ "$pred" = None ]; then
     echo "$name repeat $r (load $load): no prediction: $(field "$tmp/pred.json" 'd["why_not"] or d["settings"][0]["why_not"]')"
     return
   fi
   iv=$(field "$tmp/pred.json" '"%.0f-%.0f" % tuple(d["settings"][0]["interval"] or (0, 0))')
   rates=$(python3 -c "import sys; p=float(sys.argv[1]); print(','.join(str(round(p*(0.6+0.05*i))) for i in range(15)))" "$pred")
-  "$tb" loadstep "$@" --cpu-quota "$held_q" --cpuset-width 2 --rates "$rates" "${steps[@]}" \
-    --json >"$tmp/held.json" 2>/dev/null
+  "$tb" loadstep "$@" --cpu-quota "$held_q" --cpuset-width 2 --quota-period "$period" \
+    --rates "$rates" "${steps[@]}" --json >"$tmp/held.json" 2>/dev/null
   read -r measured invalid top <<<"$(field "$tmp/held.json" '" ".join(str(x) for x in (max([s["planned_rate"] for s in d["loadstep"]["variants"][0]["steps"] if s["valid"] and s["completed_rate"] >= 0.98*s["sent_rate"] and s["latency"]["p99"] <= 5000] or [0]), sum(1 for s in d["loadstep"]["variants"][0]["steps"] if not s["valid"]), d["loadstep"]["variants"][0]["steps"][-1]["planned_rate"]))')"
   ratio=$(python3 -c "import sys; m=float(sys.argv[2]); print('%.3f' % (float(sys.argv[1])/m) if m > 0 else 'n/a')" "$pred" "$measured")
   [ "$ratio" != n/a ] && echo "$ratio" >>"$tmp/$name.ratios"
   if [ -n "${KEEP:-}" ]; then
     mkdir -p "$KEEP"
-    for f in train pred held; do cp "$tmp/$f.json" "$KEEP/$name-$r-$f.json"; done
+    cp "$tmp/held.json" "$KEEP/$name-$r-held.json"
   fi
-  echo "$name repeat $r (load $load): predicted at $held_q/2 $(printf %.0f "$pred")/s (95% interval $iv/s; $(field "$tmp/pred.json" 'd["settings"][0]["limited_by"]')); measured highest rate held below p99 5 ms: $(printf %.0f "$measured")/s$([ "$measured" = "$top" ] && echo ' (the highest rate tried: at least)'); predicted/measured $ratio; invalid steps (generator behind): $invalid"
+  echo "$name repeat $r (load $load): predicted at $(field "$tmp/pred.json" 'd["settings"][0]["capacity"]') $(printf %.0f "$pred")/s (95% interval $iv/s; $(field "$tmp/pred.json" 'd["settings"][0]["limited_by"]')); measured highest rate held below p99 5 ms: $(printf %.0f "$measured")/s$([ "$measured" = "$top" ] && echo ' (the highest rate tried: at least)'); predicted/measured $ratio; invalid steps (generator behind): $invalid"
 }
 
 summary() {
@@ -100,7 +105,7 @@ PY
 
 if [ "$what" != nginx ]; then
   for r in $(seq "$reps"); do
-    repeat mq 0.5,1.0 1.8 2000,4000,6000,7000,8000,9000,10000,12000,14000,16000,17000,18000,20000 \
+    repeat mq 0.5,1.0 1.8 2000,4000,6000,7000,8000,9000,10000,12000,14000,16000,17000,18000,20000 100ms \
       --workers 2 --service-us 50
   done
   summary mq
@@ -108,7 +113,7 @@ fi
 if [ "$what" != mq ]; then
   nginx_setup
   for r in $(seq "$reps"); do
-    repeat nginx 0.2,0.4 0.6 2000,4000,6000,8000,10000,12000,14000,16000,18000,20000,22000,24000,27000,30000 \
+    repeat nginx 0.2,0.4 0.6 2000,4000,6000,8000,10000,12000,14000,16000,18000,20000,22000,24000,27000,30000 "${NGINX_PERIOD:-5ms}" \
       "${nginx_args[@]}"
   done
   summary nginx

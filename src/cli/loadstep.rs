@@ -66,7 +66,7 @@ pub struct Args {
     /// (workers packed on the fewest cores/LLCs), spread[:N] (across nodes, LLCs, cores),
     /// per-node (workers or the server confined to NUMA nodes, memory bound there), per-llc,
     /// pinned (each thread on its own CPU); class: other, batch, idle, fifo:PRIO, rr:PRIO,
-    /// nice:N; memory: local, bind, interleave, preferred; capacity: cap:QUOTA/WIDTH;
+    /// nice:N; memory: local, bind, interleave, preferred; capacity: cap:QUOTA/WIDTH[@PERIOD];
     /// joined by + (pinned+fifo:10). See docs/experiment.md.
     #[arg(long, value_delimiter = ',', value_name = "LIST", default_value = "os", value_parser = crate::policy::parse)]
     policy: Vec<Policy>,
@@ -83,6 +83,11 @@ pub struct Args {
     /// Capacity policies: cpuset widths in CPUs, comma-separated (with --cpu-quota).
     #[arg(long, value_delimiter = ',', value_name = "N", requires = "cpu_quota", value_parser = clap::value_parser!(u32).range(1..=65_536))]
     cpuset_width: Option<Vec<u32>>,
+    /// The CFS period of those quotas (5ms, 2500us, 0.5s; the kernel takes 1ms to 1s): each
+    /// period the group may run quota x period, then waits for the next, so the period is
+    /// how long a throttled message can wait. A prediction holds at the period it learnt.
+    #[arg(long, value_name = "PERIOD", default_value = "100ms", requires = "cpu_quota", value_parser = crate::loadstep::capacity::parse_period)]
+    quota_period: u64,
     /// Runs of the whole plan per variant, in shuffled order (default 1, or 2 when several
     /// variants are compared).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=20))]
@@ -198,6 +203,7 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
         policies: a.policy,
         cpu_quota: a.cpu_quota,
         cpuset_width: a.cpuset_width,
+        quota_period_us: a.quota_period,
         repeat: a.repeat,
         json: a.json,
     };

@@ -16,10 +16,13 @@ pub struct Args {
     /// The p99 latency target: `5ms`, `800us` or µs as a number.
     #[arg(long, value_name = "T", default_value = "5ms", value_parser = parse_p99)]
     p99: f64,
-    /// Capacity settings to predict, QUOTA/WIDTH (CPUs of quota / CPUs of cpuset), e.g.
-    /// 1.8/2; comma-separated or repeated (default: the settings the runs measured).
-    #[arg(long, value_name = "Q/W", value_delimiter = ',', value_parser = crate::predict::parse_capacity)]
-    capacity: Vec<(f64, usize)>,
+    /// Capacity settings to predict, QUOTA/WIDTH[@PERIOD] (CPUs of quota / CPUs of cpuset,
+    /// e.g. 1.8/2); comma-separated or repeated (default: the settings the runs measured).
+    /// A prediction holds at the CFS quota period its runs learnt at (loadstep
+    /// --quota-period, default 100ms), which it uses; a PERIOD other than theirs (0.6/2@100ms
+    /// from runs at 5ms) gets no figure, as the period sets how long throttling delays.
+    #[arg(long, value_name = "Q/W[@PERIOD]", value_delimiter = ',', value_parser = crate::predict::parse_capacity)]
+    capacity: Vec<crate::predict::Asked>,
     /// Print the prediction as JSON (schema truebench.predict/1).
     #[arg(long)]
     json: bool,
@@ -63,10 +66,7 @@ fn parse_p99(s: &str) -> Result<f64, String> {
 pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
     super::distinct(
         "--capacity",
-        &a.capacity
-            .iter()
-            .map(|(q, w)| crate::predict::capacity_name(*q, *w))
-            .collect::<Vec<_>>(),
+        &a.capacity.iter().map(|a| a.name()).collect::<Vec<_>>(),
     )?;
     let path = default_path(db)?;
     let docs = a

@@ -28,8 +28,10 @@ pub fn throttled(variants: &[VariantResult], step_duration_s: f64) -> Vec<Findin
                 "throttled",
                 Severity::Warning,
                 format!(
-                    "Under a quota of {} CPUs on {} CPUs, the service was throttled: its latency includes waiting for the next quota period, not only for a CPU.",
-                    c.quota, c.width
+                    "Under a quota of {} CPUs on {} CPUs, the service was throttled: its latency includes waiting for the next quota period ({}), not only for a CPU.",
+                    c.quota,
+                    c.width,
+                    crate::loadstep::capacity::period_words(c.period_us)
                 ),
                 hit,
             ));

@@ -23,38 +23,157 @@ pub const SERVER_IN_GROUP: &str =
 /// The words of a note that put the load generator inside the quota (what predict reads).
 pub const GENERATOR_INCLUDED: &str = "load generator included";
 
-/// The quota period, µs.
-const PERIOD_US: u64 = 100_000;
+/// The CFS quota period when none is given, µs: the kernel's and Kubernetes' default,
+/// and the only one truebench used before the period could be set (a stored setting
+/// without `period_us` ran at it).
+pub const DEFAULT_PERIOD_US: u64 = 100_000;
+/// The kernel's shortest and longest quota periods, µs (cpu.cfs_period_us / cpu.max
+/// outside them are EINVAL).
+pub const MIN_PERIOD_US: u64 = 1_000;
+pub const MAX_PERIOD_US: u64 = 1_000_000;
 
-/// One quota × width setting.
+fn default_period_us() -> u64 {
+    DEFAULT_PERIOD_US
+}
+
+/// One quota × width setting, with the quota's period.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Setting {
     /// CPU quota in CPUs (quota / period).
     pub quota: f64,
     /// CPUs in the cpuset.
     pub width: usize,
+    /// The CFS quota period, µs: the group may run quota × period per period, and once it
+    /// has, waits for the next one (so it bounds how long a throttled message waits).
+    #[serde(default = "default_period_us")]
+    pub period_us: u64,
 }
 
 /// The kernel's smallest CFS quota, µs (cfs_quota_us / cpu.max below it are EINVAL).
 const MIN_QUOTA_US: u64 = 1000;
 
-/// A quota the kernel accepts: at least MIN_QUOTA_US per PERIOD_US (0.01 CPUs), at most
-/// 65,536 CPUs.
-pub fn check_quota(cpus: f64) -> Result<(), String> {
-    let min = MIN_QUOTA_US as f64 / PERIOD_US as f64;
+/// A quota the kernel accepts at this period: at least MIN_QUOTA_US per period (0.01 CPUs
+/// at 100 ms, 0.2 at 5 ms), at most 65,536 CPUs.
+pub fn check_quota(cpus: f64, period_us: u64) -> Result<(), String> {
+    let min = MIN_QUOTA_US as f64 / period_us as f64;
     if !(cpus >= min && cpus <= 65_536.0) {
         return Err(format!(
-            "a quota is a number of CPUs from {min} (the kernel's smallest, {MIN_QUOTA_US} µs per {} ms period) to 65536",
-            PERIOD_US / 1000
+            "a quota is a number of CPUs from {min} (the kernel's smallest, {MIN_QUOTA_US} µs per {} period) to 65536",
+            period_words(period_us)
         ));
     }
     Ok(())
 }
 
-impl Setting {
-    pub fn name(&self) -> String {
-        format!("quota {}/width {}", self.quota, self.width)
+/// A quota period from `5ms`, `2500us`/`2500µs` or `0.5s` (a unit is required), µs, within
+/// the kernel's 1 ms to 1 s.
+pub fn parse_period(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (n, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e3)
+    } else if let Some(n) = t.strip_suffix("us").or_else(|| t.strip_suffix("µs")) {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1e6)
+    } else {
+        return Err(format!(
+            "'{s}' is not a quota period: give a unit (5ms, 2500us, 0.5s)"
+        ));
+    };
+    let v: f64 = n
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a quota period (5ms, 2500us, 0.5s)"))?;
+    let us = v * scale;
+    if !(us >= MIN_PERIOD_US as f64 && us <= MAX_PERIOD_US as f64) || (us - us.round()).abs() > 1e-6
+    {
+        return Err(format!(
+            "a quota period of {s}: the kernel takes whole µs from 1 ms to 1 s"
+        ));
     }
+    Ok(us.round() as u64)
+}
+
+/// A period in words: `5 ms`, `2500 µs`, `1 s`.
+pub fn period_words(us: u64) -> String {
+    if us % 1_000_000 == 0 {
+        format!("{} s", us / 1_000_000)
+    } else if us % 1000 == 0 {
+        format!("{} ms", us / 1000)
+    } else {
+        format!("{us} µs")
+    }
+}
+
+/// A period as the syntax writes it: `5ms`, `2500us`, `1s`.
+pub fn period_spec(us: u64) -> String {
+    period_words(us).replace(' ', "").replace('µ', "u")
+}
+
+impl Setting {
+    /// A setting at the default period.
+    pub fn new(quota: f64, width: usize) -> Setting {
+        Setting {
+            quota,
+            width,
+            period_us: DEFAULT_PERIOD_US,
+        }
+    }
+
+    pub fn name(&self) -> String {
+        let period = if self.period_us == DEFAULT_PERIOD_US {
+            String::new()
+        } else {
+            format!(" ({} period)", period_words(self.period_us))
+        };
+        format!("quota {}/width {}{period}", self.quota, self.width)
+    }
+
+    /// `Q/W`, with `@PERIOD` when the period is not the default (`0.4/1@5ms`).
+    pub fn spec(&self) -> String {
+        if self.period_us == DEFAULT_PERIOD_US {
+            format!("{}/{}", self.quota, self.width)
+        } else {
+            format!(
+                "{}/{}@{}",
+                self.quota,
+                self.width,
+                period_spec(self.period_us)
+            )
+        }
+    }
+}
+
+/// Parse `Q/W[@PERIOD]` (quota in CPUs, cpuset width in CPUs, quota period: default
+/// 100 ms), checked against the kernel's limits.
+pub fn parse_setting(s: &str) -> Result<Setting, String> {
+    let bad = || format!("'{s}' is not QUOTA/WIDTH[@PERIOD] (e.g. 1.8/2 or 0.4/1@5ms)");
+    let (qw, period) = match s.split_once('@') {
+        Some((qw, p)) => (qw, Some(p)),
+        None => (s, None),
+    };
+    let (q, w) = qw.split_once('/').ok_or_else(bad)?;
+    let quota: f64 = q
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{q}' is not a quota in CPUs"))?;
+    let width: usize = w
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{w}' is not a width in CPUs"))?;
+    let period_us = period
+        .map(parse_period)
+        .transpose()?
+        .unwrap_or(DEFAULT_PERIOD_US);
+    check_quota(quota, period_us)?;
+    if !(1..=65_536).contains(&width) {
+        return Err(format!("a width of {width} CPUs: from 1 to 65536"));
+    }
+    Ok(Setting {
+        quota,
+        width,
+        period_us,
+    })
 }
 
 /// Where the groups go: this process's `cpu` and `cpuset` directories (the same one on v2).
@@ -209,7 +328,13 @@ impl Group {
         let mut cpus: Vec<u32> = order[..setting.width].to_vec();
         cpus.sort_unstable();
         let name = format!("truebench-{}-{n}", std::process::id());
-        let quota_us = (setting.quota * PERIOD_US as f64).round() as u64;
+        let period_us = setting.period_us;
+        if !(MIN_PERIOD_US..=MAX_PERIOD_US).contains(&period_us) {
+            return Err(format!(
+                "a quota period of {period_us} µs: the kernel takes 1 ms to 1 s"
+            ));
+        }
+        let quota_us = (setting.quota * period_us as f64).round() as u64;
         let mut g = Group {
             setting,
             cpus: cpus.clone(),
@@ -227,7 +352,7 @@ impl Group {
         };
         if layout.v2 {
             let d = mkdir(&mut g, &layout.cpu)?;
-            write(&d, "cpu.max", &format!("{quota_us} {PERIOD_US}"))?;
+            write(&d, "cpu.max", &format!("{quota_us} {period_us}"))?;
             write(&d, "cpuset.cpus", &cpulist(&cpus))?;
             write(&d, "cpuset.mems", mems)?;
             g.cpu_stat = d.join("cpu.stat");
@@ -244,7 +369,8 @@ impl Group {
             g.moved_from = Some(from);
         } else {
             let c = mkdir(&mut g, &layout.cpu)?;
-            write(&c, "cpu.cfs_period_us", &PERIOD_US.to_string())?;
+            // The period first: a new group's quota is unlimited, so any period is accepted.
+            write(&c, "cpu.cfs_period_us", &period_us.to_string())?;
             write(&c, "cpu.cfs_quota_us", &quota_us.to_string())?;
             g.cpu_stat = c.join("cpu.stat");
             g.thread_files.push(c.join("tasks"));
@@ -334,10 +460,7 @@ mod tests {
     #[test]
     fn a_v1_group_is_set_up_and_removed() {
         let (_t, l) = fixture(false);
-        let s = Setting {
-            quota: 1.5,
-            width: 3,
-        };
+        let s = Setting::new(1.5, 3);
         let g = Group::create(&l, 0, s, &[4, 2, 6, 8], "0", true).unwrap();
         let name = format!("truebench-{}-0", std::process::id());
         let read = |p: PathBuf| std::fs::read_to_string(p).unwrap();
@@ -358,18 +481,71 @@ mod tests {
     fn impossible_settings_are_refused_and_leave_nothing() {
         let (t, l) = fixture(false);
         for s in [
+            Setting::new(1.0, 5),
+            Setting::new(0.0, 1),
             Setting {
-                quota: 1.0,
-                width: 5,
-            },
-            Setting {
-                quota: 0.0,
-                width: 1,
+                period_us: 500,
+                ..Setting::new(0.5, 1)
             },
         ] {
             assert!(Group::create(&l, 0, s, &[0, 1], "0", true).is_err());
         }
         assert_eq!(std::fs::read_dir(t.path().join("cpu")).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn the_period_is_written_for_cgroup_v1_and_v2() {
+        let s = parse_setting("0.4/1@5ms").unwrap();
+        assert_eq!(s.period_us, 5000);
+        let name = format!("truebench-{}-1", std::process::id());
+        let read = |p: PathBuf| std::fs::read_to_string(p).unwrap();
+        let (_t, l) = fixture(false);
+        let g = Group::create(&l, 1, s, &[0, 1], "0", true).unwrap();
+        assert_eq!(read(l.cpu.join(&name).join("cpu.cfs_period_us")), "5000");
+        assert_eq!(read(l.cpu.join(&name).join("cpu.cfs_quota_us")), "2000");
+        drop(g);
+        let (_t2, l2) = fixture(true);
+        let g = Group::create(&l2, 1, s, &[0, 1], "0", false).unwrap();
+        assert_eq!(read(l2.cpu.join(&name).join("cpu.max")), "2000 5000");
+        drop(g);
+    }
+
+    #[test]
+    fn settings_parse_with_an_optional_period_within_the_kernels_limits() {
+        let s = parse_setting("1.8/2").unwrap();
+        assert_eq!((s.quota, s.width, s.period_us), (1.8, 2, 100_000));
+        assert_eq!(s.spec(), "1.8/2");
+        assert_eq!(parse_setting("0.4/1@2500us").unwrap().period_us, 2500);
+        assert_eq!(parse_setting("0.4/1@2500µs").unwrap().period_us, 2500);
+        assert_eq!(parse_setting("2/2@1s").unwrap().period_us, 1_000_000);
+        let five = parse_setting("0.4/1@0.005s").unwrap();
+        assert_eq!(five.period_us, 5000);
+        assert_eq!(five.spec(), "0.4/1@5ms");
+        assert_eq!(parse_setting(&five.spec()).unwrap(), five);
+        assert_eq!(five.name(), "quota 0.4/width 1 (5 ms period)");
+        // Outside 1 ms..1 s, no unit, a fraction of a µs, a quota below 1 ms per period.
+        for bad in [
+            "0.4/1@999us",
+            "0.4/1@2s",
+            "0.4/1@5",
+            "0.4/1@1.5us",
+            "0.1/1@5ms",
+            "0.4/1@",
+            "0.4@5ms",
+        ] {
+            assert!(parse_setting(bad).is_err(), "{bad}");
+        }
+        assert!(parse_setting("0.1/1@5ms").unwrap_err().contains("0.2"));
+        assert!(check_quota(0.01, DEFAULT_PERIOD_US).is_ok());
+        assert!(check_quota(0.19, 5000).is_err() && check_quota(0.2, 5000).is_ok());
+    }
+
+    #[test]
+    fn a_setting_stored_before_the_period_existed_ran_at_100_ms() {
+        let old: Setting = serde_json::from_str(r#"{"quota": 0.5, "width": 1}"#).unwrap();
+        assert_eq!(old, Setting::new(0.5, 1));
+        let new = serde_json::to_value(parse_setting("0.5/1@5ms").unwrap()).unwrap();
+        assert_eq!(new["period_us"], 5000);
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //! - placement: `os`, `compact[:N]`, `spread[:N]`, `per-node`, `per-llc`, `pinned`;
 //! - class: `other`, `batch`, `idle`, `fifo:PRIO`, `rr:PRIO` (1-99), `nice:N` (-20..19);
 //! - memory: `local`, `bind`, `interleave`, `preferred`;
-//! - capacity: `cap:QUOTA/WIDTH` (CPUs of quota / CPUs in the cpuset; root).
+//! - capacity: `cap:QUOTA/WIDTH[@PERIOD]` (CPUs of quota / CPUs in the cpuset, the quota's
+//!   period, default 100 ms; root).
 
 pub mod apply;
 pub mod launch;
@@ -181,16 +182,13 @@ impl fmt::Display for Policy {
         }
         parts.extend(self.class.map(|c| c.to_string()));
         parts.extend(self.memory.map(|m| m.to_string()));
-        parts.extend(
-            self.capacity
-                .map(|c| format!("cap:{}/{}", c.quota, c.width)),
-        );
+        parts.extend(self.capacity.map(|c| format!("cap:{}", c.spec())));
         f.write_str(&parts.join("+"))
     }
 }
 
 /// The syntax, for error messages and --help.
-pub const SYNTAX: &str = "placement os|compact[:N]|spread[:N]|per-node|per-llc|pinned, class other|batch|idle|fifo:PRIO|rr:PRIO|nice:N, memory local|bind|interleave|preferred, capacity cap:QUOTA/WIDTH; joined by + (e.g. pinned+fifo:10)";
+pub const SYNTAX: &str = "placement os|compact[:N]|spread[:N]|per-node|per-llc|pinned, class other|batch|idle|fifo:PRIO|rr:PRIO|nice:N, memory local|bind|interleave|preferred, capacity cap:QUOTA/WIDTH[@PERIOD]; joined by + (e.g. pinned+fifo:10)";
 
 fn count(what: &str, v: &str) -> Result<usize, String> {
     match v.parse::<usize>() {
@@ -266,15 +264,8 @@ impl FromStr for Policy {
                 ("interleave", None) => memory(Memory::Interleave, &mut p)?,
                 ("preferred", None) => memory(Memory::Preferred, &mut p)?,
                 ("cap", Some(v)) => {
-                    let bad = || format!("cap:{v}: give cap:QUOTA/WIDTH, e.g. cap:1.5/2");
-                    let (q, w) = v.split_once('/').ok_or_else(bad)?;
-                    let quota: f64 = q.parse().map_err(|_| bad())?;
-                    let width: usize = w.parse().map_err(|_| bad())?;
-                    capacity::check_quota(quota).map_err(|e| format!("cap:{v}: {e}"))?;
-                    if width == 0 {
-                        return Err(format!("cap:{v}: the cpuset width is at least 1 CPU"));
-                    }
-                    if p.capacity.replace(Setting { quota, width }).is_some() {
+                    let c = capacity::parse_setting(v).map_err(|e| format!("cap:{v}: {e}"))?;
+                    if p.capacity.replace(c).is_some() {
                         return Err(twice("capacity"));
                     }
                 }
@@ -319,6 +310,7 @@ mod tests {
             "per-node+bind",
             "interleave",
             "compact:2+batch+preferred+cap:1.5/2",
+            "cap:0.4/1@5ms",
         ] {
             let p: Policy = s.parse().unwrap_or_else(|e| panic!("{s}: {e}"));
             assert_eq!(p.to_string(), s);
@@ -342,6 +334,8 @@ mod tests {
             ("cap:0/1", "quota"),
             ("cap:1", "QUOTA/WIDTH"),
             ("cap:1/0", "width"),
+            ("cap:1/1@500us", "1 ms to 1 s"),
+            ("cap:0.1/1@5ms", "1000 µs per 5 ms period"),
             ("fast", "unknown policy"),
             ("", "unknown policy"),
         ] {

@@ -1,8 +1,9 @@
 //! The model's parameters from measured steps: the CPU cost per message (median over the
 //! valid steady steps), the load generator's CPU against the rate (least squares), the efficiency
 //! of the utilisation law (the highest rate completed ÷ predicted, per variant that could
-//! not keep up), the latency factor (measured p99 ÷ the M/M/c p99, geometric median
-//! over the steady steps toward the ceiling), and the USL contention when a run measured a
+//! not keep up), the latency factor (the factor on the M/M/c time that makes the model's
+//! p99, throttling included, the measured one; geometric median over the steady steps
+//! toward the ceiling), and the USL contention when a run measured a
 //! scaling curve. Each resample of the steps (bootstrap) gives another set, which is where
 //! a prediction's interval comes from.
 
@@ -35,6 +36,7 @@ pub fn setting_of(m: &Measured, machine_cpus: usize) -> Setting {
         workers: m.workers,
         generator_in_quota: m.generator_in_quota,
         machine_cpus,
+        period_s: m.period_us as f64 * 1e-6,
     }
 }
 
@@ -138,10 +140,7 @@ pub fn fit(variants: &[Measured], machine_cpus: usize, contention: &Contention) 
             v.steps
                 .iter()
                 .filter(|o| o.steady && o.rate < 0.995 * x)
-                .filter_map(|o| {
-                    let m = p.p99_s(&s, o.rate)?;
-                    Some((o.rate / x, (o.p99_us? * 1e-6 / m).ln()))
-                })
+                .filter_map(|o| Some((o.rate / x, log_factor(&p, &s, o.rate, o.p99_us? * 1e-6)?)))
                 .collect::<Vec<_>>()
         })
         .collect();
@@ -159,6 +158,30 @@ pub fn fit(variants: &[Measured], machine_cpus: usize, contention: &Contention) 
         p.latency_factor = l.exp();
     }
     Some(p)
+}
+
+/// The latency factor's log that makes the model's p99 (queue and throttling together) at
+/// `rate` the `measured` one, within e^±6 (at the low end: throttling alone explains more
+/// than was measured, so queueing counts for little there). None past the ceiling.
+fn log_factor(p: &Params, s: &Setting, rate: f64, measured: f64) -> Option<f64> {
+    let at = |l: f64| {
+        Params {
+            latency_factor: l.exp(),
+            ..*p
+        }
+        .p99_s(s, rate)
+    };
+    let (mut lo, mut hi) = (-6.0, 6.0);
+    at(0.0)?;
+    for _ in 0..40 {
+        let mid = 0.5 * (lo + hi);
+        if at(mid)? < measured {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(0.5 * (lo + hi))
 }
 
 /// How close the steps came to saturation: the highest share of its setting's ceiling

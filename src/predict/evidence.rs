@@ -5,6 +5,7 @@
 //! generator's CPU and the throttling. Runs that hold nothing to predict from (a batch
 //! experiment, no load steps) are said so here, in a sentence.
 
+use crate::loadstep::capacity::{period_words, DEFAULT_PERIOD_US};
 use crate::loadstep::step::StepSummary;
 use crate::result::{figures, RunDocument};
 
@@ -35,6 +36,9 @@ pub struct Measured {
     pub width: usize,
     /// Whether the setting was a capacity policy (else the run's own limits).
     pub capacity_policy: bool,
+    /// The quota's CFS period, µs (a capacity policy's; else the run's cgroup's, or the
+    /// kernel's default 100 ms when unknown).
+    pub period_us: u64,
     pub workers: usize,
     /// The load generator ran inside the quota (cgroup v2, or a process-wide quota).
     pub generator_in_quota: bool,
@@ -55,6 +59,8 @@ pub struct Evidence {
     /// CPUs the runs' process could use (the machine the prediction is for).
     pub machine_cpus: usize,
     pub variants: Vec<Measured>,
+    /// The quota period the capacity settings ran at, µs: one per prediction.
+    pub period_us: u64,
     /// A USL fit of the highest valid rate across worker counts, from a run without
     /// capacity policies (`loadstep --workers 1,2,4`), and that run's id.
     pub scaling: Option<(crate::loadstep::model::Fit, String)>,
@@ -93,6 +99,14 @@ fn variants_of(doc: &RunDocument) -> Result<Vec<Measured>, String> {
         });
     };
     let cpus = &doc.env.cpus;
+    let own_period = doc
+        .env
+        .cgroup
+        .as_ref()
+        .and_then(|c| c.period_us)
+        .and_then(|p| u64::try_from(p).ok())
+        .filter(|p| *p > 0)
+        .unwrap_or(DEFAULT_PERIOD_US);
     Ok(ls
         .variants
         .iter()
@@ -124,12 +138,13 @@ fn variants_of(doc: &RunDocument) -> Result<Vec<Measured>, String> {
             Measured {
                 run_id: doc.run_id.clone(),
                 label: match v.capacity {
-                    Some(c) => format!("{} x{} {}/{}", v.policy, v.workers, c.quota, c.width),
+                    Some(c) => format!("{} x{} {}", v.policy, v.workers, c.spec()),
                     None => format!("{} x{}", v.policy, v.workers),
                 },
                 quota,
                 width,
                 capacity_policy: policy,
+                period_us: v.capacity.map_or(own_period, |c| c.period_us),
                 workers: v.workers,
                 generator_in_quota,
                 generator_threads: if ls.workload == "http" {
@@ -193,6 +208,10 @@ pub fn read(docs: &[RunDocument]) -> anyhow::Result<Result<Evidence, String>> {
     let Some((workload, service_us, _)) = kind else {
         return Ok(Err("no run given".into()));
     };
+    let period_us = match one_period(&variants) {
+        Ok(p) => p,
+        Err(why) => return Ok(Err(why)),
+    };
     Ok(Ok(Evidence {
         runs: docs.iter().map(|d| d.run_id.clone()).collect(),
         workload,
@@ -211,5 +230,34 @@ pub fn read(docs: &[RunDocument]) -> anyhow::Result<Result<Evidence, String>> {
             Some((ls.scaling.as_ref()?.usl.clone()?, d.run_id.clone()))
         }),
         variants,
+        period_us,
     }))
+}
+
+/// The one quota period of the variants that ran under a quota (capacity policies first;
+/// else the run's own cgroup's). Variants learnt at different periods are refused: the
+/// period decides how long a throttled message waits, so what one period taught does not
+/// carry to another.
+pub fn one_period(variants: &[Measured]) -> Result<u64, String> {
+    let mut periods: Vec<(u64, &str)> = variants
+        .iter()
+        .filter(|v| v.capacity_policy)
+        .map(|v| (v.period_us, v.label.as_str()))
+        .collect();
+    if periods.is_empty() {
+        periods = variants
+            .iter()
+            .map(|v| (v.period_us, v.label.as_str()))
+            .collect();
+    }
+    let first = periods.first().map_or(DEFAULT_PERIOD_US, |p| p.0);
+    if let Some((other, label)) = periods.iter().find(|p| p.0 != first) {
+        return Err(format!(
+            "the runs' quotas ran at different CFS periods ({} in {}, {} in {label}): the period decides how long a throttled message waits, so a prediction learns at one period; predict from the runs of one period",
+            period_words(first),
+            periods[0].1,
+            period_words(*other)
+        ));
+    }
+    Ok(first)
 }

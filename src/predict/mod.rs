@@ -15,6 +15,7 @@ pub mod text;
 #[cfg(test)]
 mod tests;
 
+use crate::loadstep::capacity::{check_quota, period_spec, period_words, DEFAULT_PERIOD_US};
 use crate::report::units::num;
 use calibrate::Contention;
 use evidence::Evidence;
@@ -38,8 +39,32 @@ pub struct Question {
     pub p99_us: f64,
     /// A target rate, messages/s: the smallest setting that holds it.
     pub rate: Option<f64>,
-    /// Settings (quota CPUs, width CPUs) to predict; empty: the measured ones.
-    pub capacity: Vec<(f64, usize)>,
+    /// Settings to predict; empty: the measured ones.
+    pub capacity: Vec<Asked>,
+}
+
+/// A capacity setting asked about: quota and cpuset width in CPUs, and the quota period
+/// when given (`0.6/2@5ms`); without one, the period the runs learnt at.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Asked {
+    pub quota: f64,
+    pub width: usize,
+    /// µs.
+    pub period_us: Option<u64>,
+}
+
+impl Asked {
+    /// `Q/W`, with `@PERIOD` when one was given.
+    pub fn name(&self) -> String {
+        match self.period_us {
+            Some(p) => format!(
+                "{}@{}",
+                capacity_name(self.quota, self.width, DEFAULT_PERIOD_US),
+                period_spec(p)
+            ),
+            None => capacity_name(self.quota, self.width, DEFAULT_PERIOD_US),
+        }
+    }
 }
 
 /// A figure with its 95% bootstrap interval.
@@ -58,7 +83,8 @@ pub struct Inputs {
     /// Saturated throughput ÷ the utilisation law's.
     pub efficiency: Estimate,
     pub saturated_steps: usize,
-    /// Measured p99 ÷ M/M/c p99.
+    /// The factor on the M/M/c time that makes the model's p99 (throttling included) the
+    /// measured one (geometric median over the steps).
     pub latency_factor: Estimate,
     /// The load generator's CPUs at 1,000 messages/s more (slope) and at rate 0.
     pub generator_cpus_per_1000_per_s: f64,
@@ -74,10 +100,13 @@ pub struct Inputs {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SettingPrediction {
-    /// `QUOTA/WIDTH`, e.g. "1.8/2".
+    /// `QUOTA/WIDTH`, e.g. "1.8/2", with `@PERIOD` at a period other than 100 ms
+    /// ("0.6/2@5ms").
     pub capacity: String,
     pub quota: f64,
     pub width: usize,
+    /// The quota's CFS period, ms: the runs' (a prediction holds at the period it learnt).
+    pub period_ms: f64,
     /// The highest rate held below the p99 target, messages/s; null with `why_not`.
     pub max_rate: Option<f64>,
     /// Its 95% bootstrap interval, messages/s.
@@ -125,9 +154,13 @@ pub struct Prediction {
     pub needed: Option<Needed>,
 }
 
-/// `Q/W` as the user writes it.
-pub fn capacity_name(quota: f64, width: usize) -> String {
-    format!("{}/{width}", num_plain(quota))
+/// `Q/W` as the user writes it, with `@PERIOD` at a period other than 100 ms.
+pub fn capacity_name(quota: f64, width: usize, period_us: u64) -> String {
+    if period_us == DEFAULT_PERIOD_US {
+        format!("{}/{width}", num_plain(quota))
+    } else {
+        format!("{}/{width}@{}", num_plain(quota), period_spec(period_us))
+    }
 }
 
 fn num_plain(v: f64) -> String {
@@ -135,22 +168,14 @@ fn num_plain(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-/// Parse `Q/W` (quota in CPUs, width in CPUs).
-pub fn parse_capacity(s: &str) -> Result<(f64, usize), String> {
-    let (q, w) = s
-        .split_once('/')
-        .ok_or_else(|| format!("'{s}' is not QUOTA/WIDTH (e.g. 1.8/2)"))?;
-    let quota: f64 = q
-        .parse()
-        .map_err(|_| format!("'{q}' is not a quota in CPUs"))?;
-    let width: usize = w
-        .parse()
-        .map_err(|_| format!("'{w}' is not a width in CPUs"))?;
-    crate::loadstep::capacity::check_quota(quota)?;
-    if !(1..=65_536).contains(&width) {
-        return Err(format!("a width of {width} CPUs: from 1 to 65536"));
-    }
-    Ok((quota, width))
+/// Parse `Q/W[@PERIOD]` (quota in CPUs, width in CPUs, the quota period).
+pub fn parse_capacity(s: &str) -> Result<Asked, String> {
+    let c = crate::loadstep::capacity::parse_setting(s)?;
+    Ok(Asked {
+        quota: c.quota,
+        width: c.width,
+        period_us: s.contains('@').then_some(c.period_us),
+    })
 }
 
 fn refused(runs: Vec<String>, q: &Question, why: String) -> Prediction {
@@ -203,7 +228,26 @@ fn contention(e: &Evidence) -> Contention {
 }
 
 /// Why a setting gets no figure before any model runs; None when it may get one.
-fn setting_refusal(e: &Evidence, c: &Contention, quota: f64, width: usize) -> Option<String> {
+/// `period_us`: the period asked, when one was.
+fn setting_refusal(
+    e: &Evidence,
+    c: &Contention,
+    quota: f64,
+    width: usize,
+    period_us: Option<u64>,
+) -> Option<String> {
+    if let Some(p) = period_us.filter(|p| *p != e.period_us) {
+        return Some(format!(
+            "asked at a {} quota period, and the runs learnt at {}: the period decides how long a throttled message waits (up to the period less the quota's share of it), so a prediction holds at the period it learnt; measure under --quota-period {} (or ask at @{})",
+            period_words(p),
+            period_words(e.period_us),
+            period_spec(p),
+            period_spec(e.period_us)
+        ));
+    }
+    if let Err(why) = check_quota(quota, e.period_us) {
+        return Some(format!("a quota of {} CPUs: {why}", num(quota)));
+    }
     let workers: Vec<usize> = {
         let mut w: Vec<usize> = e.variants.iter().map(|v| v.workers).collect();
         w.sort_unstable();
@@ -247,7 +291,12 @@ fn measured_max(e: &Evidence, quota: f64, width: usize, p99_us: f64) -> (bool, O
     let of: Vec<_> = e
         .variants
         .iter()
-        .filter(|v| v.capacity_policy && (v.quota - quota).abs() < 1e-9 && v.width == width)
+        .filter(|v| {
+            v.capacity_policy
+                && (v.quota - quota).abs() < 1e-9
+                && v.width == width
+                && v.period_us == e.period_us
+        })
         .collect();
     let top = of
         .iter()
@@ -270,7 +319,7 @@ fn model_words(p: &Params, s: &Setting, c: &Contention, why: Limit) -> String {
     let par = p.parallel(s, r);
     let servers = s.width.min(s.workers).max(1);
     format!(
-        "utilisation law: ceiling = {} × min(quota {} CPUs, {} parallel CPUs{}) / {} CPU-µs per message = {}/s; USL contention {}; M/M/{servers} p99 × {} (calibrated on the measured steps); CFS period {} ms; bound by {}",
+        "utilisation law: ceiling = {} × min(quota {} CPUs, {} parallel CPUs{}) / {} CPU-µs per message = {}/s; USL contention {}; M/M/{servers} p99 × {} (calibrated on the measured steps); CFS period {}{}; bound by {}",
         num(p.efficiency),
         num(s.quota),
         num(par),
@@ -289,7 +338,14 @@ fn model_words(p: &Params, s: &Setting, c: &Contention, why: Limit) -> String {
             format!("σ {} κ {}", num(c.sigma), num(c.kappa))
         },
         num(p.latency_factor),
-        model::PERIOD_S * 1e3,
+        period_words((s.period_s * 1e6).round() as u64),
+        match queue::throttled_phase_s(s.period_s, s.quota, par) {
+            t if t > 0.0 => format!(
+                " (a throttled message waits up to {})",
+                crate::report::units::duration_ns(t * 1e9)
+            ),
+            _ => String::new(),
+        },
         why.words()
     )
 }
@@ -373,6 +429,7 @@ pub fn answer(e: &Evidence, q: &Question) -> Prediction {
         workers: most_workers,
         generator_in_quota,
         machine_cpus: e.machine_cpus,
+        period_s: e.period_us as f64 * 1e-6,
     };
     out.inputs = Some(Inputs {
         cost_us: estimate(p.cost_us, &mut pick(|b| b.cost_us)),
@@ -397,16 +454,20 @@ pub fn answer(e: &Evidence, q: &Question) -> Prediction {
         contention_source: c.source.clone(),
         highest_step_share_of_ceiling: top,
         machine_cpus: e.machine_cpus,
-        period_ms: model::PERIOD_S * 1e3,
+        period_ms: e.period_us as f64 / 1e3,
     });
-    let asked: Vec<(f64, usize)> = if q.capacity.is_empty() {
-        let mut m: Vec<(f64, usize)> = Vec::new();
+    let asked: Vec<Asked> = if q.capacity.is_empty() {
+        let mut m: Vec<Asked> = Vec::new();
         for v in e.variants.iter().filter(|v| !v.steps.is_empty()) {
             if !m
                 .iter()
-                .any(|(qq, w)| (*qq - v.quota).abs() < 1e-9 && *w == v.width)
+                .any(|a| (a.quota - v.quota).abs() < 1e-9 && a.width == v.width)
             {
-                m.push((v.quota, v.width));
+                m.push(Asked {
+                    quota: v.quota,
+                    width: v.width,
+                    period_us: None,
+                });
             }
         }
         m
@@ -416,13 +477,19 @@ pub fn answer(e: &Evidence, q: &Question) -> Prediction {
     let target_s = q.p99_us * 1e-6;
     out.settings = asked
         .iter()
-        .map(|&(quota, width)| {
+        .map(|a| {
+            let (quota, width) = (a.quota, a.width);
             let s = setting(quota, width);
             let (measured, measured_max_rate) = measured_max(e, quota, width, q.p99_us);
+            let period_us = a.period_us.unwrap_or(e.period_us);
             let mut sp = SettingPrediction {
-                capacity: capacity_name(quota, width),
+                capacity: match a.period_us {
+                    Some(_) => a.name(),
+                    None => capacity_name(quota, width, period_us),
+                },
                 quota,
                 width,
+                period_ms: period_us as f64 / 1e3,
                 max_rate: None,
                 interval: None,
                 ceiling: None,
@@ -430,7 +497,7 @@ pub fn answer(e: &Evidence, q: &Question) -> Prediction {
                 model: String::new(),
                 measured,
                 measured_max_rate,
-                why_not: setting_refusal(e, &c, quota, width),
+                why_not: setting_refusal(e, &c, quota, width, a.period_us),
             };
             if sp.why_not.is_some() {
                 return sp;
@@ -486,7 +553,7 @@ fn needed(
     let widths: Vec<usize> = if q.capacity.is_empty() {
         (1..=e.machine_cpus).collect()
     } else {
-        let mut w: Vec<usize> = q.capacity.iter().map(|c| c.1).collect();
+        let mut w: Vec<usize> = q.capacity.iter().map(|c| c.width).collect();
         w.sort_unstable();
         w.dedup();
         w
@@ -494,7 +561,7 @@ fn needed(
     let mut best: Option<(f64, usize, Option<String>)> = None;
     let mut refusals = Vec::new();
     for w in widths {
-        if let Some(why) = setting_refusal(e, c, w as f64, w) {
+        if let Some(why) = setting_refusal(e, c, w as f64, w, None) {
             refusals.push(format!("width {w}: {why}"));
             continue;
         }
@@ -507,10 +574,14 @@ fn needed(
         } else {
             q.capacity
                 .iter()
-                .filter(|(qq, ww)| *ww == w && *qq + 1e-9 >= qn)
-                .map(|(qq, _)| *qq)
+                .filter(|a| {
+                    a.width == w
+                        && a.quota + 1e-9 >= qn
+                        && a.period_us.is_none_or(|p| p == e.period_us)
+                })
+                .map(|a| a.quota)
                 .min_by(f64::total_cmp)
-                .map(|qq| (qq, Some(capacity_name(qq, w))))
+                .map(|qq| (qq, Some(capacity_name(qq, w, e.period_us))))
         };
         if let Some((qq, name)) = chosen {
             if best.as_ref().is_none_or(|b| qq < b.0) {
@@ -556,7 +627,7 @@ fn needed(
     let why = p.max_rate(&s, target_s).map_or(Limit::Latency, |r| r.1);
     Needed {
         rate,
-        capacity: Some(name.unwrap_or_else(|| capacity_name(quota, width))),
+        capacity: Some(name.unwrap_or_else(|| capacity_name(quota, width, e.period_us))),
         quota: Some(quota),
         width: Some(width),
         interval: iv,

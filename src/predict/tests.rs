@@ -39,12 +39,26 @@ fn variant_of(
     shares: &[f64],
     wobble: f64,
 ) -> Measured {
+    variant_at(t, generator_threads, quota, width, 100_000, shares, wobble)
+}
+
+/// `variant_of` at a quota period of `period_us`.
+fn variant_at(
+    t: &Params,
+    generator_threads: usize,
+    quota: f64,
+    width: usize,
+    period_us: u64,
+    shares: &[f64],
+    wobble: f64,
+) -> Measured {
     let s = Setting {
         quota,
         width,
         workers: 2,
         generator_in_quota: false,
         machine_cpus: 2,
+        period_s: period_us as f64 * 1e-6,
     };
     let (x, _) = t.ceiling(&s);
     let steps = shares
@@ -74,6 +88,7 @@ fn variant_of(
         quota,
         width,
         capacity_policy: true,
+        period_us,
         workers: 2,
         generator_in_quota: false,
         generator_threads,
@@ -88,6 +103,7 @@ fn evidence(variants: Vec<Measured>) -> Evidence {
         service_us: 50.0,
         machine_cpus: 2,
         variants,
+        period_us: 100_000,
         scaling: None,
     }
 }
@@ -96,7 +112,14 @@ fn ask(capacity: Vec<(f64, usize)>, rate: Option<f64>) -> Question {
     Question {
         p99_us: 5000.0,
         rate,
-        capacity,
+        capacity: capacity
+            .into_iter()
+            .map(|(quota, width)| Asked {
+                quota,
+                width,
+                period_us: None,
+            })
+            .collect(),
     }
 }
 
@@ -121,6 +144,7 @@ fn a_held_out_setting_is_recovered_from_two_others() {
         workers: 2,
         generator_in_quota: false,
         machine_cpus: 2,
+        period_s: 0.1,
     };
     let (want, _) = truth().max_rate(&s, 0.005).unwrap();
     let got = &p.settings[0];
@@ -177,6 +201,7 @@ fn an_overload_collapse_does_not_bias_the_cost_or_the_efficiency() {
         workers: 2,
         generator_in_quota: false,
         machine_cpus: 2,
+        period_s: 0.1,
     };
     let (want, _) = truth().max_rate(&s, 0.005).unwrap();
     let r = p.settings[0].max_rate.expect("a figure");
@@ -207,6 +232,7 @@ fn an_http_load_generator_may_take_more_than_one_cpu() {
         workers: 2,
         generator_in_quota: false,
         machine_cpus: 2,
+        period_s: 0.1,
     };
     // At 1.2/2 the client's CPU, not the quota, bounds the server: 2 − 0.05 − 60 µs × r
     // = 25 µs × r gives about 22,900/s, where a one-CPU client would leave it 40,000/s.
@@ -245,6 +271,7 @@ fn the_setting_needed_for_a_rate_is_the_smallest_that_holds_it() {
         workers: 2,
         generator_in_quota: false,
         machine_cpus: 2,
+        period_s: 0.1,
     };
     assert!(truth().max_rate(&at(q), 0.005).unwrap().0 >= 12_000.0 * 0.99);
     assert!(truth().max_rate(&at(q - 0.05), 0.005).unwrap().0 < 12_000.0);
@@ -272,6 +299,7 @@ fn quota_throttling_bounds_a_narrow_quota_below_its_ceiling() {
         workers: 2,
         generator_in_quota: false,
         machine_cpus: 2,
+        period_s: 0.1,
     };
     let (x, _) = p.ceiling(&s);
     assert!((x - 6000.0).abs() < 1.0, "{x}");
@@ -353,12 +381,131 @@ fn the_measured_setting_is_predicted_near_what_it_held() {
     assert!(meas <= pred * 1.01 && meas >= pred * 0.85, "{meas} {pred}");
 }
 
+/// nginx-like at a 5 ms period: 25 CPU-µs per request, a latency factor of 1 (the queue is
+/// what it is), a client of 5 threads at 28 CPU-µs per request.
+fn short_period_truth() -> Params {
+    Params {
+        cost_us: 25.0,
+        latency_factor: 1.0,
+        generator_base: 0.05,
+        generator_per_rate: 2.8e-5,
+        generator_max: 2.0,
+        ..truth()
+    }
+}
+
+#[test]
+fn a_short_period_s_throttle_wait_is_part_of_the_p99() {
+    let t = short_period_truth();
+    let at = |quota: f64, width: usize, period_s: f64| Setting {
+        quota,
+        width,
+        workers: 4,
+        generator_in_quota: false,
+        machine_cpus: 2,
+        period_s,
+    };
+    // 0.4 CPU on one: 3 ms of each 5 ms period throttled. Near the quota's ceiling most
+    // periods run out, and the p99 is the wait for the next period, not the queue's.
+    let s = at(0.4, 1, 0.005);
+    let (x, _) = t.ceiling(&s);
+    let near = 0.85 * x;
+    let queue = t.queue_p99_s(&s, near).unwrap();
+    let p99 = t.p99_s(&s, near).unwrap();
+    assert!(t.throttled_share(&s, near, 0.0) > 0.01);
+    assert!(p99 > queue && p99 < 0.003 + queue, "{p99} {queue}");
+    // Far below it no period runs out: the queue alone.
+    let low = t.p99_s(&s, 0.3 * x).unwrap();
+    assert!((low - t.queue_p99_s(&s, 0.3 * x).unwrap()).abs() < 1e-6);
+    // The same quota at 100 ms waits up to 60 ms once a period runs out: a rate held at
+    // 5 ms is not higher there.
+    let (r5, _) = t.max_rate(&s, 0.005).unwrap();
+    let (r100, _) = t.max_rate(&at(0.4, 1, 0.1), 0.005).unwrap();
+    assert!(r100 < r5, "{r100} {r5}");
+    assert!(t.p99_s(&at(0.4, 1, 0.1), 0.97 * x).unwrap() > 0.005);
+}
+
+#[test]
+fn a_held_out_width_is_recovered_at_a_short_period() {
+    let t = short_period_truth();
+    let v = |q| {
+        let mut m = variant_at(&t, 5, q, 1, 5000, SHARES, 0.02);
+        m.workers = 4;
+        m
+    };
+    let e = Evidence {
+        workload: "http".into(),
+        period_us: 5000,
+        ..evidence(vec![v(0.2), v(0.4)])
+    };
+    let p = answer(&e, &ask(vec![(0.6, 2)], None));
+    assert!(p.supported, "{:?}", p.why_not);
+    let got = &p.settings[0];
+    assert_eq!(got.capacity, "0.6/2@5ms");
+    assert_eq!(got.period_ms, 5.0);
+    assert!(got.model.contains("CFS period 5 ms"), "{}", got.model);
+    let i = p.inputs.as_ref().unwrap();
+    assert!((i.latency_factor.value - 1.0).abs() < 0.15, "{i:?}");
+    let s = Setting {
+        quota: 0.6,
+        width: 2,
+        workers: 4,
+        generator_in_quota: false,
+        machine_cpus: 2,
+        period_s: 0.005,
+    };
+    let (want, _) = t.max_rate(&s, 0.005).unwrap();
+    let r = got.max_rate.expect("a figure");
+    assert!((r - want).abs() / want < 0.05, "{r} vs {want}");
+    // Asked at another period: no figure, and why.
+    let mut q = ask(vec![], None);
+    q.capacity = vec![Asked {
+        quota: 0.6,
+        width: 2,
+        period_us: Some(100_000),
+    }];
+    let p = answer(&e, &q);
+    let s = &p.settings[0];
+    assert!(s.max_rate.is_none() && s.capacity == "0.6/2@100ms");
+    assert!(
+        s.why_not.as_deref().unwrap().contains("learnt at 5 ms"),
+        "{s:?}"
+    );
+    // Asked at its own period: the same as without one.
+    q.capacity[0].period_us = Some(5000);
+    assert_eq!(answer(&e, &q).settings[0].max_rate, Some(r));
+    // A quota the kernel refuses at 5 ms (under 1 ms per period).
+    let p = answer(&e, &ask(vec![(0.1, 1)], None));
+    assert!(p.settings[0].why_not.as_deref().unwrap().contains("kernel"));
+}
+
+#[test]
+fn runs_learnt_at_two_periods_are_refused() {
+    let t = short_period_truth();
+    let vs = vec![
+        variant_at(&t, 5, 0.4, 1, 5000, SHARES, 0.0),
+        variant_at(&t, 5, 0.4, 1, 100_000, SHARES, 0.0),
+    ];
+    let why = evidence::one_period(&vs).unwrap_err();
+    assert!(why.contains("5 ms") && why.contains("100 ms"), "{why}");
+    assert_eq!(evidence::one_period(&vs[..1]), Ok(5000));
+    // No capacity policy: the runs' own cgroup's period.
+    let mut own = variant_at(&t, 5, 1.0, 1, 20_000, SHARES, 0.0);
+    own.capacity_policy = false;
+    assert_eq!(evidence::one_period(&[own]), Ok(20_000));
+}
+
 #[test]
 fn capacity_settings_parse_and_print_as_written() {
-    assert_eq!(parse_capacity("1.8/2"), Ok((1.8, 2)));
-    assert_eq!(capacity_name(1.8, 2), "1.8/2");
-    assert_eq!(capacity_name(1.0, 1), "1/1");
-    assert_eq!(capacity_name(0.93, 1), "0.93/1");
+    let a = parse_capacity("1.8/2").unwrap();
+    assert_eq!((a.quota, a.width, a.period_us), (1.8, 2, None));
+    assert_eq!(parse_capacity("0.6/2@5ms").unwrap().period_us, Some(5000));
+    assert_eq!(parse_capacity("0.6/2@5ms").unwrap().name(), "0.6/2@5ms");
+    assert!(parse_capacity("0.6/2@0.5ms").is_err());
+    assert_eq!(capacity_name(1.8, 2, 100_000), "1.8/2");
+    assert_eq!(capacity_name(0.6, 2, 5000), "0.6/2@5ms");
+    assert_eq!(capacity_name(1.0, 1, 100_000), "1/1");
+    assert_eq!(capacity_name(0.93, 1, 100_000), "0.93/1");
     assert!(parse_capacity("2").is_err());
     assert!(parse_capacity("0/1").is_err());
     assert!(parse_capacity("1/0").is_err());

@@ -66,7 +66,7 @@ pub fn render(p: &Prediction) -> String {
             }
         ));
         line(format!(
-            "  Latency: M/M/c p99 × {} (measured ÷ model on the steady steps); load generator {} CPU per 1000 messages/s (+{} CPU); highest step at {:.0}% of its ceiling",
+            "  Latency: M/M/c time × {} (fitted to the measured p99s, quota throttling included); load generator {} CPU per 1000 messages/s (+{} CPU); highest step at {:.0}% of its ceiling",
             est(&i.latency_factor, ""),
             num(i.generator_cpus_per_1000_per_s),
             num(i.generator_cpus_at_0),

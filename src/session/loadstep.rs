@@ -36,6 +36,8 @@ pub struct Options {
     /// CPU quotas (CPUs), each against every cpuset width.
     pub cpu_quota: Option<Vec<f64>>,
     pub cpuset_width: Option<Vec<u32>>,
+    /// The quota period of those settings, µs (`--quota-period`; default 100 ms).
+    pub quota_period_us: u64,
     pub repeat: Option<u32>,
     pub json: bool,
 }
@@ -128,7 +130,7 @@ impl Measurement for LoadStep {
         }
         let mut capacity = Vec::new();
         for q in self.o.cpu_quota.iter().flatten() {
-            crate::loadstep::capacity::check_quota(*q)
+            crate::loadstep::capacity::check_quota(*q, self.o.quota_period_us)
                 .map_err(|e| usage(format!("--cpu-quota {q}: {e}")))?;
             for w in self.o.cpuset_width.iter().flatten() {
                 if *w as usize > env.cpus.usable.len() {
@@ -143,6 +145,7 @@ impl Measurement for LoadStep {
                 capacity.push(crate::loadstep::capacity::Setting {
                     quota: *q,
                     width: *w as usize,
+                    period_us: self.o.quota_period_us,
                 });
             }
         }

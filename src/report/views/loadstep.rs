@@ -39,7 +39,7 @@ fn variant_name(v: &VariantResult) -> String {
         v.policy,
         v.workers,
         v.capacity
-            .map(|c| format!(" quota {} width {}", c.quota, c.width))
+            .map(|c| format!(" {}", c.name().replace('/', " ")))
             .unwrap_or_default()
     )
 }
@@ -56,8 +56,9 @@ fn variant_title(v: &VariantResult) -> String {
             .unwrap_or_default(),
         match (&v.capacity, &v.cpuset) {
             (Some(c), Some(cpus)) => format!(
-                ", capacity: quota {} CPUs on a cpuset of {} [{}] ({})",
+                ", capacity: quota {} CPUs per {} period on a cpuset of {} [{}] ({})",
                 c.quota,
+                crate::loadstep::capacity::period_words(c.period_us),
                 c.width,
                 crate::probe::cpulist::format_list(cpus),
                 v.capacity_note.as_deref().unwrap_or("")
