@@ -11,6 +11,7 @@ pub mod cleanup;
 pub mod cli;
 pub mod compare;
 pub mod descendants;
+pub mod duration;
 pub mod error;
 pub mod export;
 pub mod findings;

@@ -150,16 +150,15 @@ pub(crate) fn distinct<T: PartialEq + std::fmt::Display>(
     Ok(())
 }
 
-/// Seconds from the command line (`3`, `0.5`, `2s`), 0.1 to 3600.
+/// Seconds from the command line (`3`, `0.5`, `2s`, `500ms`), 0.1 to 3600.
 pub(crate) fn parse_secs(s: &str) -> Result<f64, String> {
-    let v: f64 = s
-        .trim_end_matches('s')
-        .parse()
-        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    let v = crate::duration::micros(s, crate::duration::Bare::Seconds)
+        .ok_or_else(|| format!("'{s}' is not a number of seconds (3, 0.5, 500ms)"))?
+        / 1e6;
     if (0.1..=3600.0).contains(&v) {
         Ok(v)
     } else {
-        Err(format!("{v} s is outside 0.1 to 3600 s"))
+        Err(format!("{s} is outside 0.1 to 3600 s"))
     }
 }
 
@@ -175,4 +174,19 @@ pub(crate) fn detail(full: bool) -> crate::report::text::Detail {
 /// Print a value as one pretty JSON document on stdout.
 pub(crate) fn print_json<T: serde::Serialize>(v: &T) -> anyhow::Result<()> {
     crate::session::print_json(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_secs;
+
+    #[test]
+    fn seconds_take_a_unit_or_none() {
+        assert_eq!(parse_secs("3"), Ok(3.0));
+        assert_eq!(parse_secs("2s"), Ok(2.0));
+        assert_eq!(parse_secs("500ms"), Ok(0.5));
+        for bad in ["fast", "0.05", "2h", "NaN", "inf", "-1"] {
+            assert!(parse_secs(bad).is_err(), "{bad}");
+        }
+    }
 }

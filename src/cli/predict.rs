@@ -42,20 +42,8 @@ fn parse_rate(s: &str) -> Result<f64, String> {
 
 /// A p99 target in µs from `5ms`, `800us`, `800µs`, `0.2s` or a number of µs.
 fn parse_p99(s: &str) -> Result<f64, String> {
-    let (num, scale) = if let Some(n) = s.strip_suffix("ms") {
-        (n, 1e3)
-    } else if let Some(n) = s.strip_suffix("us").or_else(|| s.strip_suffix("µs")) {
-        (n, 1.0)
-    } else if let Some(n) = s.strip_suffix('s') {
-        (n, 1e6)
-    } else {
-        (s, 1.0)
-    };
-    let v: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{s}' is not a latency (5ms, 800us)"))?;
-    let us = v * scale;
+    let us = crate::duration::micros(s, crate::duration::Bare::Micros)
+        .ok_or_else(|| format!("'{s}' is not a latency (5ms, 800us)"))?;
     if (1.0..=3.6e9).contains(&us) {
         Ok(us)
     } else {

@@ -68,23 +68,9 @@ pub fn check_quota(cpus: f64, period_us: u64) -> Result<(), String> {
 /// A quota period from `5ms`, `2500us`/`2500µs` or `0.5s` (a unit is required), µs, within
 /// the kernel's 1 ms to 1 s.
 pub fn parse_period(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let (n, scale) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 1e3)
-    } else if let Some(n) = t.strip_suffix("us").or_else(|| t.strip_suffix("µs")) {
-        (n, 1.0)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1e6)
-    } else {
-        return Err(format!(
-            "'{s}' is not a quota period: give a unit (5ms, 2500us, 0.5s)"
-        ));
-    };
-    let v: f64 = n
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{s}' is not a quota period (5ms, 2500us, 0.5s)"))?;
-    let us = v * scale;
+    let us = crate::duration::micros(s, crate::duration::Bare::Refused).ok_or_else(|| {
+        format!("'{s}' is not a quota period: give a number and a unit (5ms, 2500us, 0.5s)")
+    })?;
     if !(us >= MIN_PERIOD_US as f64 && us <= MAX_PERIOD_US as f64) || (us - us.round()).abs() > 1e-6
     {
         return Err(format!(
