@@ -20,8 +20,7 @@ fi
 k=${1:-5}
 suites=${2:-}
 cd "$(dirname "$0")/.."
-cargo build --release --quiet
-tb=$PWD/target/release/truebench
+. bench/truebench_bin.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export TRUEBENCH_LOCK=$tmp/run.lock

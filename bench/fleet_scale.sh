@@ -12,8 +12,7 @@
 set -euo pipefail
 hosts=${1:-500}
 cd "$(dirname "$0")/.."
-cargo build --release --quiet
-tb=$PWD/target/release/truebench
+. bench/truebench_bin.sh
 tmp=$(mktemp -d)
 cs=/sys/devices/system/clocksource/clocksource0/current_clocksource
 orig_cs=$(cat "$cs" 2>/dev/null || echo "")

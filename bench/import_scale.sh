@@ -5,13 +5,12 @@
 # the one of half its size. Prints seconds and peak RSS per step, and the time ratio per
 # doubling (a linear cost doubles, a quadratic one quadruples). Run it under the machine's
 # measurement lock. Figures: docs/safety.md (the bar: 40,000 results within 10 s).
-# Usage: bench/import_scale.sh [N...]   (TB=PATH: use that truebench binary, no build)
+# Usage: bench/import_scale.sh [N...]   (TRUEBENCH_BIN=PATH: use that truebench binary, no build)
 set -euo pipefail
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(10000 20000 40000)
 cd "$(dirname "$0")/.."
-[ -n "${TB:-}" ] || cargo build --release --quiet --bin truebench
-tb=${TB:-$PWD/target/release/truebench}
+. bench/truebench_bin.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export TRUEBENCH_LOCK="$tmp/lock"

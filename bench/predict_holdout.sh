@@ -24,8 +24,7 @@ case "$what" in mq | nginx | both) ;; *)
 esac
 [[ "$reps" =~ ^[1-9][0-9]*$ ]] || { echo "REPEATS must be a positive number" >&2; exit 2; }
 cd "$(dirname "$0")/.."
-cargo build --release --quiet
-tb=$PWD/target/release/truebench
+. bench/truebench_bin.sh
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 trap 'rm -rf "$tmp"' EXIT
@@ -33,25 +32,11 @@ export TRUEBENCH_DB="$tmp/holdout.db" TRUEBENCH_LOCK="$tmp/lock"
 field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 steps=(--step-duration 1 --warmup 0.3 --repeat 1)
 
-# The nginx target: its own config on a free loopback port, a web root its workers can read.
+# The nginx target: its own config on a free loopback port, 2 worker processes.
+. bench/nginx_target.sh
 nginx_setup() {
-  command -v nginx >/dev/null 2>&1 || { echo "nginx is needed (apt-get install nginx)" >&2; exit 2; }
-  mkdir -p "$tmp/www"
-  echo "hello from nginx" >"$tmp/www/index.html"
-  chmod 755 "$tmp/www"; chmod 644 "$tmp/www/index.html"
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  cat >"$tmp/nginx.conf" <<CONF
-daemon off;
-worker_processes 2;
-pid $tmp/nginx.pid;
-error_log $tmp/error.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  server { listen 127.0.0.1:$port; root $tmp/www; keepalive_requests 100000000; }
-}
-CONF
-  nginx_args=(--http "http://127.0.0.1:$port/" --server "$(command -v nginx) -c $tmp/nginx.conf -e $tmp/error.log -p $tmp" --workers 4)
+  nginx_target "$tmp" 2
+  nginx_args=(--http "http://127.0.0.1:$port/" --server "$server" --workers 4)
 }
 
 # One repeat: NAME TRAIN_QUOTAS HELD_QUOTA TRAIN_RATES QUOTA_PERIOD ARGS...

@@ -131,39 +131,9 @@ fn the_prediction_at_a_held_out_setting_matches_its_measurement() {
 #[ignore = "needs root"]
 fn the_nginx_prediction_at_a_held_out_width_matches_its_measurement() {
     common::needs_root();
-    let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"]
-        .into_iter()
-        .find(|p| std::path::Path::new(p).exists())
-        .expect("nginx is needed (apt-get install nginx)");
-    // Its own config on a free loopback port, a web root its workers (nobody) can read.
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    std::fs::create_dir(d.join("www")).unwrap();
-    std::fs::write(d.join("www/index.html"), "hello from nginx\n").unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    for p in [d.to_path_buf(), d.join("www")] {
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let conf = d.join("nginx.conf");
-    std::fs::write(
-        &conf,
-        format!(
-            "daemon off;\nworker_processes 2;\npid {p}/nginx.pid;\nerror_log {p}/error.log;\nevents {{ worker_connections 1024; }}\nhttp {{\n  access_log off;\n  server {{ listen 127.0.0.1:{port}; root {p}/www; keepalive_requests 100000000; }}\n}}\n",
-            p = d.display()
-        ),
-    )
-    .unwrap();
+    let (port, server) = common::nginx_config(dir.path());
     let url = format!("http://127.0.0.1:{port}/");
-    let server = format!(
-        "{nginx} -c {} -e {p}/error.log -p {p}",
-        conf.display(),
-        p = d.display()
-    );
     check(
         &["--http", &url, "--server", &server, "--workers", "4"],
         "0.2,0.4",

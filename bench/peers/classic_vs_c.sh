@@ -10,8 +10,7 @@ rounds=${1:-3}
 cd "$(dirname "$0")/../.."
 
 command -v gcc >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq gcc libc6-dev >/dev/null; }
-cargo build --release --quiet
-tb=target/release/truebench
+. bench/truebench_bin.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export TRUEBENCH_DB="$tmp/peer.db" TRUEBENCH_LOCK="$tmp/lock"

@@ -50,12 +50,7 @@ for t in ${tests//,/ }; do
   ub_name "$t" >/dev/null || { echo "error: '$t' is not a classic test (one of $all)" >&2; exit 2; }
 done
 cd "$(dirname "$0")/../.."
-if [ -n "${TRUEBENCH_BIN:-}" ]; then
-  tb=$TRUEBENCH_BIN
-else
-  cargo build --release --quiet
-  tb=target/release/truebench
-fi
+. bench/truebench_bin.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export TRUEBENCH_DB="$tmp/peer.db" TRUEBENCH_LOCK="$tmp/lock"

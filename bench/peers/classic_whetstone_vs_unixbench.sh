@@ -27,12 +27,7 @@ done
 cd "$(dirname "$0")/../.."
 
 command -v gcc >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq gcc libc6-dev >/dev/null; }
-if [ -n "${TRUEBENCH_BIN:-}" ]; then
-  tb=$TRUEBENCH_BIN
-else
-  cargo build --release --quiet
-  tb=target/release/truebench
-fi
+. bench/truebench_bin.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export TRUEBENCH_DB="$tmp/peer.db" TRUEBENCH_LOCK="$tmp/lock"

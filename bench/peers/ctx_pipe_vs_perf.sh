@@ -12,8 +12,7 @@ if ! command -v perf >/dev/null 2>&1 || ! perf bench sched pipe -l 1000 >/dev/nu
   echo "installing linux-perf..." >&2
   apt-get update -qq && apt-get install -y -qq linux-perf >/dev/null
 fi
-cargo build --release --quiet
-tb=target/release/truebench
+. bench/truebench_bin.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export TRUEBENCH_DB="$tmp/peer.db" TRUEBENCH_LOCK="$tmp/lock"

@@ -11,8 +11,7 @@ rounds=${1:-5}
 runs=${2:-10}
 cd "$(dirname "$0")/../.."
 command -v hyperfine >/dev/null || { echo "hyperfine is needed (apt-get install hyperfine)" >&2; exit 2; }
-cargo build --release --quiet
-tb=$PWD/target/release/truebench
+. bench/truebench_bin.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export TRUEBENCH_DB=$tmp/results.db TRUEBENCH_LOCK=$tmp/run.lock

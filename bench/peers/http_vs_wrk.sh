@@ -14,8 +14,7 @@ cd "$(dirname "$0")/../.."
 for p in nginx wrk; do
   command -v $p >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq nginx wrk >/dev/null; }
 done
-cargo build --release --quiet
-tb=$PWD/target/release/truebench
+. bench/truebench_bin.sh
 tmp=$(mktemp -d)
 export TRUEBENCH_DB="$tmp/peer.db" TRUEBENCH_LOCK="$tmp/lock"
 mkdir -p "$tmp/www" "$tmp/logs"

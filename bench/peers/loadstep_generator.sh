@@ -8,13 +8,13 @@ set -euo pipefail
 rounds=${1:-3}
 rate=${2:-100000}
 cd "$(dirname "$0")/../.."
-cargo build --release --quiet
+. bench/truebench_bin.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export TRUEBENCH_DB="$tmp/peer.db" TRUEBENCH_LOCK="$tmp/lock"
 echo "machine: $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) CPUs"
 for i in $(seq "$rounds"); do
-  target/release/truebench loadstep --rates "$rate" --service-us 0 --workers 1 \
+  "$tb" loadstep --rates "$rate" --service-us 0 --workers 1 \
     --step-duration 2 --warmup 0.5 --json 2>/dev/null \
   | python3 -c '
 import json, sys

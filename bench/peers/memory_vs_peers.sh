@@ -15,8 +15,7 @@ if [ ${#need[@]} -gt 0 ]; then
   echo "installing ${need[*]}..." >&2
   apt-get update -qq && apt-get install -y -qq "${need[@]}" >/dev/null
 fi
-cargo build --release --quiet
-tb=target/release/truebench
+. bench/truebench_bin.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export TRUEBENCH_DB="$tmp/peer.db" TRUEBENCH_LOCK="$tmp/lock"

@@ -11,8 +11,7 @@ rounds=${1:-11}
 tree=tests/fixtures/sysroots/${2:-epyc-256}
 cd "$(dirname "$0")/../.."
 command -v lscpu >/dev/null || { echo "lscpu (util-linux) is needed" >&2; exit 2; }
-cargo build --release --quiet
-tb=target/release/truebench
+. bench/truebench_bin.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -10,28 +10,11 @@ set -euo pipefail
 rounds=${1:-3}
 rate=${2:-2000}
 cd "$(dirname "$0")/../.."
-command -v nginx >/dev/null 2>&1 || { echo "nginx is needed (apt-get install nginx)" >&2; exit 2; }
-cargo build --release --quiet
-tb=$PWD/target/release/truebench
+. bench/truebench_bin.sh
 tmp=$(mktemp -d)
-chmod 755 "$tmp"
 export TRUEBENCH_DB="$tmp/results.db" TRUEBENCH_LOCK="$tmp/lock"
-mkdir -p "$tmp/www"
-echo "hello from nginx" > "$tmp/www/index.html"
-chmod 755 "$tmp/www"; chmod 644 "$tmp/www/index.html"   # nginx's workers are not root
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-cat > "$tmp/nginx.conf" <<CONF
-daemon off;
-worker_processes 1;
-pid $tmp/nginx.pid;
-error_log $tmp/error.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  server { listen 127.0.0.1:$port; root $tmp/www; keepalive_requests 100000000; }
-}
-CONF
-server="$(command -v nginx) -c $tmp/nginx.conf -e $tmp/error.log -p $tmp"
+. bench/nginx_target.sh
+nginx_target "$tmp" 1
 bg=""
 cleanup() { [ -n "$bg" ] && kill "$bg" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT

@@ -17,12 +17,7 @@ rounds=${1:-3}
 case $rounds in '' | *[!0-9]* | 0) echo "error: ROUNDS must be a positive whole number, not '$rounds'" >&2; exit 2 ;; esac
 command -v gcc >/dev/null || { echo "error: gcc is needed (apt-get install gcc)" >&2; exit 2; }
 cd "$(dirname "$0")/../.."
-if [ -n "${TRUEBENCH_BIN:-}" ]; then
-  tb=$TRUEBENCH_BIN
-else
-  cargo build --release --quiet
-  tb=$PWD/target/release/truebench
-fi
+. bench/truebench_bin.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export TRUEBENCH_DB="$tmp/peer.db" TRUEBENCH_LOCK="$tmp/lock"

@@ -294,6 +294,10 @@ pub fn nginx_config(dir: &std::path::Path) -> (u16, String) {
          server {{ listen 127.0.0.1:{port}; root {d}/html; keepalive_requests 100000000; }} }}\n"
     );
     std::fs::write(dir.join("nginx.conf"), conf).unwrap();
-    let server = format!("/usr/sbin/nginx -c {d}/nginx.conf -e {d}/error.log -p {d}");
+    let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .expect("nginx is needed (apt-get install nginx)");
+    let server = format!("{nginx} -c {d}/nginx.conf -e {d}/error.log -p {d}");
     (port, server)
 }
