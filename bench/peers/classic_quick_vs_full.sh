@@ -7,14 +7,20 @@
 # on the tests that are not placement-sensitive. Context-switch and process-creation are,
 # unpinned, at one copy (docs/peers.md): for them the pinned pair=same-cpu variant is
 # compared; for the others the index variant.
+# QUICK_EACH=K runs K quick runs before the full one and K after (default 1): a test whose
+# quick figure moves from run to run (file-copy-4096 here: about 6% between runs seconds
+# apart) needs several for its mean; the ratio is printed with the standard error that the
+# quick runs' spread gives it.
 # Usage: bench/peers/classic_quick_vs_full.sh [TEST,...]
 #        (default syscall,pipe-throughput,execl,process-creation: about 9 minutes; the full
 #        plan of a shell test alone takes 3 minutes, so give shell-1 or shell-8 on its own)
+# TRUEBENCH_BIN=path runs another truebench build instead of building this tree.
 set -euo pipefail
 tests=${1:-syscall,pipe-throughput,execl,process-creation}
+each=${QUICK_EACH:-1}
+case $each in '' | *[!0-9]* | 0) echo "error: QUICK_EACH must be a positive whole number, not '$each'" >&2; exit 2 ;; esac
 cd "$(dirname "$0")/../.."
-cargo build --release --quiet
-tb=target/release/truebench
+. bench/truebench_bin.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export TRUEBENCH_DB="$tmp/peer.db" TRUEBENCH_LOCK="$tmp/lock"
@@ -34,17 +40,31 @@ else:
     sys.exit("no such variant in the run")' "$pair"
 }
 
-echo "machine: $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) CPUs"
+echo "machine: $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg); quick runs: $each before and $each after the full one"
 for t in ${tests//,/ }; do
-  read -r q1 unit < <(median_of "classic.$t")
-  echo "  classic.$t: quick $q1 $unit, now the full plan..." >&2
+  quick=()
+  for _ in $(seq "$each"); do
+    read -r q unit < <(median_of "classic.$t")
+    quick+=("$q")
+  done
+  echo "  classic.$t: quick ${quick[*]} $unit, now the full plan..." >&2
   read -r full _ < <(median_of "classic.$t" --full)
-  read -r q2 _ < <(median_of "classic.$t")
+  for _ in $(seq "$each"); do
+    read -r q _ < <(median_of "classic.$t")
+    quick+=("$q")
+  done
   label=classic.$t
   case $t in context-switch | process-creation) label="$label,pair=same-cpu" ;; esac
-  awk -v n="$label" -v a="$q1" -v b="$q2" -v f="$full" -v u="$unit" 'BEGIN {
-    q = (a + b) / 2; r = q / f
-    printf "%-28s quick %12.1f / %12.1f %s  full %12.1f %s  ratio %.3f (%s)\n", n, a, b, u, f, u, r,
-      (r >= 0.97 && r <= 1.03) ? "within ±3%" : "OUTSIDE ±3%"
-  }'
+  python3 - "$label" "$unit" "$full" "${quick[@]}" <<'EOF2'
+import statistics, sys
+label, unit, full, quick = sys.argv[1], sys.argv[2], float(sys.argv[3]), [float(x) for x in sys.argv[4:]]
+m = statistics.mean(quick)
+r = m / full
+# The quick runs' own run-to-run spread: the ratio is known to about its standard error.
+cv = statistics.stdev(quick) / m
+se = cv / len(quick) ** 0.5
+print("%-28s quick %s %s (mean %.1f, run-to-run CV %.1f%%)  full %.1f %s  ratio %.3f ± %.3f (%s)" % (
+    label, " / ".join("%.1f" % q for q in quick), unit, m, 100 * cv, full, unit, r, r * se,
+    "within ±3%" if 0.97 <= r <= 1.03 else "OUTSIDE ±3%"))
+EOF2
 done
