@@ -228,11 +228,24 @@ fn worker(shared: Arc<Shared>, svc: Service, index: usize) -> Result<WorkerOut, 
     }
 }
 
-/// Sleep until `t` on CLOCK_MONOTONIC (the last 20 µs spun, for precision); the time then.
+/// A wait longer than this sleeps, all but its last `SPIN_NS`; a shorter one is spun
+/// through, for precision.
+pub const SLEEP_ABOVE_NS: u64 = 50_000;
+const SPIN_NS: u64 = 20_000;
+
+/// The rate from which every gap between the producer's messages is spun through: from
+/// there on its thread takes a whole CPU, whatever the service does (the step's
+/// `generator_cpu_pct` shows it: about 60% just below, 90-100% just above, here).
+pub fn producer_spins_from() -> f64 {
+    1e9 / SLEEP_ABOVE_NS as f64
+}
+
+/// Sleep until `t` on CLOCK_MONOTONIC (the last `SPIN_NS` spun, for precision); the time
+/// then.
 fn wait_until(t: u64) -> u64 {
     let mut now = now_ns();
-    if t > now + 50_000 {
-        std::thread::sleep(Duration::from_nanos(t - now - 20_000));
+    if t > now + SLEEP_ABOVE_NS {
+        std::thread::sleep(Duration::from_nanos(t - now - SPIN_NS));
     }
     while now < t {
         std::hint::spin_loop();

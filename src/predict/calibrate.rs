@@ -85,9 +85,15 @@ pub fn fit(variants: &[Measured], machine_cpus: usize, contention: &Contention) 
     let cost_us = median(&mut costs)?;
     // The generator's line on the steady steps too (an http client past saturation waits
     // on its connections instead of sending); on all steps when fewer than two are steady.
+    // Below the rate where the generator spins through every gap (its CPU is known there):
+    // the line is for the generator that sleeps between messages.
+    let spins_from = variants
+        .iter()
+        .filter_map(|v| v.generator_spins_from)
+        .fold(None, |a: Option<f64>, r| Some(a.map_or(r, |a| a.min(r))));
     let steady: Vec<(f64, f64)> = all
         .iter()
-        .filter(|o| o.steady)
+        .filter(|o| o.steady && spins_from.is_none_or(|r| o.rate < r))
         .map(|o| (o.rate, o.generator_cpus))
         .collect();
     let (generator_base, generator_per_rate) = if steady.len() >= 2 {
@@ -111,6 +117,7 @@ pub fn fit(variants: &[Measured], machine_cpus: usize, contention: &Contention) 
             .max()
             .unwrap_or(1)
             .min(machine_cpus.max(1)) as f64,
+        generator_spins_from: spins_from,
         sigma: contention.sigma,
         kappa: contention.kappa,
     };

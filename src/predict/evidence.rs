@@ -46,6 +46,9 @@ pub struct Measured {
     /// producer and one per connection (http, where truebench's whole process is the
     /// generator).
     pub generator_threads: usize,
+    /// The rate from which the generator spins a CPU through every gap (mq's producer);
+    /// None where it never does (http).
+    pub generator_spins_from: Option<f64>,
     /// The valid steps (the generator kept its schedule).
     pub steps: Vec<Obs>,
 }
@@ -152,6 +155,8 @@ fn variants_of(doc: &RunDocument) -> Result<Vec<Measured>, String> {
                 } else {
                     1
                 },
+                generator_spins_from: (ls.workload != "http")
+                    .then(crate::loadstep::mq::producer_spins_from),
                 steps: v.steps.iter().filter(|s| s.valid).map(obs).collect(),
             }
         })

@@ -347,6 +347,26 @@ fn model_words(p: &Params, s: &Setting, c: &Contention, why: Limit) -> String {
             _ => String::new(),
         },
         why.words()
+    ) + &spin_words(p, s)
+}
+
+/// What the generator's spin does to a setting, when it bounds it: the rate from which the
+/// producer spins a CPU and what the service keeps then.
+fn spin_words(p: &Params, s: &Setting) -> String {
+    let Some(from) = p.generator_spins_from else {
+        return String::new();
+    };
+    let without = Params {
+        generator_spins_from: None,
+        ..*p
+    };
+    if p.ceiling(s).0 >= 0.999 * without.ceiling(s).0 {
+        return String::new();
+    }
+    format!(
+        "; from {}/s the load generator's producer spins a CPU through every gap between messages, leaving the service {} parallel CPUs, so the ceiling stops there (the interval also spans the producer taking only its share)",
+        num(from),
+        num(p.parallel(s, from))
     )
 }
 
@@ -511,8 +531,18 @@ pub fn answer(e: &Evidence, q: &Question) -> Prediction {
                 return sp;
             };
             sp.model = model_words(&p, &s, &c, why);
+            // Where the generator's producer spins a CPU from some rate on, it mostly takes
+            // the whole CPU there, and sometimes only its share beside the service's busy
+            // workers: the interval spans both (each resample with and without the spin).
             let mut rates: Vec<f64> = boot
                 .iter()
+                .flat_map(|b| {
+                    let without = b.generator_spins_from.map(|_| Params {
+                        generator_spins_from: None,
+                        ..*b
+                    });
+                    std::iter::once(*b).chain(without)
+                })
                 .map(|b| b.max_rate(&s, target_s).map_or(0.0, |r| r.0))
                 .collect();
             let iv = calibrate::interval(&mut rates);

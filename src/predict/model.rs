@@ -38,6 +38,9 @@ pub struct Params {
     /// The most CPUs the generator can use: its threads that run at once (1 for mq's
     /// producer; the producer and the connections for http), at most the machine's.
     pub generator_max: f64,
+    /// From this rate on the generator spins one CPU through every gap between messages
+    /// (mq's producer, when they are due every 50 µs or less), whatever its line says.
+    pub generator_spins_from: Option<f64>,
     /// USL contention and coherency across the parallel CPUs (0, 0: assumed none).
     pub sigma: f64,
     pub kappa: f64,
@@ -88,7 +91,19 @@ impl Limit {
 impl Params {
     /// The load generator's CPUs at `rate`.
     pub fn generator(&self, rate: f64) -> f64 {
-        (self.generator_base + self.generator_per_rate * rate).clamp(0.0, self.generator_max)
+        let line =
+            (self.generator_base + self.generator_per_rate * rate).clamp(0.0, self.generator_max);
+        match self.generator_spins_from {
+            Some(from) if rate >= from => line.max(self.generator_max.min(1.0)),
+            _ => line,
+        }
+    }
+
+    /// The messages per second the service completes at most while `rate` arrive:
+    /// efficiency × capacity(rate) / cost (the generator's share of the CPUs depends on
+    /// the rate, so below the ceiling the service has more than at it).
+    pub fn throughput(&self, s: &Setting, rate: f64) -> f64 {
+        self.efficiency * self.capacity(s, rate).0 / (self.cost_us * 1e-6)
     }
 
     /// The CPUs the service can use in parallel at `rate`: width, at most one per worker,
@@ -144,12 +159,20 @@ impl Params {
         (lo, self.capacity(s, lo).1)
     }
 
+    /// The servers of the M/M/c queue at `rate` and each one's rate: the service's
+    /// throughput at that rate shared among them; None at or past the ceiling.
+    fn servers(&self, s: &Setting, rate: f64) -> Option<(usize, f64)> {
+        if rate >= self.ceiling(s).0 {
+            return None;
+        }
+        let servers = s.width.min(s.workers).max(1);
+        Some((servers, self.throughput(s, rate) / servers as f64))
+    }
+
     /// The p99 of the queue alone at `rate` (M/M/c × the latency factor), seconds; None at
     /// or past the ceiling.
     pub fn queue_p99_s(&self, s: &Setting, rate: f64) -> Option<f64> {
-        let (x, _) = self.ceiling(s);
-        let servers = s.width.min(s.workers).max(1);
-        let mu = x / servers as f64;
+        let (servers, mu) = self.servers(s, rate)?;
         queue::sojourn_quantile(servers, rate, mu, QUANTILE).map(|t| t * self.latency_factor)
     }
 
@@ -158,10 +181,8 @@ impl Params {
     /// throttling's (messages arriving in a throttled phase wait for the next period),
     /// falls to 1%. None at or past the ceiling.
     pub fn p99_s(&self, s: &Setting, rate: f64) -> Option<f64> {
-        let (x, _) = self.ceiling(s);
         let queue_p99 = self.queue_p99_s(s, rate)?;
-        let servers = s.width.min(s.workers).max(1);
-        let mu = x / servers as f64;
+        let (servers, mu) = self.servers(s, rate)?;
         let f = self.latency_factor.max(1e-9);
         let tail = |t: f64| {
             queue::sojourn_tail(servers, rate, mu, t / f) + self.throttled_share(s, rate, t)

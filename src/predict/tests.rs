@@ -18,6 +18,7 @@ fn truth() -> Params {
         generator_base: 0.2,
         generator_per_rate: 2e-5,
         generator_max: 1.0,
+        generator_spins_from: None,
         sigma: 0.0,
         kappa: 0.0,
     }
@@ -92,6 +93,7 @@ fn variant_at(
         workers: 2,
         generator_in_quota: false,
         generator_threads,
+        generator_spins_from: None,
         steps,
     }
 }
@@ -217,6 +219,7 @@ fn an_http_load_generator_may_take_more_than_one_cpu() {
         generator_base: 0.05,
         generator_per_rate: 6e-5,
         generator_max: 2.0,
+        generator_spins_from: None,
         ..truth()
     };
     let e = Evidence {
@@ -240,6 +243,7 @@ fn an_http_load_generator_may_take_more_than_one_cpu() {
     assert!((want - 1.95 / 85e-6).abs() < 50.0, "{want}");
     let one_cpu = Params {
         generator_max: 1.0,
+        generator_spins_from: None,
         ..t
     };
     assert!(one_cpu.ceiling(&s).0 > 1.5 * want);
@@ -390,6 +394,7 @@ fn short_period_truth() -> Params {
         generator_base: 0.05,
         generator_per_rate: 2.8e-5,
         generator_max: 2.0,
+        generator_spins_from: None,
         ..truth()
     }
 }
@@ -509,4 +514,78 @@ fn capacity_settings_parse_and_print_as_written() {
     assert!(parse_capacity("2").is_err());
     assert!(parse_capacity("0/1").is_err());
     assert!(parse_capacity("1/0").is_err());
+}
+
+/// `m` with mq's producer, which spins a CPU through every gap from `from` messages/s.
+fn spinning(m: Measured, from: f64) -> Measured {
+    Measured {
+        generator_spins_from: Some(from),
+        ..m
+    }
+}
+
+/// mq's producer spins a CPU through every gap from 20,000/s. Learnt at width 1, where the
+/// generator has a CPU of its own and the spin costs the service nothing, a setting at full
+/// width stops at that rate when the CPU left cannot carry it; a setting at width 1 is as
+/// without the spin.
+#[test]
+fn a_spinning_producer_bounds_the_setting_whose_cpus_it_shares() {
+    let spin = Params {
+        generator_spins_from: Some(20_000.0),
+        ..truth()
+    };
+    let e = evidence(vec![
+        spinning(variant_of(&spin, 1, 0.5, 1, SHARES, 0.02), 20_000.0),
+        spinning(variant_of(&spin, 1, 1.0, 1, SHARES, 0.02), 20_000.0),
+    ]);
+    let p = answer(&e, &ask(vec![(1.8, 2), (1.0, 1)], None));
+    assert!(p.supported, "{:?}", p.why_not);
+    // Without the spin, 1.8/2 carries (2 − 0.2) / (50 + 20) µs = 25,700/s; with it, the
+    // one CPU left from 20,000/s carries 20,000/s at most, so the rate stops below that.
+    let wide = &p.settings[0];
+    let r = wide.max_rate.unwrap();
+    assert!((19_500.0..=20_000.0).contains(&r), "{r}");
+    assert!(wide.model.contains("spins a CPU"), "{}", wide.model);
+    let [_, hi] = wide.interval.unwrap();
+    assert!(
+        hi > 23_000.0,
+        "the interval spans the producer's share too: {hi}"
+    );
+    // Width 1: the same figure as a generator that never spins.
+    let narrow = &p.settings[1];
+    assert!(!narrow.model.contains("spins"), "{}", narrow.model);
+    let plain = answer(
+        &evidence(vec![
+            variant_of(&truth(), 1, 0.5, 1, SHARES, 0.02),
+            variant_of(&truth(), 1, 1.0, 1, SHARES, 0.02),
+        ]),
+        &ask(vec![(1.0, 1)], None),
+    );
+    let (a, b) = (
+        narrow.max_rate.unwrap(),
+        plain.settings[0].max_rate.unwrap(),
+    );
+    assert!((a - b).abs() / b < 0.01, "{a} vs {b}");
+}
+
+/// The generator's line is fitted where it sleeps between messages: steady steps at rates
+/// where it spins (a whole CPU) do not bend it.
+#[test]
+fn the_generator_line_leaves_out_the_rates_where_it_spins() {
+    let spin = Params {
+        cost_us: 25.0,
+        generator_spins_from: Some(20_000.0),
+        ..truth()
+    };
+    // 1.0/1 at 25 µs: a ceiling of 40,000/s, steady steps from 8,000 to 38,800/s, those
+    // from 20,000/s with the generator at one CPU.
+    let v = spinning(variant_of(&spin, 1, 1.0, 1, SHARES, 0.0), 20_000.0);
+    assert!(v.steps.iter().any(|o| o.steady && o.rate > 20_000.0));
+    let got = calibrate::fit(&[v], 2, &contention(&evidence(vec![]))).unwrap();
+    assert!(
+        (got.generator_per_rate - 2e-5).abs() < 1e-7 && (got.generator_base - 0.2).abs() < 1e-3,
+        "{got:?}"
+    );
+    assert_eq!(got.generator_spins_from, Some(20_000.0));
+    assert_eq!(got.generator(25_000.0), 1.0);
 }
