@@ -370,11 +370,19 @@ pub fn validate(doc: &Value) -> Result<RunDocument, String> {
         };
         let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-12);
         let recorded = &r.stats;
+        // Every statistic, not only the stable ones: views and exports print the mean, the
+        // spread and the extremes as recorded.
         let differs = [
             ("n", recorded.n as f64, s.n as f64),
             ("median", recorded.median, s.median),
             ("ci95_low", recorded.ci95_low, s.ci95_low),
             ("ci95_high", recorded.ci95_high, s.ci95_high),
+            ("ci_level", recorded.ci_level, s.ci_level),
+            ("cv", recorded.cv, s.cv),
+            ("mean", recorded.mean, s.mean),
+            ("min", recorded.min, s.min),
+            ("max", recorded.max, s.max),
+            ("outliers", recorded.outliers as f64, s.outliers as f64),
         ]
         .into_iter()
         .find(|&(_, a, b)| !close(a, b));
