@@ -519,3 +519,49 @@ fn a_fleet_without_a_common_row_scores_no_host() {
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("no host is scored or ranked") && !page.contains("score inf"));
 }
+
+/// `import FIFO FILE` (several sources) opened the FIFO blocking and waited for a writer
+/// for ever; a directory's FIFO or dangling link called *.json was skipped in silence.
+/// Both are now refused by name, and the other documents stored (exit 2).
+#[test]
+fn a_fifo_or_a_dangling_link_among_many_imports_is_refused_not_waited_for() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(document("ctx.json"), dir.path().join("ctx.json")).unwrap();
+    let fifo = dir.path().join("fifo.json");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    std::os::unix::fs::symlink("gone.json", dir.path().join("dangling.json")).unwrap();
+    let out = env
+        .cmd()
+        .timeout(std::time::Duration::from_secs(60))
+        .arg("import")
+        .arg(&fifo)
+        .arg(document("timers.json"))
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("fifo.json") && err.contains("not a regular file"),
+        "{err}"
+    );
+    let out = env
+        .cmd()
+        .timeout(std::time::Duration::from_secs(60))
+        .arg("import")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("fifo.json") && err.contains("dangling.json"),
+        "{err}"
+    );
+    let history = env.text(&["history"]);
+    let id = |name: &str| {
+        let d: Value = serde_json::from_slice(&std::fs::read(document(name)).unwrap()).unwrap();
+        d["run_id"].as_str().unwrap().to_string()
+    };
+    assert!(history.contains(&id("ctx.json")) && history.contains(&id("timers.json")));
+}
