@@ -439,7 +439,8 @@ fn a_refused_store_leaves_nothing_beside_it() {
 /// Every unit truebench measures is a positive time or rate, and views and exports print
 /// the recorded mean, spread and extremes. An imported result of 0 ns/read was compared
 /// as "B/A inf, drift", a negative one as "-0.333, no detectable difference"; a load step
-/// with a negative rate or latency was shown as measured; stats whose mean or CV did not
+/// with a negative rate or latency (or a recorded interval of 0 s or before the start) was
+/// shown as measured; stats whose mean or CV did not
 /// match the samples were printed as they were. All are refused now.
 #[test]
 fn figures_that_cannot_be_measured_or_stats_other_than_the_samples_are_refused() {
@@ -479,6 +480,17 @@ fn figures_that_cannot_be_measured_or_stats_other_than_the_samples_are_refused()
     let mut d = loadstep.clone();
     d["loadstep"]["variants"][0]["steps"][0]["latency"]["p99"] = serde_json::json!(-5.0);
     cases.push(("variant p99".into(), d, "less than the minimum of 0"));
+    let record: Value =
+        serde_json::from_slice(&std::fs::read(document("record.json")).unwrap()).unwrap();
+    for (k, v, why) in [
+        ("interval_s", 0.0, "less than or equal to the minimum of 0"),
+        ("t_s", -5.0, "less than the minimum of 0"),
+        ("ctxt_per_s", -1.0, "less than the minimum of 0"),
+    ] {
+        let mut d = record.clone();
+        d["recording"]["rows"][0][k] = serde_json::json!(v);
+        cases.push((format!("recording row {k}"), d, why));
+    }
     for (what, doc, why) in cases {
         let f = env.file("doc.json", &doc.to_string());
         let out = import(&env, &f);
