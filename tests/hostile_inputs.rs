@@ -568,3 +568,28 @@ fn a_fifo_or_a_dangling_link_among_many_imports_is_refused_not_waited_for() {
     };
     assert!(history.contains(&id("ctx.json")) && history.contains(&id("timers.json")));
 }
+
+/// A 60 MB host name was imported, and `history` then laid out its table for minutes.
+/// A host name is at most 253 characters (DNS), and no text of a document more than
+/// 1 MiB: both are refused on import.
+#[test]
+fn texts_longer_than_any_document_holds_are_refused() {
+    let env = Env::new();
+    let mut d = timers_doc();
+    d["host"] = "h".repeat(254).into();
+    let f = env.file("host.json", &d.to_string());
+    let out = import(&env, &f);
+    common::assert_refused(&env, &out, &"a 254-character host");
+    assert!(stderr(&out).contains("/host"), "{}", stderr(&out));
+    let mut d = timers_doc();
+    d["findings"] = serde_json::json!([{"id": "x", "severity": "info",
+        "message": "m", "evidence": ["e".repeat((1 << 20) + 1)]}]);
+    let f = env.file("evidence.json", &d.to_string());
+    let out = import(&env, &f);
+    common::assert_refused(&env, &out, &"a 1 MiB evidence line");
+    let err = stderr(&out);
+    assert!(
+        err.contains("'/findings/0/evidence/0'") && err.contains("1048577"),
+        "{err}"
+    );
+}
