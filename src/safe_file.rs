@@ -40,7 +40,8 @@ impl std::fmt::Display for Refused {
 
 impl std::error::Error for Refused {}
 
-fn kind(mode: u32) -> Option<&'static str> {
+/// What a file of this `st_mode` is, in words; None for a regular file.
+pub fn kind(mode: u32) -> Option<&'static str> {
     match mode & libc::S_IFMT {
         libc::S_IFREG => None,
         libc::S_IFDIR => Some("directory"),

@@ -3,7 +3,10 @@
 //! as paths, control characters of an imported document reaching the terminal (now shown
 //! escaped by every text output), error lines
 //! echoing unbounded values, refusals naming the wrong field, results in other units or
-//! given twice silently compared. Each input is refused with
+//! given twice silently compared, output files renamed over devices, FIFOs and links,
+//! stores that are devices or refused leaving files beside them, figures that cannot be
+//! measured (0, negative) or stats that differ from the samples, a fleet without a common
+//! row scored "inf". Each input is refused with
 //! exit 2, one `error:` line and nothing written, or now does what the user meant.
 
 use serde_json::Value;
@@ -16,11 +19,15 @@ use common::TestEnv as Env;
 
 /// The timers document of an earlier version (tests/fixtures/documents/timers.json).
 fn timers_doc() -> Value {
-    let path = common::documents()
+    serde_json::from_slice(&std::fs::read(document("timers.json")).unwrap()).unwrap()
+}
+
+/// tests/fixtures/documents/NAME.
+fn document(name: &str) -> PathBuf {
+    common::documents()
         .into_iter()
-        .find(|p| p.ends_with("timers.json"))
-        .unwrap();
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+        .find(|p| p.ends_with(name))
+        .unwrap()
 }
 
 fn stderr(out: &Output) -> String {
@@ -335,4 +342,254 @@ fn results_in_other_units_are_not_compared() {
         .filter(|l| l.contains("timers.clock-read@1") && l.contains("no real difference"))
         .count();
     assert_eq!(others, 10, "{text}");
+}
+
+/// `report -o /dev/null` (as root) renamed its file over the device: /dev/null became a
+/// regular file for every process of the machine; a FIFO or a symbolic link (such as
+/// /dev/stdout) was replaced the same way. Only a regular file is ever replaced now.
+#[test]
+fn an_output_name_that_is_not_a_regular_file_is_never_replaced() {
+    use std::os::unix::fs::FileTypeExt;
+    let env = Env::new();
+    let doc = env.file("timers.json", &timers_doc().to_string());
+    env.text(&["import", doc.to_str().unwrap()]);
+    let fifo = env.dir.path().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let link = env.dir.path().join("link.html");
+    let target = env.dir.path().join("target.html");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    for name in [&fifo, &link] {
+        for args in [
+            vec!["report", "latest", "-o"],
+            vec!["export", "latest", "--format", "openmetrics", "-o"],
+        ] {
+            let out = env.cmd().args(&args).arg(name).output().unwrap();
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{args:?} {name:?}: {}",
+                stderr(&out)
+            );
+            let err = stderr(&out);
+            assert!(
+                err.starts_with("error: ") && err.contains("never replaced"),
+                "{err}"
+            );
+        }
+    }
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(!target.exists());
+    // A regular file is still replaced, as before.
+    let html = env.file("r.html", "old");
+    env.text(&["report", "latest", "-o", html.to_str().unwrap()]);
+    assert!(std::fs::read_to_string(&html).unwrap().contains("<html"));
+}
+
+/// `import --db /dev/null` (or a FIFO, or any device: a disk's header would have been
+/// overwritten) was opened by SQLite, which left a journal and the open lock beside it; a
+/// refused database (not SQLite, damaged) kept the `-open.lock` file this call had made.
+/// Now a store that is not a regular file is refused before anything is made, and a refused
+/// store leaves its directory as it was.
+#[test]
+fn a_refused_store_leaves_nothing_beside_it() {
+    let env = Env::new();
+    let doc = env.file("timers.json", &timers_doc().to_string());
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo.db");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let random = dir.path().join("random.db");
+    std::fs::write(&random, vec![0x5a_u8; 8192]).unwrap();
+    // An SQLite header on garbage pages: a damaged database.
+    let damaged = dir.path().join("damaged.db");
+    let mut bytes = b"SQLite format 3\0".to_vec();
+    bytes.extend([0x10, 0x00, 0x01, 0x01, 0x00, 0x40, 0x20, 0x20]);
+    bytes.resize(3 * 4096, 0xa5);
+    std::fs::write(&damaged, bytes).unwrap();
+    let before = listing(dir.path());
+    for (db, why) in [
+        (&fifo, "FIFO, not a regular file"),
+        (&random, "not an SQLite database"),
+        (&damaged, "damaged"),
+    ] {
+        for args in [vec!["import", doc.to_str().unwrap()], vec!["history"]] {
+            let out = env
+                .cmd()
+                .env("TRUEBENCH_DB", db)
+                .args(&args)
+                .output()
+                .unwrap();
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(2), "{db:?} {args:?}: {err}");
+            assert!(
+                err.starts_with("error: ") && err.contains(why),
+                "{db:?}: {err}"
+            );
+            assert_eq!(listing(dir.path()), before, "{db:?} {args:?} left a file");
+        }
+    }
+}
+
+/// Every unit truebench measures is a positive time or rate, and views and exports print
+/// the recorded mean, spread and extremes. An imported result of 0 ns/read was compared
+/// as "B/A inf, drift", a negative one as "-0.333, no detectable difference"; a load step
+/// with a negative rate or latency (or a recorded interval of 0 s or before the start) was
+/// shown as measured; stats whose mean or CV did not
+/// match the samples were printed as they were. All are refused now.
+#[test]
+fn figures_that_cannot_be_measured_or_stats_other_than_the_samples_are_refused() {
+    let env = Env::new();
+    let mut cases: Vec<(String, Value, &str)> = vec![];
+    for (v, why) in [
+        (0.0, "less than or equal to the minimum of 0"),
+        (-3.0, "minimum of 0"),
+    ] {
+        let mut d = timers_doc();
+        let r = &mut d["results"][0];
+        let n = r["samples"].as_array().unwrap().len();
+        r["samples"] = serde_json::json!(vec![v; n]);
+        for k in ["median", "ci95_low", "ci95_high", "mean", "min", "max"] {
+            r["stats"][k] = serde_json::json!(v);
+        }
+        r["stats"]["cv"] = serde_json::json!(0.0);
+        cases.push((format!("samples of {v}"), d, why));
+    }
+    for (k, v) in [
+        ("mean", serde_json::json!(1.0)),
+        ("cv", serde_json::json!(0.5)),
+        ("max", serde_json::json!(1e300)),
+        ("outliers", serde_json::json!(7)),
+    ] {
+        let mut d = timers_doc();
+        d["results"][0]["stats"][k] = v;
+        cases.push((format!("stats.{k}"), d, "stats do not match the samples"));
+    }
+    let loadstep: Value =
+        serde_json::from_slice(&std::fs::read(document("loadstep.json")).unwrap()).unwrap();
+    for (k, v) in [("completed_rate", -1000.0), ("cpu_pct", -5.0)] {
+        let mut d = loadstep.clone();
+        d["loadstep"]["steps"][0][k] = serde_json::json!(v);
+        cases.push((format!("loadstep {k}"), d, "less than the minimum of 0"));
+    }
+    let mut d = loadstep.clone();
+    d["loadstep"]["variants"][0]["steps"][0]["latency"]["p99"] = serde_json::json!(-5.0);
+    cases.push(("variant p99".into(), d, "less than the minimum of 0"));
+    let record: Value =
+        serde_json::from_slice(&std::fs::read(document("record.json")).unwrap()).unwrap();
+    for (k, v, why) in [
+        ("interval_s", 0.0, "less than or equal to the minimum of 0"),
+        ("t_s", -5.0, "less than the minimum of 0"),
+        ("ctxt_per_s", -1.0, "less than the minimum of 0"),
+    ] {
+        let mut d = record.clone();
+        d["recording"]["rows"][0][k] = serde_json::json!(v);
+        cases.push((format!("recording row {k}"), d, why));
+    }
+    for (what, doc, why) in cases {
+        let f = env.file("doc.json", &doc.to_string());
+        let out = import(&env, &f);
+        common::assert_refused(&env, &out, &what);
+        assert!(stderr(&out).contains(why), "{what}: {}", stderr(&out));
+    }
+    // The documents of earlier versions still import.
+    for f in common::documents() {
+        let out = import(&env, &f);
+        assert!(out.status.success(), "{f:?}: {}", stderr(&out));
+    }
+}
+
+/// Three runs with no row measured comparably by three hosts printed "score inf--inf" for
+/// the hosts "within the fleet's spread" (and null scores in JSON); the view now says no
+/// host is scored.
+#[test]
+fn a_fleet_without_a_common_row_scores_no_host() {
+    let env = Env::new();
+    let mut ids = vec![];
+    for name in ["ctx.json", "c2c.json", "record.json"] {
+        let f = document(name);
+        env.text(&["import", f.to_str().unwrap()]);
+        let doc: Value = serde_json::from_slice(&std::fs::read(f).unwrap()).unwrap();
+        ids.push(doc["run_id"].as_str().unwrap().to_string());
+    }
+    let args: Vec<&str> = std::iter::once("compare")
+        .chain(ids.iter().map(String::as_str))
+        .collect();
+    let text = env.text(&args);
+    assert!(text.contains("no host is scored or ranked"), "{text}");
+    assert!(!text.contains("inf"), "{text}");
+    let html = env.dir.path().join("fleet.html");
+    let mut report = vec!["report"];
+    report.extend(ids.iter().map(String::as_str));
+    report.extend(["-o", html.to_str().unwrap()]);
+    env.text(&report);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("no host is scored or ranked") && !page.contains("score inf"));
+}
+
+/// `import FIFO FILE` (several sources) opened the FIFO blocking and waited for a writer
+/// for ever; a directory's FIFO or dangling link called *.json was skipped in silence.
+/// Both are now refused by name, and the other documents stored (exit 2).
+#[test]
+fn a_fifo_or_a_dangling_link_among_many_imports_is_refused_not_waited_for() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(document("ctx.json"), dir.path().join("ctx.json")).unwrap();
+    let fifo = dir.path().join("fifo.json");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    std::os::unix::fs::symlink("gone.json", dir.path().join("dangling.json")).unwrap();
+    // Each import must end (exit 2, naming what it refused) well within a minute.
+    let import_refusing = |args: &[&Path], names: &[&str]| {
+        let out = env
+            .cmd()
+            .timeout(std::time::Duration::from_secs(60))
+            .arg("import")
+            .args(args)
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(names.iter().all(|n| err.contains(n)), "{args:?}: {err}");
+    };
+    import_refusing(
+        &[&fifo, &document("timers.json")],
+        &["fifo.json", "not a regular file"],
+    );
+    import_refusing(&[dir.path()], &["fifo.json", "dangling.json"]);
+    let history = env.text(&["history"]);
+    let id = |name: &str| {
+        let d: Value = serde_json::from_slice(&std::fs::read(document(name)).unwrap()).unwrap();
+        d["run_id"].as_str().unwrap().to_string()
+    };
+    assert!(history.contains(&id("ctx.json")) && history.contains(&id("timers.json")));
+}
+
+/// A 60 MB host name was imported, and `history` then laid out its table for minutes.
+/// A host name is at most 253 characters (DNS), and no text of a document more than
+/// 1 MiB: both are refused on import.
+#[test]
+fn texts_longer_than_any_document_holds_are_refused() {
+    let env = Env::new();
+    let mut d = timers_doc();
+    d["host"] = "h".repeat(254).into();
+    let f = env.file("host.json", &d.to_string());
+    let out = import(&env, &f);
+    common::assert_refused(&env, &out, &"a 254-character host");
+    assert!(stderr(&out).contains("/host"), "{}", stderr(&out));
+    let mut d = timers_doc();
+    d["findings"] = serde_json::json!([{"id": "x", "severity": "info",
+        "message": "m", "evidence": ["e".repeat((1 << 20) + 1)]}]);
+    let f = env.file("evidence.json", &d.to_string());
+    let out = import(&env, &f);
+    common::assert_refused(&env, &out, &"a 1 MiB evidence line");
+    let err = stderr(&out);
+    assert!(
+        err.contains("'/findings/0/evidence/0'") && err.contains("1048577"),
+        "{err}"
+    );
 }

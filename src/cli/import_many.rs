@@ -45,9 +45,9 @@ pub fn sources(args: &[PathBuf]) -> anyhow::Result<Vec<Source>> {
             let mut files: Vec<PathBuf> = std::fs::read_dir(a)
                 .map_err(|e| usage(format!("cannot read the directory {}: {e}", a.display())))?
                 .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| {
-                    p.is_file() && p.extension().is_some_and(|x| x == "json" || x == "ndjson")
-                })
+                // By name only: a FIFO, a dangling link or a directory called *.json is
+                // refused with its reason below, never skipped in silence.
+                .filter(|p| p.extension().is_some_and(|x| x == "json" || x == "ndjson"))
                 .collect();
             if files.is_empty() {
                 return Err(usage(format!(
@@ -143,8 +143,15 @@ fn documents(src: &Source, each: &mut dyn FnMut(Read1)) {
     }
 }
 
+/// Open a named file for reading; anything but a regular file is refused. The open does
+/// not block (a FIFO without a writer hung `import FIFO FILE` for ever).
 fn open_regular(p: &Path) -> Result<std::fs::File, String> {
-    let f = std::fs::File::open(p).map_err(|e| format!("cannot read it: {e}"))?;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(p)
+        .map_err(|e| format!("cannot read it: {e}"))?;
     let m = f.metadata().map_err(|e| format!("cannot read it: {e}"))?;
     if !m.is_file() {
         return Err("not a regular file (give files, a directory, or - for standard input)".into());

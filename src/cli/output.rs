@@ -2,12 +2,13 @@
 //! created with O_EXCL, then renamed over the name, never written through a link),
 //! readable by others (0644, as a file made with the usual umask) unless it replaces a
 //! file, whose permissions and owner it keeps; optionally refusing to replace an existing
-//! file. Failures are usage errors (exit 2). `-` names standard output (`-o -`) or
+//! file; never replacing anything but a regular file (a device, FIFO, socket, directory or
+//! symbolic link is refused). Failures are usage errors (exit 2). `-` names standard output (`-o -`) or
 //! standard input (`import -`), as in other Unix tools, never a file called `-`.
 
 use crate::error::{usage, usage_hint};
 use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// The name `-`: standard output for `-o`, standard input for `import`.
@@ -23,6 +24,22 @@ pub fn write_file(path: &Path, bytes: &[u8], replace: bool) -> anyhow::Result<()
         return Err(usage_hint(
             format!("{} already exists", path.display()),
             "choose another file name",
+        ));
+    }
+    // Only a regular file is ever replaced: renaming over `/dev/null` made it a regular
+    // file for every process of the machine; a FIFO, socket or device, or a symbolic link
+    // (replacing it would break what it stands for, such as /dev/stdout), is refused.
+    if let Some(k) = std::fs::symlink_metadata(path)
+        .ok()
+        .and_then(|m| crate::safe_file::kind(m.mode()))
+    {
+        return Err(usage_hint(
+            format!(
+                "cannot write {}: {}, which is never replaced",
+                path.display(),
+                crate::safe_file::Refused::NotRegular(k)
+            ),
+            "give a file name (`-o -` writes to standard output)",
         ));
     }
     let dir = path

@@ -1,6 +1,7 @@
 //! Comparability: two matched results whose benchmark definition versions, settings
 //! (passes, window, array size...), units or sample counts differ are not the same
-//! experiment (a ratio of ns to ms would be a wrong figure);
+//! experiment (a ratio of ns to ms would be a wrong figure), nor are two results one of
+//! which has no positive median (no ratio exists);
 //! this is said first, and such a row gets no verdict.
 
 use super::matching::SETTINGS;
@@ -26,6 +27,18 @@ pub fn problems(a: &BenchResult, b: &BenchResult) -> Vec<String> {
     }
     if a.unit != b.unit {
         v.push(format!("units differ: {} vs {}", a.unit, b.unit));
+    }
+    // A ratio needs two positive medians: a zero, negative or infinite one (a store written
+    // by an earlier version, whose import took any number) would read as "inf" or a
+    // negative speedup.
+    for (side, r) in [("A", a), ("B", b)] {
+        let m = r.stats.median;
+        if !(m.is_finite() && m > 0.0) {
+            v.push(format!(
+                "{side}'s median is {m} {}: no ratio can be taken",
+                r.unit
+            ));
+        }
     }
     if a.stats.n != b.stats.n {
         v.push(format!(
@@ -59,5 +72,19 @@ mod tests {
             problems(&a, &c),
             [format!("units differ: {} vs ms", a.unit)]
         );
+    }
+
+    #[test]
+    fn a_median_that_is_not_positive_gives_no_ratio() {
+        let a = testing::result("x.rate@1", "os", None, json!({}), 10.0);
+        for m in [0.0, -3.0, f64::INFINITY] {
+            let mut b = a.clone();
+            b.stats.median = m;
+            assert_eq!(
+                problems(&a, &b),
+                [format!("B's median is {m} ns: no ratio can be taken")]
+            );
+            assert_eq!(problems(&b, &a).len(), 1);
+        }
     }
 }

@@ -123,7 +123,9 @@ struct Raw {
 }
 
 /// Read a sibling set from the first of several (list, mask) file pairs that reads; the
-/// CPU itself is always in its own set, CPUs outside `online` never are.
+/// CPU itself is always in its own set, CPUs outside `online` never are. An empty set is
+/// not a reading (the kernel always lists the CPU itself; an empty file is a masked or
+/// damaged tree), so it never makes each CPU a package or a core of its own.
 fn siblings(
     root: &SysRoot,
     dir: &str,
@@ -131,9 +133,11 @@ fn siblings(
     cpu: u32,
     online: &BTreeSet<u32>,
 ) -> Option<Vec<u32>> {
-    let v = names
-        .iter()
-        .find_map(|(l, m)| read_cpus(root, &format!("{dir}/{l}"), &format!("{dir}/{m}")).ok())?;
+    let v = names.iter().find_map(|(l, m)| {
+        read_cpus(root, &format!("{dir}/{l}"), &format!("{dir}/{m}"))
+            .ok()
+            .filter(|v| !v.is_empty())
+    })?;
     let mut set: BTreeSet<u32> = v.into_iter().filter(|c| online.contains(c)).collect();
     set.insert(cpu);
     Some(set.into_iter().collect())
@@ -642,6 +646,37 @@ mod tests {
         assert_eq!(t.place(1).unwrap().core_cpus, vec![1]);
         assert_eq!(t.place(3).unwrap().core_cpus, vec![3]);
         assert!(t.evidence[0].contains("/proc/cpuinfo"), "{:?}", t.evidence);
+    }
+
+    #[test]
+    fn empty_sibling_files_are_not_a_package_or_core_per_cpu() {
+        // A two-socket tree whose topology files were emptied (a masked or damaged
+        // capture): the sibling lists read as nothing, not as "each CPU alone".
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/sysroots/two-socket-smt");
+        let dir = tempfile::tempdir().unwrap();
+        let online: Vec<u32> = (0..40).collect();
+        for c in &online {
+            let rel = format!("sys/devices/system/cpu/cpu{c}/topology");
+            let to = dir.path().join(&rel);
+            std::fs::create_dir_all(&to).unwrap();
+            for f in std::fs::read_dir(fixture.join(&rel)).unwrap() {
+                let name = f.unwrap().file_name();
+                std::fs::write(to.join(&name), "").unwrap();
+            }
+        }
+        let t = read(&SysRoot::captured(dir.path()), &online);
+        assert_eq!(t.packages, 1, "{:?}", t.evidence);
+        assert!(
+            t.evidence
+                .iter()
+                .any(|e| e.contains("neither a valid physical_package_id")),
+            "{:?}",
+            t.evidence
+        );
+        // The same tree intact: two packages from the masks, as before.
+        let whole = read(&SysRoot::captured(&fixture), &online);
+        assert_eq!((whole.packages, whole.threads_per_core), (2, 2));
     }
 
     #[test]

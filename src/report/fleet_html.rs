@@ -95,6 +95,10 @@ pub fn section(f: &FleetView) -> String {
         f.fdr_q * 100.0,
         f.floor * 100.0
     );
+    if f.rows.is_empty() {
+        let _ = writeln!(s, "</ul><p>{}</p>", esc(super::fleet_text::NO_ROWS));
+        return s;
+    }
     for g in &f.cause_groups {
         let _ = write!(
             s,

@@ -8,6 +8,10 @@ use super::units::num;
 use crate::compare::fleet::{FleetView, Host};
 use crate::compare::verdict::in_words;
 
+/// What a fleet without a row common to enough hosts says instead of scores and ranks.
+pub const NO_ROWS: &str =
+    "No row was measured comparably by enough hosts (left out above): no host is scored or ranked.";
+
 /// The widest line written.
 pub const WIDTH: usize = 100;
 
@@ -97,6 +101,12 @@ pub fn render(f: &FleetView, verbose: bool) -> String {
     )));
     for why in &f.rows_left_out {
         out.push(clip(format!("Left out: {why}")));
+    }
+    if f.rows.is_empty() {
+        // No score exists without a row: not "score inf--inf" for every host.
+        out.push(String::new());
+        out.push(NO_ROWS.into());
+        return out.join("\n") + "\n";
     }
     let outliers: usize = f.cause_groups.iter().map(|g| g.hosts.len()).sum();
     out.push(String::new());

@@ -19,14 +19,21 @@ pub fn bytes(n: u64) -> String {
 /// A value with significant digits fitting its size (3 significant digits, at least).
 pub fn num(v: f64) -> String {
     let a = v.abs();
-    if a >= 1000.0 {
+    if a >= 1e15 {
+        // Beyond what any measurement here reaches (an imported or hand-edited figure):
+        // four significant digits, not a row of hundreds of digits.
+        format!("{v:.3e}")
+    } else if a >= 1000.0 {
         format!("{v:.0}")
     } else if a >= 100.0 {
         format!("{v:.1}")
     } else if a >= 1.0 {
         format!("{v:.2}")
-    } else {
+    } else if a >= 1e-3 || a == 0.0 {
         format!("{v:.3}")
+    } else {
+        // A small figure is never shown as 0.000.
+        format!("{v:.2e}")
     }
 }
 
@@ -92,5 +99,15 @@ mod tests {
         assert_eq!(num(21.456), "21.46");
         assert_eq!(num(0.1234), "0.123");
         assert_eq!(num(1234.5), "1234");
+        assert_eq!(num(0.0), "0.000");
+    }
+
+    #[test]
+    fn figures_out_of_any_measured_range_stay_short_and_never_read_as_zero() {
+        assert_eq!(num(1e300), "1.000e300");
+        assert_eq!(num(-2.5e20), "-2.500e20");
+        assert_eq!(num(1e-300), "1.00e-300");
+        assert_eq!(num(0.0004), "4.00e-4");
+        assert_eq!(num(999_999_999_999_999.0), "999999999999999");
     }
 }

@@ -330,6 +330,30 @@ pub const MAX_DOCUMENT_BYTES: usize = 64 << 20;
 /// fleet's bulk import of a hostile host's document stays bounded): more is refused.
 pub const MAX_RESULTS: usize = 100_000;
 
+/// The longest text (string or key) one document may hold: a kernel command line, a
+/// recorded command or a finding's evidence is a few KiB; a longer one (a 60 MB host name)
+/// made `history` lay out its table for minutes.
+pub const MAX_TEXT: usize = 1 << 20;
+
+/// The first string or object key in `v` longer than `limit` characters: its JSON
+/// pointer (built only on the way back from it) and its length.
+fn text_over(v: &Value, limit: usize) -> Option<(String, usize)> {
+    let over = |s: &str| Some(s.chars().count()).filter(|n| *n > limit);
+    match v {
+        Value::String(s) => over(s).map(|n| (String::new(), n)),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| text_over(x, limit).map(|(p, n)| (format!("/{i}{p}"), n))),
+        Value::Object(map) => map.iter().find_map(|(k, x)| {
+            over(k)
+                .map(|n| (format!("/{}", k.chars().take(40).collect::<String>()), n))
+                .or_else(|| text_over(x, limit).map(|(p, n)| (format!("/{k}{p}"), n)))
+        }),
+        _ => None,
+    }
+}
+
 /// Check a JSON value as a result document: its schema, then its content. Returns the
 /// typed document or the reasons it is refused. Linear in the number of results (each
 /// check is a pass over them, duplicates found by hashing).
@@ -338,6 +362,12 @@ pub fn validate(doc: &Value) -> Result<RunDocument, String> {
         Some(SCHEMA) => {}
         Some(other) => return Err(format!("schema is '{other}', expected '{SCHEMA}'")),
         None => return Err(format!("no 'schema' key: not a {SCHEMA} document")),
+    }
+    if let Some((path, n)) = text_over(doc, MAX_TEXT) {
+        return Err(format!(
+            "a text of {n} characters at '{path}', more than the {MAX_TEXT} any document \
+             truebench writes holds"
+        ));
     }
     if let Some(n) = doc["results"].as_array().map(Vec::len) {
         if n > MAX_RESULTS {
@@ -370,11 +400,19 @@ pub fn validate(doc: &Value) -> Result<RunDocument, String> {
         };
         let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-12);
         let recorded = &r.stats;
+        // Every statistic, not only the stable ones: views and exports print the mean, the
+        // spread and the extremes as recorded.
         let differs = [
             ("n", recorded.n as f64, s.n as f64),
             ("median", recorded.median, s.median),
             ("ci95_low", recorded.ci95_low, s.ci95_low),
             ("ci95_high", recorded.ci95_high, s.ci95_high),
+            ("ci_level", recorded.ci_level, s.ci_level),
+            ("cv", recorded.cv, s.cv),
+            ("mean", recorded.mean, s.mean),
+            ("min", recorded.min, s.min),
+            ("max", recorded.max, s.max),
+            ("outliers", recorded.outliers as f64, s.outliers as f64),
         ]
         .into_iter()
         .find(|&(_, a, b)| !close(a, b));

@@ -86,9 +86,7 @@ impl Sqlite {
     /// checked before anything is measured: a read-only, immutable, busy, damaged, full,
     /// foreign or newer-schema database is refused here (exit 2), not after the run.
     pub fn open_rw(path: &Path) -> anyhow::Result<Sqlite> {
-        if path.is_dir() {
-            return Err(open_error(path, "it is a directory"));
-        }
+        existing_file(path)?;
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| open_error(path, e))?;
             if let Ok(fs) = nix::sys::statvfs::statvfs(dir) {
@@ -104,7 +102,19 @@ impl Sqlite {
         // Opening is serialised between processes (an flock on the file, which is apart
         // from SQLite's own fcntl locks): two first uses could otherwise each hold a lock
         // the other's journal-mode switch or migration waits for, until the busy timeout.
-        let _opening = open_guard(path)?;
+        let (opening, created) = open_guard(path)?;
+        Self::open_rw_guarded(path).inspect_err(|_| {
+            // A refused database leaves nothing beside it: the lock file goes if this
+            // call made it (one that was there is another opener's, kept).
+            if created {
+                let _ = std::fs::remove_file(guard_path(path));
+            }
+            drop(opening);
+        })
+    }
+
+    /// The part of [`Sqlite::open_rw`] done under the open lock.
+    fn open_rw_guarded(path: &Path) -> anyhow::Result<Sqlite> {
         let conn = Connection::open(path).map_err(|e| open_error(path, describe(&e)))?;
         let fail = |e: rusqlite::Error| open_error(path, describe(&e));
         conn.busy_timeout(BUSY).map_err(fail)?;
@@ -168,11 +178,8 @@ impl Sqlite {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(open_error(path, e)),
         };
-        if meta.is_dir() {
-            return Err(open_error(path, "it is a directory"));
-        }
-        if !meta.is_file() {
-            return Err(open_error(path, "it is not a regular file"));
+        if let Some(k) = crate::safe_file::kind(std::os::unix::fs::MetadataExt::mode(&meta)) {
+            return Err(open_error(path, crate::safe_file::Refused::NotRegular(k)));
         }
         if meta.len() == 0 {
             return Err(usage_hint(
@@ -215,34 +222,72 @@ impl Sqlite {
     }
 }
 
-/// An exclusive flock while the database is opened for writing, released when dropped.
+/// What is already at `path` may become a database: nothing, or a regular file that is
+/// empty or starts as an SQLite file. A device (`--db /dev/sda` would have SQLite write its
+/// header over the disk; `/dev/null` left a journal in /dev), a FIFO or a directory is
+/// refused, and so is a file of something else, before any file is made beside it.
+fn existing_file(path: &Path) -> anyhow::Result<()> {
+    use std::io::Read;
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(open_error(path, e)),
+    };
+    if let Some(k) = crate::safe_file::kind(std::os::unix::fs::MetadataExt::mode(&meta)) {
+        return Err(open_error(path, crate::safe_file::Refused::NotRegular(k)));
+    }
+    let mut head = Vec::with_capacity(16);
+    if let Ok(f) = std::fs::File::open(path) {
+        let _ = f.take(16).read_to_end(&mut head);
+    }
+    if !head.is_empty() && !b"SQLite format 3\0".starts_with(&head[..]) {
+        return Err(open_error(path, "it is not an SQLite database"));
+    }
+    Ok(())
+}
+
+/// The open lock's file beside the database.
+fn guard_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push("-open.lock");
+    PathBuf::from(name)
+}
+
+/// An exclusive flock while the database is opened for writing, released when dropped;
+/// and whether this call created its file.
 /// It is taken on a file beside the database (`results.db-open.lock`), never on the
 /// database itself: SQLite's locks are POSIX record locks, which a process loses on a file
 /// as soon as it closes ANY descriptor of that file, so closing a second descriptor of the
 /// database after opening dropped the connection's WAL lock, and another process's
 /// checkpoint-on-close could then discard a run this one had just committed.
-fn open_guard(path: &Path) -> anyhow::Result<nix::fcntl::Flock<std::fs::File>> {
+fn open_guard(path: &Path) -> anyhow::Result<(nix::fcntl::Flock<std::fs::File>, bool)> {
     use std::os::unix::fs::OpenOptionsExt;
-    let mut name = path.as_os_str().to_owned();
-    name.push("-open.lock");
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(PathBuf::from(name))
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem => {
-                open_error(
-                    path,
-                    "it cannot be written (read-only or immutable file, or read-only file system)",
-                )
-            }
-            _ => open_error(path, e),
-        })?;
-    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
-        .map_err(|(_, e)| open_error(path, e))
+    let name = guard_path(path);
+    let open = |create_new: bool| {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(create_new)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&name)
+    };
+    let opened = match open(true) {
+        Ok(f) => Ok((f, true)),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => open(false).map(|f| (f, false)),
+        Err(e) => Err(e),
+    };
+    let (file, created) = opened.map_err(|e| match e.kind() {
+        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem => {
+            open_error(
+                path,
+                "it cannot be written (read-only or immutable file, or read-only file system)",
+            )
+        }
+        _ => open_error(path, e),
+    })?;
+    let lock = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+        .map_err(|(_, e)| open_error(path, e))?;
+    Ok((lock, created))
 }
 
 /// Summary columns of `runs r`, in the order [`summary`] reads them.
