@@ -11,7 +11,8 @@
 //! records the 20% figures of bench/predict_holdout.sh (1 s steps 5% apart); here the steps
 //! are 0.6 s and 10% apart (a measured figure is only known to ±10%), so on a busy shared
 //! machine 1.5 is what holds. A try whose load generator fell behind (invalid steps, or no
-//! prediction) is measured again, three times.
+//! prediction) is measured again, three times; a held-out run outside the bound must be
+//! outvoted by two within it (one disturbed run fails no check; a biased model fails all).
 
 mod common;
 
@@ -35,8 +36,10 @@ fn held(doc: &Value) -> (f64, usize) {
 }
 
 /// Learn `train_quotas` at width 1 with `workload` arguments, predict `held_quota`/2,
-/// measure it; asserts the ratio within 1.5, or panics after three tries the machine was
-/// too busy for.
+/// measure it, up to three tries: the ratio must be within 1.5 in more tries than it is
+/// outside (a first try within passes; one disturbed held-out run is outvoted by two within
+/// it, a model off by more fails every try). Panics after three tries the machine was too
+/// busy for.
 fn check(workload: &[&str], train_quotas: &str, train_rates: &str, held_quota: &str, period: &str) {
     let env = TestEnv::new();
     let run = |quota: &str, width: &str, rates: &str| {
@@ -63,6 +66,7 @@ fn check(workload: &[&str], train_quotas: &str, train_rates: &str, held_quota: &
     };
     let capacity = format!("{held_quota}/2");
     let mut tries = vec![];
+    let (mut within, mut outside) = (0, 0);
     for _ in 0..3 {
         let train = run(train_quotas, "1", train_rates);
         let id = train["run_id"].as_str().unwrap().to_string();
@@ -105,12 +109,26 @@ fn check(workload: &[&str], train_quotas: &str, train_rates: &str, held_quota: &
             continue;
         }
         let ratio = pred / m;
+        tries.push(format!(
+            "predicted {pred:.0}/s (interval {lo:.0}-{hi:.0}), measured {m:.0}/s held at p99 <= 5 ms: ratio {ratio:.2}"
+        ));
+        if (1.0 / 1.5..=1.5).contains(&ratio) {
+            within += 1;
+        } else {
+            outside += 1;
+        }
+        if within > outside {
+            return;
+        }
         assert!(
-            (1.0 / 1.5..=1.5).contains(&ratio),
-            "predicted {pred:.0}/s (interval {lo:.0}-{hi:.0}), measured {m:.0}/s held at p99 <= 5 ms: ratio {ratio:.2}; earlier tries: {tries:?}"
+            outside < 2,
+            "the prediction is off by more than 1.5x in two tries: {tries:?}"
         );
-        return;
     }
+    assert_eq!(
+        outside, 0,
+        "the prediction is off by more than 1.5x in more tries than not: {tries:?}"
+    );
     panic!("the machine was too busy to hold the load steps in three tries: {tries:?}");
 }
 
