@@ -1,5 +1,6 @@
 //! The model's parameters from measured steps: the CPU cost per message (median over the
-//! valid steady steps), the load generator's CPU against the rate (least squares), the efficiency
+//! valid steady steps), the load generator's CPU against the rate (least squares, below the rate
+//! where mq's producer spins through every gap), the efficiency
 //! of the utilisation law (the highest rate completed ÷ predicted, per variant that could
 //! not keep up), the latency factor (the factor on the M/M/c time that makes the model's
 //! p99, throttling included, the measured one; geometric median over the steady steps

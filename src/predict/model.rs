@@ -5,11 +5,13 @@
 //!   `efficiency × capacity / cost` messages per second;
 //! - the capacity in CPUs is the smaller of the quota and what the workers can use: the
 //!   parallel CPUs (cpuset width, at most one per worker, less what the load generator takes
-//!   of them when it shares them) scaled by the **USL** contention across those CPUs
+//!   of them when it shares them: a line in the rate, and one whole CPU from the rate where
+//!   mq's producer spins through every gap) scaled by the **USL** contention across those CPUs
 //!   (P / (1 + σ(P−1) + κP(P−1)));
-//! - an **M/M/c queue** (c = the parallel servers, their total rate the ceiling above) for
-//!   the rise of the p99 latency toward the ceiling, times a factor calibrated on the
-//!   measured steps;
+//! - an **M/M/c queue** (c = the parallel servers, their total rate what the service
+//!   completes at most at the rate asked: the ceiling there, more below it, where the
+//!   generator takes less) for the rise of the p99 latency toward the ceiling, times a
+//!   factor calibrated on the measured steps;
 //! - **quota throttling**: a period whose demand exceeds the quota waits for the next one:
 //!   the messages arriving in its throttled phase (the period less the quota's share of
 //!   it) wait up to that phase, a share of late messages added to the queue's (queue.rs),
