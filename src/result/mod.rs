@@ -15,6 +15,7 @@ pub mod numa;
 pub mod observed;
 pub mod params;
 pub mod recording;
+pub mod rounds;
 pub mod speed;
 pub mod start;
 pub mod suite_cost;
@@ -149,6 +150,11 @@ pub struct BenchResult {
     /// Figures derived from the median, each key naming its unit (`round_trips_per_s`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub derived: BTreeMap<String, f64>,
+    /// The rounds the samples were drawn in, and the row's own noise from them; absent
+    /// from results measured in one piece (documents of earlier versions, `calibrate`'s
+    /// reference runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<rounds::Rounds>,
 }
 
 impl BenchResult {
@@ -174,6 +180,7 @@ impl BenchResult {
             quality,
             findings: vec![],
             derived: BTreeMap::new(),
+            rounds: None,
         })
     }
 
@@ -190,6 +197,13 @@ impl BenchResult {
             self.placement.name,
             serde_json::to_string(&self.params).unwrap_or_default()
         )
+    }
+
+    /// The row's own run noise from its rounds (standard error of ln median, its degrees
+    /// of freedom); None for a result measured in one piece or with fewer than two kept
+    /// rounds.
+    pub fn run_noise(&self) -> Option<&rounds::RoundNoise> {
+        self.rounds.as_ref().and_then(|r| r.noise.as_ref())
     }
 
     /// `family.name` without the version.

@@ -1,0 +1,300 @@
+//! A row's rounds: a run draws each benchmark's samples in several rounds spread across the
+//! run (`session::rounds` schedules them), each drawing afresh what separate runs would
+//! (process, allocation, placement of unpinned tasks). Per round the document keeps its
+//! median, its sample count, when it ran and what disturbed it; a disturbed round is kept
+//! out of the row's samples and figures. From the kept rounds comes the row's own noise
+//! (`RoundNoise`): the spread of the round medians, the standard error of the row's median
+//! and its degrees of freedom, which `compare`, the fleet view and `trend` test against.
+
+use serde::{Deserialize, Serialize};
+
+/// What may disturb a round, each read over the round's own window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Cause {
+    /// The effective CPU speed canary at the round's start was below the run's best.
+    CpuSpeed,
+    /// The hypervisor ran something else on our virtual CPUs (steal).
+    Steal,
+    /// truebench's own threads waited for a CPU (schedstat run delay).
+    RunDelay,
+    /// Other tasks used the CPUs the round ran on.
+    OtherTasks,
+    /// CPU pressure (PSI `some`) over the round.
+    Pressure,
+    /// The round's median lies far from the others' and nothing recorded says why.
+    Outlier,
+}
+
+impl Cause {
+    pub fn text(self) -> &'static str {
+        match self {
+            Cause::CpuSpeed => "cpu-speed",
+            Cause::Steal => "steal",
+            Cause::RunDelay => "run-delay",
+            Cause::OtherTasks => "other-tasks",
+            Cause::Pressure => "cpu-pressure",
+            Cause::Outlier => "outlier",
+        }
+    }
+}
+
+/// One reason a round was disturbed: the figure read, the limit it passed, in words.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Disturbance {
+    pub cause: Cause,
+    /// The figure read (its unit is in `detail`).
+    pub value: f64,
+    /// The limit it passed.
+    pub limit: f64,
+    /// "other tasks used 48% of CPU 1".
+    pub detail: String,
+}
+
+/// One round of a row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Round {
+    /// Its place among all the rounds of the run (0-based): when it ran relative to the
+    /// rounds of other benchmarks.
+    pub seq: usize,
+    /// Seconds from the run's first round to this round's start.
+    pub at_s: f64,
+    /// The median of the round's samples, in the row's unit.
+    pub median: f64,
+    /// Samples (timed batches) the round drew.
+    pub samples: usize,
+    /// What disturbed it; empty when nothing did. A disturbed round is kept out of the
+    /// row's samples, statistics and noise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disturbed: Vec<Disturbance>,
+}
+
+impl Round {
+    pub fn kept(&self) -> bool {
+        self.disturbed.is_empty()
+    }
+}
+
+/// The row's own noise from its kept rounds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundNoise {
+    /// Rounds the figures rest on (undisturbed).
+    pub kept: usize,
+    /// Standard deviation of ln(round median) between the kept rounds.
+    pub sigma: f64,
+    /// Standard error of ln(the row's median): σ/√kept, at least what the pooled samples'
+    /// own confidence interval gives.
+    pub se: f64,
+    /// Degrees of freedom of `se` (kept − 1).
+    pub df: f64,
+}
+
+/// Every round of a row and the noise of its kept ones.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rounds {
+    pub rounds: Vec<Round>,
+    /// Absent with fewer than two kept rounds (no spread to read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<RoundNoise>,
+}
+
+impl Rounds {
+    pub fn kept(&self) -> usize {
+        self.rounds.iter().filter(|r| r.kept()).count()
+    }
+
+    pub fn disturbed(&self) -> usize {
+        self.rounds.len() - self.kept()
+    }
+
+    /// How many rounds each cause disturbed, most first ("3 cpu-speed, 1 steal").
+    pub fn causes(&self) -> Vec<(Cause, usize)> {
+        let mut out: Vec<(Cause, usize)> = vec![];
+        for d in self.rounds.iter().flat_map(|r| &r.disturbed) {
+            match out.iter_mut().find(|(c, _)| *c == d.cause) {
+                Some((_, n)) => *n += 1,
+                None => out.push((d.cause, 1)),
+            }
+        }
+        out.sort_by(|a, b| b.1.cmp(&a.1));
+        out
+    }
+}
+
+/// Fewest rounds whose spread is read; a round far from these many others is an outlier.
+pub const MIN_FOR_OUTLIERS: usize = 5;
+/// A round further than this many robust σ from the median of the rounds is an outlier.
+pub const OUTLIER_SIGMAS: f64 = 4.0;
+/// The smallest robust σ the outlier test assumes (1.4826·MAD of a few quiet rounds can be
+/// near zero): 0.5% per round.
+pub const OUTLIER_MIN_SIGMA: f64 = 0.005;
+
+/// 1.4826·MAD of `x`: the standard deviation of normal data, robust to a few far points.
+pub fn robust_sigma(x: &[f64]) -> f64 {
+    if x.is_empty() {
+        return 0.0;
+    }
+    let med = median(x);
+    let dev: Vec<f64> = x.iter().map(|v| (v - med).abs()).collect();
+    1.4826 * median(&dev)
+}
+
+fn median(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Flag, among the rounds nothing else disturbed, those whose log median lies more than
+/// OUTLIER_SIGMAS robust σ from the others' median (with at least MIN_FOR_OUTLIERS of
+/// them, and never more than a third of them: a row whose rounds split in two is noisy,
+/// not disturbed).
+pub fn flag_outliers(rounds: &mut [Round]) {
+    let idx: Vec<usize> = (0..rounds.len()).filter(|i| rounds[*i].kept()).collect();
+    if idx.len() < MIN_FOR_OUTLIERS {
+        return;
+    }
+    let x: Vec<f64> = idx.iter().map(|i| rounds[*i].median.ln()).collect();
+    let med = median(&x);
+    let s = robust_sigma(&x).max(OUTLIER_MIN_SIGMA);
+    let limit = OUTLIER_SIGMAS * s;
+    let far: Vec<(usize, f64)> = idx
+        .iter()
+        .zip(&x)
+        .map(|(i, v)| (*i, (v - med).abs()))
+        .filter(|(_, d)| *d > limit)
+        .collect();
+    if far.len() * 3 > idx.len() {
+        return;
+    }
+    for (i, d) in far {
+        rounds[i].disturbed.push(Disturbance {
+            cause: Cause::Outlier,
+            value: d.exp_m1() * 100.0,
+            limit: limit.exp_m1() * 100.0,
+            detail: format!(
+                "median {:.1}% from the other rounds' (limit {:.1}%: {OUTLIER_SIGMAS} robust σ), nothing recorded disturbed it",
+                d.exp_m1() * 100.0,
+                limit.exp_m1() * 100.0
+            ),
+        });
+    }
+}
+
+/// The noise of the kept rounds: the standard deviation of their log medians, and the
+/// standard error of the row's log median (σ/√kept, at least `pooled_se`, the pooled
+/// samples' own). None with fewer than two kept rounds.
+pub fn noise_of(rounds: &[Round], pooled_se: f64) -> Option<RoundNoise> {
+    let x: Vec<f64> = rounds
+        .iter()
+        .filter(|r| r.kept() && r.median > 0.0 && r.median.is_finite())
+        .map(|r| r.median.ln())
+        .collect();
+    let k = x.len();
+    if k < 2 {
+        return None;
+    }
+    let mean = x.iter().sum::<f64>() / k as f64;
+    let sigma = (x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (k - 1) as f64).sqrt();
+    Some(RoundNoise {
+        kept: k,
+        sigma,
+        se: (sigma / (k as f64).sqrt()).max(pooled_se.max(0.0)),
+        df: (k - 1) as f64,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rounds(medians: &[f64]) -> Vec<Round> {
+        medians
+            .iter()
+            .enumerate()
+            .map(|(i, m)| Round {
+                seq: i,
+                at_s: i as f64,
+                median: *m,
+                samples: 4,
+                disturbed: vec![],
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_lone_far_round_is_an_outlier_and_quiet_rounds_are_not() {
+        let mut r = rounds(&[100.0, 100.4, 99.8, 100.1, 112.0, 99.9]);
+        flag_outliers(&mut r);
+        let flagged: Vec<usize> = (0..r.len()).filter(|i| !r[*i].kept()).collect();
+        assert_eq!(flagged, vec![4]);
+        assert_eq!(r[4].disturbed[0].cause, Cause::Outlier);
+        // Rounds within a few tenths of a percent: the 0.5% minimum σ keeps them all.
+        let mut q = rounds(&[100.0, 100.0, 100.0, 100.0, 101.5]);
+        flag_outliers(&mut q);
+        assert!(q.iter().all(Round::kept), "{q:?}");
+        // Too few rounds to judge: nothing flagged.
+        let mut few = rounds(&[100.0, 100.0, 150.0]);
+        flag_outliers(&mut few);
+        assert!(few.iter().all(Round::kept));
+    }
+
+    #[test]
+    fn rounds_split_in_two_are_noise_not_outliers() {
+        let mut r = rounds(&[100.0, 100.0, 100.0, 130.0, 131.0, 100.0]);
+        flag_outliers(&mut r);
+        assert!(r.iter().all(Round::kept), "{r:?}");
+    }
+
+    #[test]
+    fn the_noise_uses_the_kept_rounds_and_the_pooled_samples_as_a_floor() {
+        let mut r = rounds(&[100.0, 102.0, 98.0, 101.0, 99.0]);
+        let n = noise_of(&r, 0.0).unwrap();
+        assert_eq!((n.kept, n.df), (5, 4.0));
+        let x: Vec<f64> = [100.0f64, 102.0, 98.0, 101.0, 99.0]
+            .iter()
+            .map(|v| v.ln())
+            .collect();
+        let m = x.iter().sum::<f64>() / 5.0;
+        let sd = (x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / 4.0).sqrt();
+        assert!((n.sigma - sd).abs() < 1e-12);
+        assert!((n.se - sd / 5f64.sqrt()).abs() < 1e-12);
+        // A wide pooled CI is the floor.
+        assert_eq!(noise_of(&r, 0.5).unwrap().se, 0.5);
+        // A disturbed round is left out.
+        r[1].disturbed.push(Disturbance {
+            cause: Cause::Steal,
+            value: 30.0,
+            limit: 5.0,
+            detail: "steal 30%".into(),
+        });
+        assert_eq!(noise_of(&r, 0.0).unwrap().kept, 4);
+        // One kept round has no spread.
+        assert!(noise_of(&r[..1], 0.0).is_none());
+    }
+
+    #[test]
+    fn causes_are_counted_most_first() {
+        let mut r = rounds(&[1.0, 1.0, 1.0]);
+        let d = |c| Disturbance {
+            cause: c,
+            value: 1.0,
+            limit: 0.5,
+            detail: String::new(),
+        };
+        r[0].disturbed.push(d(Cause::Steal));
+        r[1].disturbed.push(d(Cause::CpuSpeed));
+        r[2].disturbed.push(d(Cause::CpuSpeed));
+        let all = Rounds {
+            rounds: r,
+            noise: None,
+        };
+        assert_eq!(all.causes(), vec![(Cause::CpuSpeed, 2), (Cause::Steal, 1)]);
+        assert_eq!((all.kept(), all.disturbed()), (0, 3));
+    }
+}
