@@ -65,8 +65,14 @@ pub struct Measured {
 }
 
 impl Measured {
+    /// Keep the hierarchy the first latency sweep of the run judged: later rounds of the
+    /// sweep do not resize the bandwidth arrays, so every round of a bandwidth row measures
+    /// the same array.
     pub fn set_hierarchy(&self, h: memory::hierarchy::Hierarchy) {
-        *self.hierarchy.lock().unwrap_or_else(|e| e.into_inner()) = Some(h);
+        let mut held = self.hierarchy.lock().unwrap_or_else(|e| e.into_inner());
+        if held.is_none() {
+            *held = Some(h);
+        }
     }
 
     pub fn hierarchy(&self) -> Option<memory::hierarchy::Hierarchy> {
@@ -98,6 +104,16 @@ pub trait Benchmark: Sync {
     /// them. Default: no.
     fn feeds_its_suite(&self) -> bool {
         false
+    }
+    /// Whether `run` draws its samples in rounds spread over the run (`session::rounds`);
+    /// false for benchmarks measured in one piece (the classic suite's passes and indexes).
+    fn in_rounds(&self) -> bool {
+        true
+    }
+    /// Recompute what the benchmark derives from a result's median, after its rounds were
+    /// pooled into one result. Default: nothing derived.
+    fn refresh(&self, r: &mut BenchResult) {
+        let _ = r;
     }
     /// Where `run` would put each case on this machine, without running (`truebench
     /// plan`); built from the same functions `run` uses. Default: one unpinned case.

@@ -44,6 +44,9 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
             ..Default::default()
         },
         samples: a.samples as usize,
+        rounds: crate::session::rounds::DEFAULT_ROUNDS,
+        precision: None,
+        budget_s: 0.0,
         json: false,
         detail: super::detail(false),
     };

@@ -38,7 +38,9 @@ pub struct Args {
     /// With no run ids: compare the stored runs carrying this tag (repeatable: every one).
     #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = super::measuring::parse_tag)]
     tags: Vec<(String, String)>,
-    /// Fleet view: also the per-row table, each outlier's evidence and every host.
+    /// Two runs: every column (MDE, noise basis, rank test, p against the noise) and each
+    /// cause's evidence. Fleet view: also the per-row table, each outlier's evidence and every
+    /// host.
     #[arg(short, long)]
     verbose: bool,
     /// Print the comparison as JSON (schema truebench.compare/1).
@@ -257,7 +259,7 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
         return if a.json {
             super::print_json(&c)
         } else {
-            crate::stdout::write(&crate::report::compare_table::render(&c))
+            crate::stdout::write(&crate::report::compare_table::render(&c, a.verbose))
         };
     }
     if a.baseline.is_none() && docs.len() >= 3 {

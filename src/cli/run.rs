@@ -24,6 +24,20 @@ pub struct Args {
     /// Samples (timed batches) per result; each batch lasts at least 2 ms and at least 10^4 clock reads.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(3..=1_000_000))]
     samples: u32,
+    /// Rounds each benchmark's samples are drawn in, spread across the run in a shuffled
+    /// order; a disturbed round is measured again and kept out of the figures, and the
+    /// spread between rounds is each row's own noise (docs/methodology.md, Rounds). The
+    /// classic suite is measured in one piece.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    rounds: u32,
+    /// Add rounds to every row whose minimum detectable effect (against an identical run,
+    /// α 0.05, power 0.8) is above this (`5%` or `0.05`) until it reaches it or --budget
+    /// runs out; prints per row what it reached and why not.
+    #[arg(long, value_name = "PERCENT", value_parser = parse_precision)]
+    precision: Option<f64>,
+    /// Time --precision may spend on added rounds (`90s`, or seconds) [default: 60s].
+    #[arg(long, value_name = "DURATION", requires = "precision", value_parser = parse_budget)]
+    budget: Option<f64>,
     /// List the suites and their benchmarks, and exit.
     #[arg(long)]
     list: bool,
@@ -127,10 +141,38 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
             benches,
             options,
             samples: a.samples as usize,
+            rounds: a.rounds as usize,
+            precision: a.precision,
+            budget_s: a.budget.unwrap_or(session::precision::DEFAULT_BUDGET_S),
             json: a.json,
             detail: super::detail(a.verbose),
         },
         db,
         &common,
     )
+}
+
+/// `--precision`: `5%` or a fraction `0.05`, above 0 and below 100%.
+fn parse_precision(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|x| x / 100.0),
+        None => t.parse::<f64>(),
+    }
+    .map_err(|_| format!("'{s}' is not a percentage (5% or 0.05)"))?;
+    if !(v > 0.0 && v < 1.0) {
+        return Err(format!("'{s}' must be above 0% and below 100%"));
+    }
+    Ok(v)
+}
+
+/// `--budget`: seconds (`90`, `90s`, `1500ms`), from 1 s to 24 h.
+fn parse_budget(s: &str) -> Result<f64, String> {
+    let us = crate::duration::micros(s, crate::duration::Bare::Seconds)
+        .ok_or_else(|| format!("'{s}' is not a duration (90s, 90, 1500ms)"))?;
+    let secs = us / 1e6;
+    if !(1.0..=86_400.0).contains(&secs) {
+        return Err(format!("'{s}' must be between 1 s and 24 h"));
+    }
+    Ok(secs)
 }

@@ -40,13 +40,23 @@ pub fn problems(a: &BenchResult, b: &BenchResult) -> Vec<String> {
             ));
         }
     }
-    if a.stats.n != b.stats.n {
-        v.push(format!(
+    // Results drawn in rounds are compared by the samples each round drew (disturbed
+    // rounds kept out make the totals differ); others by their sample counts.
+    match (per_round(a), per_round(b)) {
+        (Some(x), Some(y)) if x != y => v.push(format!("samples per round differ: {x} vs {y}")),
+        (Some(_), Some(_)) => {}
+        _ if a.stats.n != b.stats.n => v.push(format!(
             "sample counts differ: {} vs {}",
             a.stats.n, b.stats.n
-        ));
+        )),
+        _ => {}
     }
     v
+}
+
+/// The samples a result's first round drew; None for a result measured in one piece.
+fn per_round(r: &BenchResult) -> Option<usize> {
+    r.rounds.as_ref()?.rounds.first().map(|x| x.samples)
 }
 
 #[cfg(test)]

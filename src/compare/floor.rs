@@ -17,7 +17,20 @@
 //! processes and allocations per sample, or levels that do not apply), else the largest
 //! measured at all. Nothing here is below the 1% every noise basis keeps (`MIN_SIGMA`).
 
-use super::noise_model::{log_sd, within_se, MIN_SIGMA};
+use crate::measure::stats::log_sd as log_sd_min;
+
+/// The smallest σ a calibration or history gives: a few runs close together on one boot
+/// do not see boot- and day-level variance (they are not sampled), so no row is trusted
+/// below 1% per run.
+pub const MIN_SIGMA: f64 = 0.01;
+
+fn log_sd(medians: &[f64]) -> Option<f64> {
+    log_sd_min(medians, 3)
+}
+
+fn within_se(r: &BenchResult) -> f64 {
+    r.stats.log_se()
+}
 use crate::bench::levels::{Coverage, Level, LevelUse};
 use crate::result::params::{ParamValue, Params};
 use crate::result::{BenchResult, RunDocument};

@@ -1,10 +1,10 @@
 //! Comparing runs. Rows pair the results of two runs that measured the same thing
 //! (`matching`); a row whose definition, params or sample count differ is said to be not
-//! comparable first (`comparability`); the others get a verdict against the host's
-//! run-to-run noise (`noise_model`: calibration, stored history, or a conservative floor):
-//! a difference below the row's minimum detectable effect is "no detectable difference",
-//! and only the rows Benjamini-Hochberg keeps at the false discovery rate (5% unless
-//! `--fdr`) are better or worse (`verdict`). Every real difference is then
+//! comparable first (`comparability`); the others are tested against their noise
+//! (`noise_model`: each run's own rounds, raised to the host's calibration or history,
+//! else those, else a conservative floor) and end in three outcomes (`verdict`): called
+//! (the rows Benjamini-Hochberg keeps at the false discovery rate, 5% unless `--fdr`),
+//! equivalent (the interval inside ± the row's MDE), or cannot tell, with why. Every real difference is then
 //! explained, cause by cause, with evidence from both documents: placement, topology,
 //! timer, capacity, noise, CPU speed, and candidates nothing quantifies; each row ends
 //! explained, partly explained (what remains) or unexplained, and a summary gives each
@@ -77,10 +77,16 @@ pub struct Row {
     pub mde: f64,
     /// The row's run-to-run noise and where it comes from (calibration, history, floor).
     pub noise: noise_model::RowNoise,
-    /// `B better`, `B worse`, `drift` (at least the MDE, not real at the FDR), `no
-    /// detectable difference` (below the MDE), `no real difference` (the samples overlap),
-    /// `too few samples`, or `not comparable`.
+    /// `B better`, `B worse` (called at the FDR), `equivalent` (the 95% interval of B/A
+    /// inside ± the MDE), `cannot tell`, or `not comparable`.
     pub verdict: Verdict,
+    /// The verdict in words: "B 27% slower", "same within ±4%", "cannot tell: MDE 60%
+    /// (rounds disagree)", "cannot tell: 3 of 5 rounds of B disturbed (other-tasks)".
+    pub why: String,
+    /// The 95% interval of B/A against the row's noise; null when not comparable.
+    pub ci: Option<[f64; 2]>,
+    /// Each side's rounds (null for a result measured in one piece).
+    pub rounds: [Option<SideRounds>; 2],
     /// The difference a real one must exceed (the MDE) and where it comes from; an earlier
     /// key, kept for scripts written against it.
     pub drift: verdict::Drift,
@@ -96,6 +102,33 @@ pub struct Row {
     pub b_median: f64,
     pub p_value: Option<f64>,
     pub warning: Option<String>,
+}
+
+/// One side's rounds of a row: how many, how many disturbed and by what.
+#[derive(Debug, Clone, Serialize)]
+pub struct SideRounds {
+    pub rounds: usize,
+    pub disturbed: usize,
+    /// Per cause the rounds it disturbed ("2 other-tasks").
+    pub causes: Vec<String>,
+    /// The figures include disturbed rounds (fewer than two were undisturbed).
+    pub includes_disturbed: bool,
+}
+
+impl SideRounds {
+    fn of(r: &crate::result::BenchResult) -> Option<SideRounds> {
+        let rs = r.rounds.as_ref()?;
+        Some(SideRounds {
+            rounds: rs.rounds.len(),
+            disturbed: rs.disturbed(),
+            causes: rs
+                .causes()
+                .iter()
+                .map(|(c, n)| format!("{n} {}", c.text()))
+                .collect(),
+            includes_disturbed: r.run_noise().is_some_and(|n| n.includes_disturbed),
+        })
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -148,6 +181,8 @@ pub struct NoiseSummary {
     pub calibration_rows: usize,
     pub history_rows: usize,
     pub floor_rows: usize,
+    /// Rows whose noise came from the runs' own rounds.
+    pub rounds_rows: usize,
 }
 
 /// Environment facts that change results, as (label, the fact read from the probe).
@@ -226,24 +261,83 @@ struct Pending<'a> {
     comparability: Vec<String>,
 }
 
-/// The verdict of a comparable row: the samples decide whether there is a difference at
-/// all, the noise whether it is detectable, Benjamini-Hochberg whether it is real.
+/// The verdict of a row: not comparable first; then called when Benjamini-Hochberg keeps
+/// it, equivalent when its interval lies inside ± its MDE, else cannot tell.
 fn verdict_of(p: &Pending, real_at_fdr: bool) -> Verdict {
     if !p.comparability.is_empty() {
-        return Verdict::NotComparable;
-    }
-    match p.judged.verdict {
-        Verdict::Better | Verdict::Worse | Verdict::Drift => {}
-        other => return other,
-    }
-    if !p.test.detectable() {
-        Verdict::NoDetectable
-    } else if !real_at_fdr {
-        Verdict::Drift
-    } else if (p.m.b.stats.median > p.m.a.stats.median) != p.m.a.lower_is_better {
-        Verdict::Better
+        Verdict::NotComparable
+    } else if real_at_fdr {
+        if (p.m.b.stats.median > p.m.a.stats.median) != p.m.a.lower_is_better {
+            Verdict::Better
+        } else {
+            Verdict::Worse
+        }
+    } else if p.test.equivalent() {
+        Verdict::Equivalent
     } else {
-        Verdict::Worse
+        Verdict::CannotTell
+    }
+}
+
+/// Why a row cannot be told: the side whose rounds were mostly disturbed, else the noise
+/// that makes its MDE.
+fn cannot_tell_why(p: &Pending) -> String {
+    for (side, r) in [("A", p.m.a), ("B", p.m.b)] {
+        if let Some(s) = SideRounds::of(r).filter(|s| s.disturbed * 2 > s.rounds) {
+            return format!(
+                "{} of {} rounds of {side} disturbed ({})",
+                s.disturbed,
+                s.rounds,
+                s.causes.join(", ")
+            );
+        }
+    }
+    let what = match p.test.basis {
+        noise_model::Basis::Rounds => "rounds disagree",
+        noise_model::Basis::Calibration => "the calibration's runs disagree",
+        noise_model::Basis::History => "the stored runs disagree",
+        noise_model::Basis::Floor => "conservative floor: no rounds, calibration or history",
+    };
+    format!("MDE {} ({what})", noise_model::mde_text(p.test.mde()))
+}
+
+/// The noise a row's test rested on: the model's, or each run's own rounds (σ here is the
+/// standard error of the log ratio over √2, a per-run figure comparable with the others).
+fn noise_used(p: &Pending) -> noise_model::RowNoise {
+    if p.test.basis != noise_model::Basis::Rounds {
+        return p.noise.clone();
+    }
+    let side = |name: &str, r: &crate::result::BenchResult| match r.run_noise() {
+        Some(n) => format!(
+            "{name} {} rounds, {:.1}% between them",
+            n.kept,
+            n.sigma * 100.0
+        ),
+        None => format!("{name} {}", p.noise.source),
+    };
+    noise_model::RowNoise {
+        basis: noise_model::Basis::Rounds,
+        sigma: p.test.se / std::f64::consts::SQRT_2,
+        runs: [p.m.a, p.m.b]
+            .iter()
+            .filter_map(|r| r.run_noise().map(|n| n.kept))
+            .sum(),
+        source: format!("rounds: {}; {}", side("A", p.m.a), side("B", p.m.b)),
+    }
+}
+
+/// The verdict in words.
+fn why_of(p: &Pending, verdict: Verdict) -> String {
+    match verdict {
+        Verdict::Better | Verdict::Worse => {
+            format!(
+                "B {}",
+                verdict::in_words(p.judged.ratio, p.m.a.lower_is_better)
+            )
+        }
+        Verdict::Equivalent => format!("same within ±{}", noise_model::mde_text(p.test.mde())),
+        Verdict::NotComparable => p.comparability.join("; "),
+        _ => format!("cannot tell: {}", cannot_tell_why(p)),
     }
 }
 
@@ -306,7 +400,12 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
     for ((p, real), p_noise) in pending.iter().zip(real_at_fdr).zip(p_noise) {
         let m = p.m;
         let verdict = verdict_of(p, real);
+        let why = why_of(p, verdict);
         let mde = p.test.mde();
+        let ci = p.comparability.is_empty().then(|| {
+            let (lo, hi) = p.test.ci();
+            [lo.exp(), hi.exp()]
+        });
         let mut explanations = vec![];
         if verdict.is_real() {
             let c = RowCtx {
@@ -352,8 +451,11 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
             p: p.judged.p,
             p_noise,
             mde,
-            noise: p.noise.clone(),
+            noise: noise_used(p),
             verdict,
+            why,
+            ci,
+            rounds: [SideRounds::of(m.a), SideRounds::of(m.b)],
             drift: verdict::Drift {
                 fraction: mde,
                 basis: p.noise.source.clone(),
@@ -406,6 +508,7 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
             calibration_rows: 0,
             history_rows: 0,
             floor_rows: 0,
+            rounds_rows: 0,
         },
     };
     c.fdr.tested = c.rows.iter().filter(|r| r.p_noise.is_some()).count();
@@ -420,6 +523,7 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
         calibration_rows: count(noise_model::Basis::Calibration),
         history_rows: count(noise_model::Basis::History),
         floor_rows: count(noise_model::Basis::Floor),
+        rounds_rows: count(noise_model::Basis::Rounds),
     };
     c.summary = summary::sentences(&c);
     c
@@ -481,10 +585,18 @@ mod tests {
         assert_eq!(real.len(), 1, "{:?}", c.summary);
         assert_eq!(real[0].verdict, Verdict::Worse);
         assert_eq!(c.fdr.real, 1);
-        // The 10-12% rows are below the floor's MDE: no detectable difference, not drift.
+        // The 10-12% rows are below the floor's MDE: cannot tell, and why.
         assert!(c.rows[..40]
             .iter()
-            .all(|r| r.verdict == Verdict::NoDetectable && r.noise.basis == Basis::Floor));
+            .all(|r| r.verdict == Verdict::CannotTell && r.noise.basis == Basis::Floor));
+        assert!(
+            c.rows[0].why.starts_with("cannot tell: MDE ")
+                && c.rows[0]
+                    .why
+                    .ends_with("(conservative floor: no rounds, calibration or history)"),
+            "{}",
+            c.rows[0].why
+        );
         assert!(c
             .rows
             .iter()
@@ -508,7 +620,7 @@ mod tests {
         let a = curve("a", &[100.0, 200.0]);
         let b = curve("b", &[115.0, 200.0]);
         // Without a calibration, 15% is below the floor's MDE.
-        assert_eq!(compare(&a, &b).rows[0].verdict, Verdict::NoDetectable);
+        assert_eq!(compare(&a, &b).rows[0].verdict, Verdict::CannotTell);
         // Five quiet calibration runs make it detectable, and real.
         let cal: Vec<RunDocument> = [100.0, 100.4, 99.7, 100.2, 99.9]
             .iter()
@@ -534,7 +646,7 @@ mod tests {
         let model = History::new("h", Some(("cal-2", &loud)), &[]);
         assert_eq!(
             compare_with(&a, &b, &model).rows[0].verdict,
-            Verdict::NoDetectable
+            Verdict::CannotTell
         );
     }
 
@@ -580,5 +692,131 @@ mod tests {
             .candidates
             .iter()
             .any(|x| x.what == "THP" && x.status == "differs"));
+    }
+
+    /// A clock-read row of a run measured in rounds with these round medians (`true`:
+    /// disturbed by other tasks), its samples and noise as `run` pools them.
+    fn in_rounds(id: &str, medians: &[f64], disturbed: &[bool]) -> RunDocument {
+        use crate::result::rounds::{noise_of, Cause, Disturbance, Round, Rounds};
+        let rounds: Vec<Round> = medians
+            .iter()
+            .zip(disturbed)
+            .enumerate()
+            .map(|(i, (m, d))| Round {
+                seq: i * 7,
+                at_s: i as f64 * 6.0,
+                median: *m,
+                samples: 2,
+                disturbed: if *d {
+                    vec![Disturbance {
+                        cause: Cause::OtherTasks,
+                        value: 48.0,
+                        limit: 10.0,
+                        detail: "other tasks used 48% of CPU 0-1 (0.58 CPU-s in 600 ms)".into(),
+                    }]
+                } else {
+                    vec![]
+                },
+            })
+            .collect();
+        let kept = rounds.iter().filter(|r| r.kept()).count();
+        let pool: Vec<&Round> = rounds.iter().filter(|r| kept < 2 || r.kept()).collect();
+        let mut r = testing::result(
+            "timers.clock-read@1",
+            "os",
+            None,
+            json!({"clock": "monotonic", "path": "vdso"}),
+            100.0,
+        );
+        r.samples = pool
+            .iter()
+            .flat_map(|x| [x.median * 0.999, x.median * 1.001])
+            .collect();
+        r.stats = crate::measure::stats::Stats::of(&r.samples).unwrap();
+        r.rounds = Some(Rounds {
+            noise: noise_of(&rounds, r.stats.log_se(), None),
+            rounds,
+        });
+        let mut d = testing::run(id, vec![r], testing::env());
+        d.host = Some("h".into());
+        d
+    }
+
+    #[test]
+    fn rounds_call_a_small_shift_and_say_equal_runs_are_the_same_within_their_mde() {
+        let quiet = [false; 5];
+        let a = in_rounds("a", &[23.2, 23.25, 23.15, 23.2, 23.3], &quiet);
+        // A/A: the same noise, no shift: equivalent within a few percent.
+        let same = in_rounds("b", &[23.25, 23.2, 23.3, 23.15, 23.2], &quiet);
+        let c = compare(&a, &same);
+        let r = &c.rows[0];
+        assert_eq!(
+            (r.verdict, r.noise.basis),
+            (Verdict::Equivalent, Basis::Rounds)
+        );
+        assert!(r.mde < 0.02, "{}", r.mde);
+        assert!(r.why.starts_with("same within ±"), "{}", r.why);
+        assert_eq!(c.noise.rounds_rows, 1);
+        // 7% slower clock reads (the disturbed runs of the field): called, with its CI.
+        let slow = in_rounds("b", &[24.8, 24.9, 24.85, 24.8, 24.95], &quiet);
+        let r = &compare(&a, &slow).rows[0];
+        assert_eq!(r.verdict, Verdict::Worse);
+        assert_eq!(r.why, "B 7% slower");
+        let [lo, hi] = r.ci.unwrap();
+        assert!(
+            lo > 1.05 && hi < 1.09 && lo < r.ratio && r.ratio < hi,
+            "{lo} {hi}"
+        );
+        // Rounds that disagree by 20%: the same 7% cannot be told, and the row says why.
+        let loud = in_rounds("b", &[20.0, 29.0, 24.0, 31.0, 22.0], &quiet);
+        let r = &compare(&a, &loud).rows[0];
+        assert_eq!(r.verdict, Verdict::CannotTell);
+        assert!(r.why.ends_with("(rounds disagree)"), "{}", r.why);
+    }
+
+    #[test]
+    fn a_neighbour_in_all_of_bs_rounds_is_called_and_named_and_a_few_disturbed_rounds_are_kept_out()
+    {
+        let quiet = [false; 5];
+        let a = in_rounds("a", &[23.2, 23.25, 23.15, 23.2, 23.3], &quiet);
+        // Every round of B beside a hog: in B's figures, so called and explained by noise.
+        let b = in_rounds("b", &[30.1, 30.3, 29.9, 30.2, 30.0], &[true; 5]);
+        let c = compare(&a, &b);
+        let r = &c.rows[0];
+        assert_eq!(r.verdict, Verdict::Worse);
+        let noise = r
+            .explanations
+            .iter()
+            .find(|e| e.cause == explain::NOISE)
+            .unwrap_or_else(|| panic!("{:?}", r.explanations));
+        assert!(
+            noise
+                .evidence
+                .iter()
+                .any(|e| e.starts_with("B: round 7 at 6.0 s: other tasks used 48% of CPU 0-1")),
+            "{:?}",
+            noise.evidence
+        );
+        assert!(r.rounds[1].as_ref().unwrap().includes_disturbed);
+        // Two disturbed rounds of five, far off: kept out, B is the same as A.
+        let b = in_rounds(
+            "b",
+            &[23.2, 40.0, 23.25, 41.0, 23.2],
+            &[false, true, false, true, false],
+        );
+        let r = &compare(&a, &b).rows[0];
+        assert_eq!(r.verdict, Verdict::Equivalent, "{}", r.why);
+        // Three of five disturbed and the rest disagreeing: cannot tell, naming them.
+        let b = in_rounds(
+            "b",
+            &[20.0, 40.0, 29.0, 41.0, 39.0],
+            &[false, true, false, true, true],
+        );
+        let r = &compare(&a, &b).rows[0];
+        assert_eq!(r.verdict, Verdict::CannotTell);
+        assert_eq!(
+            r.why,
+            "cannot tell: 3 of 5 rounds of B disturbed (3 other-tasks)"
+        );
     }
 }

@@ -1,6 +1,8 @@
 //! Noise as a cause: other processes using the CPUs and the hypervisor taking them while a
 //! row was measured, as its `noisy-neighbour` and `steal-time` findings record them (each
-//! states its share of the usable CPUs). The noisier run being the slower one by a clear
+//! states its share of the usable CPUs), or, for a result measured in rounds whose figures
+//! include disturbed rounds (fewer than two were undisturbed), as those rounds recorded
+//! it (other tasks' and steal's share of the round's CPUs, averaged over the rounds). The noisier run being the slower one by a clear
 //! margin explains the difference; noise is never held equal, so it predicts no figure.
 
 use super::explain::{Claim, Explanation, RowCtx, NOISE};
@@ -30,6 +32,8 @@ fn percent_after(message: &str, marker: &str) -> Option<f64> {
 pub struct Noise<'a> {
     pub share: f64,
     pub findings: Vec<&'a Finding>,
+    /// What the disturbed rounds in the figures recorded, one line each.
+    pub rounds: Vec<String>,
 }
 
 pub fn of(r: &BenchResult) -> Noise<'_> {
@@ -43,6 +47,24 @@ pub fn of(r: &BenchResult) -> Noise<'_> {
         // A finding whose share cannot be read still counts as its threshold.
         n.share += share.unwrap_or(crate::findings::noise::NOISY_SHARE);
         n.findings.push(f);
+    }
+    if let (Some(rs), Some(noise)) = (&r.rounds, r.run_noise()) {
+        if noise.includes_disturbed && !rs.rounds.is_empty() {
+            use crate::result::rounds::Cause;
+            let taken: f64 = rs
+                .rounds
+                .iter()
+                .flat_map(|x| &x.disturbed)
+                .filter(|d| matches!(d.cause, Cause::OtherTasks | Cause::Steal))
+                .map(|d| d.value / 100.0)
+                .sum();
+            n.share += taken / rs.rounds.len() as f64;
+            n.rounds.extend(rs.rounds.iter().flat_map(|x| {
+                x.disturbed
+                    .iter()
+                    .map(move |d| format!("round {} at {:.1} s: {}", x.seq, x.at_s, d.detail))
+            }));
+        }
     }
     n
 }
@@ -78,9 +100,13 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
         ),
     );
     for (side, n) in [("A", &na), ("B", &nb)] {
-        if n.findings.is_empty() {
-            e.evidence
-                .push(format!("{side}: no noisy-neighbour or steal-time finding"));
+        if n.findings.is_empty() && n.rounds.is_empty() {
+            e.evidence.push(format!(
+                "{side}: no noisy-neighbour or steal-time finding, no disturbed round in its figures"
+            ));
+        }
+        for line in &n.rounds {
+            e.evidence.push(format!("{side}: {line}"));
         }
         for f in &n.findings {
             e.evidence.push(format!(

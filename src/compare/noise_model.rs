@@ -1,37 +1,42 @@
-//! The run-to-run noise of a host, per row: how much the median of one measurement (one
-//! benchmark, params and placement) moves between separate runs on the baseline's host,
-//! as the standard deviation σ of the runs' log medians. It comes from the host's
-//! calibration runs (`truebench calibrate`, tagged `calibration=<id>`), failing that from
-//! the stored history of the same measurement on that host, failing both from a
-//! conservative floor per benchmark (`floor`: the verdict then rests on one run each).
-//! Each row says which.
+//! The noise of a row, one model for every verdict: how much the median of one
+//! measurement (one benchmark, params and placement) moves between runs, as the standard
+//! error of its log median per run. It comes, in order:
 //!
-//! With σ, a row's log ratio d = ln(B/A) gets a standard error, a two-sided p-value (t with
-//! runs − 1 degrees of freedom, normal for the floor) and a minimum detectable effect
-//! MDE = exp((t₀.₉₇₅ + t₀.₈₀)·SE) − 1: the smallest B/A difference a test at α = 0.05 finds
-//! with 80% power here. `compare` calls a row below its MDE "no detectable difference".
+//! - from each run's own rounds (`result::rounds`): the spread between the rounds a run drew
+//!   its samples in, robust to the odd disturbed round (kept out), with its degrees of
+//!   freedom; raised to the host's calibration or stored history where that is larger (a
+//!   run's rounds do not sample what moves only between runs);
+//! - for results measured in one piece (earlier documents, the classic suite): from the
+//!   host's calibration runs (`truebench calibrate`, tagged `calibration=<id>`), failing that
+//!   from the stored history of the same measurement on that host, failing both from a
+//!   conservative floor per benchmark (`floor`).
+//!
+//! Each row says which. With the two sides' standard errors a row's log ratio d = ln(B/A)
+//! gets a standard error, a two-sided p-value (t with Welch-Satterthwaite degrees of
+//! freedom, normal for the floor) and a minimum detectable effect MDE = exp((t₀.₉₇₅ +
+//! t₀.₈₀)·SE) − 1 (`measure::mde`).
 
 use crate::result::{BenchResult, RunDocument};
 use serde::Serialize;
-use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 use std::collections::BTreeMap;
 
 /// The tag a calibration run carries; its value names the calibration (all K runs share it).
 pub const CALIBRATION_TAG: &str = "calibration";
-/// The smallest σ a calibration or history gives: a few runs close together on one boot
-/// do not see boot- and day-level variance (they are not sampled), so no row is trusted
-/// below 1% per run.
-pub const MIN_SIGMA: f64 = 0.01;
+/// The smallest σ a calibration or history gives (`floor::MIN_SIGMA`).
+pub use super::floor::MIN_SIGMA;
+/// The widest MDE a row is called equivalent within: past it, "the same within ±40%"
+/// tells a reader nothing, and the row is "cannot tell".
+pub const MAX_EQUIVALENCE_MDE: f64 = 0.25;
 /// Runs a calibration or history needs before its σ is used.
 pub const MIN_RUNS: usize = 3;
-/// Two-sided error rate and power the MDE is stated at.
-pub const ALPHA: f64 = 0.05;
-pub const POWER: f64 = 0.80;
+pub use crate::measure::mde::{ALPHA, POWER};
 
 /// Where a row's σ came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Basis {
+    /// Each run's own rounds.
+    Rounds,
     /// The baseline host's calibration runs.
     Calibration,
     /// Earlier stored runs of the same measurement on the baseline host.
@@ -43,6 +48,7 @@ pub enum Basis {
 impl Basis {
     pub fn text(self) -> &'static str {
         match self {
+            Basis::Rounds => "rounds",
             Basis::Calibration => "calibration",
             Basis::History => "history",
             Basis::Floor => "floor",
@@ -92,16 +98,7 @@ impl RowNoise {
 /// The between-run σ of one measurement over `medians` (one per run): the sample standard
 /// deviation of their logarithms, None with fewer than MIN_RUNS usable medians.
 pub fn log_sd(medians: &[f64]) -> Option<f64> {
-    let v: Vec<f64> = medians
-        .iter()
-        .filter(|m| m.is_finite() && **m > 0.0)
-        .map(|m| m.ln())
-        .collect();
-    if v.len() < MIN_RUNS {
-        return None;
-    }
-    let mean = v.iter().sum::<f64>() / v.len() as f64;
-    Some((v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt())
+    crate::measure::stats::log_sd(medians, MIN_RUNS)
 }
 
 /// The between-run σ of the measurement `r` stands for, over `runs` (each run's result with
@@ -231,19 +228,67 @@ impl NoiseModel {
     }
 }
 
-/// Standard error of ln(median) from a result's own samples: its median CI's width in logs
-/// over the normal quantile of the CI's level; 0 when it cannot be read.
+/// Standard error of ln(median) from a result's own samples (`Stats::log_se`).
 pub fn within_se(r: &BenchResult) -> f64 {
-    let s = &r.stats;
-    if !(s.ci95_low > 0.0 && s.ci95_high >= s.ci95_low && s.ci_level > 0.0 && s.ci_level < 1.0) {
-        return 0.0;
-    }
-    let z = std_normal().inverse_cdf(0.5 + s.ci_level / 2.0);
-    (s.ci95_high.ln() - s.ci95_low.ln()) / (2.0 * z)
+    r.stats.log_se()
 }
 
-fn std_normal() -> Normal {
-    Normal::new(0.0, 1.0).expect("standard normal")
+/// The quantiles (two-sided α, power) for `df` degrees of freedom (None: normal).
+#[cfg(test)]
+fn quantiles(df: Option<f64>) -> (f64, f64) {
+    crate::measure::mde::quantiles(df)
+}
+
+/// The MDE of a row whose log ratio has standard error `se` with σ's `df`.
+pub fn mde_log(se: f64, df: Option<f64>) -> f64 {
+    crate::measure::mde::mde_log(se, df)
+}
+
+/// One side of a row: the variance of its log median, its degrees of freedom (None:
+/// normal) and the basis it rests on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Side {
+    pub var: f64,
+    pub df: Option<f64>,
+    pub basis: Basis,
+    /// The rounds were chosen by `run --precision`'s two-stage rule.
+    pub two_stage: bool,
+}
+
+/// The variance of one result's log median: from its own rounds (raised to the model's
+/// calibration or history σ where that is larger), else from the model: the larger of σ²
+/// and its own sampling variance (calibration, history: σ already holds a run's own
+/// noise), or both added (floor: the run level is assumed on top of what the samples saw).
+pub fn side(r: &BenchResult, model: &RowNoise) -> Side {
+    let s2 = model.sigma.powi(2);
+    if let Some(n) = r.run_noise() {
+        let own = Side {
+            var: n.se.powi(2),
+            df: Some(n.df),
+            basis: Basis::Rounds,
+            two_stage: n.stage1.is_some(),
+        };
+        return match model.basis {
+            Basis::Calibration | Basis::History if s2 > own.var => Side {
+                var: s2,
+                df: model.df(),
+                basis: model.basis,
+                two_stage: false,
+            },
+            _ => own,
+        };
+    }
+    let w = within_se(r).powi(2);
+    Side {
+        var: if model.basis == Basis::Floor {
+            s2 + w
+        } else {
+            s2.max(w)
+        },
+        df: model.df(),
+        basis: model.basis,
+        two_stage: false,
+    }
 }
 
 /// A row tested against its noise.
@@ -253,10 +298,14 @@ pub struct RowTest {
     pub d: f64,
     /// Its standard error.
     pub se: f64,
+    /// Degrees of freedom of `se` (None: normal).
+    pub df: Option<f64>,
     /// Two-sided p of d against 0.
     pub p: f64,
     /// Minimum detectable |d| at ALPHA and POWER.
     pub mde_log: f64,
+    /// The basis the larger side rests on.
+    pub basis: Basis,
 }
 
 impl RowTest {
@@ -267,6 +316,19 @@ impl RowTest {
 
     pub fn detectable(&self) -> bool {
         self.d.abs() >= self.mde_log
+    }
+
+    /// The 95% interval of d.
+    pub fn ci(&self) -> (f64, f64) {
+        let h = crate::measure::mde::two_sided(self.df) * self.se;
+        (self.d - h, self.d + h)
+    }
+
+    /// Whether the interval lies inside ± the MDE, and the MDE is at most
+    /// MAX_EQUIVALENCE_MDE: the two are the same within it (a wider "same" tells nothing).
+    pub fn equivalent(&self) -> bool {
+        let (lo, hi) = self.ci();
+        lo > -self.mde_log && hi < self.mde_log && self.mde() <= MAX_EQUIVALENCE_MDE
     }
 }
 
@@ -279,55 +341,26 @@ pub fn mde_text(mde: f64) -> String {
     }
 }
 
-/// The quantiles (two-sided α, power) for `df` degrees of freedom (None: normal).
-fn quantiles(df: Option<f64>) -> (f64, f64) {
-    match df.and_then(|d| StudentsT::new(0.0, 1.0, d).ok()) {
-        Some(t) => (t.inverse_cdf(1.0 - ALPHA / 2.0), t.inverse_cdf(POWER)),
-        None => {
-            let n = std_normal();
-            (n.inverse_cdf(1.0 - ALPHA / 2.0), n.inverse_cdf(POWER))
-        }
-    }
-}
-
-/// The MDE of a row whose log ratio has standard error `se` with σ's `df`.
-pub fn mde_log(se: f64, df: Option<f64>) -> f64 {
-    let (a, b) = quantiles(df);
-    (a + b) * se
-}
-
-/// Test B's median against A's with the row's noise: each side's variance is the larger of
-/// σ² and its own sampling variance (calibration, history: σ already holds a run's own
-/// noise), or both added (floor: the run level is assumed on top of what the samples saw).
-/// B's host is assumed to have A's σ.
+/// Test B's median against A's: each side's variance from `side` (B's host is assumed to
+/// have A's model), degrees of freedom by Welch-Satterthwaite (the smaller side's when a
+/// side's rounds were chosen by the two-stage rule: `session::precision`).
 pub fn test(a: &BenchResult, b: &BenchResult, noise: &RowNoise) -> RowTest {
-    let s2 = noise.sigma.powi(2);
-    let var = |r: &BenchResult| {
-        let w = within_se(r).powi(2);
-        if noise.basis == Basis::Floor {
-            s2 + w
-        } else {
-            s2.max(w)
-        }
+    let (sa, sb) = (side(a, noise), side(b, noise));
+    let se = (sa.var + sb.var).sqrt();
+    let df = match (sa.df, sb.df) {
+        (Some(x), Some(y)) if sa.two_stage || sb.two_stage => Some(x.min(y)),
+        (Some(_), Some(_)) => crate::measure::mde::welch_df(&[(sa.var, sa.df), (sb.var, sb.df)]),
+        _ => None,
     };
-    let se = (var(a) + var(b)).sqrt();
     let d = (b.stats.median / a.stats.median).ln();
-    let df = noise.df();
-    let p = if se > 0.0 && d.is_finite() {
-        let z = d.abs() / se;
-        let tail = match df.and_then(|d| StudentsT::new(0.0, 1.0, d).ok()) {
-            Some(t) => 1.0 - t.cdf(z),
-            None => 1.0 - std_normal().cdf(z),
-        };
-        (2.0 * tail).clamp(0.0, 1.0)
-    } else {
-        1.0
-    };
+    let basis = if sa.var >= sb.var { sa.basis } else { sb.basis };
     RowTest {
         d,
         se,
-        p,
+        df,
+        p: crate::measure::mde::p_value(d, se, df),
         mde_log: mde_log(se, df),
+        basis,
     }
 }
 

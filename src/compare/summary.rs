@@ -71,6 +71,9 @@ fn suite(r: &Row) -> &str {
 pub fn overall(c: &Comparison) -> String {
     let n = &c.noise;
     let mut bases = vec![];
+    if n.rounds_rows > 0 {
+        bases.push(format!("each run's rounds ({} rows)", n.rounds_rows));
+    }
     if n.calibration_rows > 0 {
         bases.push(format!(
             "calibration {} ({} rows)",
@@ -149,36 +152,47 @@ pub fn sentences(c: &Comparison) -> Vec<String> {
                 out.push(line);
             }
             None => {
-                let largest = rows
+                use super::verdict::Verdict;
+                let of = |v: Verdict| rows.iter().filter(|r| r.verdict == v).count();
+                let same: Vec<&Row> = rows
                     .iter()
-                    .filter(|r| r.comparability.is_empty())
-                    .map(|r| r.ratio)
-                    .max_by(|x, y| x.ln().abs().total_cmp(&y.ln().abs()));
-                let not_comparable = rows.iter().filter(|r| !r.comparability.is_empty()).count();
-                let too_few = rows
+                    .copied()
+                    .filter(|r| r.verdict == Verdict::Equivalent)
+                    .collect();
+                let unsure: Vec<&Row> = rows
                     .iter()
-                    .filter(|r| r.verdict == super::verdict::Verdict::TooFew)
-                    .count();
-                out.push(format!(
-                    "{s}: no real difference in {} rows{}{}.",
-                    rows.len() - not_comparable - too_few,
-                    largest
-                        .map(|x| format!(
-                            " (largest B/A {x:.3}; {} here: smaller differences cannot be told from noise)",
-                            mde_range(&rows).unwrap_or_default()
-                        ))
-                        .unwrap_or_default(),
-                    if not_comparable > 0 {
-                        format!("; {not_comparable} rows not comparable")
-                    } else {
-                        String::new()
-                    }
-                ));
-                if too_few > 0 {
-                    out.push(format!(
-                        "{s}: {too_few} rows differ beyond their CIs but have too few samples for the rank test to call it (run with --samples 5 or more)."
+                    .copied()
+                    .filter(|r| r.verdict == Verdict::CannotTell)
+                    .collect();
+                let mut parts = vec![];
+                if !same.is_empty() {
+                    parts.push(format!(
+                        "{} equivalent ({})",
+                        same.len(),
+                        mde_range(&same).unwrap_or_default()
                     ));
                 }
+                if !unsure.is_empty() {
+                    let largest = unsure
+                        .iter()
+                        .map(|r| r.ratio)
+                        .max_by(|x, y| x.ln().abs().total_cmp(&y.ln().abs()))
+                        .unwrap_or(1.0);
+                    parts.push(format!(
+                        "{} cannot tell ({}, largest B/A {largest:.3})",
+                        unsure.len(),
+                        mde_range(&unsure).unwrap_or_default()
+                    ));
+                }
+                let not_comparable = of(Verdict::NotComparable);
+                if not_comparable > 0 {
+                    parts.push(format!("{not_comparable} not comparable"));
+                }
+                out.push(format!(
+                    "{s}: no difference called in {} rows: {}.",
+                    rows.len(),
+                    parts.join(", ")
+                ));
             }
         }
         if s == "classic" {

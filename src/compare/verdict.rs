@@ -1,9 +1,11 @@
-//! Whether two results really differ. Within one run's samples the rank test and the
-//! confidence intervals decide whether a difference is there at all (`judge`, also used
-//! for the siblings a cause holds equal); a row of `compare` is then tested against the
-//! host's run-to-run noise (`noise_model`): below its minimum detectable effect it is "no
-//! detectable difference", above it but not among the rows Benjamini-Hochberg keeps at the
-//! comparison's false discovery rate it is "drift", else better or worse.
+//! Whether two results really differ. A row of `compare` is tested against its noise
+//! (`noise_model`: each run's rounds, else calibration, history or floor) and ends in one of
+//! three outcomes: called (B better or worse: among the rows Benjamini-Hochberg keeps at the
+//! comparison's false discovery rate), equivalent (the 95% interval of B/A lies inside ± the
+//! row's minimum detectable effect: the same within it), or cannot tell (neither: the noise
+//! is too large for this difference, or the rounds were disturbed). Within one run's
+//! samples, the rank test and the confidence intervals (`judge`) still decide whether the
+//! siblings a cause holds equal differ.
 
 use crate::measure::stats::mann_whitney_p;
 use crate::result::BenchResult;
@@ -22,15 +24,19 @@ pub enum Verdict {
     Better,
     #[serde(rename = "B worse")]
     Worse,
-    /// Real within the runs' samples and at least the row's MDE, but not among the rows
-    /// called real at the comparison's false discovery rate (or, where `judge` is used
-    /// alone, below the drift fraction it was given): within this host's run-to-run noise.
+    /// Real within the runs' samples but below the drift fraction `judge` was given (the
+    /// siblings a cause holds equal).
     #[serde(rename = "drift")]
     Drift,
-    /// Real within the runs' samples, but smaller than the row's minimum detectable effect:
-    /// this host's run-to-run noise could have made it.
-    #[serde(rename = "no detectable difference")]
-    NoDetectable,
+    /// Not called, and the 95% interval of B/A lies inside ± the row's MDE: the same
+    /// within it (a row of `compare`).
+    #[serde(rename = "equivalent")]
+    Equivalent,
+    /// Not called, and not equivalent either: the noise is too large for this difference,
+    /// or too many rounds were disturbed (a row of `compare`; its `why` says which).
+    #[serde(rename = "cannot tell")]
+    CannotTell,
+    /// The samples overlap (`judge`, for the siblings a cause holds equal).
     #[serde(rename = "no real difference")]
     Same,
     /// Different definition, params or sample count: no verdict.
@@ -48,7 +54,8 @@ impl Verdict {
             Verdict::Better => "B better",
             Verdict::Worse => "B worse",
             Verdict::Drift => "drift",
-            Verdict::NoDetectable => "no detectable difference",
+            Verdict::Equivalent => "equivalent",
+            Verdict::CannotTell => "cannot tell",
             Verdict::Same => "no real difference",
             Verdict::NotComparable => "not comparable",
             Verdict::TooFew => "too few samples",

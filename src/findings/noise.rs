@@ -110,26 +110,31 @@ pub fn evaluate(before: &Sample, after: &Sample, usable: usize, ticks_per_s: f64
     out
 }
 
-/// Give every result the noise findings of its own measurement window (from the previous
-/// result's end to its own).
+/// Give every result the noise findings of its own measurement window (start, end); a
+/// result without one (pooled from rounds) gets none.
 pub fn annotate(
     results: &mut [crate::result::BenchResult],
-    ends: &[u64],
-    start: u64,
+    windows: &[Option<(u64, u64)>],
     samples: Vec<Sample>,
     usable: usize,
 ) {
-    let ticks = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
-        .ok()
-        .flatten()
-        .unwrap_or(100) as f64;
-    let mut from = start;
-    for (r, &end) in results.iter_mut().zip(ends) {
+    let ticks = ticks_per_s();
+    for (r, w) in results.iter_mut().zip(windows) {
+        let Some((from, end)) = *w else {
+            continue;
+        };
         if let Some((a, b)) = window(&samples, from, end) {
             r.findings.extend(evaluate(a, b, usable, ticks));
         }
-        from = end;
     }
+}
+
+/// Clock ticks per second (USER_HZ), 100 when it cannot be read.
+pub fn ticks_per_s() -> f64 {
+    nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .unwrap_or(100) as f64
 }
 
 #[cfg(test)]

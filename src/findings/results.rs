@@ -9,6 +9,57 @@ pub const TIMER_BOUND_SHARE: f64 = 0.01;
 /// A result whose CV exceeds this is flagged as noisy.
 pub const NOISY_CV: f64 = 0.10;
 
+/// The ids `annotate` judges from the samples: a result whose samples change (rounds
+/// pooled) has them judged again.
+pub const SAMPLE_FINDINGS: &[&str] = &["timer-bound", "high-variation"];
+
+/// `disturbed-rounds`: which rounds of `r` were disturbed and by what; None when none was.
+/// A warning when fewer than two rounds are left (the result then has no round noise).
+pub fn disturbed_rounds(r: &BenchResult) -> Option<Finding> {
+    let rounds = r.rounds.as_ref()?;
+    let n = rounds.disturbed();
+    if n == 0 {
+        return None;
+    }
+    let kept = rounds.kept();
+    let causes: Vec<String> = rounds
+        .causes()
+        .iter()
+        .map(|(c, k)| format!("{k} {}", c.text()))
+        .collect();
+    let severity = if kept >= 2 {
+        Severity::Info
+    } else {
+        Severity::Warning
+    };
+    let left = if kept == 0 {
+        "every round was disturbed, so the figures rest on all of them, disturbance included"
+            .to_string()
+    } else if kept == 1 {
+        "one round was undisturbed, too few to read a spread, so the figures rest on every round, disturbance included".to_string()
+    } else {
+        format!("kept out of the figures, which rest on the other {kept}")
+    };
+    Some(Finding::new(
+        "disturbed-rounds",
+        severity,
+        format!(
+            "{n} of {} rounds were disturbed ({}): {left}.",
+            rounds.rounds.len(),
+            causes.join(", ")
+        ),
+        rounds
+            .rounds
+            .iter()
+            .flat_map(|x| {
+                x.disturbed
+                    .iter()
+                    .map(move |d| format!("round {} at {:.1} s: {}", x.seq, x.at_s, d.detail))
+            })
+            .collect(),
+    ))
+}
+
 /// Attach the result rules' findings to `r`.
 pub fn annotate(r: &mut BenchResult) {
     if r.quality.timer_share > TIMER_BOUND_SHARE {

@@ -42,6 +42,7 @@ pub const KINDS: &[Kind] = &[
     // One result (src/findings/results.rs, memory.rs).
     Kind { id: "timer-bound", severities: W, meaning: "reading the clock is more than 1% of the measured time" },
     Kind { id: "high-variation", severities: I, meaning: "the samples' coefficient of variation exceeds 10%" },
+    Kind { id: "disturbed-rounds", severities: IW, meaning: "rounds of a result were disturbed (other tasks, steal, CPU pressure, a slow CPU-speed canary, or an unexplained outlier) and kept out of its figures" },
     Kind { id: "per-event-timing", severities: IW, meaning: "timing every small event (as sysbench memory does) against timing the batch" },
     Kind { id: "cache-levels", severities: I, meaning: "the cache levels a latency sweep measured" },
     Kind { id: "llc-size-mismatch", severities: W, meaning: "the last-level cache size reported differs from the one measured" },

@@ -6,6 +6,7 @@ pub mod batch;
 pub mod clocks;
 pub mod clocksource;
 pub mod fdr;
+pub mod mde;
 pub mod plateaus;
 pub mod speed;
 pub mod stats;

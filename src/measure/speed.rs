@@ -100,6 +100,15 @@ pub fn time_chain(passes: u64) -> u64 {
 /// batch). A short probe sizes the batch to [`BATCH_NS`]; one warm-up batch, then the
 /// fastest of [`REPEATS`].
 pub fn measure_here() -> (f64, f64) {
+    measure_here_for(BATCH_NS, REPEATS)
+}
+
+/// The canary before a round (`session::rounds`): batches of 0.5 ms, fastest of 3.
+pub const CANARY_BATCH_NS: f64 = 5e5;
+pub const CANARY_REPEATS: usize = 3;
+
+/// One measurement with batches of about `batch_ns`, the fastest of `repeats` counting.
+pub fn measure_here_for(batch_ns: f64, repeats: usize) -> (f64, f64) {
     let mut passes = 4096u64;
     // Grow until a chain lasts long enough to extrapolate from (>= 100 us); the fastest of
     // three timings at that length sizes the batch (one interrupted timing would leave the
@@ -108,13 +117,16 @@ pub fn measure_here() -> (f64, f64) {
         let t = time_chain(passes);
         if t >= 100_000 || passes >= 1 << 40 {
             let t = (0..2).map(|_| time_chain(passes)).fold(t, u64::min);
-            passes = ((passes as f64 * BATCH_NS / t as f64).ceil() as u64).max(1);
+            passes = ((passes as f64 * batch_ns / t as f64).ceil() as u64).max(1);
             break;
         }
         passes *= 4;
     }
     time_chain(passes);
-    let best = (0..REPEATS).map(|_| time_chain(passes)).min().unwrap_or(1) as f64;
+    let best = (0..repeats.max(1))
+        .map(|_| time_chain(passes))
+        .min()
+        .unwrap_or(1) as f64;
     ((passes * UNROLL) as f64 / best, best)
 }
 
@@ -132,11 +144,20 @@ impl Drop for AffinityGuard {
 /// One measurement pinned to `cpu`, the calling thread's affinity restored afterwards:
 /// (adds per ns, elapsed ns). Err(reason) when the thread cannot be pinned there.
 pub fn measure_on(cpu: u32) -> Result<(f64, f64), String> {
+    on_cpu(cpu, measure_here)
+}
+
+/// The short canary pinned to `cpu`, affinity restored: adds per ns.
+pub fn canary_on(cpu: u32) -> Result<f64, String> {
+    on_cpu(cpu, || measure_here_for(CANARY_BATCH_NS, CANARY_REPEATS)).map(|x| x.0)
+}
+
+fn on_cpu<T>(cpu: u32, f: impl FnOnce() -> T) -> Result<T, String> {
     let saved = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0))
         .map_err(|e| format!("sched_getaffinity: {e}"))?;
     let _restore = AffinityGuard(saved);
     crate::placement::pin_current_thread(cpu)?;
-    Ok(measure_here())
+    Ok(f())
 }
 
 /// The CPUs to sample: the first usable CPU of each kind (fastest kind first), with the

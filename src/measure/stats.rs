@@ -54,6 +54,23 @@ pub fn median_ci_rank(n: usize) -> (usize, f64) {
 
 impl Stats {
     /// Statistics of a non-empty sample set; None when empty.
+    /// Standard error of ln(median) from the samples alone: the median CI's width in logs
+    /// over the normal quantile of the CI's level; 0 when it cannot be read.
+    pub fn log_se(&self) -> f64 {
+        if !(self.ci95_low > 0.0
+            && self.ci95_high >= self.ci95_low
+            && self.ci_level > 0.0
+            && self.ci_level < 1.0)
+        {
+            return 0.0;
+        }
+        let z = statrs::distribution::ContinuousCDF::inverse_cdf(
+            &statrs::distribution::Normal::new(0.0, 1.0).expect("standard normal"),
+            0.5 + self.ci_level / 2.0,
+        );
+        (self.ci95_high.ln() - self.ci95_low.ln()) / (2.0 * z)
+    }
+
     pub fn of(samples: &[f64]) -> Option<Stats> {
         if samples.is_empty() || samples.iter().any(|x| !x.is_finite()) {
             return None;
@@ -227,4 +244,19 @@ mod correlation_tests {
         assert_eq!(correlation(&x, &[5.0; 4]), None);
         assert_eq!(correlation(&x[..2], &x[..2]), None);
     }
+}
+
+/// The sample standard deviation of the logarithms of the positive, finite `values`; None
+/// with fewer than `min` of them.
+pub fn log_sd(values: &[f64], min: usize) -> Option<f64> {
+    let v: Vec<f64> = values
+        .iter()
+        .filter(|m| m.is_finite() && **m > 0.0)
+        .map(|m| m.ln())
+        .collect();
+    if v.len() < min.max(2) {
+        return None;
+    }
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    Some((v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt())
 }

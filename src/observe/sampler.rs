@@ -33,25 +33,46 @@ pub fn parse_pid_stat(text: &str) -> Option<(String, i32, u64)> {
 
 /// Sum of the steal column and of all columns of the `cpuN` lines of `usable` CPUs.
 pub fn parse_stat_ticks(text: &str, usable: &[u32]) -> (u64, u64) {
-    let mut steal = 0;
-    let mut total = 0;
+    let t = cpu_ticks(text, usable);
+    (t.steal, t.total)
+}
+
+/// Ticks of some CPUs from /proc/stat.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuTicks {
+    /// user, nice, system, irq and softirq.
+    pub busy: u64,
+    pub steal: u64,
+    /// The first eight columns (user to steal; guest time is inside user).
+    pub total: u64,
+}
+
+/// The ticks of the `cpuN` lines of `cpus` in /proc/stat's text (the aggregate `cpu` line
+/// is not a CPU).
+pub fn cpu_ticks(text: &str, cpus: &[u32]) -> CpuTicks {
+    let mut t = CpuTicks::default();
     for l in text.lines() {
-        let Some(rest) = l.strip_prefix("cpu") else {
+        let Some(rest) = l
+            .strip_prefix("cpu")
+            .filter(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+        else {
             continue;
         };
         let mut f = rest.split_whitespace();
         let Some(Ok(cpu)) = f.next().map(str::parse::<u32>) else {
             continue;
         };
-        if !usable.contains(&cpu) {
+        if !cpus.contains(&cpu) {
             continue;
         }
         let v: Vec<u64> = f.filter_map(|x| x.parse().ok()).collect();
-        // user nice system idle iowait irq softirq steal (guest columns are inside user)
-        total += v.iter().take(8).sum::<u64>();
-        steal += v.get(7).copied().unwrap_or(0);
+        let at = |i: usize| v.get(i).copied().unwrap_or(0);
+        // user nice system idle iowait irq softirq steal
+        t.busy += at(0) + at(1) + at(2) + at(5) + at(6);
+        t.steal += at(7);
+        t.total += (0..8).map(at).sum::<u64>();
     }
-    (steal, total)
+    t
 }
 
 fn read_sample(me: i32, usable: &[u32], cpu_stat: Option<&PathBuf>) -> Sample {

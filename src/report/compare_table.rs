@@ -8,17 +8,76 @@ use crate::compare::explain::Status;
 use crate::compare::ranking::Fleet;
 use crate::compare::Comparison;
 
-pub fn render(c: &Comparison) -> String {
+/// Columns the default table fits in (as benchstat's does); `-v` prints every column.
+pub const WIDTH: u16 = 100;
+
+/// A row's name in few characters: `latency 4k 1.4MiB [cpus]`-like, from its benchmark
+/// (family dropped where the name says it), params and placement.
+fn short_name(r: &crate::compare::Row) -> String {
+    let base = r.benchmark.split('@').next().unwrap_or(&r.benchmark);
+    let mut s = base.to_string();
+    if !r.params.is_empty() {
+        s.push(' ');
+        s.push_str(&r.params);
+    }
+    if let Some(role) = &r.role {
+        s.push_str(&format!(" ({role})"));
+    }
+    s.push_str(&format!(" [{}]", r.placement));
+    s
+}
+
+/// The narrow table: row, A, B, B/A with its 95% interval, and the verdict in words.
+fn narrow(c: &Comparison) -> comfy_table::Table {
+    let mut t = super::table(&["row", "A", "B", "B/A (95% CI)", "verdict"]);
+    t.set_width(WIDTH);
+    for r in &c.rows {
+        t.add_row(vec![
+            short_name(r),
+            format!("{} {}", num(r.medians.a), r.unit),
+            format!(
+                "{} {}",
+                num(r.medians.b),
+                r.unit_b.as_ref().unwrap_or(&r.unit)
+            ),
+            ratio_cell(r),
+            r.why.clone(),
+        ]);
+    }
+    t
+}
+
+/// B/A with its interval, or "-" where the row is not comparable (its verdict says why).
+pub fn ratio_cell(r: &crate::compare::Row) -> String {
+    match r.ci {
+        Some([lo, hi]) if r.ratio.is_finite() => {
+            format!("{:.3} ({lo:.3}-{hi:.3})", r.ratio)
+        }
+        _ => "-".into(),
+    }
+}
+
+/// A comparison as text: the narrow table by default, every column with `verbose`.
+pub fn render(c: &Comparison, verbose: bool) -> String {
+    if verbose {
+        render_full(c)
+    } else {
+        render_with(c, narrow(c), false)
+    }
+}
+
+fn render_full(c: &Comparison) -> String {
     let mut t = super::table(&[
         "benchmark",
         "params",
         "placement",
         "A median",
         "B median",
-        "B/A",
+        "B/A (95% CI)",
         "MDE (noise)",
         "CIs overlap",
         "p (rank test)",
+        "p (noise)",
         "verdict",
         "explained",
     ]);
@@ -36,7 +95,7 @@ pub fn render(c: &Comparison) -> String {
                 num(r.medians.b),
                 r.unit_b.as_ref().unwrap_or(&r.unit)
             ),
-            format!("{:.3}", r.ratio),
+            ratio_cell(r),
             format!(
                 "{} ({})",
                 crate::compare::noise_model::mde_text(r.mde),
@@ -45,10 +104,10 @@ pub fn render(c: &Comparison) -> String {
             if r.ci_overlap { "yes" } else { "no" }.into(),
             r.p.map(|p| format!("{p:.3}"))
                 .unwrap_or_else(|| "n/a (<3 samples)".into()),
-            match &r.warning {
-                Some(w) => format!("{} ({w})", r.verdict.text()),
-                None => r.verdict.text().to_string(),
-            },
+            r.p_noise
+                .map(|p| format!("{p:.3}"))
+                .unwrap_or_else(|| "-".into()),
+            r.why.clone(),
             if r.status == Status::Nothing {
                 "-".into()
             } else {
@@ -56,6 +115,10 @@ pub fn render(c: &Comparison) -> String {
             },
         ]);
     }
+    render_with(c, t, true)
+}
+
+fn render_with(c: &Comparison, t: comfy_table::Table, verbose: bool) -> String {
     let mut s = String::new();
     for (side, id, tags) in [("A", &c.a, &c.tags[0]), ("B", &c.b, &c.tags[1])] {
         s.push_str(&format!("{side} = {id}"));
@@ -105,8 +168,10 @@ pub fn render(c: &Comparison) -> String {
             }
             s.push_str(&head);
             s.push('\n');
-            for ev in &e.evidence {
-                s.push_str(&format!("      evidence: {ev}\n"));
+            if verbose {
+                for ev in &e.evidence {
+                    s.push_str(&format!("      evidence: {ev}\n"));
+                }
             }
         }
     }
@@ -135,6 +200,9 @@ pub fn render(c: &Comparison) -> String {
             "Candidates not measured: {}\n",
             unmeasured.join("; ")
         ));
+    }
+    if !verbose {
+        s.push_str("(-v: every column, and the evidence of each cause)\n");
     }
     s
 }
@@ -233,14 +301,24 @@ mod tests {
     fn runs_with_no_result_in_common_say_so_instead_of_an_empty_table() {
         let a = timers_run("a", 20.0, None);
         let b = latency_run("b", 8 << 20, 4096, 1.2);
-        let text = super::render(&crate::compare::compare(&a, &b));
+        let text = super::render(&crate::compare::compare(&a, &b), false);
         assert!(
             text.contains("No result in common: nothing to compare (1 only in A, 1 only in B)"),
             "{text}"
         );
         assert!(!text.contains("benchmark"), "{text}");
         // With a row in common, the table.
-        let text = super::render(&crate::compare::compare(&a, &timers_run("b", 21.0, None)));
+        let c = crate::compare::compare(&a, &timers_run("b", 21.0, None));
+        let text = super::render(&c, true);
         assert!(text.contains("benchmark") && !text.contains("No result in common"));
+        // The default table fits 100 columns; -v has every column.
+        let narrow = super::render(&c, false);
+        assert!(narrow.contains("B/A (95% CI)") && !narrow.contains("p (rank test)"));
+        for line in narrow
+            .lines()
+            .filter(|l| l.starts_with(['│', '╭', '├', '┌', '└', '╰']))
+        {
+            assert!(line.chars().count() <= super::WIDTH as usize, "{line}");
+        }
     }
 }

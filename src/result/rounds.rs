@@ -85,8 +85,18 @@ pub struct RoundNoise {
     /// Standard error of ln(the row's median): σ/√kept, at least what the pooled samples'
     /// own confidence interval gives.
     pub se: f64,
-    /// Degrees of freedom of `se` (kept − 1).
+    /// Degrees of freedom of `se` (kept − 1; with `stage1`, that stage's kept − 1).
     pub df: f64,
+    /// With `run --precision`: σ and its degrees of freedom come from the rounds of the
+    /// first stage only (this many), the rounds added after them only narrow `se` (Stein's
+    /// two-stage rule, so the test keeps its error rate although the number of rounds was
+    /// chosen from the data).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage1: Option<usize>,
+    /// Fewer than two rounds were undisturbed, so the figures and this noise rest on every
+    /// round, disturbed ones included (the disturbance is then in the figures).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub includes_disturbed: bool,
 }
 
 /// Every round of a row and the noise of its kept ones.
@@ -152,8 +162,8 @@ fn median(x: &[f64]) -> f64 {
 
 /// Flag, among the rounds nothing else disturbed, those whose log median lies more than
 /// OUTLIER_SIGMAS robust σ from the others' median (with at least MIN_FOR_OUTLIERS of
-/// them, and never more than a third of them: a row whose rounds split in two is noisy,
-/// not disturbed).
+/// them, and fewer than a third of them: a row whose rounds split in two is noisy, not
+/// disturbed).
 pub fn flag_outliers(rounds: &mut [Round]) {
     let idx: Vec<usize> = (0..rounds.len()).filter(|i| rounds[*i].kept()).collect();
     if idx.len() < MIN_FOR_OUTLIERS {
@@ -169,7 +179,7 @@ pub fn flag_outliers(rounds: &mut [Round]) {
         .map(|(i, v)| (*i, (v - med).abs()))
         .filter(|(_, d)| *d > limit)
         .collect();
-    if far.len() * 3 > idx.len() {
+    if far.len() * 3 >= idx.len() {
         return;
     }
     for (i, d) in far {
@@ -186,26 +196,55 @@ pub fn flag_outliers(rounds: &mut [Round]) {
     }
 }
 
-/// The noise of the kept rounds: the standard deviation of their log medians, and the
-/// standard error of the row's log median (σ/√kept, at least `pooled_se`, the pooled
-/// samples' own). None with fewer than two kept rounds.
-pub fn noise_of(rounds: &[Round], pooled_se: f64) -> Option<RoundNoise> {
-    let x: Vec<f64> = rounds
-        .iter()
+/// The log medians of the kept rounds among `rounds`.
+fn kept_logs<'a>(rounds: impl Iterator<Item = &'a Round>) -> Vec<f64> {
+    rounds
         .filter(|r| r.kept() && r.median > 0.0 && r.median.is_finite())
         .map(|r| r.median.ln())
-        .collect();
-    let k = x.len();
-    if k < 2 {
+        .collect()
+}
+
+/// Sample standard deviation (n − 1).
+fn sd(x: &[f64]) -> f64 {
+    let mean = x.iter().sum::<f64>() / x.len() as f64;
+    (x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (x.len() - 1) as f64).sqrt()
+}
+
+/// The noise of the kept rounds: the standard deviation of their log medians, and the
+/// standard error of the row's log median (σ/√kept, at least `pooled_se`, the pooled
+/// samples' own). With `stage1` (rounds in measured order, the first `stage1` chosen before
+/// any was added for precision), σ and df come from that stage's kept rounds only. None
+/// with fewer than two kept rounds (in the first stage, with `stage1`).
+///
+/// With fewer than two undisturbed rounds, every round counts (`includes_disturbed`).
+pub fn noise_of(rounds: &[Round], pooled_se: f64, stage1: Option<usize>) -> Option<RoundNoise> {
+    let includes_disturbed = kept_logs(rounds.iter()).len() < 2;
+    let logs = |rs: &[Round]| {
+        if includes_disturbed {
+            rs.iter()
+                .filter(|r| r.median > 0.0 && r.median.is_finite())
+                .map(|r| r.median.ln())
+                .collect()
+        } else {
+            kept_logs(rs.iter())
+        }
+    };
+    let all: Vec<f64> = logs(rounds);
+    let first: Vec<f64> = match stage1 {
+        Some(n) => logs(&rounds[..n.min(rounds.len())]),
+        None => all.clone(),
+    };
+    if first.len() < 2 {
         return None;
     }
-    let mean = x.iter().sum::<f64>() / k as f64;
-    let sigma = (x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (k - 1) as f64).sqrt();
+    let sigma = sd(&first);
     Some(RoundNoise {
-        kept: k,
+        kept: all.len(),
         sigma,
-        se: (sigma / (k as f64).sqrt()).max(pooled_se.max(0.0)),
-        df: (k - 1) as f64,
+        se: (sigma / (all.len() as f64).sqrt()).max(pooled_se.max(0.0)),
+        df: (first.len() - 1) as f64,
+        stage1: stage1.filter(|n| *n < rounds.len()),
+        includes_disturbed,
     })
 }
 
@@ -254,28 +293,43 @@ mod tests {
     #[test]
     fn the_noise_uses_the_kept_rounds_and_the_pooled_samples_as_a_floor() {
         let mut r = rounds(&[100.0, 102.0, 98.0, 101.0, 99.0]);
-        let n = noise_of(&r, 0.0).unwrap();
+        let n = noise_of(&r, 0.0, None).unwrap();
         assert_eq!((n.kept, n.df), (5, 4.0));
         let x: Vec<f64> = [100.0f64, 102.0, 98.0, 101.0, 99.0]
             .iter()
             .map(|v| v.ln())
             .collect();
         let m = x.iter().sum::<f64>() / 5.0;
-        let sd = (x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / 4.0).sqrt();
-        assert!((n.sigma - sd).abs() < 1e-12);
-        assert!((n.se - sd / 5f64.sqrt()).abs() < 1e-12);
+        let want = (x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / 4.0).sqrt();
+        assert!((n.sigma - want).abs() < 1e-12);
+        assert!((n.se - want / 5f64.sqrt()).abs() < 1e-12);
         // A wide pooled CI is the floor.
-        assert_eq!(noise_of(&r, 0.5).unwrap().se, 0.5);
+        assert_eq!(noise_of(&r, 0.5, None).unwrap().se, 0.5);
         // A disturbed round is left out.
-        r[1].disturbed.push(Disturbance {
+        let steal = Disturbance {
             cause: Cause::Steal,
             value: 30.0,
             limit: 5.0,
             detail: "steal 30%".into(),
-        });
-        assert_eq!(noise_of(&r, 0.0).unwrap().kept, 4);
+        };
+        r[1].disturbed.push(steal.clone());
+        let n = noise_of(&r, 0.0, None).unwrap();
+        assert_eq!((n.kept, n.includes_disturbed), (4, false));
+        // Fewer than two undisturbed: every round counts, and says so.
+        let mut most = rounds(&[100.0, 102.0, 98.0]);
+        most[0].disturbed.push(steal.clone());
+        most[1].disturbed.push(steal);
+        let n = noise_of(&most, 0.0, None).unwrap();
+        assert_eq!((n.kept, n.includes_disturbed), (3, true));
+        // Two-stage: σ and df from the first 3 rounds, se over all 4 kept.
+        let two = noise_of(&r, 0.0, Some(3)).unwrap();
+        let first: Vec<f64> = [100.0f64, 98.0].iter().map(|v| v.ln()).collect();
+        assert_eq!((two.kept, two.df, two.stage1), (4, 1.0, Some(3)));
+        assert!(!two.includes_disturbed);
+        assert!((two.sigma - sd(&first)).abs() < 1e-12);
+        assert!((two.se - two.sigma / 2.0).abs() < 1e-12);
         // One kept round has no spread.
-        assert!(noise_of(&r[..1], 0.0).is_none());
+        assert!(noise_of(&r[..1], 0.0, None).is_none());
     }
 
     #[test]

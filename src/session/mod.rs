@@ -19,8 +19,11 @@
 pub mod calibrate;
 pub mod experiment;
 pub mod loadstep;
+pub mod precision;
 pub mod progress;
 pub mod record;
+pub mod round_runner;
+pub mod rounds;
 pub mod start_at;
 pub mod suites;
 
@@ -73,8 +76,11 @@ pub struct Measuring<'a> {
     pub env: &'a ProbeDoc,
     /// The document being built: machine, findings of the probe, no results yet.
     pub doc: RunDocument,
-    /// When each result of `doc.results` finished, on CLOCK_MONOTONIC (see `finished`).
-    result_ends_ns: Vec<u64>,
+    /// Each result's measurement window on CLOCK_MONOTONIC (see `finished`); None for a
+    /// result pooled from rounds, whose rounds carry what disturbed them.
+    result_windows: Vec<Option<(u64, u64)>>,
+    /// When the last result finished (or the measurement began).
+    last_end_ns: u64,
     /// Ctrl-C stopped the measurement; what was finished is kept.
     pub interrupted: bool,
     /// The effective CPU speed samples taken so far (see `speed`).
@@ -87,8 +93,19 @@ impl Measuring<'_> {
     /// every benchmark alike.
     pub fn finished(&mut self, mut r: crate::result::BenchResult) {
         r.placement.set_pinned_kinds(&self.env.topology.cpu_kinds);
+        let end = now_ns();
         self.doc.results.push(r);
-        self.result_ends_ns.push(now_ns());
+        self.result_windows.push(Some((self.last_end_ns, end)));
+        self.last_end_ns = end;
+    }
+
+    /// Keep a result pooled from rounds: it has no one measurement window (the sampler's
+    /// noise findings are replaced by its rounds' disturbances).
+    pub fn finished_in_rounds(&mut self, mut r: crate::result::BenchResult) {
+        r.placement.set_pinned_kinds(&self.env.topology.cpu_kinds);
+        self.doc.results.push(r);
+        self.result_windows.push(None);
+        self.last_end_ns = now_ns();
     }
 
     /// Sample the effective CPU speed (a few ms on one CPU of each kind) at the start or
@@ -177,7 +194,6 @@ pub fn run_with(
                 .map(Into::into),
         )
     });
-    let run_start_ns = now_ns();
     let mut m = Measuring {
         env: &env,
         doc: RunDocument {
@@ -185,7 +201,8 @@ pub fn run_with(
             scheduled_start,
             ..document(&started, &env, what.suites())?
         },
-        result_ends_ns: Vec::new(),
+        result_windows: Vec::new(),
+        last_end_ns: now_ns(),
         interrupted: false,
         speed: Default::default(),
     };
@@ -204,8 +221,7 @@ pub fn run_with(
     if let Some(sampler) = sampler {
         crate::findings::noise::annotate(
             &mut doc.results,
-            &m.result_ends_ns,
-            run_start_ns,
+            &m.result_windows,
             sampler.finish(),
             env.cpus.usable.len(),
         );

@@ -54,6 +54,12 @@ impl Progress {
         }
     }
 
+    /// More work than planned (rounds measured again, rounds bought for precision).
+    pub fn add(&mut self, more: u64) {
+        self.total += more;
+        self.bar.set_length(self.total);
+    }
+
     /// Clear the bar.
     pub fn finish(&self) {
         self.bar.finish_and_clear();

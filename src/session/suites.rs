@@ -2,14 +2,17 @@
 //! finished result is kept at once (so Ctrl-C keeps it), cases that cannot run here are
 //! kept with their reason, and a classic run gets its suite indexes.
 
+use super::round_runner::Runner;
+use super::rounds::{self, Slot};
 use super::{progress::Progress, Measurement, Measuring};
-use crate::bench::{self, Benchmark, Emitted, RunContext, RunOptions};
+use crate::bench::{self, Benchmark, RunContext, RunOptions};
 use crate::error::{usage, usage_hint};
 use crate::measure::batch::{min_interval_ns, timing_clock_cost_ns};
+use crate::measure::clocks::now_ns;
 use crate::probe::ProbeDoc;
-use crate::result::suite_cost::{self, SuiteMeter};
 use crate::result::{RunDocument, SpeedPoint};
 use crate::store::Location;
+use rand::SeedableRng;
 
 /// Shortest timed batch, whatever the clock costs.
 const BATCH_FLOOR_NS: f64 = 2e6;
@@ -20,8 +23,15 @@ pub struct SuiteRun {
     pub names: Vec<String>,
     pub benches: Vec<&'static dyn Benchmark>,
     pub options: RunOptions,
-    /// Samples (timed batches) per result.
+    /// Samples (timed batches) per result, over all its rounds.
     pub samples: usize,
+    /// Rounds each benchmark's samples are drawn in (`session::rounds`).
+    pub rounds: usize,
+    /// `--precision`: the MDE each row should reach (0.05 = 5%), rounds added until it does
+    /// or `budget_s` runs out (`session::precision`).
+    pub precision: Option<f64>,
+    /// `--budget`: seconds the added rounds may take.
+    pub budget_s: f64,
     /// Print the document as JSON.
     pub json: bool,
     /// The text detail: a summary per suite, or every result (`--verbose`).
@@ -67,7 +77,7 @@ impl Measurement for SuiteRun {
     fn measure(&mut self, m: &mut Measuring) -> anyhow::Result<()> {
         let clock_cost_ns = timing_clock_cost_ns();
         let measured = crate::bench::Measured::default();
-        let ctx = RunContext {
+        let base = RunContext {
             probe: m.env,
             options: &self.options,
             samples: self.samples,
@@ -75,54 +85,94 @@ impl Measurement for SuiteRun {
             min_batch_ns: min_interval_ns(clock_cost_ns, BATCH_FLOOR_NS),
             measured: &measured,
         };
-        let total: usize = self.benches.iter().map(|b| b.planned(&ctx)).sum();
+        let per_round = RunContext {
+            samples: rounds::samples_per_round(self.samples, self.rounds),
+            ..base
+        };
+        let ctx_of = |b: &dyn Benchmark| if b.in_rounds() { &per_round } else { &base };
+        // Progress counts a round of a benchmark as one piece, and each result of a
+        // benchmark measured in one piece.
+        let total: usize = self
+            .benches
+            .iter()
+            .map(|b| {
+                if b.in_rounds() {
+                    self.rounds
+                } else {
+                    b.planned(&base)
+                }
+            })
+            .sum();
         let mut progress = Progress::new(total as u64, self.json);
-        // The effective CPU speed at the start and end of each suite (each stretch of
-        // benchmarks of one suite, in run order).
-        let mut suite: Option<&str> = None;
-        let mut meter: Option<SuiteMeter> = None;
-        for b in &self.benches {
-            if suite != Some(b.suite()) {
-                if let Some(prev) = suite {
-                    m.speed(prev, SpeedPoint::End);
-                }
-                if let Some(c) = meter.take() {
-                    suite_cost::add(&mut m.doc.suite_costs, c.finish());
-                }
-                meter = Some(SuiteMeter::start(b.suite()));
+        let seed = now_ns() ^ u64::from(std::process::id());
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+        let slots = rounds::schedule(&self.benches, self.rounds, &mut rng);
+        let mut state = Runner::new(&self.benches, &per_round);
+        // The effective CPU speed at the start of each suite's first round and the end of
+        // its last.
+        let first = |suite: &str, slots: &[Slot]| {
+            slots
+                .iter()
+                .position(|s| self.benches[s.bench].suite() == suite)
+        };
+        let last = |suite: &str, slots: &[Slot]| {
+            slots
+                .iter()
+                .rposition(|s| self.benches[s.bench].suite() == suite)
+        };
+        let mut outcome = Ok(());
+        for (i, slot) in slots.iter().enumerate() {
+            let b = self.benches[slot.bench];
+            if first(b.suite(), &slots) == Some(i) {
                 progress.running(&format!("{}: CPU speed at the start", b.suite()));
                 m.speed(b.suite(), SpeedPoint::Start);
-                suite = Some(b.suite());
             }
-            progress.running(b.id());
-            let outcome = b.run(&ctx, &mut |e| match e {
-                Emitted::Running(case) => progress.running(&format!("{} {case}", b.id())),
-                Emitted::Result(r) => {
-                    progress.finished(&format!("{} {}", r.key(), r.unit));
-                    m.finished(*r);
-                }
-                Emitted::Skipped(s) => {
-                    progress.finished(&format!("{} {}: skipped", s.benchmark, s.case));
-                    m.doc.skipped.push(s);
-                }
-            });
-            match outcome {
-                Ok(()) => {}
-                Err(e) if e.downcast_ref::<crate::error::Interrupted>().is_some() => {
-                    m.interrupted = true;
+            outcome = state.round(m, slot.bench, ctx_of(b), &mut progress);
+            if outcome.is_err() {
+                break;
+            }
+            if last(b.suite(), &slots) == Some(i) {
+                progress.running(&format!("{}: CPU speed at the end", b.suite()));
+                m.speed(b.suite(), SpeedPoint::End);
+            }
+        }
+        // Disturbed rounds measured again, within each benchmark's budget, shuffled.
+        if outcome.is_ok() {
+            let again = state.remeasure_slots(&mut rng);
+            progress.add(again.len() as u64);
+            for bench in again {
+                outcome = state.round(m, bench, &per_round, &mut progress);
+                if outcome.is_err() {
                     break;
                 }
-                Err(e) => return Err(e.context(format!("{} failed; nothing was stored", b.id()))),
             }
         }
-        if let Some(last) = suite {
-            progress.running(&format!("{last}: CPU speed at the end"));
-            m.speed(last, SpeedPoint::End);
-        }
-        if let Some(c) = meter.take() {
-            suite_cost::add(&mut m.doc.suite_costs, c.finish());
+        if outcome.is_ok() {
+            if let Some(target) = self.precision {
+                outcome = super::precision::buy(
+                    &mut state,
+                    m,
+                    &per_round,
+                    target,
+                    self.budget_s,
+                    &mut rng,
+                    &mut progress,
+                );
+            }
         }
         progress.finish();
+        // Every benchmark's rounds pooled into its rows (also after Ctrl-C: what was
+        // measured is kept).
+        for r in state.finish() {
+            m.finished_in_rounds(r);
+        }
+        match outcome {
+            Ok(()) => {}
+            Err(e) if e.downcast_ref::<crate::error::Interrupted>().is_some() => {
+                m.interrupted = true;
+            }
+            Err(e) => return Err(e),
+        }
         if self.runs("classic") {
             let (n, basis) = crate::bench::classic::copies::full_width(&m.env.cpus);
             m.doc.indexes = Some(crate::bench::classic::score::suite_indexes(

@@ -668,6 +668,11 @@ impl Classic {
 }
 
 impl Benchmark for Classic {
+    /// The classic tests keep UnixBench's passes and their indexes: measured in one piece.
+    fn in_rounds(&self) -> bool {
+        false
+    }
+
     fn id(&self) -> &'static str {
         self.id
     }

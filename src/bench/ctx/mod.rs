@@ -158,6 +158,11 @@ fn observed(m: &Measurement, r: &Resolved) -> Observed {
 }
 
 impl Benchmark for PipeRoundTrip {
+    fn refresh(&self, r: &mut BenchResult) {
+        r.derived
+            .insert("round_trips_per_s".into(), 1e9 / r.stats.median);
+    }
+
     fn id(&self) -> &'static str {
         "ctx.pipe@1"
     }
@@ -250,8 +255,7 @@ impl Benchmark for PipeRoundTrip {
                     quality,
                 )
                 .ok_or_else(|| anyhow::anyhow!("ctx.pipe: no valid samples"))?;
-                res.derived
-                    .insert("round_trips_per_s".into(), 1e9 / res.stats.median);
+                self.refresh(&mut res);
                 annotate(&mut res);
                 crate::findings::placement::mixed_cpu_kinds(
                     &ctx.probe.topology.cpu_kinds,

@@ -1,0 +1,268 @@
+//! Precision on demand (`run --precision P --budget T`): after a run's rounds, every row
+//! whose minimum detectable effect (against an identical run, two-sided α 0.05, power 0.8)
+//! is above P gets rounds added to its benchmark until the row reaches P or the budget of
+//! T seconds runs out.
+//!
+//! Stopping when a row "looks precise enough" would choose the number of rounds from the
+//! data, and the rows that stop early would be those whose spread happened to look small:
+//! their MDE and p-values would lie. So the rule is Stein's two-stage one: the spread σ₁
+//! and its degrees of freedom come from the first stage (the run's rounds), which alone
+//! decide how many rounds n the row needs, n = ⌈(q·√2·σ₁ / ln(1+P))²⌉ with q the t
+//! quantiles at σ₁'s degrees of freedom; the added rounds then only narrow the standard
+//! error σ₁/√n, and the test keeps its error rate (`result::rounds::RoundNoise::stage1`).
+//! Each side's statistic is then exactly t with σ₁'s degrees of freedom; a difference of two
+//! such sides is tested with the smaller of the two (Welch-Satterthwaite's pooled degrees
+//! of freedom assume spreads drawn independently of the round counts, which they are not
+//! here, and called 6.3% of A/A rows at α 5% in simulation).
+
+use super::progress::Progress;
+use super::round_runner::Runner;
+use super::Measuring;
+use crate::bench::RunContext;
+use crate::measure::mde::mde_log;
+use crate::result::rounds::RoundNoise;
+use rand::seq::SliceRandom;
+
+/// Rounds a benchmark may be given in all, whatever a row would need.
+pub const MAX_ROUNDS: usize = 60;
+/// Budget `--precision` spends when `--budget` is not given, s.
+pub const DEFAULT_BUDGET_S: f64 = 60.0;
+
+/// The MDE (relative) of a row with this noise against an identical run.
+pub fn row_mde(n: &RoundNoise) -> f64 {
+    mde_log(std::f64::consts::SQRT_2 * n.se, Some(n.df)).exp_m1()
+}
+
+/// Rounds a row needs in all for an MDE of `target` (Stein: from the first stage's σ and
+/// df), at least what it has.
+pub fn rounds_needed(sigma1: f64, df1: f64, target: f64, have: usize) -> usize {
+    let want = mde_log(std::f64::consts::SQRT_2 * sigma1, Some(df1)) / target.ln_1p();
+    (want * want).ceil().max(have as f64) as usize
+}
+
+/// One row's outcome, for the report on stderr.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reached {
+    pub row: String,
+    pub mde: Option<f64>,
+    pub rounds: usize,
+    /// Why it did not reach the target; None when it did.
+    pub short: Option<String>,
+}
+
+/// Why a row short of `target` stays there.
+pub fn why_short(
+    noise: Option<&RoundNoise>,
+    rounds: usize,
+    needed: usize,
+    budget_out: bool,
+    budget_s: f64,
+) -> String {
+    match noise {
+        None => "fewer than two undisturbed rounds: no spread to narrow".into(),
+        Some(n) if needed > MAX_ROUNDS => format!(
+            "rounds disagree ({:.1}% between rounds): it would need {needed} rounds, more than {MAX_ROUNDS}",
+            n.sigma * 100.0
+        ),
+        Some(n) if n.se > n.sigma / (n.kept as f64).sqrt() * 1.0001 => {
+            "its own samples are too spread within each round".into()
+        }
+        Some(_) if budget_out => {
+            format!("the budget of {budget_s:.0} s ran out after {rounds} rounds")
+        }
+        Some(_) => format!("disturbed rounds left it at {rounds} undisturbed"),
+    }
+}
+
+/// Add rounds until every row reaches `target` or `budget_s` is spent; prints per row what
+/// it reached on stderr.
+pub fn buy(
+    state: &mut Runner,
+    m: &mut Measuring,
+    ctx: &RunContext,
+    target: f64,
+    budget_s: f64,
+    rng: &mut impl rand::Rng,
+    progress: &mut Progress,
+) -> anyhow::Result<()> {
+    let n = state.benches().len();
+    // First stage: what each benchmark's rows need.
+    let mut extra = vec![0usize; n];
+    for (b, extra_b) in extra.iter_mut().enumerate() {
+        if !state.benches()[b].in_rounds() {
+            continue;
+        }
+        let have = state.of(b).len();
+        state.stage1[b] = Some(have);
+        for r in state.pooled(b) {
+            let Some(noise) = r.run_noise() else {
+                continue;
+            };
+            if row_mde(noise) <= target {
+                continue;
+            }
+            let need = rounds_needed(noise.sigma, noise.df, target, noise.kept).min(MAX_ROUNDS);
+            *extra_b = (*extra_b).max(need.saturating_sub(noise.kept));
+        }
+        *extra_b = (*extra_b).min(MAX_ROUNDS.saturating_sub(have));
+    }
+    let mut slots: Vec<usize> = extra
+        .iter()
+        .enumerate()
+        .flat_map(|(b, k)| std::iter::repeat_n(b, *k))
+        .collect();
+    slots.shuffle(rng);
+    progress.add(slots.len() as u64);
+    let t0 = std::time::Instant::now();
+    let mut budget_out = false;
+    let mut outcome = Ok(());
+    for b in slots {
+        // A round is not started when it would likely overrun the budget.
+        let per_round = state.spent_s[b] / state.of(b).len().max(1) as f64;
+        if t0.elapsed().as_secs_f64() + per_round > budget_s {
+            budget_out = true;
+            break;
+        }
+        outcome = state.round(m, b, ctx, progress);
+        if outcome.is_err() {
+            break;
+        }
+    }
+    let spent = t0.elapsed().as_secs_f64();
+    let mut lines = vec![format!(
+        "truebench: --precision {:.1}%: {spent:.1} s of the {budget_s:.0} s budget spent on added rounds",
+        target * 100.0
+    )];
+    for b in 0..n {
+        if !state.benches()[b].in_rounds() {
+            continue;
+        }
+        for r in state.pooled(b) {
+            let rounds = r.rounds.as_ref().map(|x| x.rounds.len()).unwrap_or(0);
+            let noise = r.run_noise();
+            let mde = noise.map(row_mde);
+            let line = match mde {
+                Some(x) if x <= target => {
+                    format!("  {}: MDE {:.1}% in {rounds} rounds", r.key(), x * 100.0)
+                }
+                _ => {
+                    let needed = noise
+                        .map(|n| rounds_needed(n.sigma, n.df, target, n.kept))
+                        .unwrap_or(0);
+                    format!(
+                        "  {}: MDE {} in {rounds} rounds, short of {:.1}%: {}",
+                        r.key(),
+                        mde.map(|x| format!("{:.1}%", x * 100.0))
+                            .unwrap_or_else(|| "unknown".into()),
+                        target * 100.0,
+                        why_short(noise, rounds, needed, budget_out, budget_s)
+                    )
+                }
+            };
+            lines.push(line);
+        }
+    }
+    eprintln!("{}", lines.join("\n"));
+    outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::rounds::{noise_of, Round};
+    use rand::{Rng, SeedableRng};
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+
+    /// Standard normal draws (Box-Muller).
+    fn normal(rng: &mut impl Rng) -> f64 {
+        let (u, v): (f64, f64) = (rng.gen::<f64>().max(1e-300), rng.gen());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+
+    fn rounds_of(logs: &[f64]) -> Vec<Round> {
+        logs.iter()
+            .enumerate()
+            .map(|(i, x)| Round {
+                seq: i,
+                at_s: i as f64,
+                median: x.exp(),
+                samples: 2,
+                disturbed: vec![],
+            })
+            .collect()
+    }
+
+    /// One run of a row under the two-stage rule: k rounds, then as many more as its first
+    /// stage says a 5% MDE needs (at most MAX_ROUNDS); returns (mean log, noise).
+    fn one_run(rng: &mut impl Rng, sigma: f64, k: usize, target: f64) -> (f64, RoundNoise) {
+        let mut logs: Vec<f64> = (0..k).map(|_| sigma * normal(rng)).collect();
+        let first = noise_of(&rounds_of(&logs), 0.0, None).unwrap();
+        if row_mde(&first) > target {
+            let need = rounds_needed(first.sigma, first.df, target, k).min(MAX_ROUNDS);
+            logs.extend((k..need).map(|_| sigma * normal(rng)));
+        }
+        let n = noise_of(&rounds_of(&logs), 0.0, Some(k)).unwrap();
+        (logs.iter().sum::<f64>() / logs.len() as f64, n)
+    }
+
+    #[test]
+    fn the_two_stage_rule_keeps_the_a_a_error_rate() {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(35);
+        let trials = 4000;
+        let mut called = 0;
+        let mut reached = 0;
+        for i in 0..trials {
+            // Rows from quiet (0.5% between rounds) to loud (8%).
+            let sigma = [0.005, 0.01, 0.02, 0.04, 0.08][i % 5];
+            let (ma, na) = one_run(&mut rng, sigma, 5, 0.05);
+            let (mb, nb) = one_run(&mut rng, sigma, 5, 0.05);
+            reached += usize::from(row_mde(&na) <= 0.05);
+            let se = (na.se.powi(2) + nb.se.powi(2)).sqrt();
+            // The smaller side's degrees of freedom, as compare uses for two-stage rows.
+            let df = na.df.min(nb.df);
+            let t = StudentsT::new(0.0, 1.0, df).unwrap();
+            let p = 2.0 * (1.0 - t.cdf((mb - ma).abs() / se));
+            called += usize::from(p < 0.05);
+        }
+        let rate = called as f64 / trials as f64;
+        // 0.05 and three Monte Carlo standard errors (0.0034 each).
+        assert!(rate <= 0.06, "A/A rate {rate}");
+        assert!(rate >= 0.02, "not needlessly conservative either: {rate}");
+        // Every row but the loudest reaches 5% within MAX_ROUNDS.
+        assert!(reached as f64 >= trials as f64 * 0.75, "{reached}");
+    }
+
+    #[test]
+    fn needed_rounds_follow_sigma_and_the_target() {
+        // σ₁ 1% over 5 rounds (df 4): q = 2.776 + 0.941; n = (3.717·1.414·0.01/ln 1.05)².
+        let n = rounds_needed(0.01, 4.0, 0.05, 5);
+        let want = (3.717 * std::f64::consts::SQRT_2 * 0.01 / 1.05f64.ln()).powi(2);
+        assert_eq!(n, (want.ceil() as usize).max(5));
+        assert!(rounds_needed(0.04, 4.0, 0.05, 5) > 15);
+        assert!(rounds_needed(0.04, 4.0, 0.10, 5) < rounds_needed(0.04, 4.0, 0.05, 5));
+    }
+
+    #[test]
+    fn a_short_row_says_why() {
+        let n = RoundNoise {
+            kept: 5,
+            sigma: 0.2,
+            se: 0.2 / 5f64.sqrt(),
+            df: 4.0,
+            stage1: None,
+            includes_disturbed: false,
+        };
+        assert!(why_short(Some(&n), 5, 500, false, 60.0).starts_with("rounds disagree (20.0%"));
+        assert!(why_short(None, 5, 0, false, 60.0).starts_with("fewer than two"));
+        let ok = RoundNoise {
+            sigma: 0.01,
+            se: 0.01 / 5f64.sqrt(),
+            ..n.clone()
+        };
+        assert!(
+            why_short(Some(&ok), 12, 20, true, 60.0).contains("budget of 60 s ran out after 12")
+        );
+        let wide = RoundNoise { se: 0.05, ..ok };
+        assert!(why_short(Some(&wide), 12, 20, true, 60.0).contains("within each round"));
+    }
+}

@@ -1,0 +1,205 @@
+//! The rounds of a run as they are measured (`run`'s loop, `session::suites`, and the
+//! rounds `--precision` buys, `session::precision`): per benchmark its rounds so far, the
+//! CPUs they use, and the best CPU-speed canary seen per CPU. A round is one call of the
+//! benchmark with a share of the samples, the canary read before it and the disturbance
+//! readings around it (`session::rounds`); at the end each benchmark's rounds are pooled
+//! into its rows.
+
+use super::progress::Progress;
+use super::rounds::{self, Canary, Readings};
+use super::Measuring;
+use crate::bench::{Benchmark, Emitted, RunContext};
+use crate::result::suite_cost::{self, SuiteMeter};
+use crate::result::BenchResult;
+use rand::seq::SliceRandom;
+use std::collections::BTreeMap;
+
+/// CPUs a round's canary reads at most (each costs about 3 ms).
+const CANARY_CPUS: usize = 2;
+
+pub struct Runner<'a> {
+    benches: &'a [&'static dyn Benchmark],
+    measured: Vec<Vec<rounds::Measured>>,
+    /// Per benchmark: the CPUs its rounds use (read for disturbances) and the canary's.
+    cpus: Vec<Vec<u32>>,
+    canary_cpus: Vec<Vec<u32>>,
+    best: BTreeMap<u32, f64>,
+    /// Per benchmark: seconds its rounds took so far.
+    pub spent_s: Vec<f64>,
+    /// Per benchmark: its rounds before `--precision` added any (None: none added).
+    pub stage1: Vec<Option<usize>>,
+    seq: usize,
+    t0: std::time::Instant,
+    ticks: f64,
+}
+
+/// The CPUs a benchmark's rounds use on this machine: the union of its planned cases'
+/// CPUs, every usable CPU when a case is unpinned.
+fn round_cpus(b: &dyn Benchmark, ctx: &RunContext) -> Vec<u32> {
+    let plans = b.plan(ctx);
+    let runnable: Vec<_> = plans.iter().filter(|p| p.skipped.is_none()).collect();
+    if runnable.is_empty() || runnable.iter().any(|p| p.cpus.is_none()) {
+        return ctx.probe.cpus.usable.clone();
+    }
+    let mut cpus: Vec<u32> = runnable
+        .iter()
+        .flat_map(|p| p.cpus.clone().unwrap_or_default())
+        .collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    cpus
+}
+
+impl<'a> Runner<'a> {
+    pub fn new(benches: &'a [&'static dyn Benchmark], ctx: &RunContext) -> Runner<'a> {
+        let cpus: Vec<Vec<u32>> = benches.iter().map(|b| round_cpus(*b, ctx)).collect();
+        Runner {
+            benches,
+            measured: vec![vec![]; benches.len()],
+            canary_cpus: cpus
+                .iter()
+                .map(|c| c.iter().take(CANARY_CPUS).copied().collect())
+                .collect(),
+            cpus,
+            best: BTreeMap::new(),
+            spent_s: vec![0.0; benches.len()],
+            stage1: vec![None; benches.len()],
+            seq: 0,
+            t0: std::time::Instant::now(),
+            ticks: crate::findings::noise::ticks_per_s(),
+        }
+    }
+
+    pub fn benches(&self) -> &[&'static dyn Benchmark] {
+        self.benches
+    }
+
+    /// Benchmark `bench`'s rounds so far.
+    pub fn of(&self, bench: usize) -> &[rounds::Measured] {
+        &self.measured[bench]
+    }
+
+    /// Measure one round of benchmark `bench` (or, for a benchmark measured in one piece,
+    /// the whole of it), with the canary before it and the readings around it.
+    pub fn round(
+        &mut self,
+        m: &mut Measuring,
+        bench: usize,
+        ctx: &RunContext,
+        progress: &mut Progress,
+    ) -> anyhow::Result<()> {
+        let b = self.benches[bench];
+        let meter = SuiteMeter::start(b.suite());
+        let in_rounds = b.in_rounds();
+        let nth = self.measured[bench].len() + 1;
+        progress.running(b.id());
+        let mut canaries = vec![];
+        let mut disturbed = vec![];
+        if in_rounds {
+            for &cpu in &self.canary_cpus[bench] {
+                if let Ok(speed) = crate::measure::speed::canary_on(cpu) {
+                    let c = Canary { cpu, speed };
+                    let best = self.best.entry(cpu).or_insert(0.0);
+                    disturbed.extend(rounds::canary_drop(&c, *best));
+                    *best = best.max(speed);
+                    canaries.push(c);
+                }
+            }
+        }
+        let at_s = self.t0.elapsed().as_secs_f64();
+        let before = Readings::now(&self.cpus[bench]);
+        let mut results = vec![];
+        let outcome = b.run(ctx, &mut |e| match e {
+            Emitted::Running(case) => progress.running(&format!("{} {case}", b.id())),
+            Emitted::Result(r) if in_rounds => results.push(*r),
+            Emitted::Result(r) => {
+                progress.finished(&format!("{} {}", r.key(), r.unit));
+                m.finished(*r);
+            }
+            Emitted::Skipped(s) => {
+                let seen = m
+                    .doc
+                    .skipped
+                    .iter()
+                    .any(|x| x.benchmark == s.benchmark && x.case == s.case);
+                if !seen {
+                    if !in_rounds {
+                        progress.finished(&format!("{} {}: skipped", s.benchmark, s.case));
+                    }
+                    m.doc.skipped.push(s);
+                }
+            }
+        });
+        let after = Readings::now(&self.cpus[bench]);
+        suite_cost::add(&mut m.doc.suite_costs, meter.finish());
+        self.spent_s[bench] += self.t0.elapsed().as_secs_f64() - at_s;
+        if in_rounds {
+            disturbed.extend(rounds::judge(
+                &before,
+                &after,
+                &self.cpus[bench],
+                self.ticks,
+            ));
+            let note = if disturbed.is_empty() {
+                String::new()
+            } else {
+                let causes: Vec<&str> = disturbed.iter().map(|d| d.cause.text()).collect();
+                format!(", disturbed: {}", causes.join(", "))
+            };
+            progress.finished(&format!(
+                "{} round {nth} ({} results{note})",
+                b.id(),
+                results.len()
+            ));
+            self.measured[bench].push(rounds::Measured {
+                seq: self.seq,
+                at_s,
+                canaries,
+                disturbed,
+                results,
+            });
+            self.seq += 1;
+        }
+        outcome
+    }
+
+    /// The disturbed rounds to measure again: per benchmark as many as were disturbed, at
+    /// most its budget (`rounds::remeasure_budget`), in a shuffled order.
+    pub fn remeasure_slots(&self, rng: &mut impl rand::Rng) -> Vec<usize> {
+        let mut out = vec![];
+        for (i, rs) in self.measured.iter().enumerate() {
+            let disturbed = rs.iter().filter(|r| !r.disturbed.is_empty()).count();
+            let n = disturbed.min(rounds::remeasure_budget(rs.len()));
+            out.extend(std::iter::repeat_n(i, n));
+        }
+        out.shuffle(rng);
+        out
+    }
+
+    /// Benchmark `bench`'s rows pooled from its rounds, each round's canaries judged again
+    /// against the best of the whole run.
+    pub fn pooled(&self, bench: usize) -> Vec<BenchResult> {
+        let b = self.benches[bench];
+        let rs: Vec<rounds::Measured> = self.measured[bench]
+            .iter()
+            .map(|r| {
+                let mut r = r.clone();
+                r.disturbed
+                    .retain(|d| d.cause != crate::result::rounds::Cause::CpuSpeed);
+                for c in &r.canaries {
+                    let best = self.best.get(&c.cpu).copied().unwrap_or(0.0);
+                    r.disturbed.extend(rounds::canary_drop(c, best));
+                }
+                r
+            })
+            .collect();
+        rounds::merge(&rs, self.stage1[bench], &|r| b.refresh(r))
+    }
+
+    /// Every benchmark's rows, pooled from its rounds, in the run's benchmark order.
+    pub fn finish(self) -> Vec<BenchResult> {
+        (0..self.benches.len())
+            .flat_map(|i| self.pooled(i))
+            .collect()
+    }
+}

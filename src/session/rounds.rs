@@ -1,0 +1,665 @@
+//! Rounds: how `run` draws each benchmark's samples. Every benchmark runs k times (its
+//! rounds), each time with k-th of the samples, in an order shuffled afresh for every round
+//! and interleaved between benchmarks, so a row's rounds are spread across the run and each
+//! draws afresh what separate runs would (allocation, forked processes, the placement of
+//! unpinned tasks). Around every round the session reads what could disturb it
+//! (`Readings`: steal, other tasks' CPU time and CPU pressure on the round's CPUs, and a
+//! short CPU-speed canary before it); a disturbed round is flagged (`judge`), re-measured
+//! within a bounded budget, and kept out of the row's figures when the rounds of a row are
+//! merged into one result (`merge`).
+
+use crate::bench::Benchmark;
+use crate::result::rounds::{self, Cause, Disturbance, Round, Rounds};
+use crate::result::BenchResult;
+use rand::seq::SliceRandom;
+
+/// Rounds per benchmark in a default run.
+pub const DEFAULT_ROUNDS: usize = 5;
+/// Fewest samples a round draws (a round median needs two).
+pub const MIN_SAMPLES_PER_ROUND: usize = 2;
+/// Other tasks using at least this share of the round's CPUs disturb it.
+pub const OTHERS_SHARE: f64 = 0.10;
+/// ... and at least this many clock ticks of them (the counters' resolution: 10 ms).
+pub const OTHERS_MIN_TICKS: u64 = 3;
+/// Steal of at least this share of the round's CPUs' time disturbs it.
+pub const STEAL_SHARE: f64 = 0.02;
+/// ... from at least this many stolen ticks.
+pub const STEAL_MIN_TICKS: u64 = 2;
+/// Some task waiting for a CPU at least this share of the round (PSI `some`) disturbs it.
+pub const PRESSURE_SHARE: f64 = 0.20;
+/// A canary this much below the run's best on its CPU disturbs the round.
+pub const CANARY_DROP: f64 = 0.03;
+/// Re-measured rounds per benchmark at most, as a share of its rounds (rounded up).
+pub const REMEASURE_SHARE: f64 = 0.6;
+
+/// One benchmark's place in the schedule: which benchmark (index into the run's list) and
+/// which of its rounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot {
+    pub bench: usize,
+    pub round: usize,
+}
+
+/// The order of a run's rounds: round i of every benchmark before round i+1 of any, the
+/// benchmarks shuffled afresh in every round, a benchmark that feeds its suite (the latency
+/// sweep whose measured LLC sizes the bandwidth arrays) ahead of the rest of its suite in
+/// the first round. Benchmarks measured in one piece (`in_rounds` false) run once, after.
+pub fn schedule(
+    benches: &[&'static dyn Benchmark],
+    k: usize,
+    rng: &mut impl rand::Rng,
+) -> Vec<Slot> {
+    let mut out = vec![];
+    let in_rounds: Vec<usize> = (0..benches.len())
+        .filter(|i| benches[*i].in_rounds())
+        .collect();
+    for round in 0..k.max(1) {
+        let mut order = in_rounds.clone();
+        order.shuffle(rng);
+        if round == 0 {
+            feeders_first(&mut order, benches);
+        }
+        out.extend(order.into_iter().map(|bench| Slot { bench, round }));
+    }
+    out.extend(
+        (0..benches.len())
+            .filter(|i| !benches[*i].in_rounds())
+            .map(|bench| Slot { bench, round: 0 }),
+    );
+    out
+}
+
+/// Move each benchmark that feeds its suite ahead of the first of its suite in `order`.
+pub fn feeders_first(order: &mut Vec<usize>, benches: &[&'static dyn Benchmark]) {
+    for i in 0..order.len() {
+        let b = benches[order[i]];
+        if !b.feeds_its_suite() {
+            continue;
+        }
+        if let Some(first) = order[..i]
+            .iter()
+            .position(|j| benches[*j].suite() == b.suite())
+        {
+            let x = order.remove(i);
+            order.insert(first, x);
+        }
+    }
+}
+
+/// Samples per round for `samples` in all over `k` rounds.
+pub fn samples_per_round(samples: usize, k: usize) -> usize {
+    samples.div_ceil(k.max(1)).max(MIN_SAMPLES_PER_ROUND)
+}
+
+/// The re-measured rounds a benchmark of `k` rounds may get.
+pub fn remeasure_budget(k: usize) -> usize {
+    (k as f64 * REMEASURE_SHARE).ceil() as usize
+}
+
+/// Cumulative counters around a round, read from /proc.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Readings {
+    /// CLOCK_MONOTONIC, ns.
+    pub t_ns: u64,
+    /// Ticks of the round's CPUs: busy (user, nice, system, irq, softirq), steal, all.
+    pub busy_ticks: u64,
+    pub steal_ticks: u64,
+    pub total_ticks: u64,
+    /// This process's own CPU ticks (its threads, and its children once waited for).
+    pub own_ticks: u64,
+    /// PSI cpu `some` total, µs; None where /proc/pressure/cpu is absent.
+    pub pressure_us: Option<u64>,
+}
+
+/// Busy, steal and all ticks of `cpus` from /proc/stat's text.
+pub fn stat_ticks(text: &str, cpus: &[u32]) -> (u64, u64, u64) {
+    let t = crate::observe::sampler::cpu_ticks(text, cpus);
+    (t.busy, t.steal, t.total)
+}
+
+/// utime + stime + cutime + cstime of /proc/self/stat's text.
+pub fn own_ticks(text: &str) -> Option<u64> {
+    let s = crate::observe::process::parse_stat(text)?;
+    Some(s.utime + s.stime + s.cutime.max(0) as u64 + s.cstime.max(0) as u64)
+}
+
+/// The `some total=` figure of /proc/pressure/cpu's text, µs.
+pub fn pressure_total(text: &str) -> Option<u64> {
+    text.lines()
+        .find(|l| l.starts_with("some "))?
+        .split_whitespace()
+        .find_map(|f| f.strip_prefix("total="))?
+        .parse()
+        .ok()
+}
+
+impl Readings {
+    /// Read the counters now for `cpus`.
+    pub fn now(cpus: &[u32]) -> Readings {
+        let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+        let (busy_ticks, steal_ticks, total_ticks) = stat_ticks(&stat, cpus);
+        Readings {
+            t_ns: crate::measure::clocks::now_ns(),
+            busy_ticks,
+            steal_ticks,
+            total_ticks,
+            own_ticks: std::fs::read_to_string("/proc/self/stat")
+                .ok()
+                .and_then(|t| own_ticks(&t))
+                .unwrap_or(0),
+            pressure_us: std::fs::read_to_string("/proc/pressure/cpu")
+                .ok()
+                .and_then(|t| pressure_total(&t)),
+        }
+    }
+}
+
+/// What disturbed a round, from the readings around it on `cpus` (with `ticks_per_s`
+/// clock ticks a second).
+pub fn judge(
+    before: &Readings,
+    after: &Readings,
+    cpus: &[u32],
+    ticks_per_s: f64,
+) -> Vec<Disturbance> {
+    let mut out = vec![];
+    let secs = after.t_ns.saturating_sub(before.t_ns) as f64 / 1e9;
+    if secs <= 0.0 {
+        return out;
+    }
+    let capacity = secs * ticks_per_s * cpus.len().max(1) as f64;
+    let busy = after.busy_ticks.saturating_sub(before.busy_ticks);
+    let own = after.own_ticks.saturating_sub(before.own_ticks);
+    let others = busy.saturating_sub(own);
+    let share = others as f64 / capacity;
+    let cpu_list = crate::probe::cpulist::format_list(cpus);
+    if others >= OTHERS_MIN_TICKS && share >= OTHERS_SHARE {
+        out.push(Disturbance {
+            cause: Cause::OtherTasks,
+            value: share * 100.0,
+            limit: OTHERS_SHARE * 100.0,
+            detail: format!(
+                "other tasks used {:.0}% of CPU {cpu_list} ({:.2} CPU-s in {:.0} ms)",
+                share * 100.0,
+                others as f64 / ticks_per_s,
+                secs * 1e3
+            ),
+        });
+    }
+    let stolen = after.steal_ticks.saturating_sub(before.steal_ticks);
+    let all = after.total_ticks.saturating_sub(before.total_ticks);
+    if all > 0 && stolen >= STEAL_MIN_TICKS {
+        let s = stolen as f64 / all as f64;
+        if s >= STEAL_SHARE {
+            out.push(Disturbance {
+                cause: Cause::Steal,
+                value: s * 100.0,
+                limit: STEAL_SHARE * 100.0,
+                detail: format!(
+                    "the hypervisor stole {:.0}% of CPU {cpu_list} ({stolen} ticks)",
+                    s * 100.0
+                ),
+            });
+        }
+    }
+    if let (Some(a), Some(b)) = (before.pressure_us, after.pressure_us) {
+        let p = b.saturating_sub(a) as f64 / (secs * 1e6);
+        if p >= PRESSURE_SHARE {
+            out.push(Disturbance {
+                cause: Cause::Pressure,
+                value: p * 100.0,
+                limit: PRESSURE_SHARE * 100.0,
+                detail: format!(
+                    "some task waited for a CPU {:.0}% of the round (PSI cpu some)",
+                    p * 100.0
+                ),
+            });
+        }
+    }
+    out
+}
+
+/// A canary reading before a round: the effective speed on one CPU (adds per ns).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Canary {
+    pub cpu: u32,
+    pub speed: f64,
+}
+
+/// The canary's disturbance against the best speed seen on its CPU in the run.
+pub fn canary_drop(c: &Canary, best: f64) -> Option<Disturbance> {
+    if !(best > 0.0 && c.speed > 0.0) {
+        return None;
+    }
+    let drop = 1.0 - c.speed / best;
+    (drop >= CANARY_DROP).then(|| Disturbance {
+        cause: Cause::CpuSpeed,
+        value: drop * 100.0,
+        limit: CANARY_DROP * 100.0,
+        detail: format!(
+            "CPU {} ran at {:.2} GHz before the round, {:.0}% below the run's best {:.2} GHz",
+            c.cpu,
+            c.speed,
+            drop * 100.0,
+            best
+        ),
+    })
+}
+
+/// One round of one benchmark as measured: when, what disturbed it, its results.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    pub seq: usize,
+    pub at_s: f64,
+    /// The canaries read before it (judged against the run's best at the end).
+    pub canaries: Vec<Canary>,
+    pub disturbed: Vec<Disturbance>,
+    pub results: Vec<BenchResult>,
+}
+
+/// Merge one benchmark's rounds into one result per row (rows in the order their first
+/// round emitted them). A row's samples are those of its kept rounds (all its rounds when
+/// fewer than one is kept, said by its `rounds`), its statistics recomputed from them,
+/// its other fields from its most typical kept round (median closest to the pooled one);
+/// `refresh` recomputes what the benchmark derives from the median.
+/// With `stage1`, the first that many rounds were the first stage of `run --precision`.
+pub fn merge(
+    rounds: &[Measured],
+    stage1: Option<usize>,
+    refresh: &dyn Fn(&mut BenchResult),
+) -> Vec<BenchResult> {
+    let mut keys: Vec<String> = vec![];
+    for m in rounds {
+        for r in &m.results {
+            let k = r.key();
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+    }
+    keys.iter()
+        .filter_map(|k| merge_row(rounds, k, stage1, refresh))
+        .collect()
+}
+
+fn merge_row(
+    rounds: &[Measured],
+    key: &str,
+    stage1: Option<usize>,
+    refresh: &dyn Fn(&mut BenchResult),
+) -> Option<BenchResult> {
+    // The row's rounds among the first stage's.
+    let stage1 = stage1.map(|n| {
+        rounds[..n.min(rounds.len())]
+            .iter()
+            .filter(|m| m.results.iter().any(|r| r.key() == key))
+            .count()
+    });
+    let mut entries: Vec<(Round, &BenchResult)> = rounds
+        .iter()
+        .filter_map(|m| {
+            let r = m.results.iter().find(|r| r.key() == key)?;
+            Some((
+                Round {
+                    seq: m.seq,
+                    at_s: m.at_s,
+                    median: r.stats.median,
+                    samples: r.samples.len(),
+                    disturbed: m.disturbed.clone(),
+                },
+                r,
+            ))
+        })
+        .collect();
+    let mut rs: Vec<Round> = entries.iter().map(|(r, _)| r.clone()).collect();
+    rounds::flag_outliers(&mut rs);
+    for (e, r) in entries.iter_mut().zip(&rs) {
+        e.0 = r.clone();
+    }
+    let kept: Vec<&(Round, &BenchResult)> = entries.iter().filter(|(r, _)| r.kept()).collect();
+    // Fewer than two undisturbed rounds: every round counts (`RoundNoise::includes_disturbed`).
+    let pool: Vec<&(Round, &BenchResult)> = if kept.len() < 2 {
+        entries.iter().collect()
+    } else {
+        kept
+    };
+    let samples: Vec<f64> = pool.iter().flat_map(|(_, r)| r.samples.clone()).collect();
+    let stats = crate::measure::stats::Stats::of(&samples)?;
+    let base = pool
+        .iter()
+        .min_by(|a, b| {
+            let d = |x: &&(Round, &BenchResult)| (x.1.stats.median / stats.median).ln().abs();
+            d(a).total_cmp(&d(b))
+        })?
+        .1;
+    let mut out = base.clone();
+    out.samples = samples;
+    out.stats = stats;
+    if let Some(obs) = merged_observed(pool.iter().map(|(_, r)| r)) {
+        out.placement.observed = Some(obs);
+    }
+    let pooled_se = out.stats.log_se();
+    out.rounds = Some(Rounds {
+        noise: rounds::noise_of(&rs, pooled_se, stage1),
+        rounds: rs,
+    });
+    // What depends on the statistics is judged again on the pooled samples.
+    out.findings
+        .retain(|f| !crate::findings::results::SAMPLE_FINDINGS.contains(&f.id.as_str()));
+    crate::findings::results::annotate(&mut out);
+    if let Some(f) = crate::findings::results::disturbed_rounds(&out) {
+        out.findings.push(f);
+    }
+    refresh(&mut out);
+    Some(out)
+}
+
+/// What was seen of an unpinned pair over several rounds: observations and round trips
+/// added, the shared-CPU share weighted by observations, the CPUs each task was seen on
+/// joined, scheduler counters added (absent when any round lacks them). None when the
+/// rounds saw no pair.
+fn merged_observed<'a>(
+    results: impl Iterator<Item = &'a &'a BenchResult>,
+) -> Option<crate::result::Observed> {
+    use crate::result::Observed;
+    let pairs: Vec<&crate::result::observed::PairSeen> = results
+        .filter_map(|r| match &r.placement.observed {
+            Some(Observed::Pair(p)) => Some(p),
+            _ => None,
+        })
+        .collect();
+    let first = *pairs.first()?;
+    if pairs.len() == 1 {
+        return Some(Observed::Pair(first.clone()));
+    }
+    let mut out = first.clone();
+    let observations: u64 = pairs.iter().map(|p| p.observations).sum();
+    out.observations = observations;
+    out.round_trips = pairs.iter().map(|p| p.round_trips).sum();
+    out.colocated_fraction = if observations > 0 {
+        pairs
+            .iter()
+            .map(|p| p.colocated_fraction * p.observations as f64)
+            .sum::<f64>()
+            / observations as f64
+    } else {
+        pairs.iter().map(|p| p.colocated_fraction).sum::<f64>() / pairs.len() as f64
+    };
+    for side in [0, 1] {
+        let task = |p: &crate::result::observed::PairSeen| {
+            if side == 0 {
+                p.tasks.a.clone()
+            } else {
+                p.tasks.b.clone()
+            }
+        };
+        let mut t = task(first);
+        let all: Vec<_> = pairs.iter().map(|p| task(p)).collect();
+        let mut cpus: Vec<u32> = all.iter().flat_map(|x| x.cpus_seen.clone()).collect();
+        cpus.sort_unstable();
+        cpus.dedup();
+        t.cpus_seen = cpus;
+        let add = |f: fn(&crate::result::observed::TaskSeen) -> Option<u64>| {
+            all.iter().map(f).sum::<Option<u64>>()
+        };
+        t.migrations = add(|x| x.migrations);
+        t.voluntary_switches = add(|x| x.voluntary_switches);
+        t.involuntary_switches = add(|x| x.involuntary_switches);
+        if side == 0 {
+            out.tasks.a = t;
+        } else {
+            out.tasks.b = t;
+        }
+    }
+    Some(Observed::Pair(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::testing;
+    use rand::SeedableRng;
+    use serde_json::json;
+
+    #[test]
+    fn every_round_of_every_benchmark_runs_once_and_rounds_do_not_overlap() {
+        let benches: Vec<&'static dyn Benchmark> = crate::bench::REGISTRY.to_vec();
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+        let s = schedule(&benches, 5, &mut rng);
+        let rounded: Vec<usize> = (0..benches.len())
+            .filter(|i| benches[*i].in_rounds())
+            .collect();
+        let once = benches.len() - rounded.len();
+        assert!(once > 0, "the classic tests run in one piece");
+        assert_eq!(s.len(), rounded.len() * 5 + once);
+        for b in &rounded {
+            let mine: Vec<usize> = s
+                .iter()
+                .filter(|x| x.bench == *b)
+                .map(|x| x.round)
+                .collect();
+            assert_eq!(mine, vec![0, 1, 2, 3, 4]);
+        }
+        // Round i of all before round i+1 of any.
+        let rounds: Vec<usize> = s[..rounded.len() * 5].iter().map(|x| x.round).collect();
+        assert!(rounds.windows(2).all(|w| w[0] <= w[1]));
+        // The latency sweep is ahead of the bandwidth arrays it sizes in the first round.
+        let pos = |id: &str| {
+            s.iter()
+                .position(|x| benches[x.bench].id().starts_with(id))
+                .unwrap()
+        };
+        assert!(pos("memory.latency") < pos("memory.bandwidth"));
+    }
+
+    #[test]
+    fn the_order_is_shuffled_between_rounds() {
+        let benches: Vec<&'static dyn Benchmark> = crate::bench::REGISTRY
+            .iter()
+            .copied()
+            .filter(|b| b.in_rounds())
+            .collect();
+        let n = benches.len();
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
+        let s = schedule(&benches, 8, &mut rng);
+        let orders: Vec<Vec<usize>> = s
+            .chunks(n)
+            .map(|c| c.iter().map(|x| x.bench).collect())
+            .collect();
+        let distinct: std::collections::BTreeSet<&Vec<usize>> = orders.iter().collect();
+        assert!(distinct.len() >= 6, "{orders:?}");
+        // Over many rounds each benchmark is seen first at least once.
+        let firsts: std::collections::BTreeSet<usize> = schedule(&benches, 200, &mut rng)
+            .chunks(n)
+            .map(|c| c[0].bench)
+            .collect();
+        assert_eq!(firsts.len(), n);
+    }
+
+    #[test]
+    fn samples_are_spread_over_the_rounds() {
+        assert_eq!(samples_per_round(10, 5), 2);
+        assert_eq!(samples_per_round(11, 5), 3);
+        assert_eq!(samples_per_round(3, 5), 2);
+        assert_eq!(samples_per_round(40, 1), 40);
+        assert_eq!(remeasure_budget(5), 3);
+    }
+
+    fn readings(
+        t_ms: u64,
+        busy: u64,
+        steal: u64,
+        total: u64,
+        own: u64,
+        psi: Option<u64>,
+    ) -> Readings {
+        Readings {
+            t_ns: t_ms * 1_000_000,
+            busy_ticks: busy,
+            steal_ticks: steal,
+            total_ticks: total,
+            own_ticks: own,
+            pressure_us: psi,
+        }
+    }
+
+    #[test]
+    fn a_hog_beside_the_round_disturbs_it_and_the_round_itself_does_not() {
+        // 1 s on CPUs 0-1 (200 ticks): truebench busy 100 ticks, nothing else.
+        let a = readings(0, 0, 0, 0, 0, Some(0));
+        let quiet = readings(1000, 101, 0, 200, 100, Some(20_000));
+        assert!(judge(&a, &quiet, &[0, 1], 100.0).is_empty());
+        // Another task took 48 ticks of CPU 1's 100.
+        let hog = readings(1000, 148, 0, 200, 100, Some(0));
+        let d = judge(&a, &hog, &[0, 1], 100.0);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].cause, Cause::OtherTasks);
+        assert!(
+            d[0].detail.starts_with("other tasks used 24% of CPU 0-1"),
+            "{}",
+            d[0].detail
+        );
+        // Two ticks of others in a short round are below what the counters resolve.
+        let short = readings(30, 5, 0, 6, 3, None);
+        assert!(judge(&a, &short, &[0, 1], 100.0).is_empty());
+    }
+
+    #[test]
+    fn steal_and_pressure_disturb_a_round_past_their_limits() {
+        let a = readings(0, 0, 0, 0, 0, Some(0));
+        let stolen = readings(1000, 100, 10, 200, 100, Some(0));
+        let d = judge(&a, &stolen, &[0, 1], 100.0);
+        assert_eq!(
+            d.iter().map(|x| x.cause).collect::<Vec<_>>(),
+            vec![Cause::Steal]
+        );
+        let one_tick = readings(1000, 100, 1, 200, 100, Some(0));
+        assert!(judge(&a, &one_tick, &[0, 1], 100.0).is_empty());
+        let pressed = readings(1000, 100, 0, 200, 100, Some(400_000));
+        let d = judge(&a, &pressed, &[0, 1], 100.0);
+        assert_eq!(
+            d.iter().map(|x| x.cause).collect::<Vec<_>>(),
+            vec![Cause::Pressure]
+        );
+        // No PSI here: nothing claimed from it.
+        let none = readings(1000, 100, 0, 200, 100, None);
+        assert!(judge(&a, &none, &[0, 1], 100.0).is_empty());
+    }
+
+    #[test]
+    fn a_slow_canary_disturbs_and_a_near_best_one_does_not() {
+        let c = |s| Canary { cpu: 1, speed: s };
+        assert!(canary_drop(&c(3.0), 3.05).is_none());
+        let d = canary_drop(&c(2.7), 3.0).unwrap();
+        assert_eq!(d.cause, Cause::CpuSpeed);
+        assert!(d.detail.contains("10% below"), "{}", d.detail);
+        assert!(canary_drop(&c(0.0), 3.0).is_none());
+    }
+
+    #[test]
+    fn the_proc_texts_are_read() {
+        let stat = "cpu  1 2 3 4 5 6 7 8 0 0\ncpu0 10 1 5 100 2 1 1 3 0 0\ncpu1 20 0 0 50 0 0 0 0 0 0\ncpu2 99 99 99 99 0 0 0 9\n";
+        assert_eq!(stat_ticks(stat, &[0, 1]), (18 + 20, 3, 123 + 70));
+        assert_eq!(
+            pressure_total("some avg10=1.00 avg60=0.5 avg300=0.1 total=75919645\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"),
+            Some(75919645)
+        );
+        assert_eq!(pressure_total("garbage"), None);
+    }
+
+    fn lat(median: f64, spread: f64) -> BenchResult {
+        let mut r = testing::result(
+            "memory.latency@1",
+            "cpus",
+            Some(vec![0]),
+            json!({"size_bytes": 4096, "pages": "4k"}),
+            median,
+        );
+        r.samples = vec![median * (1.0 - spread), median * (1.0 + spread)];
+        r.stats = crate::measure::stats::Stats::of(&r.samples).unwrap();
+        r
+    }
+
+    fn measured(seq: usize, results: Vec<BenchResult>, disturbed: bool) -> Measured {
+        Measured {
+            seq,
+            at_s: seq as f64,
+            canaries: vec![],
+            disturbed: if disturbed {
+                vec![Disturbance {
+                    cause: Cause::OtherTasks,
+                    value: 40.0,
+                    limit: 10.0,
+                    detail: "other tasks used 40% of CPU 0-1".into(),
+                }]
+            } else {
+                vec![]
+            },
+            results,
+        }
+    }
+
+    #[test]
+    fn rounds_merge_into_one_row_without_the_disturbed_round() {
+        let rounds = vec![
+            measured(0, vec![lat(10.0, 0.01)], false),
+            measured(3, vec![lat(10.1, 0.01)], false),
+            measured(6, vec![lat(15.0, 0.01)], true),
+            measured(9, vec![lat(9.9, 0.01)], false),
+        ];
+        let rows = merge(&rounds, None, &|_| {});
+        assert_eq!(rows.len(), 1);
+        let r = &rows[0];
+        assert_eq!(r.samples.len(), 6, "the disturbed round's samples are out");
+        assert!((r.stats.median - 10.0).abs() < 0.2, "{}", r.stats.median);
+        let rs = r.rounds.as_ref().unwrap();
+        assert_eq!((rs.rounds.len(), rs.kept(), rs.disturbed()), (4, 3, 1));
+        assert_eq!(
+            rs.rounds.iter().map(|x| x.seq).collect::<Vec<_>>(),
+            vec![0, 3, 6, 9]
+        );
+        let n = rs.noise.as_ref().unwrap();
+        assert_eq!((n.kept, n.df), (3, 2.0));
+        assert!(
+            r.findings.iter().any(|f| f.id == "disturbed-rounds"),
+            "{:?}",
+            r.findings
+        );
+        // Every round disturbed: the figures and the noise rest on all of them, and say so.
+        let all: Vec<Measured> = (0..3)
+            .map(|i| measured(i, vec![lat(10.0, 0.01)], true))
+            .collect();
+        let r = &merge(&all, None, &|_| {})[0];
+        assert_eq!(r.samples.len(), 6);
+        assert!(
+            r.rounds
+                .as_ref()
+                .unwrap()
+                .noise
+                .as_ref()
+                .unwrap()
+                .includes_disturbed
+        );
+        assert!(r
+            .findings
+            .iter()
+            .any(|f| f.id == "disturbed-rounds" && f.message.contains("every round")));
+    }
+
+    #[test]
+    fn a_row_some_rounds_lack_is_merged_from_those_that_have_it() {
+        let mut other = lat(20.0, 0.01);
+        other.params.insert("size_bytes", 8192u64);
+        let rounds = vec![
+            measured(0, vec![lat(10.0, 0.01), other.clone()], false),
+            measured(1, vec![lat(10.0, 0.01)], false),
+        ];
+        let rows = merge(&rounds, None, &|r| {
+            r.derived.insert("x".into(), 1.0 / r.stats.median);
+        });
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[1].rounds.as_ref().unwrap().rounds.len(), 1);
+        assert!(rows[1].rounds.as_ref().unwrap().noise.is_none());
+        assert_eq!(rows[0].derived["x"], 1.0 / rows[0].stats.median);
+    }
+}
