@@ -26,7 +26,7 @@ pub const STEAL_SHARE: f64 = 0.02;
 /// ... from at least this many stolen ticks.
 pub const STEAL_MIN_TICKS: u64 = 2;
 /// Some task waiting for a CPU at least this share of the round (PSI `some`) disturbs it.
-pub const PRESSURE_SHARE: f64 = 0.20;
+pub const PRESSURE_SHARE: f64 = 0.50;
 /// A canary this much below the run's best on its CPU disturbs the round.
 pub const CANARY_DROP: f64 = 0.03;
 /// Re-measured rounds per benchmark at most, as a share of its rounds (rounded up).
