@@ -8,7 +8,7 @@ use super::explain::{matches_within, Claim, Explanation, RowCtx, PLACEMENT};
 use super::matching::{sibling, skipped_reason};
 use super::verdict::{apart, judge, Judged, Verdict};
 use crate::findings::placement::CROSS_ORDER;
-use crate::report::units::num;
+use crate::units::num;
 use crate::result::{BenchResult, RunDocument};
 
 /// Co-location shares closer than this are the same placement.

@@ -8,7 +8,7 @@
 use super::explain::{Claim, Explanation, RowCtx, TIMER};
 use super::matching::identity;
 use super::verdict::judge;
-use crate::report::units::pct;
+use crate::units::pct;
 use crate::result::{BenchResult, ParamValue, RunDocument};
 
 /// Timer shares whose (1 - share) differ by less than this are the same.

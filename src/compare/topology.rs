@@ -7,7 +7,7 @@
 use super::explain::{Claim, Explanation, RowCtx, TOPOLOGY};
 use crate::bench::memory::latency::LatencyParams;
 use crate::probe::ProbeDoc;
-use crate::report::units::bytes;
+use crate::units::bytes;
 use crate::result::RunDocument;
 
 fn llc_not_shared(env: &ProbeDoc) -> bool {

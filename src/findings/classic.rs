@@ -5,7 +5,7 @@
 
 use super::{Finding, Severity};
 use crate::bench::classic::score::copies_label;
-use crate::report::units::num;
+use crate::units::num;
 use crate::result::PlacementRange;
 use std::collections::BTreeMap;
 

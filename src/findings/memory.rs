@@ -4,7 +4,7 @@
 
 use super::{Finding, Severity};
 use crate::bench::memory::hierarchy::{Hierarchy, Kind};
-use crate::report::units::{bytes, num, pct};
+use crate::units::{bytes, num, pct};
 use crate::result::BenchResult;
 
 /// The reported LLC must lie within this factor of the measured boundary.

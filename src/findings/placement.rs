@@ -2,7 +2,7 @@
 //! where its tasks were seen and by the pinned figures it sits between.
 
 use super::{Finding, Severity};
-use crate::report::units::num;
+use crate::units::num;
 use crate::result::BenchResult;
 
 /// Colocated at least this often: the os run measured same-CPU switching.

@@ -3,7 +3,7 @@
 //! (`memory-remote`).
 
 use super::{Finding, Severity};
-use crate::report::units::bytes;
+use crate::units::bytes;
 use crate::result::numa::{NumaView, ThreadPlacement};
 
 /// The recorder used more than 1% of one CPU over the recording.

@@ -3,7 +3,7 @@
 //! evidence, the classic index's shares, and the environment differences. Several runs:
 //! the ranking per benchmark, then each run's summary against the baseline.
 
-use super::units::num;
+use crate::units::num;
 use crate::compare::explain::Status;
 use crate::compare::ranking::Fleet;
 use crate::compare::Comparison;

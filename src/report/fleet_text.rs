@@ -4,7 +4,7 @@
 //! spread, the tag groups; with `verbose`, the per-row table, each outlier's cause with its
 //! evidence, and the typical hosts one by one. `--top N` caps every list.
 
-use super::units::num;
+use crate::units::num;
 use crate::compare::fleet::{FleetView, Host};
 use crate::compare::verdict::in_words;
 

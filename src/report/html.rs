@@ -5,7 +5,7 @@
 
 use super::svg;
 use super::text::all_findings;
-use super::units::{num, pct};
+use crate::units::{num, pct};
 use super::views::VIEWS;
 use crate::compare::compare;
 use crate::result::RunDocument;

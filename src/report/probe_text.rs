@@ -1,7 +1,7 @@
 //! The probe as a readable summary, with a compact topology picture in the manner of
 //! lstopo: packages > LLC groups > cores > CPUs (summarised on large machines).
 
-use super::units::{bytes, num};
+use crate::units::{bytes, num};
 use crate::probe::cpulist::format_list;
 use crate::probe::ProbeDoc;
 use std::fmt::Write;

@@ -4,7 +4,7 @@
 //! timer share, placement and what was observed) and each view's full sections. Also the
 //! run history as a table.
 
-use super::units::{num, pct};
+use crate::units::{num, pct};
 use super::views::{classic::is_classic, wrap, VIEWS};
 use crate::findings::{Finding, Severity};
 use crate::result::{BenchResult, Observed, RunDocument};

@@ -267,7 +267,7 @@ impl RunDocument {
                     "{} {} {} {}",
                     r.benchmark,
                     r.params_text(),
-                    crate::report::units::num(r.stats.median),
+                    crate::units::num(r.stats.median),
                     r.unit
                 )
             }

@@ -17,7 +17,7 @@ use crate::findings::results::annotate;
 use crate::measure::batch::Batch;
 use crate::measure::clocks::now_ns;
 use crate::placement::{compact_order, pin_current_thread, spread_order};
-use crate::report::units::bytes;
+use crate::units::bytes;
 use crate::result::{BenchResult, Placement, Quality};
 use anyhow::{anyhow, bail};
 use std::sync::Barrier;

@@ -15,7 +15,7 @@ use crate::findings::memory;
 use crate::findings::results::annotate;
 use crate::measure::batch::{calibrate, time_batch, Batch};
 use crate::placement::pin_current_thread;
-use crate::report::units::bytes;
+use crate::units::bytes;
 use crate::result::{BenchResult, Placement, Quality};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;

@@ -5,7 +5,7 @@
 use super::{narrow_table, View};
 use crate::bench::classic::score::copies_label;
 use crate::report::svg::Chart;
-use crate::report::units::{num, pct};
+use crate::units::{num, pct};
 use crate::result::{figures, BenchResult, RunDocument, SuiteIndexes};
 use serde::Deserialize;
 use std::collections::BTreeSet;

@@ -4,7 +4,7 @@
 use super::{bar, narrow_table, with_params, View};
 use crate::bench::ctx::PipeParams as Pipe;
 use crate::report::svg::Chart;
-use crate::report::units::duration_ns;
+use crate::units::duration_ns;
 use crate::result::{BenchResult, RunDocument};
 
 pub struct Ctx;

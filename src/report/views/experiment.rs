@@ -6,7 +6,7 @@
 use super::View;
 use crate::measure::stats::Stats;
 use crate::report::svg::Chart;
-use crate::report::units::num;
+use crate::units::num;
 use crate::result::batch::BatchExperiment;
 use crate::result::RunDocument;
 

@@ -4,7 +4,7 @@
 
 use super::narrow_table;
 use crate::probe::kinds::{kind_of, CpuKind};
-use crate::report::units::num;
+use crate::units::num;
 use crate::result::{BenchResult, Observed};
 use std::collections::BTreeMap;
 

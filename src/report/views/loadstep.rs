@@ -8,7 +8,7 @@ use crate::loadstep::experiment::{Knee, VariantResult};
 use crate::loadstep::model::{usl, Fit};
 use crate::loadstep::step::{Percentiles, StepSummary};
 use crate::report::svg::{Chart, LineChart};
-use crate::report::units::num;
+use crate::units::num;
 use crate::result::experiment::{Comparison, Experiment};
 use crate::result::{figures, RunDocument};
 

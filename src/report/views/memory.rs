@@ -10,7 +10,7 @@ use crate::bench::memory::latency::LatencyParams as Latency;
 use crate::bench::memory::numa::NumaParams as NumaCell;
 use crate::bench::memory::per_event::PerEventParams as PerEvent;
 use crate::report::svg::{Chart, LineChart};
-use crate::report::units::{bytes, duration_ns, mb_per_s, num};
+use crate::units::{bytes, duration_ns, mb_per_s, num};
 use crate::result::{BenchResult, RunDocument};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;

@@ -6,7 +6,7 @@
 use super::View;
 use crate::predict::{self, DEFAULT_P99_US};
 use crate::report::svg::{Chart, LineChart};
-use crate::report::units::num;
+use crate::units::num;
 use crate::result::RunDocument;
 
 pub struct Predict;

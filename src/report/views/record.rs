@@ -6,7 +6,7 @@
 use super::View;
 use crate::observe::vmstat;
 use crate::report::svg::{Chart, LineChart};
-use crate::report::units::{bytes, num};
+use crate::units::{bytes, num};
 use crate::result::numa::{CrossBasis, NumaView, RunShare};
 use crate::result::{Recording, RunDocument};
 use std::collections::BTreeMap;
