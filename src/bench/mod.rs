@@ -61,15 +61,15 @@ pub struct RunContext<'a> {
 /// hierarchy the latency sweep judged, which sizes the bandwidth arrays.
 #[derive(Debug, Default)]
 pub struct Measured {
-    hierarchy: std::sync::Mutex<Option<memory::hierarchy::Hierarchy>>,
+    hierarchy: std::sync::Mutex<Option<crate::measure::hierarchy::Hierarchy>>,
 }
 
 impl Measured {
-    pub fn set_hierarchy(&self, h: memory::hierarchy::Hierarchy) {
+    pub fn set_hierarchy(&self, h: crate::measure::hierarchy::Hierarchy) {
         *self.hierarchy.lock().unwrap_or_else(|e| e.into_inner()) = Some(h);
     }
 
-    pub fn hierarchy(&self) -> Option<memory::hierarchy::Hierarchy> {
+    pub fn hierarchy(&self) -> Option<crate::measure::hierarchy::Hierarchy> {
         self.hierarchy
             .lock()
             .unwrap_or_else(|e| e.into_inner())

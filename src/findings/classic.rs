@@ -5,8 +5,8 @@
 
 use super::{Finding, Severity};
 use crate::bench::classic::score::copies_label;
-use crate::units::num;
 use crate::result::PlacementRange;
+use crate::units::num;
 use std::collections::BTreeMap;
 
 /// One finding per copy count whose index the pair's placement moves by more than its CI.

@@ -3,8 +3,8 @@
 //! (`memory-remote`).
 
 use super::{Finding, Severity};
-use crate::units::bytes;
 use crate::result::numa::{NumaView, ThreadPlacement};
+use crate::units::bytes;
 
 /// The recorder used more than 1% of one CPU over the recording.
 pub fn recorder_overhead(own_cpu_s: f64, wall_s: f64, share: Option<f64>) -> Option<Finding> {

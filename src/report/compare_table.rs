@@ -3,10 +3,10 @@
 //! evidence, the classic index's shares, and the environment differences. Several runs:
 //! the ranking per benchmark, then each run's summary against the baseline.
 
-use crate::units::num;
 use crate::compare::explain::Status;
 use crate::compare::ranking::Fleet;
 use crate::compare::Comparison;
+use crate::units::num;
 
 pub fn render(c: &Comparison) -> String {
     let mut t = super::table(&[

@@ -5,8 +5,8 @@
 use super::{narrow_table, View};
 use crate::bench::classic::score::copies_label;
 use crate::report::svg::Chart;
-use crate::units::{num, pct};
 use crate::result::{figures, BenchResult, RunDocument, SuiteIndexes};
+use crate::units::{num, pct};
 use serde::Deserialize;
 use std::collections::BTreeSet;
 

@@ -8,9 +8,9 @@ use crate::loadstep::experiment::{Knee, VariantResult};
 use crate::loadstep::model::{usl, Fit};
 use crate::loadstep::step::{Percentiles, StepSummary};
 use crate::report::svg::{Chart, LineChart};
-use crate::units::num;
 use crate::result::experiment::{Comparison, Experiment};
 use crate::result::{figures, RunDocument};
+use crate::units::num;
 
 pub struct Loadstep;
 

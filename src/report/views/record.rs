@@ -6,9 +6,9 @@
 use super::View;
 use crate::observe::vmstat;
 use crate::report::svg::{Chart, LineChart};
-use crate::units::{bytes, num};
 use crate::result::numa::{CrossBasis, NumaView, RunShare};
 use crate::result::{Recording, RunDocument};
+use crate::units::{bytes, num};
 use std::collections::BTreeMap;
 
 pub struct Record;
