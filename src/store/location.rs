@@ -292,7 +292,19 @@ fn parse_url(url: &str) -> anyhow::Result<PgTarget> {
         root_cert,
     };
     if target.config.get_password().is_none() {
-        if let Some(p) = super::pgpass::lookup(&target) {
+        let host = match target.config.get_hosts().first() {
+            Some(postgres::config::Host::Tcp(h)) => h.clone(),
+            Some(postgres::config::Host::Unix(_)) | None => "localhost".to_string(),
+        };
+        let port = target
+            .config
+            .get_ports()
+            .first()
+            .copied()
+            .unwrap_or(5432)
+            .to_string();
+        let want: [&str; 4] = [&host, &port, target.dbname(), target.user()];
+        if let Some(p) = super::pgpass::lookup(&want) {
             target.config.password(p);
         }
     }
