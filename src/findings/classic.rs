@@ -4,7 +4,7 @@
 //! CI, so the single index figure belongs to the scheduler as much as to the machine.
 
 use super::{Finding, Severity};
-use crate::bench::classic::score::copies_label;
+use crate::result::indexes::copies_label;
 use crate::result::PlacementRange;
 use crate::units::num;
 use std::collections::BTreeMap;
