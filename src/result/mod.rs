@@ -11,7 +11,6 @@ pub mod batch;
 pub mod experiment;
 pub mod figures;
 pub mod indexes;
-pub mod numa;
 pub mod observed;
 pub mod params;
 pub mod recording;
