@@ -50,15 +50,6 @@ fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
 }
 
-/// A free TCP port on 127.0.0.1 (free when asked; the start retries on a clash).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 impl PgServer {
     /// A fresh server; with `tls`, it also offers TLS with a self-signed certificate.
     pub fn start() -> PgServer {
@@ -122,7 +113,7 @@ impl PgServer {
             .unwrap();
         }
         for attempt in 0..5 {
-            server.port = free_port();
+            server.port = super::free_port(); // the start retries on a clash
             let ok = server.try_as_server(&[
                 server.bin.join("pg_ctl").to_str().unwrap(),
                 "-D",
