@@ -5,8 +5,22 @@
 
 use crate::compare::explain::Status;
 use crate::compare::ranking::Fleet;
-use crate::compare::Comparison;
+use crate::compare::verdict::Verdict;
+use crate::compare::{Comparison, Row};
 use crate::units::num;
+
+/// The B/A cell: the ratio, or "-" with the reason when the row is not comparable (a ratio
+/// of two different experiments, or of a median that is not positive, is no figure: it
+/// showed as `inf`).
+fn ratio_cell(r: &Row) -> String {
+    if r.verdict != Verdict::NotComparable {
+        return format!("{:.3}", r.ratio);
+    }
+    match r.comparability.first() {
+        Some(why) => format!("- ({why})"),
+        None => "- (not comparable)".into(),
+    }
+}
 
 pub fn render(c: &Comparison) -> String {
     let mut t = super::table(&[
@@ -36,7 +50,7 @@ pub fn render(c: &Comparison) -> String {
                 num(r.medians.b),
                 r.unit_b.as_ref().unwrap_or(&r.unit)
             ),
-            format!("{:.3}", r.ratio),
+            ratio_cell(r),
             format!(
                 "{} ({})",
                 crate::compare::noise_model::mde_text(r.mde),
@@ -242,5 +256,24 @@ mod tests {
         // With a row in common, the table.
         let text = super::render(&crate::compare::compare(&a, &timers_run("b", 21.0, None)));
         assert!(text.contains("benchmark") && !text.contains("No result in common"));
+    }
+
+    #[test]
+    fn a_row_that_is_not_comparable_shows_no_ratio_but_its_reason() {
+        let mut a = timers_run("a", 20.0, None);
+        a.results[0].stats.median = 0.0;
+        let c = crate::compare::compare(&a, &timers_run("b", 21.0, None));
+        let row = &c.rows[0];
+        assert_eq!(row.verdict, crate::compare::verdict::Verdict::NotComparable);
+        let cell = super::ratio_cell(row);
+        assert!(
+            cell.starts_with("- (A's median is 0") && cell.contains("no ratio can be taken"),
+            "{cell}"
+        );
+        let text = super::render(&c);
+        assert!(text.contains(&cell) && !text.contains(" inf "), "{text}");
+        // A comparable row keeps its ratio.
+        let c = crate::compare::compare(&timers_run("a", 20.0, None), &timers_run("b", 21.0, None));
+        assert_eq!(super::ratio_cell(&c.rows[0]), "1.050");
     }
 }
