@@ -117,6 +117,16 @@ impl Placement {
             observed: None,
         }
     }
+
+    /// Pinned to `cpus` under the placement's `name`, nothing observed.
+    pub fn on(name: impl Into<String>, cpus: Vec<u32>) -> Placement {
+        Placement {
+            cpu_kinds: None,
+            name: name.into(),
+            cpus: Some(cpus),
+            observed: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

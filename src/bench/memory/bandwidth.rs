@@ -419,12 +419,7 @@ impl Benchmark for Bandwidth {
                             threads: threads as u64,
                             array_bytes: n as u64 * 8 * threads as u64,
                         });
-                        let placement = Placement {
-                            cpu_kinds: None,
-                            name: policy.to_string(),
-                            cpus: Some(cpus.clone()),
-                            observed: None,
-                        };
+                        let placement = Placement::on(policy.to_string(), cpus.clone());
                         let q = Quality::of(ctx.clock_cost_ns, &batches);
                         let mut r = BenchResult::new(
                             self.id(),

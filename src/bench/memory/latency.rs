@@ -299,12 +299,7 @@ impl Benchmark for Latency {
                             size_bytes: size,
                             pages: pages.name().into(),
                         });
-                        let placement = Placement {
-                            cpu_kinds: None,
-                            name: "cpus".into(),
-                            cpus: Some(vec![cpu]),
-                            observed: None,
-                        };
+                        let placement = Placement::on("cpus", vec![cpu]);
                         let q = Quality::of(ctx.clock_cost_ns, &batches);
                         let mut r = BenchResult::new(
                             self.id(),
