@@ -61,19 +61,6 @@ impl fmt::Display for Interrupted {
 
 impl std::error::Error for Interrupted {}
 
-/// Standard output was a pipe whose reader has gone (`| head -1`): the command ends
-/// quietly with exit 0, printing nothing more.
-#[derive(Debug)]
-pub struct StdoutClosed;
-
-impl fmt::Display for StdoutClosed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "standard output was closed")
-    }
-}
-
-impl std::error::Error for StdoutClosed {}
-
 /// `record -- COMMAND`: the command ended by itself with this status, which truebench
 /// passes on as its own exit code (128 + N for death by signal N), as `time` does.
 #[derive(Debug)]
@@ -99,7 +86,7 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
         EXIT_USAGE
     } else if err.downcast_ref::<Interrupted>().is_some() {
         EXIT_INTERRUPTED
-    } else if err.downcast_ref::<StdoutClosed>().is_some() {
+    } else if err.downcast_ref::<crate::stdout::StdoutClosed>().is_some() {
         EXIT_OK
     } else if let Some(CommandExit(code)) = err.downcast_ref::<CommandExit>() {
         *code

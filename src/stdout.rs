@@ -1,7 +1,8 @@
 //! Standard output without panics: `println!` panics when stdout is a closed pipe
 //! (`truebench history | head -1`) or a full device (`>/dev/full`). Every command prints
 //! through here instead: a closed pipe ends the command quietly (exit 0, the reader has
-//! what it wanted), any other write error is one `error:` line and exit 1.
+//! what it wanted: [`StdoutClosed`], which `error::exit_code` maps to 0), any other write
+//! error is one `error:` line and exit 1.
 //!
 //! Nothing printed here sends a control character other than a line break or a tab: the
 //! texts of stored runs come from imported documents and from the machine (a host name, a
@@ -10,8 +11,20 @@
 //! text, and in JSON output (where serde_json leaves C1 controls and DEL raw) the same
 //! character, so an exported document imports unchanged.
 
-use crate::error::StdoutClosed;
 use std::io::Write;
+
+/// Standard output was a pipe whose reader has gone (`| head -1`): the command ends
+/// quietly with exit 0, printing nothing more.
+#[derive(Debug)]
+pub struct StdoutClosed;
+
+impl std::fmt::Display for StdoutClosed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "standard output was closed")
+    }
+}
+
+impl std::error::Error for StdoutClosed {}
 
 /// `text` with every control character but a line break and a tab shown as `\uXXXX`
 /// (control characters are all in the Basic Multilingual Plane).

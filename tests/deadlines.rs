@@ -248,14 +248,6 @@ fn record_ctrl_c_stops_a_command_that_ignores_sigterm_within_6s() {
     assert!(took < Duration::from_secs(6), "took {took:?}: {err}");
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// An executable script in `dir`.
 fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
@@ -280,7 +272,7 @@ fn http_server(dir: &Path, port: u16, tag: &str) -> String {
 fn loadstep_ctrl_c_stops_a_server_that_ignores_sigterm_within_6s() {
     let env = common::TestEnv::new();
     let t = tag(2);
-    let port = free_port();
+    let port = common::free_port();
     let start = script(
         env.dir.path(),
         "start.sh",
@@ -346,7 +338,7 @@ fn a_daemonised_descendant_of_an_experiment_is_stopped_and_said() {
 fn a_server_start_script_that_daemonises_leaves_nothing_listening() {
     let env = common::TestEnv::new();
     let t = tag(4);
-    let port = free_port();
+    let port = common::free_port();
     let start = script(
         env.dir.path(),
         "start.sh",
@@ -420,24 +412,10 @@ fn no_real_time_descendant_outlives_an_experiment() {
     assert!(err.contains("outlived it and was stopped"), "{err}");
 }
 
-/// A TCP listener that accepts every connection and never answers (a hung server, a port
-/// that is not PostgreSQL); connections are held open until the test ends.
-fn silent_listener() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        let mut held = Vec::new();
-        for c in l.incoming().flatten() {
-            held.push(c);
-        }
-    });
-    port
-}
-
 #[test]
 fn a_postgresql_server_that_never_answers_is_a_one_line_error_within_30s() {
     let env = common::TestEnv::new();
-    let port = silent_listener();
+    let port = common::silent_listener().port();
     let doc = common::documents().remove(0);
     let doc = doc.to_str().unwrap();
     for (url, limit) in [

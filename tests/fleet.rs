@@ -316,11 +316,7 @@ impl Sshd {
             assert!(ok.success());
         }
         std::fs::copy(d.join("client_key.pub"), d.join("authorized_keys")).unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = common::free_port();
         let config = format!(
             "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nPidFile {d}/sshd.pid\n\
              AuthorizedKeysFile {d}/authorized_keys\nPermitRootLogin prohibit-password\n\

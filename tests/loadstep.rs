@@ -338,26 +338,11 @@ fn a_worker_sweep_gives_a_scaling_curve() {
 
 /// A server that accepts connections and never answers: no request of the step completes,
 /// so the step is invalid with that reason and its requests count as failed (it was
-/// "valid: yes, failed 0, 0 of 20 completed"). The listener lives at most a minute.
+/// "valid: yes, failed 0, 0 of 20 completed").
 #[test]
 fn a_server_that_accepts_and_never_answers_makes_the_step_invalid() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    listener.set_nonblocking(true).unwrap();
-    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let stop = done.clone();
-    let silent = std::thread::spawn(move || {
-        let mut held = vec![];
-        let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        while !stop.load(std::sync::atomic::Ordering::Relaxed) && std::time::Instant::now() < until
-        {
-            match listener.accept() {
-                Ok((s, _)) => held.push(s),
-                Err(_) => std::thread::sleep(std::time::Duration::from_millis(10)),
-            }
-        }
-    });
+    let port = common::silent_listener().port();
     let env = TestEnv::new();
     let url = format!("http://127.0.0.1:{port}/");
     let started = std::time::Instant::now();
@@ -376,8 +361,6 @@ fn a_server_that_accepts_and_never_answers_makes_the_step_invalid() {
         "--json",
     ]);
     let took = started.elapsed();
-    done.store(true, std::sync::atomic::Ordering::Relaxed);
-    silent.join().unwrap();
     // A step: 1.1 s, at most a 2 s drain, then each worker's request ends at its 10 s limit.
     assert!(took.as_secs() < 45, "took {took:?}");
     let step = &doc["loadstep"]["steps"][0];

@@ -130,11 +130,7 @@ fn ctrl_c_stops_the_server() {
 #[test]
 fn a_server_that_never_answers_exits_or_cannot_run_is_one_line() {
     let env = TestEnv::new();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = common::free_port();
     let tag = format!("3{}.5", std::process::id() % 1000);
     for (server, code, says) in [
         (format!("sleep {tag}"), 1, "did not answer"),

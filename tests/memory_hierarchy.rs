@@ -5,10 +5,11 @@
 //! bandwidth arrays' size and the memory the bandwidth benchmark takes when fed the VM.
 
 use truebench::bench::memory::bandwidth::{array_bytes, Bandwidth};
-use truebench::bench::memory::hierarchy::{self, Kind};
+use truebench::bench::memory::latency;
 use truebench::bench::memory::latency::{may_stop, reported_caches, sizes};
 use truebench::bench::{Benchmark, Emitted, Measured, RunContext, RunOptions};
 use truebench::findings::memory::evaluate;
+use truebench::measure::hierarchy::{self, Kind};
 use truebench::probe::sysroot::SysRoot;
 use truebench::result::RunDocument;
 
@@ -27,7 +28,7 @@ fn vm_480() -> RunDocument {
 #[test]
 fn the_480_mib_vm_measures_a_small_llc_and_its_report_is_a_mismatch() {
     let doc = vm_480();
-    let h = hierarchy::of_results(&doc.results).unwrap();
+    let h = latency::of_results(&doc.results).unwrap();
     let llc = h.llc.clone().unwrap();
     // Its curves leave the last cache plateau (38-44 ns) by 16 MiB, far below 480 MiB.
     assert_eq!(llc.pages, "thp");
@@ -53,7 +54,7 @@ fn the_480_mib_vm_measures_a_small_llc_and_its_report_is_a_mismatch() {
     assert!(why.contains("more than 4x"), "{why}");
     // The 4 KiB sweep stops at 128 MiB on this curve (memory's plateau), not at 960 MiB:
     // its largest chain (the region and 4 bytes of layout per line) stays far below 1 GB.
-    let (small, _) = hierarchy::curves_of(&doc.results);
+    let (small, _) = latency::curves_of(&doc.results);
     let stop = (1..=small.len())
         .find(|&n| may_stop(&small[..n]))
         .map(|n| small[n - 1].0)
@@ -151,7 +152,7 @@ fn peak_rss() -> u64 {
 fn bandwidth_fed_the_480_mib_vm_sizes_by_the_measurement_and_stays_under_1_gb() {
     let doc = vm_480();
     let measured = Measured::default();
-    measured.set_hierarchy(hierarchy::of_results(&doc.results).unwrap());
+    measured.set_hierarchy(latency::of_results(&doc.results).unwrap());
     let options = RunOptions::default();
     let ctx = RunContext {
         probe: &doc.env,

@@ -329,6 +329,29 @@ fn imports_with_bad_identity_are_refused() {
     }
 }
 
+/// `import FIFO` with no writer said the file "is empty": a named file that is not a
+/// regular one is refused as such, at once (the open does not wait for a writer), with
+/// nothing written, as `import` of several files already did.
+#[test]
+fn importing_a_fifo_is_refused_as_not_a_regular_file() {
+    let env = Env::new();
+    let fifo = env.dir.path().join("run.json");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let out = env
+        .cmd()
+        .args(["import", fifo.to_str().unwrap()])
+        .timeout(std::time::Duration::from_secs(20))
+        .output()
+        .unwrap();
+    common::assert_refused(&env, &out, &"import FIFO");
+    let err = stderr(&out);
+    assert!(
+        err.contains("run.json") && err.contains("it is a FIFO, not a regular file"),
+        "{err}"
+    );
+    assert!(!err.contains("empty"), "{err}");
+}
+
 /// Defect 25: `report -o` over a 0600 file keeps it 0600 (it was left 0644).
 #[test]
 fn report_over_a_private_file_keeps_it_private() {

@@ -2,8 +2,6 @@
 //! HTTP server stalls, a recording whose metric file is a FIFO without writer. What was
 //! finished is kept (exit 130).
 
-use std::io::{BufRead, BufReader};
-use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -44,31 +42,12 @@ fn spawn(env: &Env, args: &[&str]) -> Child {
         .unwrap()
 }
 
-/// A server that reads requests and never answers.
-fn stalled_server() -> String {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = l.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for s in l.incoming() {
-            let Ok(s) = s else { return };
-            std::thread::spawn(move || {
-                let mut r = BufReader::new(s);
-                let mut line = String::new();
-                while r.read_line(&mut line).is_ok_and(|n| n > 0) {
-                    line.clear();
-                }
-            });
-        }
-    });
-    format!("http://{addr}/")
-}
-
 /// Defect 8: `loadstep --http` against a server that stalls ends on SIGTERM within a
 /// second or two (it hung through SIGINT and SIGTERM).
 #[test]
 fn sigterm_ends_a_load_step_whose_server_stalls() {
     let env = Env::new();
-    let url = stalled_server();
+    let url = format!("http://{}/", common::silent_listener());
     let mut child = spawn(
         &env,
         &[
@@ -99,7 +78,7 @@ fn sigterm_ends_a_load_step_whose_server_stalls() {
 #[test]
 fn a_stalled_server_cannot_hold_a_load_step_for_ever() {
     let env = Env::new();
-    let url = stalled_server();
+    let url = format!("http://{}/", common::silent_listener());
     let mut child = spawn(
         &env,
         &[

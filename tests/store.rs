@@ -281,7 +281,7 @@ fn sixteen_concurrent_imports_store_sixteen_whole_runs() {
 
 /// The SQL blocks of docs/store.md's dashboard section run on a real store and return
 /// rows (Grafana's `$__timeFilter(col)` macro replaced by `true`).
-fn dashboard_queries_run(c: &mut postgres::Client) {
+fn dashboard_queries_run(c: &mut common::pg::Client) {
     let doc =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/store.md")).unwrap();
     let section = doc.split("## Queries for a dashboard").nth(1).unwrap();

@@ -12,7 +12,7 @@
 #
 # It never downloads: UNIXBENCH_DIR is a byte-unixbench checkout (or its UnixBench/
 # directory). It is copied into a temporary directory and built there with its own Makefile
-# when its programs are not built yet, so the checkout is not written to.
+# when its programs are not built yet, so the checkout is not written to (unixbench.sh).
 #
 # Prints each round, then per test the medians of the rounds and the ratio truebench /
 # UnixBench: the median of the rounds' ratios with their range (min-max).
@@ -31,11 +31,8 @@ all="dhrystone,whetstone,execl,file-copy-1024,file-copy-256,file-copy-4096,pipe-
 tests=${4:-$all}
 case $rounds in '' | *[!0-9]* | 0) echo "error: ROUNDS must be a positive whole number, not '$rounds'" >&2; exit 2 ;; esac
 case $copies in '' | *[!0-9]* | 0) echo "error: COPIES must be a positive whole number, not '$copies'" >&2; exit 2 ;; esac
-src=""
-for c in "$ub" "$ub/UnixBench"; do
-  [ -f "$c/Run" ] && [ -f "$c/Makefile" ] && src=$c && break
-done
-[ -n "$src" ] || { echo "error: no UnixBench Run and Makefile in '$ub' or '$ub/UnixBench'" >&2; exit 2; }
+. "$(dirname "$0")/unixbench.sh"
+unixbench_find "$ub"
 # UnixBench's name for each truebench test.
 ub_name() {
   case $1 in
@@ -54,11 +51,7 @@ cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export TRUEBENCH_DB="$tmp/peer.db" TRUEBENCH_LOCK="$tmp/lock"
-cp -r "$src" "$tmp/ub"
-if [ ! -x "$tmp/ub/pgms/dhry2reg" ] || [ ! -x "$tmp/ub/pgms/spawn" ]; then
-  echo "building UnixBench with its Makefile..." >&2
-  make -C "$tmp/ub" >"$tmp/make.log" 2>&1 || { tail -5 "$tmp/make.log" >&2; echo "error: UnixBench did not build" >&2; exit 1; }
-fi
+unixbench_build "$tmp/ub"
 locked() { if [ -n "${MEASURE_LOCK:-}" ]; then flock "$MEASURE_LOCK" "$@"; else "$@"; fi; }
 
 # UnixBench: one pass of TEST at COPIES copies (optionally under taskset); prints its rate.

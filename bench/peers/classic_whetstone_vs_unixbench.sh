@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # classic.whetstone against UnixBench's own Whetstone (whets.c), alternating in one run so
 # both see the same machine state. UnixBench cannot be downloaded here, so it takes the path
-# of a UnixBench checkout (byte-unixbench, or its UnixBench/ directory) and compiles that
-# checkout's src/whets.c into a temporary directory with the flags UnixBench's Makefile
-# gives it (-O3 -ffast-math -march=native -mtune=native, -DDP -DGTODay -DUNIXBENCH): the
-# checkout is not written to. Each round runs whetstone-double once (it calibrates, then
+# of a UnixBench checkout (byte-unixbench, or its UnixBench/ directory), copied into a
+# temporary directory and built there by UnixBench's own Makefile (unixbench.sh; the
+# checkout is not written to). Each round runs that whetstone-double once (it calibrates, then
 # times about 10 s, as `./Run -c 1 -i 1` does) and truebench's quick plan once (1 copy,
 # 5 passes of 0.5 s). It also runs the same whets.c built without -ffast-math, which shows
 # the share of the difference that is gcc rewriting the standard-functions module. Prints
@@ -19,11 +18,8 @@ usage="usage: $0 UNIXBENCH_DIR [ROUNDS]"
 ub=$1
 rounds=${2:-3}
 case $rounds in '' | *[!0-9]* | 0) echo "error: ROUNDS must be a positive whole number, not '$rounds'" >&2; exit 2 ;; esac
-src=""
-for c in "$ub/src/whets.c" "$ub/UnixBench/src/whets.c"; do
-  [ -f "$c" ] && src=$c && break
-done
-[ -n "$src" ] || { echo "error: no src/whets.c or UnixBench/src/whets.c under '$ub'" >&2; exit 2; }
+. "$(dirname "$0")/unixbench.sh"
+unixbench_find "$ub"
 cd "$(dirname "$0")/../.."
 
 command -v gcc >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq gcc libc6-dev >/dev/null; }
@@ -31,9 +27,11 @@ command -v gcc >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export TRUEBENCH_DB="$tmp/peer.db" TRUEBENCH_LOCK="$tmp/lock"
-flags="-w -O3 -march=native -mtune=native -DTIME -DDP -DGTODay -DUNIXBENCH"
-gcc $flags -ffast-math -o "$tmp/whetstone-double" "$src" -lm
-gcc $flags -o "$tmp/whetstone-double-no-fast-math" "$src" -lm
+unixbench_build "$tmp/ub"
+ln -s "$tmp/ub/pgms/whetstone-double" "$tmp/whetstone-double"
+# The same source and flags as the Makefile's whetstone-double, without -ffast-math.
+gcc -w -O3 -march=native -mtune=native -DTIME -DDP -DGTODay -DUNIXBENCH \
+  -o "$tmp/whetstone-double-no-fast-math" "$tmp/ub/src/whets.c" -lm
 
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 

@@ -237,12 +237,7 @@ impl Benchmark for CacheLine {
                 }
                 .into(),
             });
-            let placement = Placement {
-                cpu_kinds: None,
-                name: rel.name().into(),
-                cpus: Some(vec![a, b]),
-                observed: None,
-            };
+            let placement = Placement::on(rel.name(), vec![a, b]);
             let mut r = BenchResult::new(
                 self.id(),
                 params,

@@ -61,21 +61,21 @@ pub struct RunContext<'a> {
 /// hierarchy the latency sweep judged, which sizes the bandwidth arrays.
 #[derive(Debug, Default)]
 pub struct Measured {
-    hierarchy: std::sync::Mutex<Option<memory::hierarchy::Hierarchy>>,
+    hierarchy: std::sync::Mutex<Option<crate::measure::hierarchy::Hierarchy>>,
 }
 
 impl Measured {
     /// Keep the hierarchy the first latency sweep of the run judged: later rounds of the
     /// sweep do not resize the bandwidth arrays, so every round of a bandwidth row measures
     /// the same array.
-    pub fn set_hierarchy(&self, h: memory::hierarchy::Hierarchy) {
+    pub fn set_hierarchy(&self, h: crate::measure::hierarchy::Hierarchy) {
         let mut held = self.hierarchy.lock().unwrap_or_else(|e| e.into_inner());
         if held.is_none() {
             *held = Some(h);
         }
     }
 
-    pub fn hierarchy(&self) -> Option<memory::hierarchy::Hierarchy> {
+    pub fn hierarchy(&self) -> Option<crate::measure::hierarchy::Hierarchy> {
         self.hierarchy
             .lock()
             .unwrap_or_else(|e| e.into_inner())

@@ -96,7 +96,7 @@ pub fn main() -> i32 {
     };
     match dispatch(cli) {
         Ok(()) => EXIT_OK,
-        Err(e) if e.downcast_ref::<crate::error::StdoutClosed>().is_some() => EXIT_OK,
+        Err(e) if e.downcast_ref::<crate::stdout::StdoutClosed>().is_some() => EXIT_OK,
         Err(e) if e.downcast_ref::<crate::error::CommandExit>().is_some() => exit_code(&e),
         Err(e) => {
             eprintln!("error: {}", crate::error::one_line(&e));

@@ -161,8 +161,13 @@ fn import_one(file: PathBuf, db: Option<&Location>) -> anyhow::Result<()> {
         true => (std::path::Path::new("/dev/stdin"), "standard input".into()),
         false => (file.as_path(), file.display().to_string()),
     };
-    let bytes = crate::bounded::read_file(source, crate::result::MAX_DOCUMENT_BYTES, None)
-        .map_err(|e| usage(format!("cannot read {name}: {e}")))?;
+    // A named file must be a regular one: a FIFO without a writer read as empty.
+    let max = crate::result::MAX_DOCUMENT_BYTES;
+    let bytes = match stdin {
+        true => crate::bounded::read_file(source, max, None),
+        false => crate::bounded::read_regular(source, max),
+    }
+    .map_err(|e| usage(format!("cannot read {name}: {e}")))?;
     let text = String::from_utf8(bytes).map_err(|_| usage(format!("{name} is not UTF-8 text")))?;
     // A byte order mark (an editor's) is not content.
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);

@@ -88,8 +88,8 @@ pub fn shares(a: &RunDocument, b: &RunDocument) -> Vec<IndexShares> {
             .collect();
         let sentence = format!(
             "index {key}: B/A {ratio:.2}x ({} vs {}){}",
-            crate::report::units::num(*xb),
-            crate::report::units::num(*xa),
+            crate::units::num(*xb),
+            crate::units::num(*xa),
             if top.is_empty() {
                 String::new()
             } else {

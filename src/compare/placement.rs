@@ -8,8 +8,8 @@ use super::explain::{matches_within, Claim, Explanation, RowCtx, PLACEMENT};
 use super::matching::{sibling, skipped_reason};
 use super::verdict::{apart, judge, Judged, Verdict};
 use crate::findings::placement::CROSS_ORDER;
-use crate::report::units::num;
 use crate::result::{BenchResult, RunDocument};
+use crate::units::num;
 
 /// Co-location shares closer than this are the same placement.
 pub const MIN_SHIFT: f64 = 0.2;

@@ -8,8 +8,8 @@
 use super::explain::{Claim, Explanation, RowCtx, TIMER};
 use super::matching::identity;
 use super::verdict::judge;
-use crate::report::units::pct;
 use crate::result::{BenchResult, ParamValue, RunDocument};
+use crate::units::pct;
 
 /// Timer shares whose (1 - share) differ by less than this are the same.
 const MIN_EFFECT: f64 = 0.02;

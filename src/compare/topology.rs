@@ -7,8 +7,8 @@
 use super::explain::{Claim, Explanation, RowCtx, TOPOLOGY};
 use crate::bench::memory::latency::LatencyParams;
 use crate::probe::ProbeDoc;
-use crate::report::units::bytes;
 use crate::result::RunDocument;
+use crate::units::bytes;
 
 fn llc_not_shared(env: &ProbeDoc) -> bool {
     env.findings.iter().any(|f| f.id == "llc-not-shared")

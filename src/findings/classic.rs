@@ -4,9 +4,9 @@
 //! CI, so the single index figure belongs to the scheduler as much as to the machine.
 
 use super::{Finding, Severity};
-use crate::bench::classic::score::copies_label;
-use crate::report::units::num;
+use crate::result::indexes::copies_label;
 use crate::result::PlacementRange;
+use crate::units::num;
 use std::collections::BTreeMap;
 
 /// One finding per copy count whose index the pair's placement moves by more than its CI.

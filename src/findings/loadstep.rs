@@ -3,7 +3,7 @@
 
 use super::{Finding, Severity};
 use crate::loadstep::experiment::VariantResult;
-use crate::report::units::num;
+use crate::units::num;
 
 /// One `throttled` finding per capacity variant in which a step was throttled.
 pub fn throttled(variants: &[VariantResult], step_duration_s: f64) -> Vec<Finding> {

@@ -1,11 +1,11 @@
-//! Rules over the measured memory hierarchy (judged in `bench::memory::hierarchy`): the cache
+//! Rules over the measured memory hierarchy (judged in `measure::hierarchy`): the cache
 //! levels the latency curves show, with TLB and page-walk steps named as such, and a
 //! last-level cache whose reported size the curves contradict (`llc-size-mismatch`).
 
 use super::{Finding, Severity};
-use crate::bench::memory::hierarchy::{Hierarchy, Kind};
-use crate::report::units::{bytes, num, pct};
+use crate::measure::hierarchy::{Hierarchy, Kind};
 use crate::result::BenchResult;
+use crate::units::{bytes, num, pct};
 
 /// The reported LLC must lie within this factor of the measured boundary.
 pub const MISMATCH_FACTOR: f64 = 2.0;
@@ -120,16 +120,17 @@ pub fn evaluate(
     out
 }
 
-/// `memory.per-event`: the per-event figure `p` (1 KiB events, three clock reads each)
-/// against the same writes timed as a batch, `b`; a warning when the clock takes more
-/// than a tenth off the figure.
+/// `memory.per-event`: the per-event figure `p` (events of `event_bytes`, 1 KiB, three
+/// clock reads each) against the same writes timed as a batch, `b`; a warning when the
+/// clock takes more than a tenth off the figure.
 pub fn per_event_timing(
     p: &BenchResult,
     b: &BenchResult,
+    event_bytes: usize,
     clock_cost_ns: f64,
     clocksource: Option<&str>,
 ) -> Finding {
-    let block = crate::bench::memory::per_event::BLOCK as f64;
+    let block = event_bytes as f64;
     let ratio = p.stats.median / b.stats.median;
     let ns_pe = block / p.stats.median * 1e3;
     let ns_b = block / b.stats.median * 1e3;
@@ -177,7 +178,7 @@ pub fn memory_array_size(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::memory::hierarchy::{judge, tests as curves};
+    use crate::measure::hierarchy::{judge, tests as curves};
 
     const MIB: u64 = 1 << 20;
 

@@ -2,8 +2,8 @@
 //! where its tasks were seen and by the pinned figures it sits between.
 
 use super::{Finding, Severity};
-use crate::report::units::num;
 use crate::result::BenchResult;
+use crate::units::num;
 
 /// Colocated at least this often: the os run measured same-CPU switching.
 pub const COLOCATED: f64 = 0.8;

@@ -3,8 +3,8 @@
 //! (`memory-remote`).
 
 use super::{Finding, Severity};
-use crate::report::units::bytes;
-use crate::result::numa::{NumaView, ThreadPlacement};
+use crate::observe::numa::{NumaView, ThreadPlacement};
+use crate::units::bytes;
 
 /// The recorder used more than 1% of one CPU over the recording.
 pub fn recorder_overhead(own_cpu_s: f64, wall_s: f64, share: Option<f64>) -> Option<Finding> {
@@ -111,7 +111,7 @@ pub fn memory_remote(view: &NumaView) -> Result<Option<Finding>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::numa::{CrossBasis, NodeMemory, ProcessMemory, RunShare};
+    use crate::observe::numa::{CrossBasis, NodeMemory, ProcessMemory, RunShare};
 
     const MIB: u64 = 1 << 20;
 

@@ -15,7 +15,6 @@ use crate::observe::process;
 use crate::policy::resolve::{node_groups, refused_nodes, worker_cpus};
 use crate::policy::{Placement, Policy};
 use crate::probe::ProbeDoc;
-use crate::result::experiment::{Comparison, Contender, Scaling, ScalingPoint, StepComparison};
 use rand::{seq::SliceRandom, SeedableRng};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -74,6 +73,57 @@ pub struct VariantResult {
     /// steady steps.
     pub usl: Option<Fit>,
     pub amdahl: Option<Fit>,
+}
+
+/// How a variant other than a step's best did at that step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Contender {
+    pub median_interval_p99_us: Option<f64>,
+    /// Mann-Whitney p against the best; null with too few intervals.
+    pub p_value: Option<f64>,
+    /// p < 0.05: the difference from the best is real.
+    pub real: bool,
+}
+
+/// One step of the comparison of variants.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepComparison {
+    pub rate: f64,
+    pub compared: bool,
+    /// Why the step was not compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_median_interval_p99_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others: Option<BTreeMap<String, Contender>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// The variant with the most steps won; null when no step was compared.
+    pub winner: Option<String>,
+    pub step_wins: BTreeMap<String, usize>,
+    pub steps: Vec<StepComparison>,
+    /// The test used, in words.
+    pub test: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScalingPoint {
+    pub workers: f64,
+    pub max_valid_completed_rate: f64,
+}
+
+/// The highest valid completed rate per worker count, with the USL and Amdahl fits on it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Scaling {
+    pub points: Vec<ScalingPoint>,
+    pub usl: Option<Fit>,
+    pub amdahl: Option<Fit>,
+    pub note: String,
 }
 
 fn label(policy: &str, workers: usize, capacity: Option<Setting>) -> String {

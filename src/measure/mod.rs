@@ -1,11 +1,13 @@
 //! Measurement: the clocks we can read and what a read costs, batch timing that keeps the
 //! timer's share of every interval small, the effective CPU speed, and the statistics
-//! reported for every result, and the false-discovery control for many rows tested at once.
+//! reported for every result, the false-discovery control for many rows tested at once, and
+//! the memory hierarchy a latency curve shows (its plateaus judged as caches or not).
 
 pub mod batch;
 pub mod clocks;
 pub mod clocksource;
 pub mod fdr;
+pub mod hierarchy;
 pub mod mde;
 pub mod plateaus;
 pub mod speed;

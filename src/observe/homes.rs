@@ -10,10 +10,10 @@
 //! the scheduler counted no migration; else they are the changes seen between readings, a
 //! lower bound (at most the counted total).
 
+use super::numa::{CrossBasis, RunShare, ThreadPlacement};
 use super::process::TaskSample;
 use crate::probe::cpulist::format_list;
 use crate::probe::ProbeDoc;
-use crate::result::numa::{CrossBasis, RunShare, ThreadPlacement};
 use std::collections::BTreeMap;
 
 /// Which node and LLC group each CPU belongs to.

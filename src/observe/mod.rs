@@ -4,6 +4,7 @@
 
 pub mod counters;
 pub mod homes;
+pub mod numa;
 pub mod numa_maps;
 pub mod perf;
 pub mod process;

@@ -5,7 +5,7 @@
 //! `kernelpagesize_kB`), so bytes = pages x kernelpagesize_kB x 1024. A line that is not a
 //! mapping, or whose counts do not read, is skipped and counted, never guessed.
 
-use crate::result::numa::{NodeMemory, ProcessMemory};
+use super::numa::{NodeMemory, ProcessMemory};
 use std::collections::BTreeMap;
 
 /// The kind of memory a mapping holds.

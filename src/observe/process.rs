@@ -3,8 +3,8 @@
 //! live threads, and voluntary/involuntary switches of the whole process.
 
 use super::task;
-use procfs_core::process::{Schedstat, Stat, Status};
-use procfs_core::{FromBufRead, FromRead};
+use procfs_core::process::{Schedstat, Stat};
+use procfs_core::FromRead;
 
 #[derive(Debug, Clone, Default)]
 pub struct ProcCounters {
@@ -61,11 +61,6 @@ pub fn add_throttling(c: &mut ProcCounters, cpu_stat: &str) {
 /// A /proc/PID/stat (or /proc/PID/task/TID/stat) line, parsed by procfs-core.
 pub fn parse_stat(text: &str) -> Option<Stat> {
     Stat::from_read(text.as_bytes()).ok()
-}
-
-/// A /proc/PID/status file, parsed by procfs-core.
-pub fn parse_status(text: &str) -> Option<Status> {
-    Status::from_buf_read(text.as_bytes()).ok()
 }
 
 /// utime + stime of a stat line, in clock ticks.
@@ -136,7 +131,7 @@ pub fn read(pid: i32) -> Option<ProcCounters> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
-        .and_then(|s| parse_status(&s));
+        .and_then(|s| task::parse_status(&s));
     let mut c = ProcCounters {
         cpu_ticks: cpu_ticks(&stat).unwrap_or(0),
         voluntary: status.as_ref().and_then(|s| s.voluntary_ctxt_switches),

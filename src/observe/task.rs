@@ -2,6 +2,8 @@
 //! involuntary context switches (status, always present) and migrations (`se.nr_migrations`
 //! in sched, present with CONFIG_SCHED_DEBUG). A counter that cannot be read is None.
 
+use procfs_core::process::Status;
+use procfs_core::FromBufRead;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -21,9 +23,14 @@ pub fn field(text: &str, key: &str) -> Option<u64> {
     })
 }
 
+/// A /proc/PID/status file, parsed by procfs-core.
+pub fn parse_status(text: &str) -> Option<Status> {
+    Status::from_buf_read(text.as_bytes()).ok()
+}
+
 /// Parse the two files' texts.
 pub fn parse(status: Option<&str>, sched: Option<&str>) -> TaskCounters {
-    let status = status.and_then(super::process::parse_status);
+    let status = status.and_then(parse_status);
     TaskCounters {
         voluntary_switches: status.as_ref().and_then(|s| s.voluntary_ctxt_switches),
         involuntary_switches: status.as_ref().and_then(|s| s.nonvoluntary_ctxt_switches),

@@ -16,7 +16,7 @@ pub mod text;
 mod tests;
 
 use crate::loadstep::capacity::{check_quota, period_spec, period_words, DEFAULT_PERIOD_US};
-use crate::report::units::num;
+use crate::units::num;
 use calibrate::Contention;
 use evidence::Evidence;
 use model::{Limit, Params, Setting};
@@ -342,7 +342,7 @@ fn model_words(p: &Params, s: &Setting, c: &Contention, why: Limit) -> String {
         match queue::throttled_phase_s(s.period_s, s.quota, par) {
             t if t > 0.0 => format!(
                 " (a throttled message waits up to {})",
-                crate::report::units::duration_ns(t * 1e9)
+                crate::units::duration_ns(t * 1e9)
             ),
             _ => String::new(),
         },

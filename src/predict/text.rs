@@ -3,7 +3,7 @@
 //! setting needed for a target rate, and, when the runs cannot support a figure, why.
 
 use super::{Estimate, Prediction};
-use crate::report::units::num;
+use crate::units::num;
 
 fn est(e: &Estimate, unit: &str) -> String {
     match e.interval {

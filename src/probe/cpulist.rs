@@ -16,10 +16,24 @@ pub fn clean(s: &str) -> &str {
 /// The highest CPU or node number believed (kernels allow at most 8192 CPUs today).
 pub const MAX_ID: u32 = 65_535;
 
-/// Parse a kernel range list such as `0-3,8,10-11`. An empty string is an empty list.
+/// Parse a kernel range list such as `0-3,8,10-11`. An empty string is an empty list; an
+/// empty item within a list (`0,,1`, `0,`) is refused with its position.
 pub fn parse_list(s: &str) -> Result<Vec<u32>, String> {
+    let s = clean(s);
     let mut set = BTreeSet::new();
-    for part in clean(s).split(',').map(str::trim).filter(|p| !p.is_empty()) {
+    if s.is_empty() {
+        return Ok(vec![]);
+    }
+    let mut at = 1;
+    for (i, raw) in s.split(',').enumerate() {
+        let part = raw.trim();
+        if part.is_empty() {
+            return Err(format!(
+                "empty item {} (character {at}) in CPU list '{s}'",
+                i + 1
+            ));
+        }
+        at += raw.chars().count() + 1;
         match part.split_once('-') {
             Some((a, b)) => {
                 let a: u32 = a.parse().map_err(|_| format!("bad CPU range '{part}'"))?;
@@ -155,6 +169,19 @@ mod tests {
         // Strict about everything but trailing NULs and whitespace.
         assert!(parse_list("0-3\0garbage").is_err());
         assert!(parse_list("0-3 7").is_err());
+        // An empty item is refused, saying where it is.
+        for (list, item, at) in [
+            ("0,,1", 2, 3),
+            ("0,1,", 3, 5),
+            (",0", 1, 1),
+            ("0, ,1", 2, 3),
+        ] {
+            let e = parse_list(list).unwrap_err();
+            assert!(
+                e.contains(&format!("empty item {item} (character {at})")),
+                "{list}: {e}"
+            );
+        }
         assert!(parse_mask("0000000f,").is_err());
         assert!(parse_mask("1ffffffff").is_err());
     }

@@ -3,10 +3,27 @@
 //! evidence, the classic index's shares, and the environment differences. Several runs:
 //! the ranking per benchmark, then each run's summary against the baseline.
 
-use super::units::num;
 use crate::compare::explain::Status;
 use crate::compare::ranking::Fleet;
-use crate::compare::Comparison;
+use crate::compare::verdict::Verdict;
+use crate::compare::{Comparison, Row};
+use crate::units::num;
+
+/// The B/A cell: the ratio with its 95% interval, or "-" with the reason when the row is
+/// not comparable (a ratio of two different experiments, or of a median that is not
+/// positive, is no figure: it showed as `inf`).
+fn ratio_cell(r: &Row) -> String {
+    if r.verdict == Verdict::NotComparable || !r.ratio.is_finite() {
+        return match r.comparability.first() {
+            Some(why) => format!("- ({why})"),
+            None => "- (not comparable)".into(),
+        };
+    }
+    match r.ci {
+        Some([lo, hi]) => format!("{:.3} ({lo:.3}-{hi:.3})", r.ratio),
+        None => format!("{:.3}", r.ratio),
+    }
+}
 
 /// Columns the default table fits in (as benchstat's does); `-v` prints every column.
 pub const WIDTH: u16 = 100;
@@ -45,16 +62,6 @@ fn narrow(c: &Comparison) -> comfy_table::Table {
         ]);
     }
     t
-}
-
-/// B/A with its interval, or "-" where the row is not comparable (its verdict says why).
-pub fn ratio_cell(r: &crate::compare::Row) -> String {
-    match r.ci {
-        Some([lo, hi]) if r.ratio.is_finite() => {
-            format!("{:.3} ({lo:.3}-{hi:.3})", r.ratio)
-        }
-        _ => "-".into(),
-    }
 }
 
 /// A comparison as text: the narrow table by default, every column with `verbose`.
@@ -320,5 +327,26 @@ mod tests {
         {
             assert!(line.chars().count() <= super::WIDTH as usize, "{line}");
         }
+    }
+
+    #[test]
+    fn a_row_that_is_not_comparable_shows_no_ratio_but_its_reason() {
+        let mut a = timers_run("a", 20.0, None);
+        a.results[0].stats.median = 0.0;
+        let c = crate::compare::compare(&a, &timers_run("b", 21.0, None));
+        let row = &c.rows[0];
+        assert_eq!(row.verdict, crate::compare::verdict::Verdict::NotComparable);
+        let cell = super::ratio_cell(row);
+        assert!(
+            cell.starts_with("- (A's median is 0") && cell.contains("no ratio can be taken"),
+            "{cell}"
+        );
+        for verbose in [false, true] {
+            let text = super::render(&c, verbose);
+            assert!(text.contains("- (A's median is 0") && !text.contains(" inf "), "{text}");
+        }
+        // A comparable row keeps its ratio, with its interval.
+        let c = crate::compare::compare(&timers_run("a", 20.0, None), &timers_run("b", 21.0, None));
+        assert!(super::ratio_cell(&c.rows[0]).starts_with("1.050 ("));
     }
 }

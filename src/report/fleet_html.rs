@@ -48,7 +48,7 @@ fn strip(f: &FleetView, r: usize) -> String {
         } else {
             "higher is better"
         },
-        crate::report::units::num(row.fleet_median),
+        crate::units::num(row.fleet_median),
         esc(&row.def.unit),
         row.spread * 100.0,
         (-span).exp(),

@@ -4,9 +4,9 @@
 //! spread, the tag groups; with `verbose`, the per-row table, each outlier's cause with its
 //! evidence, and the typical hosts one by one. `--top N` caps every list.
 
-use super::units::num;
 use crate::compare::fleet::{FleetView, Host};
 use crate::compare::verdict::in_words;
+use crate::units::num;
 
 /// What a fleet without a row common to enough hosts says instead of scores and ranks.
 pub const NO_ROWS: &str =

@@ -5,10 +5,10 @@
 
 use super::svg;
 use super::text::all_findings;
-use super::units::{num, pct};
 use super::views::VIEWS;
 use crate::compare::compare;
 use crate::result::RunDocument;
+use crate::units::{num, pct};
 use minijinja::value::Serde;
 use minijinja::{context, Environment, UndefinedBehavior, Value};
 use serde::Serialize;

@@ -9,7 +9,6 @@ pub mod html;
 pub mod probe_text;
 pub mod svg;
 pub mod text;
-pub mod units;
 pub mod views;
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};

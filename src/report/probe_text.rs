@@ -1,9 +1,9 @@
 //! The probe as a readable summary, with a compact topology picture in the manner of
 //! lstopo: packages > LLC groups > cores > CPUs (summarised on large machines).
 
-use super::units::{bytes, num};
 use crate::probe::cpulist::format_list;
 use crate::probe::ProbeDoc;
+use crate::units::{bytes, num};
 use std::fmt::Write;
 
 fn list(v: &[u32]) -> String {

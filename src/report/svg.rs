@@ -24,7 +24,7 @@ const COLORS: [&str; 8] = [
 ];
 
 fn fmt_num(v: f64) -> String {
-    crate::report::units::num(v)
+    crate::units::num(v)
 }
 
 /// How the x axis labels its ticks.
@@ -206,7 +206,7 @@ pub fn lines(chart: &LineChart) -> String {
         let v = x0 + (x1 - x0) * i as f64 / 4.0;
         let shown = if log_x { 10f64.powf(v) } else { v };
         let tick = match x_axis {
-            XAxis::Bytes => crate::report::units::bytes(shown.round() as u64),
+            XAxis::Bytes => crate::units::bytes(shown.round() as u64),
             XAxis::Number => fmt_num(shown),
         };
         let _ = write!(

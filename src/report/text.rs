@@ -4,11 +4,11 @@
 //! timer share, placement and what was observed) and each view's full sections. Also the
 //! run history as a table.
 
-use super::units::{num, pct};
 use super::views::{classic::is_classic, wrap, VIEWS};
 use crate::findings::{Finding, Severity};
 use crate::result::{BenchResult, Observed, RunDocument};
 use crate::store::RunSummary;
+use crate::units::{num, pct};
 
 /// How much of a run to print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

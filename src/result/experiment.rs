@@ -1,8 +1,9 @@
 //! A `truebench loadstep` experiment as stored: its plan, per variant (policy x workers x
 //! capacity) the steps, knee and fits, which variant won each step, the scaling curve
-//! across worker counts, and what could not be measured.
+//! across worker counts, and what could not be measured. The parts loadstep computes
+//! (variants, comparison, scaling) are its own types, stored here as they are.
 
-use crate::loadstep::experiment::{Knee, VariantResult};
+use crate::loadstep::experiment::{Comparison, Knee, Scaling, VariantResult};
 use crate::loadstep::model::Fit;
 use crate::loadstep::step::StepSummary;
 use serde::{Deserialize, Serialize};
@@ -22,57 +23,6 @@ pub struct Plan {
     pub seed: u64,
     /// The variants in the (shuffled) order they ran.
     pub order: Vec<String>,
-}
-
-/// How a variant other than a step's best did at that step.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Contender {
-    pub median_interval_p99_us: Option<f64>,
-    /// Mann-Whitney p against the best; null with too few intervals.
-    pub p_value: Option<f64>,
-    /// p < 0.05: the difference from the best is real.
-    pub real: bool,
-}
-
-/// One step of the comparison of variants.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StepComparison {
-    pub rate: f64,
-    pub compared: bool,
-    /// Why the step was not compared.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub why: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub best: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub best_median_interval_p99_us: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub others: Option<BTreeMap<String, Contender>>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Comparison {
-    /// The variant with the most steps won; null when no step was compared.
-    pub winner: Option<String>,
-    pub step_wins: BTreeMap<String, usize>,
-    pub steps: Vec<StepComparison>,
-    /// The test used, in words.
-    pub test: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ScalingPoint {
-    pub workers: f64,
-    pub max_valid_completed_rate: f64,
-}
-
-/// The highest valid completed rate per worker count, with the USL and Amdahl fits on it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Scaling {
-    pub points: Vec<ScalingPoint>,
-    pub usl: Option<Fit>,
-    pub amdahl: Option<Fit>,
-    pub note: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,6 +1,7 @@
 //! The classic suite's indexes: per copy count (`"1"`, `"2"`... and `"N"` for the
 //! full-width count) the geometric mean of the tests' indexes, the same from UnixBench's
-//! own pass combination, how many tests each holds, and whether any test is missing.
+//! own pass combination, how many tests each holds, and whether any test is missing; and
+//! how a copy count reads.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -71,5 +72,35 @@ impl PlacementRange {
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
                 (lo.min(v), hi.max(v))
             })
+    }
+}
+
+/// How a copy count reads: "4 copies (2 per CPU)" when there are more copies than the N
+/// usable CPUs, else "1 copy" or "2 copies".
+pub fn copies_label(copies: u64, n: u64) -> String {
+    let base = format!("{copies} cop{}", if copies == 1 { "y" } else { "ies" });
+    if n > 0 && copies > n {
+        let per = copies as f64 / n as f64;
+        let per = if per.fract() == 0.0 {
+            format!("{per:.0}")
+        } else {
+            format!("{per:.2}")
+        };
+        format!("{base} ({per} per CPU)")
+    } else {
+        base
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copies_above_n_are_labelled_per_cpu() {
+        assert_eq!(copies_label(1, 2), "1 copy");
+        assert_eq!(copies_label(2, 2), "2 copies");
+        assert_eq!(copies_label(4, 2), "4 copies (2 per CPU)");
+        assert_eq!(copies_label(3, 2), "3 copies (1.50 per CPU)");
     }
 }

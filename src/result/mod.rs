@@ -11,7 +11,6 @@ pub mod batch;
 pub mod experiment;
 pub mod figures;
 pub mod indexes;
-pub mod numa;
 pub mod observed;
 pub mod params;
 pub mod recording;
@@ -116,6 +115,16 @@ impl Placement {
             cpu_kinds: None,
             name: "os".into(),
             cpus: None,
+            observed: None,
+        }
+    }
+
+    /// Pinned to `cpus` under the placement's `name`, nothing observed.
+    pub fn on(name: impl Into<String>, cpus: Vec<u32>) -> Placement {
+        Placement {
+            cpu_kinds: None,
+            name: name.into(),
+            cpus: Some(cpus),
             observed: None,
         }
     }
@@ -281,7 +290,7 @@ impl RunDocument {
                     "{} {} {} {}",
                     r.benchmark,
                     r.params_text(),
-                    crate::report::units::num(r.stats.median),
+                    crate::units::num(r.stats.median),
                     r.unit
                 )
             }

@@ -47,5 +47,5 @@ pub struct Recording {
     /// The target's NUMA view: thread homes, memory per node (absent without a target,
     /// and from recordings made before it existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub numa: Option<super::numa::NumaView>,
+    pub numa: Option<crate::observe::numa::NumaView>,
 }

@@ -101,9 +101,9 @@ pub fn lines(costs: &[SuiteCost]) -> Vec<String> {
         .iter()
         .map(|c| {
             let peak = match (c.peak_rss_bytes, &c.peak_rss_note) {
-                (Some(b), None) => format!("peak RSS {}", crate::report::units::bytes(b)),
+                (Some(b), None) => format!("peak RSS {}", crate::units::bytes(b)),
                 (Some(b), Some(n)) => {
-                    format!("peak RSS {} ({n})", crate::report::units::bytes(b))
+                    format!("peak RSS {} ({n})", crate::units::bytes(b))
                 }
                 (None, n) => format!(
                     "peak RSS not measured ({})",

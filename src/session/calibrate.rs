@@ -175,7 +175,7 @@ pub fn render(c: &Calibration) -> String {
                 "  {what}: spread {:.1}% between {} runs (median {} {}); its runs disagree so much that no difference can be told here (only one beyond {} would be)\n",
                 sd * 100.0,
                 r.runs,
-                crate::report::units::num(r.median),
+                crate::units::num(r.median),
                 r.unit,
                 noise_model::mde_text(mde)
             )),
@@ -183,7 +183,7 @@ pub fn render(c: &Calibration) -> String {
                 "  {what}: spread {:.1}% between {} runs (median {} {}); differences below {} cannot be told from noise here\n",
                 sd * 100.0,
                 r.runs,
-                crate::report::units::num(r.median),
+                crate::units::num(r.median),
                 r.unit,
                 noise_model::mde_text(mde)
             )),

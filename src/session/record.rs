@@ -7,13 +7,13 @@ use crate::error::usage;
 use crate::measure::clocks::now_ns;
 use crate::observe::counters::TargetCounters;
 use crate::observe::homes::{Homes, Locality};
+use crate::observe::numa::{NumaView, ProcessMemory};
 use crate::observe::recorder::{
     is_sliver, next_reading_ns, own_cpu_share, row, summarize, CommandEnd, Reading, Row,
 };
 use crate::observe::system::{self, ticks_per_second};
 use crate::observe::{numa_maps, process, vmstat};
 use crate::probe::{sysroot::SysRoot, ProbeDoc};
-use crate::result::numa::{NumaView, ProcessMemory};
 use crate::result::RunDocument;
 use crate::store::Location;
 use std::collections::BTreeMap;

@@ -87,9 +87,11 @@ impl PgTarget {
     pub fn server(&self) -> String {
         let port = self.config.get_ports().first().copied().unwrap_or(5432);
         match self.config.get_hosts().first() {
-            Some(postgres::config::Host::Tcp(h)) if h.contains(':') => format!("[{h}]:{port}"),
-            Some(postgres::config::Host::Tcp(h)) => format!("{h}:{port}"),
-            Some(postgres::config::Host::Unix(p)) => format!("{}:{port}", p.display()),
+            Some(tokio_postgres::config::Host::Tcp(h)) if h.contains(':') => {
+                format!("[{h}]:{port}")
+            }
+            Some(tokio_postgres::config::Host::Tcp(h)) => format!("{h}:{port}"),
+            Some(tokio_postgres::config::Host::Unix(p)) => format!("{}:{port}", p.display()),
             None => format!("localhost:{port}"),
         }
     }
@@ -239,15 +241,16 @@ fn parse_url(url: &str) -> anyhow::Result<PgTarget> {
     } else {
         format!("{base}?{}", kept.join("&"))
     };
-    let mut config: tokio_postgres::Config = rebuilt.parse().map_err(|e: postgres::Error| {
-        let why = std::error::Error::source(&e).map_or(e.to_string(), |c| c.to_string());
-        url_error(url, why)
-    })?;
+    let mut config: tokio_postgres::Config =
+        rebuilt.parse().map_err(|e: tokio_postgres::Error| {
+            let why = std::error::Error::source(&e).map_or(e.to_string(), |c| c.to_string());
+            url_error(url, why)
+        })?;
     config.ssl_mode(match tls {
-        TlsMode::Disable => postgres::config::SslMode::Disable,
-        TlsMode::Allow | TlsMode::Prefer => postgres::config::SslMode::Prefer,
+        TlsMode::Disable => tokio_postgres::config::SslMode::Disable,
+        TlsMode::Allow | TlsMode::Prefer => tokio_postgres::config::SslMode::Prefer,
         TlsMode::Require | TlsMode::VerifyCa | TlsMode::VerifyFull => {
-            postgres::config::SslMode::Require
+            tokio_postgres::config::SslMode::Require
         }
     });
     if config.get_user().is_none() {
@@ -268,7 +271,7 @@ fn parse_url(url: &str) -> anyhow::Result<PgTarget> {
     if config
         .get_hosts()
         .iter()
-        .any(|h| matches!(h, postgres::config::Host::Tcp(h) if h.contains('@')))
+        .any(|h| matches!(h, tokio_postgres::config::Host::Tcp(h) if h.contains('@')))
     {
         return Err(url_error(
             url,
@@ -292,7 +295,19 @@ fn parse_url(url: &str) -> anyhow::Result<PgTarget> {
         root_cert,
     };
     if target.config.get_password().is_none() {
-        if let Some(p) = super::pgpass::lookup(&target) {
+        let host = match target.config.get_hosts().first() {
+            Some(tokio_postgres::config::Host::Tcp(h)) => h.clone(),
+            Some(tokio_postgres::config::Host::Unix(_)) | None => "localhost".to_string(),
+        };
+        let port = target
+            .config
+            .get_ports()
+            .first()
+            .copied()
+            .unwrap_or(5432)
+            .to_string();
+        let want: [&str; 4] = [&host, &port, target.dbname(), target.user()];
+        if let Some(p) = super::pgpass::lookup(&want) {
             target.config.password(p);
         }
     }

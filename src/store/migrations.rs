@@ -2,9 +2,9 @@
 //! SQLite's and PostgreSQL's SQL, so a database of either kind at version N has the same
 //! tables and columns. SQLite records the version in `PRAGMA user_version`, PostgreSQL in
 //! the table `truebench.schema_version` (its tables live in the schema `truebench`).
-//! Append a step to change the schema; never edit an applied one.
+//! Append a step to change the schema; never edit an applied one. SQLite's steps are
+//! applied here, PostgreSQL's by `postgres.rs` (under its deadlines).
 
-use super::postgres::{step, Failure};
 use rusqlite::Connection;
 
 /// One schema change in both dialects.
@@ -138,67 +138,13 @@ pub fn migrate(conn: &mut Connection) -> rusqlite::Result<Migrated> {
     Ok(Migrated::Ok)
 }
 
-/// The schema version of a PostgreSQL database: 0 when it has no truebench schema. Each
-/// statement under the client's deadline.
-pub async fn pg_version(client: &impl tokio_postgres::GenericClient) -> Result<i64, Failure> {
-    // A scan of the catalog, not to_regclass(): its cache may not yet know of a table
-    // another session has just committed (the migration race of parallel first uses).
-    let exists: bool = step(client.query_one(
-        "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c
-            JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-            WHERE n.nspname = 'truebench' AND c.relname = 'schema_version')",
-        &[],
-    ))
-    .await?
-    .get(0);
-    if !exists {
-        return Ok(0);
-    }
-    let v: Option<i32> =
-        step(client.query_one("SELECT max(version) FROM truebench.schema_version", &[]))
-            .await?
-            .get(0);
-    Ok(v.unwrap_or(0).into())
-}
-
-/// An advisory lock key (any constant): holders of it are truebench migrations.
-const PG_MIGRATION_LOCK: i64 = 0x7472_7565_6265_6e63; // "truebenc"
-
-/// Bring a PostgreSQL schema to LATEST in one transaction under an advisory lock, so
-/// parallel first uses from many hosts create the tables once: the others wait, then find
-/// the version current. DDL is transactional in PostgreSQL: a failed step leaves nothing.
-pub async fn pg_migrate(client: &mut tokio_postgres::Client) -> Result<Migrated, Failure> {
-    let current = pg_version(client).await?;
-    if current > LATEST {
-        return Ok(Migrated::TooNew(current));
-    }
-    if current == LATEST {
-        return Ok(Migrated::Ok);
-    }
-    let tx = step(client.transaction()).await?;
-    step(tx.execute("SELECT pg_advisory_xact_lock($1)", &[&PG_MIGRATION_LOCK])).await?;
-    let current = pg_version(&tx).await?;
-    if current > LATEST {
-        return Ok(Migrated::TooNew(current));
-    }
-    if current == 0 {
-        step(tx.batch_execute(
-            "CREATE SCHEMA IF NOT EXISTS truebench;
-             CREATE TABLE IF NOT EXISTS truebench.schema_version (version integer NOT NULL);",
-        ))
-        .await?;
-    }
-    for step_sql in STEPS.iter().skip(current.max(0) as usize) {
-        step(tx.batch_execute(step_sql.postgres)).await?;
-    }
-    step(tx.execute("DELETE FROM truebench.schema_version", &[])).await?;
-    step(tx.execute(
-        "INSERT INTO truebench.schema_version (version) VALUES ($1)",
-        &[&(LATEST as i32)],
-    ))
-    .await?;
-    step(tx.commit()).await?;
-    Ok(Migrated::Ok)
+/// The PostgreSQL SQL of the steps after version `current`, in order (applied by
+/// `postgres::pg_migrate`).
+pub fn postgres_steps(current: i64) -> impl Iterator<Item = &'static str> {
+    STEPS
+        .iter()
+        .skip(current.max(0) as usize)
+        .map(|s| s.postgres)
 }
 
 #[cfg(test)]

@@ -314,6 +314,11 @@ fn too_old(at: &dyn std::fmt::Display, version: i64) -> anyhow::Error {
     )
 }
 
+/// Look up runs in the store at `at` (read-only), in the order given.
+pub fn load_runs(at: &Location, ids: &[String]) -> anyhow::Result<Vec<RunDocument>> {
+    ids.iter().map(|id| load_run(at, id)).collect()
+}
+
 /// Look up a run in the store at `at` (read-only).
 pub fn load_run(at: &Location, id: &str) -> anyhow::Result<RunDocument> {
     match Store::open_ro(at)? {

@@ -3,11 +3,12 @@
 //! `host:port:database:user:password`, `*` matching anything, `\` escaping `:` and `\`,
 //! `#` lines ignored, and a file that others may read ignored (as libpq does).
 
-use super::location::PgTarget;
 use std::path::PathBuf;
 
-/// The password for this target, if the environment or the password file has one.
-pub fn lookup(t: &PgTarget) -> Option<String> {
+/// The password for a server and login, `[host, port, database, user]` (a Unix socket's
+/// host being `localhost`, as libpq matches it), if the environment or the password file
+/// has one.
+pub fn lookup(want: &[&str; 4]) -> Option<String> {
     if let Some(p) = std::env::var("PGPASSWORD").ok().filter(|p| !p.is_empty()) {
         return Some(p);
     }
@@ -26,18 +27,7 @@ pub fn lookup(t: &PgTarget) -> Option<String> {
         .map(String::from_utf8)
         .ok()?
         .ok()?;
-    let host = match t.config.get_hosts().first() {
-        Some(postgres::config::Host::Tcp(h)) => h.clone(),
-        Some(postgres::config::Host::Unix(_)) | None => "localhost".to_string(),
-    };
-    let port = t
-        .config
-        .get_ports()
-        .first()
-        .copied()
-        .unwrap_or(5432)
-        .to_string();
-    find(&text, &[&host, &port, t.dbname(), t.user()])
+    find(&text, want)
 }
 
 /// The password of the first line whose four fields match `want`.

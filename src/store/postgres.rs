@@ -274,7 +274,7 @@ impl Postgres {
         let mut conn = conn;
         let migrated = {
             let Conn { client, rt } = &mut conn;
-            rt.block_on(migrations::pg_migrate(client))
+            rt.block_on(pg_migrate(client))
         };
         match migrated {
             Ok(migrations::Migrated::Ok) => {}
@@ -320,7 +320,7 @@ impl Postgres {
     pub fn open_ro(t: &PgTarget) -> anyhow::Result<Postgres> {
         let conn = connect(t)?;
         let version = conn
-            .run(migrations::pg_version(&conn.client))
+            .run(pg_version(&conn.client))
             .map_err(|e| op_error(t, "cannot read", e))?;
         if version == 0 {
             return Err(usage_hint(
@@ -506,4 +506,69 @@ impl Backend for Postgres {
             .map(|r| r.get(0))
             .ok_or_else(|| usage(format!("no run '{run_id}' in {}", self.target)))
     }
+}
+
+/// The schema version of a PostgreSQL database: 0 when it has no truebench schema. Each
+/// statement under the client's deadline.
+pub async fn pg_version(client: &impl tokio_postgres::GenericClient) -> Result<i64, Failure> {
+    // A scan of the catalog, not to_regclass(): its cache may not yet know of a table
+    // another session has just committed (the migration race of parallel first uses).
+    let exists: bool = step(client.query_one(
+        "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c
+            JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname = 'truebench' AND c.relname = 'schema_version')",
+        &[],
+    ))
+    .await?
+    .get(0);
+    if !exists {
+        return Ok(0);
+    }
+    let v: Option<i32> =
+        step(client.query_one("SELECT max(version) FROM truebench.schema_version", &[]))
+            .await?
+            .get(0);
+    Ok(v.unwrap_or(0).into())
+}
+
+/// An advisory lock key (any constant): holders of it are truebench migrations.
+const PG_MIGRATION_LOCK: i64 = 0x7472_7565_6265_6e63; // "truebenc"
+
+/// Bring a PostgreSQL schema to `migrations::LATEST` in one transaction under an advisory lock, so
+/// parallel first uses from many hosts create the tables once: the others wait, then find
+/// the version current. DDL is transactional in PostgreSQL: a failed step leaves nothing.
+pub async fn pg_migrate(
+    client: &mut tokio_postgres::Client,
+) -> Result<migrations::Migrated, Failure> {
+    let current = pg_version(client).await?;
+    if current > migrations::LATEST {
+        return Ok(migrations::Migrated::TooNew(current));
+    }
+    if current == migrations::LATEST {
+        return Ok(migrations::Migrated::Ok);
+    }
+    let tx = step(client.transaction()).await?;
+    step(tx.execute("SELECT pg_advisory_xact_lock($1)", &[&PG_MIGRATION_LOCK])).await?;
+    let current = pg_version(&tx).await?;
+    if current > migrations::LATEST {
+        return Ok(migrations::Migrated::TooNew(current));
+    }
+    if current == 0 {
+        step(tx.batch_execute(
+            "CREATE SCHEMA IF NOT EXISTS truebench;
+             CREATE TABLE IF NOT EXISTS truebench.schema_version (version integer NOT NULL);",
+        ))
+        .await?;
+    }
+    for sql in migrations::postgres_steps(current) {
+        step(tx.batch_execute(sql)).await?;
+    }
+    step(tx.execute("DELETE FROM truebench.schema_version", &[])).await?;
+    step(tx.execute(
+        "INSERT INTO truebench.schema_version (version) VALUES ($1)",
+        &[&(migrations::LATEST as i32)],
+    ))
+    .await?;
+    step(tx.commit()).await?;
+    Ok(migrations::Migrated::Ok)
 }

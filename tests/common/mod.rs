@@ -1,5 +1,6 @@
 //! Shared by the integration tests: a private database and lock file per test (so tests
-//! run in parallel), the truebench command bound to them, and fixture tree paths.
+//! run in parallel), the truebench command bound to them, fixture tree paths, a free port
+//! and a server that never answers.
 #![allow(dead_code)] // each test file uses its own subset
 
 pub mod pg;
@@ -275,11 +276,7 @@ pub fn dist_binary(target: Option<&str>) -> PathBuf {
 /// `dir`, readable by nginx's unprivileged workers; the `--server` command that starts it.
 pub fn nginx_config(dir: &std::path::Path) -> (u16, String) {
     use std::os::unix::fs::PermissionsExt;
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     std::fs::create_dir_all(dir.join("html")).unwrap();
     std::fs::write(dir.join("html/index.html"), "ok\n").unwrap();
     for d in [dir, &dir.join("html")] {
@@ -300,4 +297,31 @@ pub fn nginx_config(dir: &std::path::Path) -> (u16, String) {
         .expect("nginx is needed (apt-get install nginx)");
     let server = format!("{nginx} -c {d}/nginx.conf -e {d}/error.log -p {d}");
     (port, server)
+}
+
+/// A free TCP port on 127.0.0.1 (free when asked: bound, then let go).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A TCP server on 127.0.0.1 that accepts every connection and never answers (a hung
+/// server, a port that is not the protocol the client speaks): what a connection sends is
+/// read and dropped, and the connection held open until the client closes it or the test
+/// ends. Its address.
+pub fn silent_listener() -> std::net::SocketAddr {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for mut s in l.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while std::io::Read::read(&mut s, &mut buf).is_ok_and(|n| n > 0) {}
+            });
+        }
+    });
+    addr
 }

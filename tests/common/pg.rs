@@ -7,6 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use tempfile::TempDir;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Error, Row};
 
 /// The superuser's name and password.
 pub const USER: &str = "tb";
@@ -46,15 +48,6 @@ fn bin_dir() -> PathBuf {
 
 fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
-}
-
-/// A free TCP port on 127.0.0.1 (free when asked; the start retries on a clash).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 impl PgServer {
@@ -120,7 +113,7 @@ impl PgServer {
             .unwrap();
         }
         for attempt in 0..5 {
-            server.port = free_port();
+            server.port = super::free_port(); // the start retries on a clash
             let ok = server.try_as_server(&[
                 server.bin.join("pg_ctl").to_str().unwrap(),
                 "-D",
@@ -234,14 +227,21 @@ impl PgServer {
     }
 
     /// A superuser connection to database `db` (through the unix socket).
-    pub fn client(&self, db: &str) -> postgres::Client {
-        postgres::Config::new()
+    pub fn client(&self, db: &str) -> Client {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut config = tokio_postgres::Config::new();
+        config
             .host_path(self.dir.path())
             .port(self.port)
             .user(USER)
-            .dbname(db)
-            .connect(postgres::NoTls)
-            .unwrap()
+            .dbname(db);
+        let (client, connection) = rt.block_on(config.connect(tokio_postgres::NoTls)).unwrap();
+        // Driven whenever the runtime runs, that is during each call of `Client`.
+        rt.spawn(connection);
+        Client { rt, client }
     }
 
     /// A new empty database; its URL.
@@ -272,5 +272,30 @@ impl PgServer {
 impl Drop for PgServer {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// A blocking PostgreSQL client for the tests: the library's tokio-postgres on a runtime of
+/// its own, each call waited for.
+pub struct Client {
+    rt: tokio::runtime::Runtime,
+    client: tokio_postgres::Client,
+}
+
+impl Client {
+    pub fn query(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, Error> {
+        self.rt.block_on(self.client.query(sql, params))
+    }
+
+    pub fn query_one(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Row, Error> {
+        self.rt.block_on(self.client.query_one(sql, params))
+    }
+
+    pub fn execute(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64, Error> {
+        self.rt.block_on(self.client.execute(sql, params))
+    }
+
+    pub fn batch_execute(&mut self, sql: &str) -> Result<(), Error> {
+        self.rt.block_on(self.client.batch_execute(sql))
     }
 }

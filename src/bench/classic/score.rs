@@ -34,23 +34,6 @@ pub fn scaling_efficiency(rate_n: f64, copies: usize, rate_1: f64) -> f64 {
     rate_n / (copies as f64 * rate_1)
 }
 
-/// How a copy count reads: "4 copies (2 per CPU)" when there are more copies than the N
-/// usable CPUs, else "1 copy" or "2 copies".
-pub fn copies_label(copies: u64, n: u64) -> String {
-    let base = format!("{copies} cop{}", if copies == 1 { "y" } else { "ies" });
-    if n > 0 && copies > n {
-        let per = copies as f64 / n as f64;
-        let per = if per.fract() == 0.0 {
-            format!("{per:.0}")
-        } else {
-            format!("{per:.2}")
-        };
-        format!("{base} ({per} per CPU)")
-    } else {
-        base
-    }
-}
-
 /// The suite indexes of a run: for each copy count, the geometric mean of the tests' `index`
 /// (our median) and of their `unixbench_index`; `partial` when fewer than `tests` ran.
 /// Keys are copy counts as strings, and `N` for the full-width count `n`.
@@ -223,14 +206,6 @@ mod tests {
         // It is never below the plain geometric mean.
         let all = geometric_mean(&passes).unwrap();
         assert!(unixbench_style(&passes).unwrap() >= all);
-    }
-
-    #[test]
-    fn copies_above_n_are_labelled_per_cpu() {
-        assert_eq!(copies_label(1, 2), "1 copy");
-        assert_eq!(copies_label(2, 2), "2 copies");
-        assert_eq!(copies_label(4, 2), "4 copies (2 per CPU)");
-        assert_eq!(copies_label(3, 2), "3 copies (1.50 per CPU)");
     }
 
     #[test]

@@ -9,16 +9,17 @@
 //! LLC this run measured (`array_bytes`).
 
 use super::kernels::{self, expected, relative_error, Arrays, Kernel};
+use super::latency;
 use super::region::{available_bytes, Pages, Region};
-use super::{hierarchy, latency};
 use crate::bench::{Benchmark, Emitted, RunContext, Skipped};
 use crate::error::Interrupted;
 use crate::findings::results::annotate;
 use crate::measure::batch::Batch;
 use crate::measure::clocks::now_ns;
+use crate::measure::hierarchy;
 use crate::placement::{compact_order, pin_current_thread, spread_order};
-use crate::report::units::bytes;
 use crate::result::{BenchResult, Placement, Quality};
+use crate::units::bytes;
 use anyhow::{anyhow, bail};
 use std::sync::Barrier;
 
@@ -418,12 +419,7 @@ impl Benchmark for Bandwidth {
                             threads: threads as u64,
                             array_bytes: n as u64 * 8 * threads as u64,
                         });
-                        let placement = Placement {
-                            cpu_kinds: None,
-                            name: policy.to_string(),
-                            cpus: Some(cpus.clone()),
-                            observed: None,
-                        };
+                        let placement = Placement::on(policy.to_string(), cpus.clone());
                         let q = Quality::of(ctx.clock_cost_ns, &batches);
                         let mut r = BenchResult::new(
                             self.id(),
@@ -473,6 +469,18 @@ pub struct BandwidthParams {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_epyc_arrays_follow_the_measurement_not_the_32_mib_report() {
+        let (small, huge) = hierarchy::tests::epyc();
+        let llc = hierarchy::judge(&small, Some(&huge)).llc.unwrap();
+        let (a, why) = array_bytes(32 << 20, Some(llc.next_bytes), Some(24 << 30), None).unwrap();
+        assert_eq!(a, 128 << 20);
+        assert!(
+            why.contains("more than 4x") && why.contains("5.7 MiB"),
+            "{why}"
+        );
+    }
 
     #[test]
     fn thread_counts_double_then_end_at_n() {

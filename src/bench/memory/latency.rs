@@ -7,16 +7,16 @@
 //! the measured LLC the bandwidth arrays are sized by later in the run (latency runs first).
 //! The sweep stops on memory's plateau or well past the last cache (`may_stop`).
 
-use super::hierarchy;
 use super::region::{available_bytes, Pages, Region};
 use crate::bench::{Benchmark, Emitted, RunContext, Skipped};
 use crate::error::Interrupted;
 use crate::findings::memory;
 use crate::findings::results::annotate;
 use crate::measure::batch::{calibrate, time_batch, Batch};
+use crate::measure::hierarchy;
 use crate::placement::pin_current_thread;
-use crate::report::units::bytes;
 use crate::result::{BenchResult, Placement, Quality};
+use crate::units::bytes;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
@@ -75,7 +75,7 @@ pub fn may_stop(curve: &[(u64, f64)]) -> bool {
     };
     memory_plateau(curve)
         || (size >= MIN_TOP
-            && super::hierarchy::judge_one(curve, "4k")
+            && hierarchy::judge_one(curve, "4k")
                 .llc
                 .is_some_and(|l| l.next_bytes.saturating_mul(PAST_LLC) <= size))
 }
@@ -299,12 +299,7 @@ impl Benchmark for Latency {
                             size_bytes: size,
                             pages: pages.name().into(),
                         });
-                        let placement = Placement {
-                            cpu_kinds: None,
-                            name: "cpus".into(),
-                            cpus: Some(vec![cpu]),
-                            observed: None,
-                        };
+                        let placement = Placement::on("cpus", vec![cpu]);
                         let q = Quality::of(ctx.clock_cost_ns, &batches);
                         let mut r = BenchResult::new(
                             self.id(),
@@ -363,6 +358,44 @@ pub struct LatencyParams {
     pub pages: String,
 }
 
+/// The latency curves of results (`memory.latency` rows): (4 KiB, huge pages), by size.
+pub fn curves_of<'a>(
+    results: impl IntoIterator<Item = &'a crate::result::BenchResult>,
+) -> (hierarchy::Curve, hierarchy::Curve) {
+    let (mut small, mut huge) = (Vec::new(), Vec::new());
+    for r in results
+        .into_iter()
+        .filter(|r| r.base_id() == "memory.latency")
+    {
+        let Some(p) = r.params.read::<LatencyParams>() else {
+            continue;
+        };
+        match p.pages.as_str() {
+            "4k" => small.push((p.size_bytes, r.stats.median)),
+            "thp" => huge.push((p.size_bytes, r.stats.median)),
+            _ => {}
+        }
+    }
+    small.sort_by_key(|p| p.0);
+    huge.sort_by_key(|p| p.0);
+    (small, huge)
+}
+
+/// The hierarchy a run's latency results show, or None when it has none.
+pub fn of_results<'a>(
+    results: impl IntoIterator<Item = &'a crate::result::BenchResult>,
+) -> Option<hierarchy::Hierarchy> {
+    let (small, huge) = curves_of(results);
+    if small.is_empty() && huge.is_empty() {
+        return None;
+    }
+    Some(if small.is_empty() {
+        hierarchy::judge_one(&huge, "thp")
+    } else {
+        hierarchy::judge(&small, (!huge.is_empty()).then_some(&huge[..]))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -388,7 +421,7 @@ mod tests {
     fn a_curve_rising_to_the_end_stops_8x_past_its_llc_not_at_twice_the_report() {
         // The 480 MiB VM as the issue saw it: last cache left by 64 MiB, then page-walk steps
         // and no plateau of memory up to 960 MiB.
-        let (small, _) = super::super::hierarchy::tests::vm_480_rising();
+        let (small, _) = hierarchy::tests::vm_480_rising();
         let stop_at = |c: &[(u64, f64)]| {
             (1..=c.len())
                 .find(|&n| may_stop(&c[..n]))
@@ -399,7 +432,7 @@ mod tests {
         // Its largest chain: the region and 4 bytes of layout per line, well under 1 GB.
         assert!(stop + stop / 64 * 4 < 1_000_000_000);
         // A bare-metal curve stops on memory's plateau at the floor, 128 MiB.
-        let bare = super::super::hierarchy::tests::synthetic(
+        let bare = hierarchy::tests::synthetic(
             &[
                 (32 << 10, 1.3),
                 (MIB, 4.5),

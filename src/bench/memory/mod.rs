@@ -3,7 +3,6 @@
 //! method that makes a VM look like it has half the bandwidth.
 
 pub mod bandwidth;
-pub mod hierarchy;
 pub mod kernels;
 pub mod latency;
 pub mod numa;

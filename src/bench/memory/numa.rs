@@ -183,12 +183,7 @@ impl Benchmark for Numa {
                 cell.cpu_node, cell.mem_node
             )));
             let node = (ctx.probe.numa.source == "sysfs").then_some(cell.mem_node);
-            let placement = Placement {
-                cpu_kinds: None,
-                name: format!("node{}", cell.cpu_node),
-                cpus: Some(cell.cpus.clone()),
-                observed: None,
-            };
+            let placement = Placement::on(format!("node{}", cell.cpu_node), cell.cpus.clone());
             let base = |metric: &str| {
                 crate::result::Params::from_struct(&NumaParams {
                     cpu_node: cell.cpu_node as u64,

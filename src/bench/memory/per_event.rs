@@ -101,6 +101,7 @@ pub fn results(
     p.findings.push(crate::findings::memory::per_event_timing(
         &p,
         &b,
+        BLOCK,
         ctx.clock_cost_ns,
         ctx.probe.clock.clocksource.as_deref(),
     ));

@@ -6,8 +6,8 @@ use super::{narrow_table, with_params, View, WIDTH};
 use crate::bench::c2c::PairParams as Pair;
 use crate::measure::stats::Stats;
 use crate::report::svg::{Chart, Heatmap};
-use crate::report::units::num;
 use crate::result::RunDocument;
+use crate::units::num;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 

@@ -3,10 +3,10 @@
 //! full, each test's CI, CV, UnixBench-style index and the CPUs its copies ran on.
 
 use super::{narrow_table, View};
-use crate::bench::classic::score::copies_label;
 use crate::report::svg::Chart;
-use crate::report::units::{num, pct};
+use crate::result::indexes::copies_label;
 use crate::result::{figures, BenchResult, RunDocument, SuiteIndexes};
+use crate::units::{num, pct};
 use serde::Deserialize;
 use std::collections::BTreeSet;
 

@@ -4,8 +4,8 @@
 use super::{bar, narrow_table, with_params, View};
 use crate::bench::ctx::PipeParams as Pipe;
 use crate::report::svg::Chart;
-use crate::report::units::duration_ns;
 use crate::result::{BenchResult, RunDocument};
+use crate::units::duration_ns;
 
 pub struct Ctx;
 

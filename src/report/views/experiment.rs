@@ -6,9 +6,9 @@
 use super::View;
 use crate::measure::stats::Stats;
 use crate::report::svg::Chart;
-use crate::report::units::num;
 use crate::result::batch::BatchExperiment;
 use crate::result::RunDocument;
+use crate::units::num;
 
 pub struct Experiment;
 

@@ -4,8 +4,8 @@
 
 use super::narrow_table;
 use crate::probe::kinds::{kind_of, CpuKind};
-use crate::report::units::num;
 use crate::result::{BenchResult, Observed};
+use crate::units::num;
 use std::collections::BTreeMap;
 
 /// "intel-core", or "intel-core+intel-atom" for a pair across kinds (fastest kind first).

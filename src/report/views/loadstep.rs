@@ -4,13 +4,13 @@
 //! view every measured column.
 
 use super::{narrow_table, View};
-use crate::loadstep::experiment::{Knee, VariantResult};
+use crate::loadstep::experiment::{Comparison, Knee, VariantResult};
 use crate::loadstep::model::{usl, Fit};
 use crate::loadstep::step::{Percentiles, StepSummary};
 use crate::report::svg::{Chart, LineChart};
-use crate::report::units::num;
-use crate::result::experiment::{Comparison, Experiment};
+use crate::result::experiment::Experiment;
 use crate::result::{figures, RunDocument};
+use crate::units::num;
 
 pub struct Loadstep;
 

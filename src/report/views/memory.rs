@@ -5,13 +5,14 @@
 
 use super::{bar, narrow_table, with_params, wrap, View};
 use crate::bench::memory::bandwidth::BandwidthParams as Bandwidth;
-use crate::bench::memory::hierarchy::{self, Hierarchy, Kind};
+use crate::bench::memory::latency;
 use crate::bench::memory::latency::LatencyParams as Latency;
 use crate::bench::memory::numa::NumaParams as NumaCell;
 use crate::bench::memory::per_event::PerEventParams as PerEvent;
+use crate::measure::hierarchy::{Hierarchy, Kind};
 use crate::report::svg::{Chart, LineChart};
-use crate::report::units::{bytes, duration_ns, mb_per_s, num};
 use crate::result::{BenchResult, RunDocument};
+use crate::units::{bytes, duration_ns, mb_per_s, num};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
@@ -30,7 +31,7 @@ fn curve(doc: &RunDocument, pages: &str) -> Vec<(u64, f64)> {
 
 /// The measured hierarchy (levels labelled cache, TLB step, page walks, memory).
 fn hierarchy(doc: &RunDocument) -> Option<Hierarchy> {
-    hierarchy::of_results(&doc.results)
+    latency::of_results(&doc.results)
 }
 
 fn bandwidth_table(doc: &RunDocument) -> Option<String> {

@@ -6,8 +6,8 @@
 use super::View;
 use crate::predict::{self, DEFAULT_P99_US};
 use crate::report::svg::{Chart, LineChart};
-use crate::report::units::num;
 use crate::result::RunDocument;
+use crate::units::num;
 
 pub struct Predict;
 

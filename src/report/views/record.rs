@@ -4,11 +4,11 @@
 //! balancing counters), what could not be read; charted as CPU use and rates over time.
 
 use super::View;
+use crate::observe::numa::{CrossBasis, NumaView, RunShare};
 use crate::observe::vmstat;
 use crate::report::svg::{Chart, LineChart};
-use crate::report::units::{bytes, num};
-use crate::result::numa::{CrossBasis, NumaView, RunShare};
 use crate::result::{Recording, RunDocument};
+use crate::units::{bytes, num};
 use std::collections::BTreeMap;
 
 pub struct Record;
@@ -261,7 +261,7 @@ impl View for Record {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::numa::ThreadPlacement;
+    use crate::observe::numa::ThreadPlacement;
 
     #[test]
     fn a_thread_named_with_escape_sequences_prints_without_them() {

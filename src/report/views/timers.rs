@@ -3,8 +3,8 @@
 use super::{bar, narrow_table, with_params, View};
 use crate::bench::timers::ClockReadParams as ClockRead;
 use crate::report::svg::Chart;
-use crate::report::units::{duration_ns, pct};
 use crate::result::RunDocument;
+use crate::units::{duration_ns, pct};
 
 pub struct Timers;
 

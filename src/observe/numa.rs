@@ -1,6 +1,7 @@
 //! The NUMA view of a `truebench record` recording (what plgrp and pmap -L show on
 //! Solaris): each thread's home node and how its run time spread over nodes and LLC groups,
-//! its migrations across them, and the process's memory per node by kind.
+//! its migrations across them, and the process's memory per node by kind. Computed by
+//! `homes.rs` and `numa_maps.rs`, stored in the recording (`result::recording`).
 
 use serde::{Deserialize, Serialize};
 

@@ -1,5 +1,7 @@
 //! The memory hierarchy a latency sweep measured, judged in one place for every reader (the
-//! latency findings, the bandwidth arrays' size, `show` and the report): which steps of the
+//! latency benchmark, the latency findings, the bandwidth arrays' size, `show` and the
+//! report; the curves of a run's results are read by `bench::memory::latency::curves_of`),
+//! below all of them: which steps of the
 //! curve are caches, which are TLB reach, which lie past the last cache, and where the
 //! last-level cache ends.
 //!
@@ -196,44 +198,6 @@ pub fn judge(small: &[(u64, f64)], huge: Option<&[(u64, f64)]>) -> Hierarchy {
     Hierarchy { curves, llc }
 }
 
-/// The latency curves of results (`memory.latency` rows): (4 KiB, huge pages), by size.
-pub fn curves_of<'a>(
-    results: impl IntoIterator<Item = &'a crate::result::BenchResult>,
-) -> (Curve, Curve) {
-    let (mut small, mut huge) = (Vec::new(), Vec::new());
-    for r in results
-        .into_iter()
-        .filter(|r| r.base_id() == "memory.latency")
-    {
-        let Some(p) = r.params.read::<super::latency::LatencyParams>() else {
-            continue;
-        };
-        match p.pages.as_str() {
-            "4k" => small.push((p.size_bytes, r.stats.median)),
-            "thp" => huge.push((p.size_bytes, r.stats.median)),
-            _ => {}
-        }
-    }
-    small.sort_by_key(|p| p.0);
-    huge.sort_by_key(|p| p.0);
-    (small, huge)
-}
-
-/// The hierarchy a run's latency results show, or None when it has none.
-pub fn of_results<'a>(
-    results: impl IntoIterator<Item = &'a crate::result::BenchResult>,
-) -> Option<Hierarchy> {
-    let (small, huge) = curves_of(results);
-    if small.is_empty() && huge.is_empty() {
-        return None;
-    }
-    Some(if small.is_empty() {
-        judge_one(&huge, "thp")
-    } else {
-        judge(&small, (!huge.is_empty()).then_some(&huge[..]))
-    })
-}
-
 /// Judge one curve of page size `pages` alone (no comparison: TLB steps are not told apart).
 pub fn judge_one(curve: &[(u64, f64)], pages: &str) -> Hierarchy {
     let c = by_latency(curve, pages);
@@ -260,7 +224,7 @@ pub(crate) mod tests {
     /// Sizes from 4 KiB in sqrt(2) steps to `top`, each at the latency of the first level
     /// (largest size, ns) that holds it; sizes past the last level take its latency.
     pub fn synthetic(levels: &[(u64, f64)], top: u64) -> Vec<(u64, f64)> {
-        super::super::latency::sizes(top)
+        crate::bench::memory::latency::sizes(top)
             .into_iter()
             .map(|s| {
                 let ns = levels
@@ -346,24 +310,6 @@ pub(crate) mod tests {
         let llc = h.llc.unwrap();
         assert_eq!((llc.up_to_bytes, llc.next_bytes), (4 * MIB, 5931584));
         assert_eq!(llc.pages, "thp");
-    }
-
-    #[test]
-    fn the_epyc_arrays_follow_the_measurement_not_the_32_mib_report() {
-        let (small, huge) = epyc();
-        let llc = judge(&small, Some(&huge)).llc.unwrap();
-        let (a, why) = super::super::bandwidth::array_bytes(
-            32 * MIB,
-            Some(llc.next_bytes),
-            Some(24 << 30),
-            None,
-        )
-        .unwrap();
-        assert_eq!(a, 128 * MIB);
-        assert!(
-            why.contains("more than 4x") && why.contains("5.7 MiB"),
-            "{why}"
-        );
     }
 
     #[test]
