@@ -336,7 +336,7 @@ fn why_of(p: &Pending, verdict: Verdict) -> String {
             )
         }
         Verdict::Equivalent => format!("same within ±{}", noise_model::mde_text(p.test.mde())),
-        Verdict::NotComparable => p.comparability.join("; "),
+        Verdict::NotComparable => format!("not comparable ({})", p.comparability.join("; ")),
         _ => format!("cannot tell: {}", cannot_tell_why(p)),
     }
 }

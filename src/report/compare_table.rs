@@ -343,7 +343,10 @@ mod tests {
         );
         for verbose in [false, true] {
             let text = super::render(&c, verbose);
-            assert!(text.contains("- (A's median is 0") && !text.contains(" inf "), "{text}");
+            assert!(
+                text.contains("- (A's median is 0") && !text.contains(" inf "),
+                "{text}"
+            );
         }
         // A comparable row keeps its ratio, with its interval.
         let c = crate::compare::compare(&timers_run("a", 20.0, None), &timers_run("b", 21.0, None));
