@@ -2,6 +2,7 @@
 //! run in parallel), the truebench command bound to them, and fixture tree paths.
 #![allow(dead_code)] // each test file uses its own subset
 
+pub mod fleet;
 pub mod pg;
 
 use assert_cmd::Command;
