@@ -7,6 +7,10 @@
 # host from host 17 is 1.3x slower on every row. Imported in one `truebench import DIR`,
 # ranked with `compare --latest-per-host` (the fleet view), checked against the plants,
 # and the same fleet without plants (A/A); then `report` of every run and `history --tag`.
+# Import and fleet view are timed, with peak RSS (/usr/bin/time), on both stores: SQLite and
+# a throwaway PostgreSQL server started here as tests/common/pg.rs starts one (initdb and
+# pg_ctl of the Debian package postgresql, as the postgres user when run as root; fsync
+# off), stopped and removed at exit.
 # Prints each figure; they are recorded in docs/fleet.md.
 # Usage: flock /tmp/truebench-measure.lock bench/fleet_scale.sh [HOSTS]   (default 500)
 set -euo pipefail
@@ -16,7 +20,13 @@ cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 cs=/sys/devices/system/clocksource/clocksource0/current_clocksource
 orig_cs=$(cat "$cs" 2>/dev/null || echo "")
-restore() { [ -n "$orig_cs" ] && [ -w "$cs" ] && echo "$orig_cs" > "$cs" 2>/dev/null; rm -rf "$tmp"; }
+pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+restore() {
+  [ -n "$orig_cs" ] && [ -w "$cs" ] && echo "$orig_cs" > "$cs" 2>/dev/null
+  [ -f "$tmp/pg/data/postmaster.pid" ] && as_pg "$pgbin/pg_ctl" -D "$tmp/pg/data" -m immediate stop > /dev/null 2>&1
+  rm -rf "$tmp"
+}
 trap restore EXIT
 export TRUEBENCH_LOCK=$tmp/run.lock
 ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
@@ -65,6 +75,8 @@ for i in range(n):
             if k in r["stats"]:
                 r["stats"][k] *= f
         r.pop("derived", None)
+        for rd in (r.get("rounds") or {}).get("rounds", []):
+            rd["median"] *= f
     json.dump(d, open(f"{out}/{host}.json", "w"))
     if kind != "typical":
         kinds[host] = kind
@@ -76,17 +88,38 @@ make_fleet "$tmp/aa" 0
 bytes=$(stat -c %s "$tmp/docs/host-000.json")
 echo "fleet_scale: $hosts documents of $((bytes / 1024)) KiB each ($(jq '.results | length' "$tmp/source.json") results), $(jq length "$tmp/docs.planted") planted"
 
-db=$tmp/fleet.db
-t0=$(date +%s%N)
-"$tb" --db "$db" import "$tmp/docs" > /dev/null
-import_ms=$(ms "$t0")
-echo "fleet_scale: import (one process, one directory): ${import_ms} ms for $hosts hosts"
+# A throwaway PostgreSQL server.
+pg_url=""
+if [ -n "$pgbin" ]; then
+  mkdir -p "$tmp/pg" && echo "Zq9-pw-Xk7v" > "$tmp/pg/pw"
+  [ "$(id -u)" = 0 ] && chown -R postgres "$tmp/pg" && chmod 755 "$tmp"
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  as_pg "$pgbin/initdb" -D "$tmp/pg/data" -U tb --pwfile "$tmp/pg/pw" --auth-local=trust \
+    --auth-host=scram-sha-256 --no-sync --no-instructions -E UTF8 --locale=C.UTF-8 > /dev/null
+  as_pg "$pgbin/pg_ctl" -D "$tmp/pg/data" -l "$tmp/pg/log" -w -t 30 \
+    -o "-c listen_addresses=127.0.0.1 -k $tmp/pg -p $port -c fsync=off -c synchronous_commit=off -c full_page_writes=off" start > /dev/null
+  pg_url="postgresql://tb:Zq9-pw-Xk7v@127.0.0.1:$port/postgres"
+else
+  echo "fleet_scale: no PostgreSQL server binaries (the Debian package postgresql): SQLite only"
+fi
 
-t0=$(date +%s%N)
-"$tb" --db "$db" compare --latest-per-host > "$tmp/rank.txt"
-rank_ms=$(ms "$t0")
-echo "fleet_scale: fleet view: ${rank_ms} ms, $(wc -l < "$tmp/rank.txt") lines, widest $(wc -L < "$tmp/rank.txt") characters"
-echo "fleet_scale: import + rank: $(( import_ms + rank_ms )) ms"
+# ms and peak RSS (MiB) of a command, its stdout to $out.
+timed() { # OUT CMD...
+  local out=$1; shift
+  local t0; t0=$(date +%s%N)
+  /usr/bin/time -f %M -o "$tmp/rss" "$@" > "$out"
+  echo "$(ms "$t0") ms, peak RSS $(( $(cat "$tmp/rss") / 1024 )) MiB"
+}
+
+for store in sqlite postgresql; do
+  case $store in
+    sqlite) db=$tmp/fleet.db ;;
+    postgresql) [ -n "$pg_url" ] || continue; db=$pg_url ;;
+  esac
+  echo "fleet_scale: [$store] import (one process, one directory): $(timed /dev/null "$tb" --db "$db" import "$tmp/docs") for $hosts hosts"
+  echo "fleet_scale: [$store] fleet view: $(timed "$tmp/rank.txt" "$tb" --db "$db" compare --latest-per-host), $(wc -l < "$tmp/rank.txt") lines, widest $(wc -L < "$tmp/rank.txt") characters"
+done
+db=$tmp/fleet.db
 "$tb" --db "$db" compare --latest-per-host --json > "$tmp/rank.json"
 python3 - "$tmp/rank.json" "$tmp/docs.planted" <<'PY'
 import json, sys
@@ -94,9 +127,11 @@ v = json.load(open(sys.argv[1])); planted = json.load(open(sys.argv[2]))
 out = {h["host"] for h in v["hosts"] if h["outlier"]}
 found = sorted(set(planted) & out); missed = sorted(set(planted) - out); extra = sorted(out - set(planted))
 print(f"fleet_scale: outliers {len(out)}: planted found {len(found)} of {len(planted)}, missed {missed or 'none'}, others {extra or 'none'}")
+print(f"fleet_scale: own noise of host x rows: {v['noise']}")
+runs = {h['run']: h['host'] for h in v['hosts']}
 for g in v["cause_groups"]:
-    kinds = sorted({planted.get(v['hosts'][[h['run'] for h in v['hosts']].index(r)]['host'], 'not planted') for r in g['hosts']})
-    print(f"fleet_scale: group of {len(g['hosts'])} ({', '.join(kinds)}): {g['label']}")
+    kinds = sorted({planted.get(runs[r], 'not planted') for r in g['hosts']})
+    print(f"fleet_scale: {g['kind']} group of {len(g['hosts'])} ({', '.join(kinds)}): {g['label']}")
 print(f"fleet_scale: --json {len(open(sys.argv[1]).read()) // 1024} KiB")
 PY
 cat "$tmp/rank.txt"

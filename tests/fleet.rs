@@ -827,7 +827,14 @@ fn fifty_hosts_import_at_once_and_the_fleet_view_names_the_planted_outliers_by_c
         7,
         "the typical host and 6 outliers"
     );
-    assert!(html.matches("<circle").count() >= 50 * 11);
+    // Each outlier a dot in its group's colour on each row it is off on, each group labelled
+    // once per row; the other hosts one path of dots per row.
+    assert!(
+        html.matches("<circle class=\"outlier\"").count() >= 6,
+        "{html}"
+    );
+    assert_eq!(html.matches("<path class=\"typical\"").count(), 11);
+    assert!(html.contains("<text class=\"glabel\""));
     assert!(!html.to_lowercase().contains("<script"));
 }
 
@@ -842,6 +849,8 @@ fn a_fleet_within_a_few_percent_has_no_outlier() {
     assert_eq!(v["typical"]["hosts"], 50);
     let text = env.text(&["compare", "--latest-per-host"]);
     assert!(text.contains("No outlier"), "{text}");
+    // Documents without rounds, and no calibration or history: the fleet's spread alone.
+    assert!(text.contains("fleet spread alone"), "{text}");
 }
 
 #[test]
@@ -909,4 +918,149 @@ fn compare_by_tag_with_no_ids_ranks_the_tagged_runs_and_ndjson_imports_on_stdin(
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(out.stdout.is_empty());
     assert!(err.contains("1 stored run(s) carry tag inv=web-1"), "{err}");
+}
+
+/// The planted fleet's outliers (host names) against what was planted: (missed planted,
+/// others called), and the view.
+fn judge(
+    fleet: &[(truebench::result::RunDocument, common::fleet::Kind)],
+) -> (
+    Vec<String>,
+    Vec<String>,
+    truebench::compare::fleet::FleetView,
+) {
+    use common::fleet::Kind;
+    let docs: Vec<truebench::result::RunDocument> = fleet.iter().map(|x| x.0.clone()).collect();
+    let v = truebench::compare::fleet::view(&docs, &truebench::compare::fleet::Options::default());
+    let out: std::collections::BTreeSet<&str> = v
+        .hosts
+        .iter()
+        .filter(|h| h.outlier)
+        .filter_map(|h| h.host.as_deref())
+        .collect();
+    let name = |d: &truebench::result::RunDocument| d.host.clone().unwrap();
+    let missed = fleet
+        .iter()
+        .filter(|(d, k)| *k != Kind::Ordinary && !out.contains(name(d).as_str()))
+        .map(|(d, _)| name(d))
+        .collect();
+    let others = fleet
+        .iter()
+        .filter(|(d, k)| *k == Kind::Ordinary && out.contains(name(d).as_str()))
+        .map(|(d, _)| name(d))
+        .collect();
+    (missed, others, v)
+}
+
+/// The hosts of a group, sorted.
+fn group_hosts(v: &truebench::compare::fleet::FleetView, g: usize) -> Vec<String> {
+    let mut m: Vec<String> = v.cause_groups[g]
+        .hosts
+        .iter()
+        .map(|r| {
+            v.hosts
+                .iter()
+                .find(|h| &h.run == r)
+                .unwrap()
+                .host
+                .clone()
+                .unwrap()
+        })
+        .collect();
+    m.sort();
+    m
+}
+
+fn planted_of(
+    fleet: &[(truebench::result::RunDocument, common::fleet::Kind)],
+    kind: common::fleet::Kind,
+) -> Vec<String> {
+    let mut m: Vec<String> = fleet
+        .iter()
+        .filter(|x| x.1 == kind)
+        .map(|x| x.0.host.clone().unwrap())
+        .collect();
+    m.sort();
+    m
+}
+
+#[test]
+fn a_planted_fleet_of_500_with_rounds_noise_names_the_20_and_puts_the_uniform_ten_first() {
+    use common::fleet::{kind_of, planted, Kind};
+    use truebench::compare::fleet::groups;
+    let fleet = planted(500, 36, kind_of);
+    let (missed, others, v) = judge(&fleet);
+    assert!(missed.is_empty(), "planted hosts missed: {missed:?}");
+    assert!(others.len() <= 2, "ordinary hosts called: {others:?}");
+    // Every test had the host's own noise from its rounds.
+    assert_eq!(v.noise.rounds, 500 * 11);
+    assert_eq!((v.noise.model, v.noise.fleet_only), (0, 0));
+    // The uniformly slower ten first, in a group of their own, then the clocksource ten.
+    let g = &v.cause_groups[0];
+    assert_eq!(g.kind, groups::Kind::Uniform, "{:?}", v.cause_groups);
+    assert_eq!(group_hosts(&v, 0), planted_of(&fleet, Kind::Slower));
+    assert!(
+        g.label.starts_with("slower on ")
+            && g.label.contains("11 rows by")
+            && g.label.contains("look at what the runs do not record"),
+        "{}",
+        g.label
+    );
+    assert!(g.factor_min > 0.65 && g.factor_max < 0.8, "{g:?}");
+    let clock = v
+        .cause_groups
+        .iter()
+        .position(|g| g.label.contains("clocksource kvm-clock"))
+        .unwrap_or_else(|| panic!("{:?}", v.cause_groups));
+    assert_eq!(v.cause_groups[clock].kind, groups::Kind::Explained);
+    assert_eq!(
+        group_hosts(&v, clock),
+        planted_of(&fleet, Kind::Clocksource)
+    );
+    // The text: within 60 lines of 100 characters, saying whose noise and the minimum fleet;
+    // -v lists every host.
+    let text = truebench::report::fleet_text::render(&v, false);
+    assert!(
+        text.lines().count() <= 60,
+        "{} lines:\n{text}",
+        text.lines().count()
+    );
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+    assert!(text.contains("only with 10+ hosts on a row"), "{text}");
+    assert!(text.contains("rounds of its run 5500"), "{text}");
+    assert!(text.contains("11 rows by"), "{text}");
+    let verbose = truebench::report::fleet_text::render(&v, true);
+    for h in planted_of(&fleet, Kind::Slower) {
+        assert!(verbose.contains(&h), "{h}");
+    }
+}
+
+#[test]
+fn a_planted_fleet_of_10000_names_the_400_with_few_others_and_an_a_a_fleet_none() {
+    use common::fleet::{kind_of, planted, Kind};
+    let fleet = planted(10_000, 37, kind_of);
+    assert_eq!(fleet.iter().filter(|x| x.1 != Kind::Ordinary).count(), 400);
+    let (missed, others, v) = judge(&fleet);
+    assert!(missed.is_empty(), "planted hosts missed: {missed:?}");
+    assert!(
+        others.len() as f64 <= 0.002 * 9_600.0,
+        "{} ordinary hosts called: {others:?}",
+        others.len()
+    );
+    assert_eq!(group_hosts(&v, 0), planted_of(&fleet, Kind::Slower));
+    let text = truebench::report::fleet_text::render(&v, false);
+    assert!(
+        text.lines().count() <= 100,
+        "{} lines:\n{text}",
+        text.lines().count()
+    );
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+
+    // A/A: every host the same machine's noise (with its disturbed rows).
+    for (n, seed) in [(500, 38), (10_000, 39)] {
+        let aa = planted(n, seed, |_| Kind::Ordinary);
+        let (_, others, v) = judge(&aa);
+        assert!(others.is_empty(), "A/A of {n}: {others:?}");
+        assert!(v.cause_groups.is_empty());
+    }
 }

@@ -202,3 +202,51 @@ fn two_timers_runs_report_together() {
     );
     assert!(html.trim_end().ends_with("</html>"));
 }
+
+#[test]
+fn the_fleet_picture_of_10000_hosts_is_small_and_renders_with_no_two_labels_overlapping() {
+    use common::fleet::{kind_of, planted};
+    let fleet = planted(10_000, 40, kind_of);
+    let docs: Vec<truebench::result::RunDocument> = fleet.into_iter().map(|x| x.0).collect();
+    let v = truebench::compare::fleet::view(&docs, &truebench::compare::fleet::Options::default());
+    let section = truebench::report::fleet_html::section(&v);
+    assert!(section.len() < 3 << 20, "{} bytes", section.len());
+    // The groups above the strips in their order, each with its letter.
+    let legend = &section[..section.find("<svg").unwrap()];
+    let a = legend
+        .find("<b style=\"color:#d62728\">A</b> 200 host(s): slower on")
+        .unwrap();
+    let b = legend
+        .find("<b style=\"color:#ff7f0e\">B</b> 200 host(s)")
+        .unwrap();
+    assert!(a < b, "{legend}");
+    // The page, with a script added here only (the report has none) that writes every
+    // label's box as the browser laid it out.
+    let probe = r#"<pre id="boxes"></pre><script>
+document.getElementById('boxes').textContent = JSON.stringify(
+  Array.from(document.querySelectorAll('text.glabel')).map(t => {
+    const r = t.getBoundingClientRect();
+    return [r.left, r.top, r.right, r.bottom, t.textContent];
+  }));
+</script>"#;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.html");
+    std::fs::write(
+        &path,
+        format!("<!doctype html><html><head><meta charset=\"utf-8\"></head><body>{section}{probe}</body></html>"),
+    )
+    .unwrap();
+    let (dom, _) = render(&path);
+    let start = dom.find("<pre id=\"boxes\">").unwrap() + "<pre id=\"boxes\">".len();
+    let json = &dom[start..start + dom[start..].find("</pre>").unwrap()];
+    let boxes: Vec<(f64, f64, f64, f64, String)> = serde_json::from_str(json).unwrap();
+    // Every row has its groups labelled: A and B on every row at least.
+    assert!(boxes.len() >= 2 * 11, "{boxes:?}");
+    for (i, x) in boxes.iter().enumerate() {
+        assert!(x.2 > x.0 && x.3 > x.1, "an empty box: {x:?}");
+        for y in &boxes[i + 1..] {
+            let apart = x.2 <= y.0 || y.2 <= x.0 || x.3 <= y.1 || y.3 <= x.1;
+            assert!(apart, "labels overlap: {x:?} and {y:?}");
+        }
+    }
+}

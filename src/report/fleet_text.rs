@@ -1,8 +1,10 @@
 //! The fleet view as text, at most 100 columns: a header saying what the baseline and an
-//! outlier are, each cause group of outliers with its hosts (one line each: rank, host,
-//! score, the rows farthest from the fleet), one line for the hosts within the fleet's
-//! spread, the tag groups; with `verbose`, the per-row table, each outlier's cause with its
-//! evidence, and the typical hosts one by one. `--top N` caps every list.
+//! outlier are and whose noise the tests used, each group of outliers in the order a person
+//! acts on them (`fleet::groups`) with its count, factor range and rows, and its first
+//! [`GROUP_LINES`] hosts (one line each: rank, host, score, the rows farthest from the
+//! fleet), one line for the hosts within the fleet's spread, the tag groups; with `verbose`,
+//! every host of every group, the per-row table, each outlier's cause with its evidence,
+//! and the typical hosts one by one. `--top N` caps every list.
 
 use crate::compare::fleet::{FleetView, Host};
 use crate::compare::verdict::in_words;
@@ -11,6 +13,9 @@ use crate::units::num;
 /// What a fleet without a row common to enough hosts says instead of scores and ranks.
 pub const NO_ROWS: &str =
     "No row was measured comparably by enough hosts (left out above): no host is scored or ranked.";
+
+/// Host lines per group without `-v`.
+pub const GROUP_LINES: usize = 8;
 
 /// The widest line written.
 pub const WIDTH: usize = 100;
@@ -76,6 +81,26 @@ fn host_line(f: &FleetView, h: &Host) -> String {
     ))
 }
 
+/// Whose noise the tests used, in a sentence.
+pub fn noise_words(n: &crate::compare::fleet::NoiseUse) -> String {
+    let all = n.rounds + n.model + n.fleet_only;
+    if n.fleet_only == all {
+        return "No host's own noise is known (no rounds, calibration or history): fleet spread alone."
+            .into();
+    }
+    let mut parts = vec![];
+    if n.rounds > 0 {
+        parts.push(format!("rounds of its run {}", n.rounds));
+    }
+    if n.model > 0 {
+        parts.push(format!("calibration/history {}", n.model));
+    }
+    if n.fleet_only > 0 {
+        parts.push(format!("none (fleet spread alone) {}", n.fleet_only));
+    }
+    format!("Own noise, of {all} host x rows: {}.", parts.join(", "))
+}
+
 pub fn render(f: &FleetView, verbose: bool) -> String {
     let mut out: Vec<String> = vec![];
     let typical = f
@@ -91,14 +116,19 @@ pub fn render(f: &FleetView, verbose: bool) -> String {
         f.rows.len()
     )));
     out.push(
-        "Score: geometric mean over rows of host/fleet, > 1 better. Outlier: a row beyond the fleet's"
+        "Score: geometric mean over rows of host/fleet, > 1 better. Outlier: a row beyond both the"
             .into(),
     );
     out.push(clip(format!(
-        "spread (robust z, false discovery rate {:.0}% over host x row) and {:.0}% or more from its median.",
+        "fleet's spread (robust z) and the host's own noise, false discovery rate {:.0}% over host x row,",
         f.fdr_q * 100.0,
-        f.floor * 100.0
     )));
+    out.push(clip(format!(
+        "{:.0}% or more from the row's median; outliers are called only with {}+ hosts on a row.",
+        f.floor * 100.0,
+        f.min_fleet,
+    )));
+    out.push(clip(noise_words(&f.noise)));
     for why in &f.rows_left_out {
         out.push(clip(format!("Left out: {why}")));
     }
@@ -115,22 +145,33 @@ pub fn render(f: &FleetView, verbose: bool) -> String {
     } else if outliers == 0 {
         out.push("No outlier: every host is within the fleet's spread.".into());
     } else {
-        out.push(format!(
-            "{outliers} outlier(s) in {} group(s) by cause (against the typical host):",
+        out.push(clip(format!(
+            "{outliers} outlier(s) in {} group(s): uniformly off first, then by recorded cause (against the",
             f.cause_groups.len()
-        ));
+        )));
+        out.push("typical host), then off on a few rows:".into());
     }
+    let by_run: std::collections::HashMap<&str, &Host> =
+        f.hosts.iter().map(|h| (h.run.as_str(), h)).collect();
     if outliers > 0 {
         out.push("  rank  pctl   host              score  rows farthest from the fleet".into());
     }
     for g in &f.cause_groups {
-        out.push(clip(format!(
-            "{} host(s): {}; score {:.3}-{:.3}",
-            g.hosts.len(),
-            g.label,
-            g.score_min,
-            g.score_max
-        )));
+        for line in textwrap::wrap(
+            &format!(
+                "{} host(s), score {:.3}-{:.3}: {}",
+                g.hosts.len(),
+                g.score_min,
+                g.score_max,
+                g.label
+            ),
+            WIDTH,
+        )
+        .iter()
+        .take(if verbose { usize::MAX } else { 3 })
+        {
+            out.push(clip(line.to_string()));
+        }
         if !g.rows.is_empty() {
             let shown: Vec<&String> = g.rows.iter().take(3).collect();
             let more = g.rows.len() - shown.len();
@@ -151,15 +192,21 @@ pub fn render(f: &FleetView, verbose: bool) -> String {
         let listed: Vec<&Host> = g
             .hosts
             .iter()
-            .filter_map(|r| f.hosts.iter().find(|h| &h.run == r))
+            .filter_map(|r| by_run.get(r.as_str()).copied())
             .collect();
-        for h in &listed {
+        let shown = if verbose {
+            listed.len()
+        } else {
+            listed.len().min(GROUP_LINES)
+        };
+        for h in &listed[..shown] {
             out.push(host_line(f, h));
         }
-        if listed.len() < g.hosts.len() {
+        if shown < g.hosts.len() {
             out.push(format!(
-                "         … {} more of this group (--top)",
-                g.hosts.len() - listed.len()
+                "         … {} more of this group ({})",
+                g.hosts.len() - shown,
+                if shown < listed.len() { "-v" } else { "--top" }
             ));
         }
     }

@@ -84,32 +84,21 @@ impl Baseline {
 
 #[cfg(test)]
 mod tests {
-    use super::super::table::{Cell, RowDef, Table};
+    use super::super::table::{one_row, Cell, Table};
     use super::*;
 
     fn table(medians: &[f64]) -> Table {
-        Table {
-            rows: vec![RowDef {
-                key: "r".into(),
-                benchmark: "b@1".into(),
-                placement: "os".into(),
-                params: String::new(),
-                role: None,
-                unit: "ns".into(),
-                lower_is_better: true,
-            }],
-            cells: medians
+        one_row(
+            medians
                 .iter()
-                .map(|m| {
-                    vec![Some(Cell {
-                        median: *m,
-                        ci95_low: *m,
-                        ci95_high: *m,
-                    })]
+                .map(|m| Cell {
+                    median: *m,
+                    ci95_low: *m,
+                    ci95_high: *m,
+                    run_noise: None,
                 })
                 .collect(),
-            left_out: vec![],
-        }
+        )
     }
 
     #[test]

@@ -29,6 +29,10 @@ pub struct Cause {
     /// The rows of the compare with a real difference, and how many the cause explains.
     pub rows_real: usize,
     pub rows_explained: usize,
+    /// Unexplained: the recorded facts that differ from the typical host all the same
+    /// (none: nothing recorded differs).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub differs: Vec<String>,
 }
 
 fn show(v: &Value) -> String {
@@ -68,23 +72,26 @@ fn words(cause: &str) -> &str {
     }
 }
 
+/// What differs all the same: the environment facts (but the host name) and the candidates
+/// nothing quantifies.
+fn differences(c: &Comparison) -> Vec<String> {
+    c.env_differences
+        .iter()
+        .filter(|d| d.what != "host")
+        .map(|d| format!("{} {} (typical host: {})", d.what, show(&d.b), show(&d.a)))
+        .chain(
+            c.candidates
+                .iter()
+                .filter(|k| k.status == "differs")
+                .map(|k| format!("{} {} (typical host: {})", k.what, k.b, k.a)),
+        )
+        .collect()
+}
+
 /// The label of `cause` in comparison `c`: the cause and the facts behind it that differ.
 fn label(cause: &str, c: &Comparison) -> String {
     if cause == "unexplained" {
-        // What differs all the same: the environment facts (but the host name) and the
-        // candidates nothing quantifies.
-        let differ: Vec<String> = c
-            .env_differences
-            .iter()
-            .filter(|d| d.what != "host")
-            .map(|d| format!("{} {} (typical host: {})", d.what, show(&d.b), show(&d.a)))
-            .chain(
-                c.candidates
-                    .iter()
-                    .filter(|k| k.status == "differs")
-                    .map(|k| format!("{} {} (typical host: {})", k.what, k.b, k.a)),
-            )
-            .collect();
+        let differ = differences(c);
         return if differ.is_empty() {
             "unexplained: no recorded cause differs from the typical host".into()
         } else {
@@ -160,6 +167,11 @@ pub fn of(typical: &RunDocument, outlier: &RunDocument) -> Cause {
     };
     Cause {
         label: label(&cause, &c),
+        differs: if cause == "unexplained" {
+            differences(&c)
+        } else {
+            vec![]
+        },
         cause,
         sentence,
         evidence,

@@ -3,11 +3,13 @@
 //! ratio to it and the fleet's robust spread, and the typical host (medoid); `outliers`
 //! tests every host x row against that spread with a false discovery rate and a practical
 //! floor; `ranks` ranks hosts by score without chained ties; `causes` explains each outlier
-//! against the typical host with the explained compare and groups outliers that share a
-//! cause. The result is one line per host, outliers first, typical hosts summarised.
+//! against the typical host with the explained compare; `groups` puts outliers in groups a
+//! person acts on (uniformly off, explained by a recorded cause, off on a few rows). The
+//! result is one line per host, outliers first, typical hosts summarised.
 
 pub mod baseline;
 pub mod causes;
+pub mod groups;
 pub mod noise;
 pub mod outliers;
 pub mod ranks;
@@ -19,6 +21,7 @@ use crate::result::RunDocument;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+pub use groups::CauseGroup;
 pub use outliers::RowNoise;
 
 /// How the view is asked for.
@@ -95,16 +98,15 @@ pub struct Host {
     pub real: Vec<bool>,
 }
 
-/// Outliers sharing a cause.
-#[derive(Debug, Clone, Serialize)]
-pub struct CauseGroup {
-    pub cause: String,
-    pub label: String,
-    pub hosts: Vec<String>,
-    pub score_min: f64,
-    pub score_max: f64,
-    /// The rows most of the group's hosts differ on, with the group's median ratio.
-    pub rows: Vec<String>,
+/// How many host x row tests had each source of the host's own noise.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct NoiseUse {
+    /// The rounds of the host's run.
+    pub rounds: usize,
+    /// The host's calibration or stored history (documents without rounds).
+    pub model: usize,
+    /// Neither: tested against the fleet's spread alone.
+    pub fleet_only: usize,
 }
 
 /// The hosts within the fleet's spread, in one line.
@@ -140,13 +142,18 @@ pub struct FleetView {
     pub typical_host: Option<String>,
     pub fdr_q: f64,
     pub floor: f64,
-    /// Why no outlier is called (a fleet smaller than `outliers::MIN_FLEET` hosts).
+    /// The fewest hosts on a row for outlier calls (`outliers::MIN_FLEET`).
+    pub min_fleet: usize,
+    /// Why no outlier is called (a fleet smaller than `min_fleet` hosts).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outlier_calls: Option<String>,
+    /// Whose noise the host x row tests used besides the fleet's spread.
+    pub noise: NoiseUse,
     pub rows: Vec<FleetRow>,
     /// Rows left out, each with why.
     pub rows_left_out: Vec<String>,
-    /// Outliers first (by cause group, worst score first), then the others best first.
+    /// Outliers first (by group in the order of `groups`, worst score first), then the
+    /// others best first.
     pub hosts: Vec<Host>,
     /// Hosts left out of `hosts[]` by --top.
     pub hosts_omitted: usize,
@@ -200,7 +207,7 @@ fn score(t: &table::Table, b: &baseline::Baseline, h: usize) -> ranks::Figure {
 pub fn view(docs: &[RunDocument], o: &Options) -> FleetView {
     let t = table::build(docs);
     let b = baseline::of(&t);
-    let tests = outliers::test(docs, &t.rows, &b, o.noise);
+    let tests = outliers::test(docs, &t.rows, &t.cells, &b, o.noise);
     let medoid = b.medoid();
     let figs: Vec<ranks::Figure> = (0..docs.len()).map(|h| score(&t, &b, h)).collect();
     let mut order: Vec<usize> = (0..docs.len()).collect();
@@ -250,45 +257,7 @@ pub fn view(docs: &[RunDocument], o: &Options) -> FleetView {
             real: tests[h].iter().map(|x| x.is_some_and(|x| x.real)).collect(),
         });
     }
-    // Cause groups, the largest first; outliers without a medoid to compare with share one.
-    let mut groups: Vec<CauseGroup> = vec![];
-    for x in hosts.iter().filter(|x| x.outlier) {
-        let (cause, label) = x.cause.as_ref().map_or(
-            (
-                "unexplained".to_string(),
-                "no typical host to compare with".to_string(),
-            ),
-            |c| (c.cause.clone(), c.label.clone()),
-        );
-        match groups.iter_mut().find(|g| g.label == label) {
-            Some(g) => g.hosts.push(x.run.clone()),
-            None => groups.push(CauseGroup {
-                cause,
-                label,
-                hosts: vec![x.run.clone()],
-                score_min: 0.0,
-                score_max: 0.0,
-                rows: vec![],
-            }),
-        }
-    }
-    for g in &mut groups {
-        let members: Vec<&Host> = hosts.iter().filter(|x| g.hosts.contains(&x.run)).collect();
-        (g.score_min, g.score_max) = range(members.iter().map(|x| x.score));
-        g.rows = group_rows(&t, &members);
-        // Worst score first within the group.
-        g.hosts = members
-            .iter()
-            .rev()
-            .map(|x| x.run.clone())
-            .collect::<Vec<_>>();
-    }
-    groups.sort_by(|a, b| {
-        b.hosts
-            .len()
-            .cmp(&a.hosts.len())
-            .then(a.score_min.total_cmp(&b.score_min))
-    });
+    let groups = groups::of(&t, &hosts);
     let typical_hosts: Vec<&Host> = hosts.iter().filter(|x| !x.outlier).collect();
     let (lo, hi) = range(typical_hosts.iter().map(|x| x.score));
     let typical = Typical {
@@ -344,6 +313,8 @@ pub fn view(docs: &[RunDocument], o: &Options) -> FleetView {
         typical_host: medoid.map(|m| docs[m].run_id.clone()),
         fdr_q: outliers::FDR_Q,
         floor: outliers::FLOOR,
+        min_fleet: outliers::MIN_FLEET,
+        noise: noise_use(&tests),
         outlier_calls: outliers::refusal(
             (0..t.rows.len()).map(|r| t.measured(r)).max().unwrap_or(0),
         ),
@@ -357,32 +328,16 @@ pub fn view(docs: &[RunDocument], o: &Options) -> FleetView {
     }
 }
 
-/// The rows on which the group's median host is beyond the practical floor, with that
-/// median direction-corrected ratio, largest first: "timers.clock-read (...) 31% slower".
-fn group_rows(t: &table::Table, members: &[&Host]) -> Vec<String> {
-    let mut out: Vec<(f64, String)> = vec![];
-    for (r, def) in t.rows.iter().enumerate() {
-        let mut speeds: Vec<f64> = members
-            .iter()
-            .filter_map(|x| x.ratios.get(r).copied().flatten())
-            .map(|ratio| speedup(ratio, def.lower_is_better))
-            .collect();
-        let Some(s) = baseline::median(&mut speeds) else {
-            continue;
-        };
-        if s.ln().abs() >= outliers::FLOOR.ln_1p() {
-            out.push((
-                s.ln().abs(),
-                format!(
-                    "{} {}",
-                    def.short(),
-                    crate::compare::verdict::in_words(s, false)
-                ),
-            ));
+fn noise_use(tests: &[Vec<Option<outliers::Test>>]) -> NoiseUse {
+    let mut u = NoiseUse::default();
+    for t in tests.iter().flatten().flatten() {
+        match t.own {
+            outliers::NoiseSource::Rounds => u.rounds += 1,
+            outliers::NoiseSource::Model => u.model += 1,
+            outliers::NoiseSource::None => u.fleet_only += 1,
         }
     }
-    out.sort_by(|a, b| b.0.total_cmp(&a.0));
-    out.into_iter().map(|x| x.1).collect()
+    u
 }
 
 /// Per tag value, the hosts' scores; nothing when no value has two hosts (grouping by a

@@ -1,6 +1,7 @@
 //! The fleet's noise hook (`outliers::RowNoise`) fed by `compare`'s noise model: for each
 //! host, its calibration, else its stored history of the row (`noise_model::NoiseModel`).
-//! A host's σ on a row widens its test against the fleet's spread, and the row's minimum
+//! It serves documents without rounds (the rounds of a run give its own noise first): a
+//! host's σ on a row is the noise its deviation must also exceed, and the row's minimum
 //! detectable effect for one run (α 0.05, power 0.8) raises the practical floor. A row
 //! neither covers adds nothing: the fleet's own spread already holds every host's
 //! run-to-run noise once (each host ran once), so the conservative floor of a two-run
@@ -28,6 +29,10 @@ impl HostModels {
 impl RowNoise for HostModels {
     fn sigma(&self, run: &RunDocument, row: &RowDef) -> Option<f64> {
         self.noise(run, row).map(|n| n.sigma)
+    }
+
+    fn df(&self, run: &RunDocument, row: &RowDef) -> Option<f64> {
+        self.noise(run, row).and_then(|n| n.df())
     }
 
     fn floor(&self, run: &RunDocument, row: &RowDef) -> Option<f64> {

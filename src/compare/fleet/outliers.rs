@@ -1,29 +1,33 @@
-//! Which hosts differ beyond the fleet's own spread. For each host and row: the robust z of
-//! its log ratio to the fleet median (the deviation over the row's spread, widened by the
-//! host's own noise on that row when a noise model gives it), a two-sided p from the normal
-//! distribution, and the Benjamini-Hochberg procedure over every host x row test together
-//! (`measure::fdr`). A test called real counts only when the host is at least the practical
-//! floor away from the fleet median (5%, the drift floor of a two-run compare, or the
-//! row's floor from the noise model when larger): with 500 hosts a 2% difference can be
-//! significant and still not worth a person's time. A host is an outlier when some row of
-//! it counts.
+//! Which hosts differ beyond both the fleet's own spread and their own noise. For each host
+//! and row two tests of its log ratio to the fleet median: against the fleet (the deviation
+//! over the row's robust spread) and against the host's own noise on that row (the deviation
+//! over the standard error of its median: from the rounds of its run when the document has
+//! them, else from its calibration or stored history through [`RowNoise`]). The row is off
+//! only when it is beyond both (an intersection-union test: its p is the larger of the two),
+//! and the Benjamini-Hochberg procedure runs over every host x row p together
+//! (`measure::fdr`). A host with neither run noise nor a model is tested against the fleet's
+//! spread alone, and the view counts such host x rows. A test called real counts only when
+//! the host is at least the practical floor away from the fleet median (5%, the drift floor
+//! of a two-run compare, or the row's floor from the noise model when larger): with 500
+//! hosts a 2% difference can be significant and still not worth a person's time. A host is
+//! an outlier when some row of it counts.
+//!
+//! Why both: the fleet's spread is robust (a MAD), so on a row whose noise is bursty (most
+//! runs within 1%, a few disturbed by 5-10%) a disturbed run of an ordinary host lies many
+//! robust spreads out; its own rounds disagreeing say it is a fluke of that run, not of the
+//! host. And a host's rounds may agree tightly while the host is as far from the fleet as
+//! ordinary hosts are from one another: that is the fleet's spread, not an outlier.
 //!
 //! The fleet's spread is a MAD of n hosts, itself uncertain: its z is referred to Student's t
 //! with 0.37·(n − 1) degrees of freedom (0.37 is the MAD's asymptotic efficiency at the
 //! normal, Rousseeuw and Croux 1993: a MAD of n values is worth a standard deviation of about
 //! 0.37·n), not to the normal, which called a false outlier in 12% (100 hosts) to 39% (3
-//! hosts) of simulated fleets with nothing to find. And below [`MIN_FLEET`] hosts on a row
-//! no outlier is called at all (see there).
-//!
-//! The hook for a calibrated noise model: [`RowNoise`] (`fleet::noise` feeds it from each
-//! host's calibration or stored history). Without one (`None`) only the
-//! fleet's spread is used. With one, `sigma` is the standard deviation of this host's
-//! median on this row in log units (0.02 = 2%), from its calibration runs, and `floor` the
-//! smallest difference (a fraction) the row can resolve (its MDE); either may be None for
-//! a row the calibration did not cover.
+//! hosts) of simulated fleets with nothing to find. The host's own z is referred to t with
+//! the degrees of freedom of its noise (kept rounds − 1, or calibration runs − 1). And below
+//! [`MIN_FLEET`] hosts on a row no outlier is called at all (see there).
 
 use super::baseline::Baseline;
-use super::table::RowDef;
+use super::table::{Cell, RowDef};
 use crate::result::RunDocument;
 use serde::Serialize;
 
@@ -43,15 +47,33 @@ pub const MIN_FLEET: usize = 10;
 /// The MAD's asymptotic efficiency at the normal distribution.
 pub const MAD_EFFICIENCY: f64 = 0.37;
 
-/// A per-host, per-row noise model (from calibration runs).
+/// A per-host, per-row noise model (from calibration runs or stored history), used where a
+/// document carries no run noise of its own.
 pub trait RowNoise {
     /// The standard deviation of `run`'s median on `row`, in log units.
     fn sigma(&self, run: &RunDocument, row: &RowDef) -> Option<f64>;
+    /// The degrees of freedom of `sigma`; None: referred to the normal.
+    fn df(&self, run: &RunDocument, row: &RowDef) -> Option<f64> {
+        let _ = (run, row);
+        None
+    }
     /// The smallest difference (a fraction) this host can resolve on `row`.
     fn floor(&self, run: &RunDocument, row: &RowDef) -> Option<f64> {
         let _ = (run, row);
         None
     }
+}
+
+/// Where a host's own noise on a row came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NoiseSource {
+    /// The rounds of its run (`BenchResult::run_noise`).
+    Rounds,
+    /// Its calibration or stored history (`RowNoise`).
+    Model,
+    /// Neither: the fleet's spread alone.
+    None,
 }
 
 /// One host x row test.
@@ -60,7 +82,12 @@ pub struct Test {
     /// ln(host median / fleet median).
     #[serde(skip)]
     pub dev: f64,
+    /// Robust z against the fleet's spread.
     pub z: f64,
+    /// z against the host's own noise (None without any).
+    pub z_own: Option<f64>,
+    pub own: NoiseSource,
+    /// The larger of the two tests' p (the fleet's alone without own noise).
     pub p: f64,
     /// The floor this test had to exceed (a fraction).
     pub floor: f64,
@@ -72,6 +99,7 @@ pub struct Test {
 pub fn test(
     docs: &[RunDocument],
     rows: &[RowDef],
+    cells: &[Vec<Option<Cell>>],
     b: &Baseline,
     noise: Option<&dyn RowNoise>,
 ) -> Vec<Vec<Option<Test>>> {
@@ -88,16 +116,30 @@ pub fn test(
                 .enumerate()
                 .map(|(r, d)| {
                     let dev = (*d)?;
-                    let own = noise.and_then(|n| n.sigma(&docs[h], &rows[r]));
-                    let sd = (b.scale[r].powi(2) + own.unwrap_or(0.0).powi(2)).sqrt();
-                    let z = dev / sd;
+                    let z = dev / b.scale[r];
+                    let p_fleet = two_sided_p(z, hosts[r]);
+                    let (own, sigma, df) = match cells[h][r].and_then(|c| c.run_noise) {
+                        Some(n) => (NoiseSource::Rounds, Some(n.se), Some(n.df)),
+                        None => match noise.and_then(|n| n.sigma(&docs[h], &rows[r])) {
+                            Some(s) => (
+                                NoiseSource::Model,
+                                Some(s),
+                                noise.and_then(|n| n.df(&docs[h], &rows[r])),
+                            ),
+                            None => (NoiseSource::None, None, None),
+                        },
+                    };
+                    let z_own = sigma.filter(|s| *s > 0.0).map(|s| dev / s);
+                    let p_own = z_own.map_or(0.0, |z| t_p(z, df.unwrap_or(f64::INFINITY)));
                     let floor = noise
                         .and_then(|n| n.floor(&docs[h], &rows[r]))
                         .map_or(FLOOR, |f| f.max(FLOOR));
                     Some(Test {
                         dev,
                         z,
-                        p: two_sided_p(z, hosts[r]),
+                        z_own,
+                        own,
+                        p: p_fleet.max(p_own),
                         floor,
                         real: false,
                     })
@@ -121,12 +163,21 @@ pub fn test(
 
 /// Two-sided p of a robust z whose scale is the MAD of `n` hosts.
 pub fn two_sided_p(z: f64, n: usize) -> f64 {
-    use statrs::distribution::{ContinuousCDF, StudentsT};
-    let df = (MAD_EFFICIENCY * n.saturating_sub(1) as f64).max(0.5);
-    match StudentsT::new(0.0, 1.0, df) {
-        Ok(t) => (2.0 * (1.0 - t.cdf(z.abs()))).clamp(0.0, 1.0),
-        Err(_) => 1.0,
-    }
+    t_p(z, (MAD_EFFICIENCY * n.saturating_sub(1) as f64).max(0.5))
+}
+
+/// Two-sided p of `z` under Student's t with `df` degrees of freedom (the normal when
+/// infinite).
+fn t_p(z: f64, df: f64) -> f64 {
+    use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+    let upper = if df.is_finite() {
+        StudentsT::new(0.0, 1.0, df.max(0.5))
+            .ok()
+            .map(|t| t.sf(z.abs()))
+    } else {
+        Normal::new(0.0, 1.0).ok().map(|n| n.sf(z.abs()))
+    };
+    upper.map_or(1.0, |u| (2.0 * u).clamp(0.0, 1.0))
 }
 
 /// Why outlier calls are refused for a fleet whose rows have at most `most` hosts; None
@@ -147,28 +198,17 @@ mod tests {
     use rand::{Rng, SeedableRng};
 
     fn fleet(factors: &[f64]) -> table::Table {
-        table::Table {
-            rows: vec![RowDef {
-                key: "r".into(),
-                benchmark: "b@1".into(),
-                placement: "os".into(),
-                params: String::new(),
-                role: None,
-                unit: "ns".into(),
-                lower_is_better: true,
-            }],
-            cells: factors
+        table::one_row(
+            factors
                 .iter()
-                .map(|f| {
-                    vec![Some(table::Cell {
-                        median: 100.0 * f,
-                        ci95_low: 99.0 * f,
-                        ci95_high: 101.0 * f,
-                    })]
+                .map(|f| table::Cell {
+                    median: 100.0 * f,
+                    ci95_low: 99.0 * f,
+                    ci95_high: 101.0 * f,
+                    run_noise: None,
                 })
                 .collect(),
-            left_out: vec![],
-        }
+        )
     }
 
     fn outliers(factors: &[f64], noise: Option<&dyn RowNoise>) -> Vec<usize> {
@@ -177,7 +217,7 @@ mod tests {
         let docs: Vec<RunDocument> = (0..factors.len())
             .map(|i| crate::compare::testing::timers_run(&format!("r{i}"), 1.0, None))
             .collect();
-        test(&docs, &t.rows, &b, noise)
+        test(&docs, &t.rows, &t.cells, &b, noise)
             .iter()
             .enumerate()
             .filter(|(_, t)| t[0].is_some_and(|t| t.real))
@@ -210,6 +250,37 @@ mod tests {
         f[10] = 1.3;
         f[20] = 1.3;
         assert_eq!(outliers(&f, Some(&Noisy)), vec![20]);
+    }
+
+    #[test]
+    fn a_host_whose_rounds_disagree_is_not_an_outlier_and_its_rounds_come_before_a_model() {
+        let mut rng = SmallRng::seed_from_u64(10);
+        let mut f: Vec<f64> = (0..50).map(|_| rng.gen_range(0.98..1.02)).collect();
+        f[10] = 1.08;
+        f[20] = 1.08;
+        let mut t = fleet(&f);
+        // Host 10's rounds spread widely (se 6%): 8% off is within its own noise. Host 20's
+        // agree (se 1%). A model calling every host quiet does not override the rounds.
+        for (h, se) in [(10, 0.06), (20, 0.01)] {
+            t.cells[h][0].as_mut().unwrap().run_noise = Some(table::RunNoise { se, df: 5.0 });
+        }
+        struct Quiet;
+        impl RowNoise for Quiet {
+            fn sigma(&self, _: &RunDocument, _: &RowDef) -> Option<f64> {
+                Some(0.001)
+            }
+        }
+        let b = baseline::of(&t);
+        let docs: Vec<RunDocument> = (0..f.len())
+            .map(|i| crate::compare::testing::timers_run(&format!("r{i}"), 1.0, None))
+            .collect();
+        let tests = test(&docs, &t.rows, &t.cells, &b, Some(&Quiet));
+        let called: Vec<usize> = (0..f.len())
+            .filter(|h| tests[*h][0].is_some_and(|t| t.real))
+            .collect();
+        assert_eq!(called, vec![20]);
+        assert_eq!(tests[10][0].unwrap().own, NoiseSource::Rounds);
+        assert_eq!(tests[11][0].unwrap().own, NoiseSource::Model);
     }
 
     #[test]

@@ -62,6 +62,17 @@ pub struct Cell {
     pub median: f64,
     pub ci95_low: f64,
     pub ci95_high: f64,
+    /// The result's own run noise from its rounds (`BenchResult::run_noise`): the standard
+    /// error of ln(median) and its degrees of freedom; None for documents without rounds.
+    #[serde(skip)]
+    pub run_noise: Option<RunNoise>,
+}
+
+/// A cell's run noise: the standard error of ln(median) and its degrees of freedom.
+#[derive(Debug, Clone, Copy)]
+pub struct RunNoise {
+    pub se: f64,
+    pub df: f64,
 }
 
 /// Rows x hosts.
@@ -130,6 +141,7 @@ pub fn build(docs: &[RunDocument]) -> Table {
                 median: m.b.stats.median,
                 ci95_low: m.b.stats.ci95_low,
                 ci95_high: m.b.stats.ci95_high,
+                run_noise: m.b.run_noise().map(|n| RunNoise { se: n.se, df: n.df }),
             };
             if usable(&c) {
                 cells[h][i] = Some(c);
@@ -166,4 +178,22 @@ pub fn build(docs: &[RunDocument]) -> Table {
         });
     }
     t
+}
+
+/// A one-row table of `cells` (ns, lower is better), for the fleet modules' tests.
+#[cfg(test)]
+pub fn one_row(cells: Vec<Cell>) -> Table {
+    Table {
+        rows: vec![RowDef {
+            key: "r".into(),
+            benchmark: "b@1".into(),
+            placement: "os".into(),
+            params: String::new(),
+            role: None,
+            unit: "ns".into(),
+            lower_is_better: true,
+        }],
+        cells: cells.into_iter().map(|c| vec![Some(c)]).collect(),
+        left_out: vec![],
+    }
 }
