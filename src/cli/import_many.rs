@@ -193,6 +193,24 @@ fn store_batch(store: &mut Store, batch: &mut Vec<(String, RunDocument)>, t: &mu
     batch.clear();
 }
 
+/// A document to import, checked (the schema and its rules, its identity) and marked as
+/// imported where that matters; or why it is refused. Every import goes through here.
+pub fn admit(v: &Value) -> Result<RunDocument, String> {
+    let mut d = crate::result::validate(v)?;
+    crate::store::check_identity(&d)?;
+    // A calibration run measured elsewhere is not this host's noise: tagged with the time
+    // of its import, so `compare` names it instead of resting on it
+    // (`crate::compare::calibration`).
+    use crate::compare::{calibration::IMPORTED_TAG, noise_model::CALIBRATION_TAG};
+    if d.tags.contains_key(CALIBRATION_TAG) {
+        d.tags.insert(
+            IMPORTED_TAG.into(),
+            chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        );
+    }
+    Ok(d)
+}
+
 pub fn import(args: &[PathBuf], db: Option<&Location>) -> anyhow::Result<()> {
     let sources = sources(args)?;
     let path = default_path(db)?;
@@ -210,10 +228,7 @@ pub fn import(args: &[PathBuf], db: Option<&Location>) -> anyhow::Result<()> {
                 return;
             }
             total += 1;
-            let checked = read.and_then(|v| {
-                crate::result::validate(&v)
-                    .and_then(|d| crate::store::check_identity(&d).map(|()| d))
-            });
+            let checked = read.and_then(|v| admit(&v));
             let checked = checked.and_then(|d| {
                 if !ids.insert(d.run_id.clone()) {
                     return Err(format!("run {} is given twice", d.run_id));
