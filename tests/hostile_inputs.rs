@@ -146,17 +146,18 @@ fn urls_of_other_schemes_are_refused_and_create_nothing() {
     assert!(!Path::new("/tmp/truebench-hostile.db").exists());
 }
 
-/// An imported document's host (or any other text) holding an escape sequence was stored
-/// and then written raw to the terminal by `show` and `history` (`ESC ]0;...BEL` retitles
-/// the window, `ESC [2J` clears it). Such a document is taken as it is (truebench's own
-/// runs may hold one: a process or command name, and an export must import again), and
-/// every text output shows the character escaped; JSON escapes it anyway.
+/// An imported document's text holding an escape sequence was stored and then written raw
+/// to the terminal by `show` and `history` (`ESC ]0;...BEL` retitles the window, `ESC [2J`
+/// clears it). Such a document is taken as it is when the text is data (truebench's own
+/// runs may hold one: a process or command name, and an export must import again; an
+/// identifier such as the host is refused, below), and every text output shows the
+/// character escaped; JSON escapes it anyway.
 #[test]
 fn control_characters_of_an_imported_document_never_reach_the_terminal() {
     let env = Env::new();
     // (the object changed, its key, the new text)
     let cases = [
-        ("", "host", "box\u{1b}]0;pwned\u{7}"),
+        ("/results/0/params", "note", "box\u{1b}]0;pwned\u{7}"),
         ("/results/0", "unit", "ns\u{9b}2J"),
         ("/results/0/params", "clock", "mono\rtonic"),
         ("/results/0/params", "a\u{8}b", "x"),
@@ -183,7 +184,7 @@ fn control_characters_of_an_imported_document_never_reach_the_terminal() {
         );
     }
     assert!(env
-        .text(&["show", id])
+        .text(&["history"])
         .contains("box\\u001b]0;pwned\\u0007"));
     // The stored document is unchanged: exported and imported again, the same bytes.
     let first = env.text(&["export", id]);
@@ -591,5 +592,101 @@ fn texts_longer_than_any_document_holds_are_refused() {
     assert!(
         err.contains("'/findings/0/evidence/0'") && err.contains("1048577"),
         "{err}"
+    );
+}
+
+/// Issue 37 item 3, one rule for text: an identifier (host, tag) holding a control or
+/// bidirectional character is refused at import, whichever path (one file, several);
+/// data (a command line, a parameter) holding them is stored and every output shows them
+/// escaped: the terminal views, JSON, the HTML report and every export format, on standard
+/// output and in a file, never raw; a line break in a command line never starts a line.
+#[test]
+fn hostile_text_is_refused_as_an_identifier_and_escaped_as_data_everywhere() {
+    const HOSTILE: [&str; 4] = [
+        "h\nNo outlier: every host is within the fleet's spread.",
+        "h\u{1b}[2J\u{7}",
+        "h\u{202e}gpj.exe",
+        "h\u{2067}x",
+    ];
+    let env = Env::new();
+    for (i, text) in HOSTILE.iter().enumerate() {
+        for (object, key) in [("", "host"), ("/tags", "rack")] {
+            let mut d = timers_doc();
+            if object == "/tags" {
+                d["tags"] = serde_json::json!({});
+            }
+            d.pointer_mut(object).unwrap()[key] = (*text).into();
+            d["run_id"] = format!("hostile-{i}").into();
+            let f = env.file("id.json", &d.to_string());
+            let out = import(&env, &f);
+            common::assert_refused(&env, &out, &(key, text));
+            if key == "host" {
+                assert!(stderr(&out).contains("identifier"), "{}", stderr(&out));
+            }
+            // The same through the bulk path.
+            let out = env.cmd().arg("import").arg(&f).arg(&f).output().unwrap();
+            assert_eq!(out.status.code(), Some(2));
+        }
+    }
+    // Data: every hostile string in a parameter and in a recorded command line.
+    let all = HOSTILE.concat();
+    let mut t = timers_doc();
+    t["results"][0]["params"]["note"] = all.clone().into();
+    let mut r: Value =
+        serde_json::from_slice(&std::fs::read(document("record.json")).unwrap()).unwrap();
+    r["recording"]["target"]["command"] = format!("sh -c '{all}'").into();
+    for (name, d) in [("t.json", &t), ("r.json", &r)] {
+        env.text(&["import", env.file(name, &d.to_string()).to_str().unwrap()]);
+    }
+    let (tid, rid) = (t["run_id"].as_str().unwrap(), r["run_id"].as_str().unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let raw = |what: &str, bytes: &[u8]| {
+        let text = String::from_utf8_lossy(bytes);
+        assert!(
+            !text
+                .chars()
+                .any(|c| (c.is_control() && c != '\n' && c != '\t')
+                    || matches!(c, '\u{202e}' | '\u{2067}')),
+            "{what} wrote a raw control or bidirectional character: {text:?}"
+        );
+    };
+    let mut outputs: Vec<Vec<String>> = vec![
+        vec!["show".into(), tid.into()],
+        vec!["show".into(), rid.into()],
+        vec!["show".into(), rid.into(), "--json".into()],
+        vec!["history".into()],
+        vec!["report".into(), tid.into(), rid.into()],
+    ];
+    for format in ["json", "ndjson", "csv", "gobench", "openmetrics"] {
+        outputs.push(vec![
+            "export".into(),
+            tid.into(),
+            "--format".into(),
+            format.into(),
+        ]);
+    }
+    for args in &outputs {
+        let out = env.cmd().args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        raw(&format!("{args:?}"), &out.stdout);
+        raw(&format!("{args:?} (stderr)"), &out.stderr);
+        // The same into a file.
+        if args[0] == "report" || args[0] == "export" {
+            let file = dir.path().join(format!("{}.out", args.join("_")));
+            let mut to_file = args.clone();
+            to_file.extend(["-o".into(), file.display().to_string()]);
+            let out = env.cmd().args(&to_file).output().unwrap();
+            assert!(out.status.success(), "{to_file:?}: {}", stderr(&out));
+            raw(&format!("{to_file:?}"), &std::fs::read(&file).unwrap());
+        }
+    }
+    let shown = env.text(&["show", rid]);
+    assert!(
+        shown.contains("\\u001b[2J\\u0007") && shown.contains("\\u202egpj"),
+        "{shown}"
+    );
+    assert!(
+        !shown.lines().any(|l| l.starts_with("No outlier")),
+        "a command line started a line: {shown}"
     );
 }

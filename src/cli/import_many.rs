@@ -193,11 +193,37 @@ fn store_batch(store: &mut Store, batch: &mut Vec<(String, RunDocument)>, t: &mu
     batch.clear();
 }
 
+/// The identifiers of a document (its host, its tags) hold no control character and no
+/// bidirectional control (`crate::stdout::identifier_char`): a host name with a line break
+/// forged a line of `compare -v`, a right-to-left override reversed the text after it.
+fn identifiers_plain(d: &RunDocument) -> Result<(), String> {
+    let bad = |what: &str, s: &str| {
+        match s.chars().find(|c| !crate::stdout::identifier_char(*c)) {
+        Some(c) => Err(format!(
+            "{what} '{}' holds {} (U+{:04X}): an identifier may hold no control or bidirectional character",
+            crate::stdout::field(&s.chars().take(40).collect::<String>()),
+            if c.is_control() { "a control character" } else { "a bidirectional control" },
+            c as u32
+        )),
+        None => Ok(()),
+    }
+    };
+    if let Some(h) = &d.host {
+        bad("host", h)?;
+    }
+    for (k, v) in &d.tags {
+        bad(&format!("tag {k}"), k)?;
+        bad(&format!("tag {k}"), v)?;
+    }
+    Ok(())
+}
+
 /// A document to import, checked (the schema and its rules, its identity) and marked as
 /// imported where that matters; or why it is refused. Every import goes through here.
 pub fn admit(v: &Value) -> Result<RunDocument, String> {
     let mut d = crate::result::validate(v)?;
     crate::store::check_identity(&d)?;
+    identifiers_plain(&d)?;
     // A calibration run measured elsewhere is not this host's noise: tagged with the time
     // of its import, so `compare` names it instead of resting on it
     // (`crate::compare::calibration`).

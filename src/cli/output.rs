@@ -53,6 +53,14 @@ pub fn write_file(path: &Path, bytes: &[u8], replace: bool) -> anyhow::Result<()
         let why = why.split(" at path ").next().unwrap_or_default();
         usage(format!("cannot write in {}: {why}", dir.display()))
     })?;
+    // Text is written as standard output shows it (`crate::stdout::printable`): an escape
+    // sequence or a bidirectional override in a document's text never reaches a file that
+    // `cat` or a browser shows.
+    let text = std::str::from_utf8(bytes).map(crate::stdout::printable);
+    let bytes = match &text {
+        Ok(t) => t.as_bytes(),
+        Err(_) => bytes,
+    };
     tmp.write_all(bytes)?;
     // A file replaced keeps its permissions and owner (a 0600 report stays private);
     // a new one is 0644.
