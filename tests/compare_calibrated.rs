@@ -211,7 +211,7 @@ fn an_interrupted_or_imported_calibration_never_replaces_a_whole_one() {
     assert_eq!(whole["compare_uses"]["id"], whole_id, "{whole}");
     // The second one, stopped with Ctrl-C once its first run is stored.
     let err = env.file("err.txt", "");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("truebench"))
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("truebench"))
         .env("TRUEBENCH_DB", env.db())
         .env("TRUEBENCH_LOCK", env.lock())
         .args(["calibrate", "timers", "--runs", "3", "--samples", "3"])

@@ -183,9 +183,7 @@ fn control_characters_of_an_imported_document_never_reach_the_terminal() {
             "{args:?} sent a control character: {out:?}"
         );
     }
-    assert!(env
-        .text(&["history"])
-        .contains("box\\u001b]0;pwned\\u0007"));
+    assert!(env.text(&["history"]).contains("box\\u001b]0;pwned\\u0007"));
     // The stored document is unchanged: exported and imported again, the same bytes.
     let first = env.text(&["export", id]);
     let again = env.file("again.json", &first);
@@ -689,4 +687,66 @@ fn hostile_text_is_refused_as_an_identifier_and_escaped_as_data_everywhere() {
         !shown.lines().any(|l| l.starts_with("No outlier")),
         "a command line started a line: {shown}"
     );
+}
+
+/// Issue 37 items 4 and 5: the same run named twice to `predict` (or `report`) is used
+/// once, with a note (it fitted twice the steps and narrowed the interval); a document
+/// whose step list is duplicated, or whose capacity setting has a quota period of 0, is
+/// refused at import.
+#[test]
+fn a_run_or_a_step_counted_twice_and_a_period_of_0_are_caught_where_they_are_born() {
+    let env = Env::new();
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(document("loadstep.json")).unwrap()).unwrap();
+    let id = doc["run_id"].as_str().unwrap();
+    let f = env.file("ls.json", &doc.to_string());
+    env.text(&["import", f.to_str().unwrap()]);
+    let once = env.cmd().args(["predict", id, "--json"]).output().unwrap();
+    let twice = env
+        .cmd()
+        .args(["predict", id, id, "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(once.status.code(), twice.status.code());
+    assert_eq!(
+        String::from_utf8_lossy(&once.stdout),
+        String::from_utf8_lossy(&twice.stdout)
+    );
+    assert!(
+        stderr(&twice).contains(&format!(
+            "run {id} is named twice ('{id}'): it is used once"
+        )),
+        "{}",
+        stderr(&twice)
+    );
+    let report = env.cmd().args(["report", id, "latest"]).output().unwrap();
+    assert!(report.status.success() && stderr(&report).contains("it is used once"));
+    let mut cases: Vec<(&str, Value)> = vec![];
+    let mut steps = doc.clone();
+    let list = steps["loadstep"]["steps"].as_array().unwrap().clone();
+    steps["loadstep"]["steps"] = list.iter().chain(&list).cloned().collect();
+    cases.push(("twice the steps", steps));
+    let mut variant = doc.clone();
+    let list = variant["loadstep"]["variants"][0]["steps"]
+        .as_array()
+        .unwrap()
+        .clone();
+    variant["loadstep"]["variants"][0]["steps"] = list.iter().chain(&list).cloned().collect();
+    cases.push(("a variant's steps twice", variant));
+    let mut period = doc.clone();
+    period["loadstep"]["variants"][0]["capacity"] =
+        serde_json::json!({"quota": 1.0, "width": 1, "period_us": 0});
+    cases.push(("period 0", period));
+    for (what, mut d) in cases {
+        d["run_id"] = "hostile-steps".into();
+        let fresh = Env::new();
+        let f = fresh.file("bad.json", &d.to_string());
+        let out = import(&fresh, &f);
+        common::assert_refused(&fresh, &out, &what);
+        let err = stderr(&out);
+        assert!(
+            err.contains("twice") || err.contains("period of 0 µs"),
+            "{what}: {err}"
+        );
+    }
 }

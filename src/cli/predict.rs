@@ -2,7 +2,7 @@
 //! highest rate a service holds below a p99 target per capacity setting, and the smallest
 //! setting for a target rate, from stored load-step runs (src/predict/).
 
-use crate::store::{default_path, load_run, Location};
+use crate::store::{default_path, load_runs, Location};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -57,11 +57,7 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
         &a.capacity.iter().map(|a| a.name()).collect::<Vec<_>>(),
     )?;
     let path = default_path(db)?;
-    let docs = a
-        .runs
-        .iter()
-        .map(|r| load_run(&path, r))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let docs = load_runs(&path, &a.runs)?;
     let q = crate::predict::Question {
         p99_us: a.p99,
         rate: a.rate,

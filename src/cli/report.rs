@@ -1,6 +1,6 @@
 //! `truebench report RUN... [-o FILE.html]`: one self-contained HTML file.
 
-use crate::store::{default_path, load_run, Location};
+use crate::store::{default_path, Location};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -16,11 +16,7 @@ pub struct Args {
 
 pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
     let path = default_path(db)?;
-    let docs = a
-        .runs
-        .iter()
-        .map(|r| load_run(&path, r))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let docs = crate::store::load_runs(&path, &a.runs)?;
     let html = crate::report::html::render(&docs)?;
     match super::output::output_file(a.output) {
         None => crate::stdout::write(&html)?,
