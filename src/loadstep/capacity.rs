@@ -58,7 +58,9 @@ pub fn check_quota(cpus: f64, period_us: u64) -> Result<(), String> {
     let min = MIN_QUOTA_US as f64 / period_us as f64;
     if !(cpus >= min && cpus <= 65_536.0) {
         return Err(format!(
-            "a quota is a number of CPUs from {min} (the kernel's smallest, {MIN_QUOTA_US} µs per {} period) to 65536",
+            "a quota of {} CPUs: a quota is a number of CPUs from {} (the kernel's smallest, {MIN_QUOTA_US} µs per {} period) to 65536",
+            crate::report::units::num(cpus),
+            crate::report::units::num(min),
             period_words(period_us)
         ));
     }
