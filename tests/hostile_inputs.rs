@@ -750,3 +750,25 @@ fn a_run_or_a_step_counted_twice_and_a_period_of_0_are_caught_where_they_are_bor
         );
     }
 }
+
+/// Issue 37 item 5: `import DIR` skipped the directories inside it without a word; each is
+/// now named as skipped, and the files beside them are imported.
+#[test]
+fn a_directory_inside_an_imported_directory_is_named_as_skipped() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(document("timers.json"), dir.path().join("a.json")).unwrap();
+    std::fs::create_dir(dir.path().join("nested")).unwrap();
+    std::fs::copy(
+        document("ctx.json"),
+        dir.path().join("nested").join("b.json"),
+    )
+    .unwrap();
+    let out = env.cmd().arg("import").arg(dir.path()).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(
+        said.contains("skipped") && said.contains("nested: a directory inside"),
+        "{said}"
+    );
+}

@@ -45,6 +45,20 @@ pub fn sources(args: &[PathBuf]) -> anyhow::Result<Vec<Source>> {
             let mut files: Vec<PathBuf> = std::fs::read_dir(a)
                 .map_err(|e| usage(format!("cannot read the directory {}: {e}", a.display())))?
                 .filter_map(|e| e.ok().map(|e| e.path()))
+                // A directory inside is not walked, and said (it was skipped in silence:
+                // "imported 200 runs" of 300).
+                .filter(|p| {
+                    let nested = std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir())
+                        && !p.extension().is_some_and(|x| x == "json" || x == "ndjson");
+                    if nested {
+                        eprintln!(
+                            "truebench: skipped {}: a directory inside {} (import it by name)",
+                            crate::stdout::field(&p.display().to_string()),
+                            crate::stdout::field(&a.display().to_string())
+                        );
+                    }
+                    !nested
+                })
                 // By name only: a FIFO, a dangling link or a directory called *.json is
                 // refused with its reason below, never skipped in silence.
                 .filter(|p| p.extension().is_some_and(|x| x == "json" || x == "ndjson"))
