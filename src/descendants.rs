@@ -79,7 +79,13 @@ fn left_behind(scope: Scope, known: &BTreeSet<i32>) -> Vec<i32> {
     let me = std::process::id() as i32;
     // SAFETY: getsid(0) only reads this process's session id.
     let my_session = unsafe { libc::getsid(0) };
-    let (live, ended) = select(&processes(), me, my_session, scope, known);
+    // The watchdog is truebench's child but no command's orphan.
+    let watchdog = crate::watchdog::pid();
+    let all: Vec<Proc> = processes()
+        .into_iter()
+        .filter(|p| Some(p.pid) != watchdog)
+        .collect();
+    let (live, ended) = select(&all, me, my_session, scope, known);
     for p in ended {
         let _ = waitpid(Pid::from_raw(p), Some(WaitPidFlag::WNOHANG));
     }

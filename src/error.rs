@@ -108,7 +108,7 @@ pub fn one_line(e: &anyhow::Error) -> String {
     for c in format!("{e:#}").chars() {
         match c {
             '\n' | '\r' | '\t' => line.push(' '),
-            c if c.is_control() => line.push_str(&crate::stdout::escaped(c)),
+            c if !crate::stdout::identifier_char(c) => line.push_str(&crate::stdout::escaped(c)),
             c => line.push(c),
         }
     }

@@ -32,3 +32,4 @@ pub mod session;
 pub mod stdout;
 pub mod store;
 pub mod units;
+pub mod watchdog;

@@ -16,6 +16,13 @@ fn main() {
                 .collect();
             classic::copy_worker(&rest)
         }
+        Some(truebench::watchdog::ARG) => {
+            let rest: Vec<String> = args[1..]
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            std::process::exit(truebench::watchdog::main(&rest))
+        }
         _ => std::process::exit(truebench::cli::main()),
     }
 }

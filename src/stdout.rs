@@ -26,11 +26,36 @@ impl std::fmt::Display for StdoutClosed {
 
 impl std::error::Error for StdoutClosed {}
 
-/// `text` with every control character but a line break and a tab shown as `\uXXXX`
-/// (control characters are all in the Basic Multilingual Plane).
+/// Whether `c` reorders the text around it (a Unicode bidirectional mark, embedding,
+/// override or isolate: U+061C, U+200E-U+200F, U+202A-U+202E, U+2066-U+2069): a right-to-
+/// left override makes `exe.txt` read as `txt.exe`.
+pub fn is_bidi(c: char) -> bool {
+    matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Whether `c` may appear in an identifier (a host name, a tag, a run id): no control
+/// character and no bidirectional control. The one rule `import` and `--tag` apply.
+pub fn identifier_char(c: char) -> bool {
+    !c.is_control() && !is_bidi(c)
+}
+
+/// `text` as one field of a line (a command line, a name inside a sentence): every
+/// control character, line breaks and tabs too, and every bidirectional control shown as
+/// `\uXXXX`, so data never starts a line of its own.
+pub fn field(text: &str) -> std::borrow::Cow<'_, str> {
+    escape_where(text, |c| !identifier_char(c))
+}
+
+/// `text` with every control character but a line break and a tab, and every
+/// bidirectional control, shown as `\uXXXX` (all are in the Basic Multilingual Plane).
 pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
-    if !text.chars().any(unsafe_char) {
+    escape_where(text, |c| {
+        (c.is_control() && c != '\n' && c != '\t') || is_bidi(c)
+    })
+}
+
+fn escape_where(text: &str, unsafe_char: impl Fn(char) -> bool) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(&unsafe_char) {
         return text.into();
     }
     let mut out = String::with_capacity(text.len() + 16);
@@ -43,7 +68,7 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     out.into()
 }
 
-/// A control character as the JSON escape that stands for it (`\u001b`).
+/// A control or bidirectional character as the JSON escape that stands for it (`\u001b`).
 pub fn escaped(c: char) -> String {
     format!("\\u{:04x}", c as u32)
 }

@@ -189,3 +189,94 @@ fn bad_calibrate_and_fdr_requests_are_refused() {
         common::assert_refused(&env, &out, &args);
     }
 }
+
+/// Issue 37 item 2: a `calibrate` interrupted after its first run leaves the last whole
+/// calibration in use, says so instead of "now uses this calibration", and `compare` names
+/// the interrupted one; runs of a calibration imported from elsewhere are named, not used.
+#[test]
+fn an_interrupted_or_imported_calibration_never_replaces_a_whole_one() {
+    let _one = one_at_a_time();
+    let env = TestEnv::new();
+    let whole = env.json(&[
+        "calibrate",
+        "timers",
+        "--runs",
+        "3",
+        "--samples",
+        "3",
+        "--json",
+    ]);
+    let whole_id = whole["id"].as_str().unwrap();
+    assert_eq!(whole["whole"], true, "{whole}");
+    assert_eq!(whole["compare_uses"]["id"], whole_id, "{whole}");
+    // The second one, stopped with Ctrl-C once its first run is stored.
+    let err = env.file("err.txt", "");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("truebench"))
+        .env("TRUEBENCH_DB", env.db())
+        .env("TRUEBENCH_LOCK", env.lock())
+        .args(["calibrate", "timers", "--runs", "3", "--samples", "3"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !std::fs::read_to_string(&err)
+        .unwrap()
+        .contains("calibration run 1 of 3")
+    {
+        assert!(std::time::Instant::now() < until, "no first run");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !text.contains("now uses this calibration")
+            && text.contains("does not use it")
+            && text.contains(&format!("uses calibration {whole_id}")),
+        "{text}"
+    );
+    let a = env.run(&["timers", "--samples", "3"]);
+    let b = env.run(&["timers", "--samples", "3"]);
+    let out = env
+        .cmd()
+        .args(["compare", id(&a), id(&b), "--json"])
+        .output()
+        .unwrap();
+    let cmp: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for r in cmp["rows"].as_array().unwrap() {
+        let source = r["noise"]["source"].as_str().unwrap();
+        assert!(source.contains(whole_id), "{r}");
+    }
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("is not used: a run of it was interrupted"),
+        "{said}"
+    );
+    // The whole calibration's runs imported into another database: named, not used.
+    let other = TestEnv::new();
+    for run in whole["runs"].as_array().unwrap() {
+        let doc = env.text(&["show", run.as_str().unwrap(), "--json"]);
+        let f = other.file(&format!("{}.json", run.as_str().unwrap()), &doc);
+        other.cmd().arg("import").arg(&f).assert().success();
+    }
+    for doc in [&a, &b] {
+        let f = other.file(&format!("{}.json", id(doc)), &doc.to_string());
+        other.cmd().arg("import").arg(&f).assert().success();
+    }
+    let out = other
+        .cmd()
+        .args(["compare", id(&a), id(&b), "--json"])
+        .output()
+        .unwrap();
+    let cmp: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for r in cmp["rows"].as_array().unwrap() {
+        assert_ne!(r["noise"]["basis"], "calibration", "{r}");
+    }
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("its runs were imported"), "{said}");
+}

@@ -146,17 +146,18 @@ fn urls_of_other_schemes_are_refused_and_create_nothing() {
     assert!(!Path::new("/tmp/truebench-hostile.db").exists());
 }
 
-/// An imported document's host (or any other text) holding an escape sequence was stored
-/// and then written raw to the terminal by `show` and `history` (`ESC ]0;...BEL` retitles
-/// the window, `ESC [2J` clears it). Such a document is taken as it is (truebench's own
-/// runs may hold one: a process or command name, and an export must import again), and
-/// every text output shows the character escaped; JSON escapes it anyway.
+/// An imported document's text holding an escape sequence was stored and then written raw
+/// to the terminal by `show` and `history` (`ESC ]0;...BEL` retitles the window, `ESC [2J`
+/// clears it). Such a document is taken as it is when the text is data (truebench's own
+/// runs may hold one: a process or command name, and an export must import again; an
+/// identifier such as the host is refused, below), and every text output shows the
+/// character escaped; JSON escapes it anyway.
 #[test]
 fn control_characters_of_an_imported_document_never_reach_the_terminal() {
     let env = Env::new();
     // (the object changed, its key, the new text)
     let cases = [
-        ("", "host", "box\u{1b}]0;pwned\u{7}"),
+        ("/results/0/params", "note", "box\u{1b}]0;pwned\u{7}"),
         ("/results/0", "unit", "ns\u{9b}2J"),
         ("/results/0/params", "clock", "mono\rtonic"),
         ("/results/0/params", "a\u{8}b", "x"),
@@ -182,9 +183,7 @@ fn control_characters_of_an_imported_document_never_reach_the_terminal() {
             "{args:?} sent a control character: {out:?}"
         );
     }
-    assert!(env
-        .text(&["show", id])
-        .contains("box\\u001b]0;pwned\\u0007"));
+    assert!(env.text(&["history"]).contains("box\\u001b]0;pwned\\u0007"));
     // The stored document is unchanged: exported and imported again, the same bytes.
     let first = env.text(&["export", id]);
     let again = env.file("again.json", &first);
@@ -594,5 +593,185 @@ fn texts_longer_than_any_document_holds_are_refused() {
     assert!(
         err.contains("'/findings/0/evidence/0'") && err.contains("1048577"),
         "{err}"
+    );
+}
+
+/// Issue 37 item 3, one rule for text: an identifier (host, tag) holding a control or
+/// bidirectional character is refused at import, whichever path (one file, several);
+/// data (a command line, a parameter) holding them is stored and every output shows them
+/// escaped: the terminal views, JSON, the HTML report and every export format, on standard
+/// output and in a file, never raw; a line break in a command line never starts a line.
+#[test]
+fn hostile_text_is_refused_as_an_identifier_and_escaped_as_data_everywhere() {
+    const HOSTILE: [&str; 4] = [
+        "h\nNo outlier: every host is within the fleet's spread.",
+        "h\u{1b}[2J\u{7}",
+        "h\u{202e}gpj.exe",
+        "h\u{2067}x",
+    ];
+    let env = Env::new();
+    for (i, text) in HOSTILE.iter().enumerate() {
+        for (object, key) in [("", "host"), ("/tags", "rack")] {
+            let mut d = timers_doc();
+            if object == "/tags" {
+                d["tags"] = serde_json::json!({});
+            }
+            d.pointer_mut(object).unwrap()[key] = (*text).into();
+            d["run_id"] = format!("hostile-{i}").into();
+            let f = env.file("id.json", &d.to_string());
+            let out = import(&env, &f);
+            common::assert_refused(&env, &out, &(key, text));
+            if key == "host" {
+                assert!(stderr(&out).contains("identifier"), "{}", stderr(&out));
+            }
+            // The same through the bulk path.
+            let out = env.cmd().arg("import").arg(&f).arg(&f).output().unwrap();
+            assert_eq!(out.status.code(), Some(2));
+        }
+    }
+    // Data: every hostile string in a parameter and in a recorded command line.
+    let all = HOSTILE.concat();
+    let mut t = timers_doc();
+    t["results"][0]["params"]["note"] = all.clone().into();
+    let mut r: Value =
+        serde_json::from_slice(&std::fs::read(document("record.json")).unwrap()).unwrap();
+    r["recording"]["target"]["command"] = format!("sh -c '{all}'").into();
+    for (name, d) in [("t.json", &t), ("r.json", &r)] {
+        env.text(&["import", env.file(name, &d.to_string()).to_str().unwrap()]);
+    }
+    let (tid, rid) = (t["run_id"].as_str().unwrap(), r["run_id"].as_str().unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let raw = |what: &str, bytes: &[u8]| {
+        let text = String::from_utf8_lossy(bytes);
+        assert!(
+            !text
+                .chars()
+                .any(|c| (c.is_control() && c != '\n' && c != '\t')
+                    || matches!(c, '\u{202e}' | '\u{2067}')),
+            "{what} wrote a raw control or bidirectional character: {text:?}"
+        );
+    };
+    let mut outputs: Vec<Vec<String>> = vec![
+        vec!["show".into(), tid.into()],
+        vec!["show".into(), rid.into()],
+        vec!["show".into(), rid.into(), "--json".into()],
+        vec!["history".into()],
+        vec!["report".into(), tid.into(), rid.into()],
+    ];
+    for format in ["json", "ndjson", "csv", "gobench", "openmetrics"] {
+        outputs.push(vec![
+            "export".into(),
+            tid.into(),
+            "--format".into(),
+            format.into(),
+        ]);
+    }
+    for args in &outputs {
+        let out = env.cmd().args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        raw(&format!("{args:?}"), &out.stdout);
+        raw(&format!("{args:?} (stderr)"), &out.stderr);
+        // The same into a file.
+        if args[0] == "report" || args[0] == "export" {
+            let file = dir.path().join(format!("{}.out", args.join("_")));
+            let mut to_file = args.clone();
+            to_file.extend(["-o".into(), file.display().to_string()]);
+            let out = env.cmd().args(&to_file).output().unwrap();
+            assert!(out.status.success(), "{to_file:?}: {}", stderr(&out));
+            raw(&format!("{to_file:?}"), &std::fs::read(&file).unwrap());
+        }
+    }
+    let shown = env.text(&["show", rid]);
+    assert!(
+        shown.contains("\\u001b[2J\\u0007") && shown.contains("\\u202egpj"),
+        "{shown}"
+    );
+    assert!(
+        !shown.lines().any(|l| l.starts_with("No outlier")),
+        "a command line started a line: {shown}"
+    );
+}
+
+/// Issue 37 items 4 and 5: the same run named twice to `predict` (or `report`) is used
+/// once, with a note (it fitted twice the steps and narrowed the interval); a document
+/// whose step list is duplicated, or whose capacity setting has a quota period of 0, is
+/// refused at import.
+#[test]
+fn a_run_or_a_step_counted_twice_and_a_period_of_0_are_caught_where_they_are_born() {
+    let env = Env::new();
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(document("loadstep.json")).unwrap()).unwrap();
+    let id = doc["run_id"].as_str().unwrap();
+    let f = env.file("ls.json", &doc.to_string());
+    env.text(&["import", f.to_str().unwrap()]);
+    let once = env.cmd().args(["predict", id, "--json"]).output().unwrap();
+    let twice = env
+        .cmd()
+        .args(["predict", id, id, "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(once.status.code(), twice.status.code());
+    assert_eq!(
+        String::from_utf8_lossy(&once.stdout),
+        String::from_utf8_lossy(&twice.stdout)
+    );
+    assert!(
+        stderr(&twice).contains(&format!(
+            "run {id} is named twice ('{id}'): it is used once"
+        )),
+        "{}",
+        stderr(&twice)
+    );
+    let report = env.cmd().args(["report", id, "latest"]).output().unwrap();
+    assert!(report.status.success() && stderr(&report).contains("it is used once"));
+    let mut cases: Vec<(&str, Value)> = vec![];
+    let mut steps = doc.clone();
+    let list = steps["loadstep"]["steps"].as_array().unwrap().clone();
+    steps["loadstep"]["steps"] = list.iter().chain(&list).cloned().collect();
+    cases.push(("twice the steps", steps));
+    let mut variant = doc.clone();
+    let list = variant["loadstep"]["variants"][0]["steps"]
+        .as_array()
+        .unwrap()
+        .clone();
+    variant["loadstep"]["variants"][0]["steps"] = list.iter().chain(&list).cloned().collect();
+    cases.push(("a variant's steps twice", variant));
+    let mut period = doc.clone();
+    period["loadstep"]["variants"][0]["capacity"] =
+        serde_json::json!({"quota": 1.0, "width": 1, "period_us": 0});
+    cases.push(("period 0", period));
+    for (what, mut d) in cases {
+        d["run_id"] = "hostile-steps".into();
+        let fresh = Env::new();
+        let f = fresh.file("bad.json", &d.to_string());
+        let out = import(&fresh, &f);
+        common::assert_refused(&fresh, &out, &what);
+        let err = stderr(&out);
+        assert!(
+            err.contains("twice") || err.contains("period of 0 µs"),
+            "{what}: {err}"
+        );
+    }
+}
+
+/// Issue 37 item 5: `import DIR` skipped the directories inside it without a word; each is
+/// now named as skipped, and the files beside them are imported.
+#[test]
+fn a_directory_inside_an_imported_directory_is_named_as_skipped() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(document("timers.json"), dir.path().join("a.json")).unwrap();
+    std::fs::create_dir(dir.path().join("nested")).unwrap();
+    std::fs::copy(
+        document("ctx.json"),
+        dir.path().join("nested").join("b.json"),
+    )
+    .unwrap();
+    let out = env.cmd().arg("import").arg(dir.path()).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(
+        said.contains("skipped") && said.contains("nested: a directory inside"),
+        "{said}"
     );
 }

@@ -122,3 +122,65 @@ fn sigterm_ends_a_recording_waiting_on_a_fifo() {
     let h = env.json(&["history", "--json"]);
     assert_eq!(h.as_array().unwrap().len(), 1, "the recording was not kept");
 }
+
+/// The live processes whose command line is `sleep SECS` (a zombie is not running).
+fn sleeping(secs: &str) -> Vec<i32> {
+    let want = format!("sleep\0{secs}\0");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| c == want.as_bytes())
+                && !std::fs::read_to_string(format!("/proc/{p}/stat"))
+                    .is_ok_and(|s| s.rsplit(") ").next().is_some_and(|r| r.starts_with('Z')))
+        })
+        .collect()
+}
+
+/// Issue 37 item 1: truebench SIGKILLed while it runs a command whose tree forks, starts
+/// a child in a session of its own (`setsid`) and waits: after 5 s no process of the tree
+/// runs, with no truebench command run afterwards (its watchdog stopped them).
+fn sigkill_leaves_nothing_of_the_tree(args: &[&str], tag: &str) {
+    let env = Env::new();
+    // Durations unique to this test, to find the tree's processes by command line.
+    let secs = [
+        format!("58.{tag}1"),
+        format!("57.{tag}2"),
+        format!("30.{tag}3"),
+    ];
+    let script = format!(
+        "sleep {} & setsid sleep {} & sleep {}",
+        secs[0], secs[1], secs[2]
+    );
+    let mut argv: Vec<&str> = args.to_vec();
+    argv.extend(["--", "sh", "-c", &script]);
+    let mut child = spawn(&env, &argv);
+    let until = Instant::now() + Duration::from_secs(30);
+    while secs.iter().any(|s| sleeping(s).is_empty()) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let started: Vec<i32> = secs.iter().flat_map(|s| sleeping(s)).collect();
+    assert_eq!(started.len(), 3, "the tree did not start: {started:?}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::thread::sleep(Duration::from_secs(5));
+    let left: Vec<i32> = secs.iter().flat_map(|s| sleeping(s)).collect();
+    for p in &left {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(*p),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    assert!(left.is_empty(), "outlived a SIGKILLed truebench: {left:?}");
+}
+
+#[test]
+fn sigkill_of_record_leaves_nothing_of_its_command() {
+    sigkill_leaves_nothing_of_the_tree(&["record"], "41");
+}
+
+#[test]
+fn sigkill_of_experiment_leaves_nothing_of_its_command() {
+    sigkill_leaves_nothing_of_the_tree(&["experiment", "--runs", "1"], "42");
+}

@@ -30,9 +30,9 @@ pub struct Args {
 pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
     let (names, benches) = super::plan::suites(&a.suites)?;
     let common = a.measuring.common()?;
-    if common.tags.contains_key(CALIBRATION_TAG) {
+    if let Some(k) = common.tags.keys().find(|k| k.starts_with(CALIBRATION_TAG)) {
         return Err(usage_hint(
-            format!("--tag {CALIBRATION_TAG}=... is set by calibrate itself"),
+            format!("--tag {k}=... is set by calibrate itself"),
             "use another tag key",
         ));
     }

@@ -6,7 +6,7 @@
 //! of `--by tag:KEY`. `--top N` caps every list. The drift of each row of a two-run
 //! compare comes from the stored history of the baseline's host.
 
-use crate::compare::noise_model::{latest_calibration, NoiseModel};
+use crate::compare::noise_model::NoiseModel;
 use crate::compare::verdict::History;
 use crate::error::{usage, usage_hint};
 use crate::result::RunDocument;
@@ -15,7 +15,7 @@ use crate::store::{default_path, Location, Store};
 /// At most this many earlier runs of a host make its drift history.
 const HISTORY_RUNS: usize = 30;
 /// How far back in the database the history is looked for.
-const HISTORY_SCAN: usize = 1000;
+const HISTORY_SCAN: usize = crate::compare::calibration::SCAN;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -96,15 +96,20 @@ fn model_of(
         .iter()
         .filter(|s| s.host.as_deref() == Some(host) && !compared.contains(&s.run_id))
         .collect();
-    let calibration = latest_calibration(
-        others
-            .iter()
-            .map(|s| (s.run_id.as_str(), s.host.as_deref(), &s.tags)),
-        host,
-    )
-    .map(|(id, ids)| {
-        let runs: Vec<RunDocument> = ids.iter().filter_map(|r| store.get(r).ok()).collect();
-        (id, runs)
+    let (chosen, passed) =
+        crate::compare::calibration::choose(others.iter().copied(), host, chrono::Utc::now());
+    for f in &passed {
+        eprintln!(
+            "{}",
+            crate::stdout::printable(&format!(
+                "truebench: {}",
+                crate::compare::calibration::passed_over(f, host)
+            ))
+        );
+    }
+    let calibration = chosen.map(|f| {
+        let runs: Vec<RunDocument> = f.runs.iter().filter_map(|r| store.get(r).ok()).collect();
+        (f.id, runs)
     });
     let runs: Vec<RunDocument> = others
         .iter()

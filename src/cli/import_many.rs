@@ -45,6 +45,20 @@ pub fn sources(args: &[PathBuf]) -> anyhow::Result<Vec<Source>> {
             let mut files: Vec<PathBuf> = std::fs::read_dir(a)
                 .map_err(|e| usage(format!("cannot read the directory {}: {e}", a.display())))?
                 .filter_map(|e| e.ok().map(|e| e.path()))
+                // A directory inside is not walked, and said (it was skipped in silence:
+                // "imported 200 runs" of 300).
+                .filter(|p| {
+                    let nested = std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir())
+                        && !p.extension().is_some_and(|x| x == "json" || x == "ndjson");
+                    if nested {
+                        eprintln!(
+                            "truebench: skipped {}: a directory inside {} (import it by name)",
+                            crate::stdout::field(&p.display().to_string()),
+                            crate::stdout::field(&a.display().to_string())
+                        );
+                    }
+                    !nested
+                })
                 // By name only: a FIFO, a dangling link or a directory called *.json is
                 // refused with its reason below, never skipped in silence.
                 .filter(|p| p.extension().is_some_and(|x| x == "json" || x == "ndjson"))
@@ -193,6 +207,50 @@ fn store_batch(store: &mut Store, batch: &mut Vec<(String, RunDocument)>, t: &mu
     batch.clear();
 }
 
+/// The identifiers of a document (its host, its tags) hold no control character and no
+/// bidirectional control (`crate::stdout::identifier_char`): a host name with a line break
+/// forged a line of `compare -v`, a right-to-left override reversed the text after it.
+fn identifiers_plain(d: &RunDocument) -> Result<(), String> {
+    let bad = |what: &str, s: &str| {
+        match s.chars().find(|c| !crate::stdout::identifier_char(*c)) {
+        Some(c) => Err(format!(
+            "{what} '{}' holds {} (U+{:04X}): an identifier may hold no control or bidirectional character",
+            crate::stdout::field(&s.chars().take(40).collect::<String>()),
+            if c.is_control() { "a control character" } else { "a bidirectional control" },
+            c as u32
+        )),
+        None => Ok(()),
+    }
+    };
+    if let Some(h) = &d.host {
+        bad("host", h)?;
+    }
+    for (k, v) in &d.tags {
+        bad(&format!("tag {k}"), k)?;
+        bad(&format!("tag {k}"), v)?;
+    }
+    Ok(())
+}
+
+/// A document to import, checked (the schema and its rules, its identity) and marked as
+/// imported where that matters; or why it is refused. Every import goes through here.
+pub fn admit(v: &Value) -> Result<RunDocument, String> {
+    let mut d = crate::result::validate(v)?;
+    crate::store::check_identity(&d)?;
+    identifiers_plain(&d)?;
+    // A calibration run measured elsewhere is not this host's noise: tagged with the time
+    // of its import, so `compare` names it instead of resting on it
+    // (`crate::compare::calibration`).
+    use crate::compare::{calibration::IMPORTED_TAG, noise_model::CALIBRATION_TAG};
+    if d.tags.contains_key(CALIBRATION_TAG) {
+        d.tags.insert(
+            IMPORTED_TAG.into(),
+            chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        );
+    }
+    Ok(d)
+}
+
 pub fn import(args: &[PathBuf], db: Option<&Location>) -> anyhow::Result<()> {
     let sources = sources(args)?;
     let path = default_path(db)?;
@@ -210,10 +268,7 @@ pub fn import(args: &[PathBuf], db: Option<&Location>) -> anyhow::Result<()> {
                 return;
             }
             total += 1;
-            let checked = read.and_then(|v| {
-                crate::result::validate(&v)
-                    .and_then(|d| crate::store::check_identity(&d).map(|()| d))
-            });
+            let checked = read.and_then(|v| admit(&v));
             let checked = checked.and_then(|d| {
                 if !ids.insert(d.run_id.clone()) {
                     return Err(format!("run {} is given twice", d.run_id));

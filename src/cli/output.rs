@@ -53,7 +53,19 @@ pub fn write_file(path: &Path, bytes: &[u8], replace: bool) -> anyhow::Result<()
         let why = why.split(" at path ").next().unwrap_or_default();
         usage(format!("cannot write in {}: {why}", dir.display()))
     })?;
-    tmp.write_all(bytes)?;
+    // Text is written as standard output shows it (`crate::stdout::printable`): an escape
+    // sequence or a bidirectional override in a document's text never reaches a file that
+    // `cat` or a browser shows.
+    let text = std::str::from_utf8(bytes).map(crate::stdout::printable);
+    let bytes = match &text {
+        Ok(t) => t.as_bytes(),
+        Err(_) => bytes,
+    };
+    // A failure names the file asked for, not the temporary one (a full disk).
+    let failed = |e: std::io::Error| usage(format!("cannot write {}: {e}", path.display()));
+    tmp.write_all(bytes)
+        .and_then(|()| tmp.as_file().sync_all())
+        .map_err(failed)?;
     // A file replaced keeps its permissions and owner (a 0600 report stays private);
     // a new one is 0644.
     let before = if replace {
@@ -63,7 +75,8 @@ pub fn write_file(path: &Path, bytes: &[u8], replace: bool) -> anyhow::Result<()
     };
     let mode = before.map(|(m, _, _)| m).unwrap_or(0o644);
     tmp.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(mode))?;
+        .set_permissions(std::fs::Permissions::from_mode(mode))
+        .map_err(failed)?;
     if let Some((_, uid, gid)) = before {
         if nix::unistd::geteuid().is_root() {
             let _ = std::os::unix::fs::fchown(tmp.as_file(), Some(uid), Some(gid));

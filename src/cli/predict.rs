@@ -36,7 +36,10 @@ fn parse_rate(s: &str) -> Result<f64, String> {
     if v > 0.0 && v <= 1e9 {
         Ok(v)
     } else {
-        Err(format!("{v}/s is outside 0 to 10^9"))
+        Err(format!(
+            "a rate of {}/s: give more than 0 and at most 10^9 messages per second",
+            crate::units::num(v)
+        ))
     }
 }
 
@@ -82,5 +85,10 @@ mod tests {
         assert_eq!(parse_p99("250"), Ok(250.0));
         assert!(parse_p99("fast").is_err() && parse_p99("0ms").is_err());
         assert!(parse_rate("20000/s").is_ok() && parse_rate("-1").is_err());
+        // Said with the one number formatter: no 300-digit figure, no "0 is outside 0".
+        let e = parse_rate("1e308").unwrap_err();
+        assert!(e.contains("1.000e308") && e.len() < 120, "{e}");
+        let e = parse_rate("0").unwrap_err();
+        assert!(e.contains("more than 0"), "{e}");
     }
 }

@@ -176,9 +176,8 @@ fn import_one(file: PathBuf, db: Option<&Location>) -> anyhow::Result<()> {
     }
     let value: serde_json::Value =
         serde_json::from_str(text).map_err(|e| usage(format!("{name} is not valid JSON: {e}")))?;
-    let doc = crate::result::validate(&value)
-        .and_then(|d| crate::store::check_identity(&d).map(|()| d))
-        .map_err(|why| usage(format!("{name} refused: {why}")))?;
+    let doc =
+        super::import_many::admit(&value).map_err(|why| usage(format!("{name} refused: {why}")))?;
     let path = default_path(db)?;
     let mut store = Store::open_rw(&path)?;
     if store.contains(&doc.run_id)? {

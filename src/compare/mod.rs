@@ -11,6 +11,7 @@
 //! suite's sentence (`summary`). `ranking` compares several runs against a baseline;
 //! `fleet` judges many hosts against the fleet itself (outliers, causes, ranks).
 
+pub mod calibration;
 pub mod candidates;
 pub mod capacity;
 pub mod comparability;

@@ -134,32 +134,6 @@ fn sigmas(runs: &[RunDocument]) -> Sigmas {
         .collect()
 }
 
-/// The newest calibration of `host` among `runs` (newest first): its id and its runs' ids.
-pub fn latest_calibration<'a>(
-    runs: impl Iterator<Item = (&'a str, Option<&'a str>, &'a BTreeMap<String, String>)>,
-    host: &str,
-) -> Option<(String, Vec<String>)> {
-    let mut id: Option<String> = None;
-    let mut ids = vec![];
-    for (run, h, tags) in runs {
-        if h != Some(host) {
-            continue;
-        }
-        let Some(cal) = tags.get(CALIBRATION_TAG) else {
-            continue;
-        };
-        match &id {
-            None => {
-                id = Some(cal.clone());
-                ids.push(run.to_string());
-            }
-            Some(x) if x == cal => ids.push(run.to_string()),
-            Some(_) => {}
-        }
-    }
-    id.map(|i| (i, ids))
-}
-
 /// A host's noise model: σ per row from its calibration and from its history.
 #[derive(Debug, Clone, Default)]
 pub struct NoiseModel {
@@ -462,21 +436,5 @@ mod tests {
         assert!((t.se - se).abs() < 1e-12, "{t:?}");
         assert!((t.mde_log - 2.8016 * se).abs() < 0.001 * se, "{t:?}");
         assert_eq!(t.p, 1.0);
-    }
-
-    #[test]
-    fn the_newest_calibration_of_the_host_is_found() {
-        let t = |v: &str| BTreeMap::from([(CALIBRATION_TAG.to_string(), v.to_string())]);
-        let (c2, c1, none) = (t("c2"), t("c1"), BTreeMap::new());
-        let runs = vec![
-            ("r6", Some("other"), &c2),
-            ("r5", Some("h"), &none),
-            ("r4", Some("h"), &c2),
-            ("r3", Some("h"), &c1),
-            ("r2", Some("h"), &c2),
-        ];
-        let (id, ids) = latest_calibration(runs.into_iter(), "h").unwrap();
-        assert_eq!(id, "c2");
-        assert_eq!(ids, vec!["r4", "r2"]);
     }
 }

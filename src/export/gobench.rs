@@ -21,13 +21,10 @@ use std::fmt::Write;
 
 pub struct GoBench;
 
-/// A configuration value on one line: control characters (newlines) become spaces.
+/// A configuration value on one line: control characters (newlines) and bidirectional
+/// controls shown escaped (`\u000a`, `crate::stdout::field`).
 fn config_value(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect::<String>()
-        .trim()
-        .to_string()
+    crate::stdout::field(text.trim()).into_owned()
 }
 
 /// A configuration key: lower case, no space, no colon (the format's rule), so
@@ -201,7 +198,8 @@ mod tests {
         assert!(bench[10].contains("-2\t"), "two pinned CPUs: {}", bench[10]);
         assert!(text.contains("\nUnit MB/s better=higher\n"));
         assert_eq!(text.matches("Unit ns/read").count(), 1);
-        assert!(text.contains("\nhost: a \"quoted\" \\ back,slash new line; tab =x/y ☃ é\n"));
+        assert!(text
+            .contains("\nhost: a \"quoted\" \\ back,slash\\u000anew line; tab\\u0009=x/y ☃ é\n"));
         assert!(text.contains("\nrun: r2\n") && text.contains("\ntag-rack: "));
         assert!(
             text.contains("\ntag-a__quoted____back_slash_new_line__tab__x_y____: x\n"),

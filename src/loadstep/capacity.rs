@@ -58,7 +58,9 @@ pub fn check_quota(cpus: f64, period_us: u64) -> Result<(), String> {
     let min = MIN_QUOTA_US as f64 / period_us as f64;
     if !(cpus >= min && cpus <= 65_536.0) {
         return Err(format!(
-            "a quota is a number of CPUs from {min} (the kernel's smallest, {MIN_QUOTA_US} µs per {} period) to 65536",
+            "a quota of {} CPUs: a quota is a number of CPUs from {} (the kernel's smallest, {MIN_QUOTA_US} µs per {} period) to 65536",
+            crate::units::num(cpus),
+            crate::units::num(min),
             period_words(period_us)
         ));
     }
@@ -97,6 +99,21 @@ pub fn period_spec(us: u64) -> String {
 }
 
 impl Setting {
+    /// Whether the kernel takes it: a period from 1 ms to 1 s, a quota of at least its
+    /// smallest at that period.
+    pub fn check(&self) -> Result<(), String> {
+        if !(MIN_PERIOD_US..=MAX_PERIOD_US).contains(&self.period_us) {
+            return Err(format!(
+                "a quota period of {} µs: the kernel takes whole µs from 1 ms to 1 s",
+                self.period_us
+            ));
+        }
+        if self.width == 0 {
+            return Err("a cpuset width of 0 CPUs".into());
+        }
+        check_quota(self.quota, self.period_us)
+    }
+
     /// A setting at the default period.
     pub fn new(quota: f64, width: usize) -> Setting {
         Setting {

@@ -5,7 +5,8 @@
 //! grace period) when dropped: on success, error, panic and Ctrl-C alike, nothing it
 //! started is left running, and its capacity cgroup goes once it is empty. Descendants that
 //! left its group and tree (a `setsid` child, a daemonised server) are adopted by truebench
-//! and stopped when it ends (`crate::descendants`).
+//! and stopped when it ends (`crate::descendants`); if truebench is killed, its watchdog
+//! stops the whole tree (`crate::watchdog`).
 
 use super::apply::{self, Pinner, Prepared};
 use super::resolve::Instance;
@@ -95,6 +96,7 @@ impl Launched {
             .stdin(Stdio::null())
             .stdout(stdout)
             .stderr(stderr);
+        crate::watchdog::mark(&mut cmd);
         apply::install(&mut cmd, Prepared::new(policy, at, group.as_ref())?);
         let started = Instant::now();
         let child = cmd.spawn().map_err(|e| match e.kind() {

@@ -41,6 +41,45 @@ pub struct SingleVariant {
     pub amdahl: Option<Fit>,
 }
 
+/// Each step list of `e` holds each planned rate once (a list given twice made `predict`
+/// fit twice the steps and narrow its interval), and each capacity setting is one the
+/// kernel takes (a period of 0 gave "a quota from inf"): None, or why not.
+pub fn check(e: &Experiment) -> Option<String> {
+    let once = |what: String, steps: &[StepSummary]| {
+        let mut seen = std::collections::HashSet::new();
+        steps
+            .iter()
+            .find(|s| !seen.insert(s.planned_rate.to_bits()))
+            .map(|s| format!("{what} holds the step at {}/s twice", s.planned_rate))
+    };
+    let single = e
+        .single
+        .as_ref()
+        .map(|s| ("loadstep.steps".to_string(), &s.steps));
+    let variants = e.variants.iter().enumerate().flat_map(|(i, v)| {
+        std::iter::once((format!("loadstep.variants[{i}].steps"), &v.steps)).chain(
+            v.repeats
+                .iter()
+                .enumerate()
+                .map(move |(j, r)| (format!("loadstep.variants[{i}].repeats[{j}]"), r)),
+        )
+    });
+    if let Some(why) = single
+        .into_iter()
+        .chain(variants)
+        .find_map(|(what, steps)| once(what, steps))
+    {
+        return Some(why);
+    }
+    e.variants.iter().enumerate().find_map(|(i, v)| {
+        v.capacity.and_then(|c| {
+            c.check()
+                .err()
+                .map(|why| format!("loadstep.variants[{i}].capacity: {why}"))
+        })
+    })
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Experiment {
     /// `mq` or `http`.

@@ -447,6 +447,9 @@ pub fn validate(doc: &Value) -> Result<RunDocument, String> {
             ));
         }
     }
+    if let Some(why) = run.loadstep.as_ref().and_then(experiment::check) {
+        return Err(why);
+    }
     Ok(run)
 }
 

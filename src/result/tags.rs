@@ -44,8 +44,10 @@ pub fn parse(s: &str) -> Result<(String, String), String> {
             "the value of '{key}' is longer than {MAX_VALUE} characters"
         ));
     }
-    if value.chars().any(char::is_control) {
-        return Err(format!("the value of '{key}' holds a control character"));
+    if !value.chars().all(crate::stdout::identifier_char) {
+        return Err(format!(
+            "the value of '{key}' holds a control character or a bidirectional control"
+        ));
     }
     Ok((key.to_string(), value.to_string()))
 }

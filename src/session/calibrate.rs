@@ -97,11 +97,28 @@ pub struct Calibration {
     pub host: Option<String>,
     pub runs: Vec<String>,
     pub interrupted: bool,
+    /// The runs asked for.
+    pub asked: usize,
+    /// Whether it is whole (every run asked for, none interrupted): only then may
+    /// `compare` use it (`crate::compare::calibration`).
+    pub whole: bool,
+    /// The calibration `compare` uses for this host now (this one, an older whole one,
+    /// or none); absent when the store could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compare_uses: Option<InUse>,
     pub rows: Vec<CalibratedRow>,
 }
 
-/// The calibration `id` of `docs`: per row (in the first run's order), spread and MDE.
-pub fn summarise(id: &str, docs: &[RunDocument]) -> Calibration {
+/// What `compare` uses for the host after this calibration.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct InUse {
+    /// The calibration's id; null: none (the conservative floor, or the host's history).
+    pub id: Option<String>,
+}
+
+/// The calibration `id` of `docs` (of `asked` runs): per row (in the first run's order),
+/// spread and MDE.
+pub fn summarise(id: &str, docs: &[RunDocument], asked: usize) -> Calibration {
     let mut rows: Vec<CalibratedRow> = vec![];
     let mut seen = std::collections::BTreeSet::new();
     for r in docs.iter().flat_map(|d| &d.results) {
@@ -146,6 +163,10 @@ pub fn summarise(id: &str, docs: &[RunDocument]) -> Calibration {
         host: docs.first().and_then(|d| d.host.clone()),
         runs: docs.iter().map(|d| d.run_id.clone()).collect(),
         interrupted: docs.iter().any(|d| d.interrupted),
+        asked,
+        whole: docs.len() >= asked.max(noise_model::MIN_RUNS)
+            && !docs.iter().any(|d| d.interrupted),
+        compare_uses: None,
         rows,
     }
 }
@@ -194,11 +215,43 @@ pub fn render(c: &Calibration) -> String {
             )),
         }
     }
-    s.push_str(&format!(
-        "`truebench compare` now uses this calibration for runs of host {} (the newest calibration wins).\n",
-        c.host.as_deref().unwrap_or("?")
-    ));
+    let host = c.host.as_deref().unwrap_or("?");
+    if !c.whole {
+        s.push_str(&format!(
+            "This calibration is not whole ({} of {} runs{}): `truebench compare` does not use it.\n",
+            c.runs.len(),
+            c.asked,
+            if c.interrupted { ", interrupted" } else { "" }
+        ));
+    }
+    match (&c.compare_uses, c.whole) {
+        (Some(InUse { id: Some(id) }), _) if *id == c.id => s.push_str(&format!(
+            "`truebench compare` now uses this calibration for runs of host {host}.\n"
+        )),
+        (Some(InUse { id: Some(id) }), _) => s.push_str(&format!(
+            "`truebench compare` uses calibration {id} for runs of host {host}, the newest whole one.\n"
+        )),
+        (Some(InUse { id: None }), _) => s.push_str(&format!(
+            "`truebench compare` uses no calibration for runs of host {host}: the host's history, else the conservative floor.\n"
+        )),
+        (None, true) => s.push_str(&format!(
+            "`truebench compare` uses this calibration for runs of host {host} once they are stored.\n"
+        )),
+        (None, false) => {}
+    }
     s
+}
+
+/// The calibration `compare` uses now for `host`, from the store at `db`; None when it
+/// cannot be read.
+fn in_use(db: Option<&Location>, host: &str) -> Option<InUse> {
+    let path = crate::store::default_path(db).ok()?;
+    let store = crate::store::Store::open_ro(&path).ok()??;
+    let list = store.list(crate::compare::calibration::SCAN).ok()?;
+    let (chosen, _) = crate::compare::calibration::choose(&list, host, chrono::Utc::now());
+    Some(InUse {
+        id: chosen.map(|f| f.id),
+    })
 }
 
 /// Shuffle a run's benchmarks, then move each one that feeds its suite (the memory latency
@@ -237,6 +290,10 @@ pub fn calibrate(
         shuffle(&mut run.benches, &mut rng);
         let mut tags = common.tags.clone();
         tags.insert(CALIBRATION_TAG.into(), id.clone());
+        tags.insert(
+            crate::compare::calibration::RUNS_TAG.into(),
+            runs.to_string(),
+        );
         let common_i = super::Common {
             // Only the first run waits for --start-at.
             start_at: if i == 0 { common.start_at } else { None },
@@ -270,7 +327,10 @@ pub fn calibrate(
             }
         }
     }
-    let c = summarise(&id, &done);
+    let mut c = summarise(&id, &done, runs);
+    if let Some(host) = c.host.clone() {
+        c.compare_uses = in_use(db, &host);
+    }
     if json {
         super::print_json(&c)?;
     } else {
@@ -341,7 +401,7 @@ mod tests {
             run("r3", &[9.9, 90.0]),
             run("r4", &[10.0]),
         ];
-        let c = summarise("cal", &docs);
+        let c = summarise("cal", &docs, 3);
         assert_eq!(c.rows.len(), 2);
         let (quiet, loud) = (&c.rows[0], &c.rows[1]);
         assert_eq!((quiet.runs, loud.runs), (4, 3));
@@ -352,9 +412,17 @@ mod tests {
             text.contains("cannot be told from noise here") && text.contains("pages=4k"),
             "{text}"
         );
-        let short = summarise("cal", &docs[..2]);
+        let short = summarise("cal", &docs[..2], 3);
         assert!(short.rows.iter().all(|r| r.mde.is_none()));
         assert!(render(&short).contains("no spread"));
+        // Two of three runs: not whole, and said so instead of "now uses".
+        assert!(!short.whole && summarise("cal", &docs, 3).whole);
+        let said = render(&short);
+        assert!(
+            said.contains("not whole (2 of 3 runs)") && said.contains("does not use it"),
+            "{said}"
+        );
+        assert!(!said.contains("now uses"), "{said}");
     }
 
     #[test]
@@ -365,7 +433,7 @@ mod tests {
             run("r2", &[10.1, 190.0]),
             run("r3", &[9.9, 35.0]),
         ];
-        let text = render(&summarise("cal", &docs));
+        let text = render(&summarise("cal", &docs, 3));
         let lines: Vec<&str> = text.lines().filter(|l| l.contains("spread")).collect();
         assert_eq!(lines.len(), 2, "{text}");
         assert!(

@@ -429,10 +429,11 @@ impl Measurement for Recording {
     fn start(&mut self) -> anyhow::Result<()> {
         if let Some((prog, args)) = self.o.command.split_first() {
             crate::descendants::adopt_orphans();
+            let mut cmd = std::process::Command::new(prog);
+            cmd.args(args);
+            crate::watchdog::mark(&mut cmd);
             self.child = Some(
-                std::process::Command::new(prog)
-                    .args(args)
-                    .spawn()
+                cmd.spawn()
                     .map_err(|e| usage(format!("cannot start '{prog}': {e}")))?,
             );
         }

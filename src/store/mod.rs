@@ -314,9 +314,23 @@ fn too_old(at: &dyn std::fmt::Display, version: i64) -> anyhow::Error {
     )
 }
 
-/// Look up runs in the store at `at` (read-only), in the order given.
+/// Look up runs in the store at `at` (read-only), in the order given. The runs `ids` name, each once: a run named twice (`R R`, `R latest`) is used once,
+/// said on stderr, so that nothing counts it twice (predict fitted twice its steps).
 pub fn load_runs(at: &Location, ids: &[String]) -> anyhow::Result<Vec<RunDocument>> {
-    ids.iter().map(|id| load_run(at, id)).collect()
+    let mut docs: Vec<RunDocument> = Vec::with_capacity(ids.len());
+    for id in ids {
+        let d = load_run(at, id)?;
+        if docs.iter().any(|x| x.run_id == d.run_id) {
+            eprintln!(
+                "truebench: run {} is named twice ('{}'): it is used once",
+                d.run_id,
+                crate::stdout::field(id)
+            );
+            continue;
+        }
+        docs.push(d);
+    }
+    Ok(docs)
 }
 
 /// Look up a run in the store at `at` (read-only).

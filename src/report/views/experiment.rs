@@ -50,7 +50,7 @@ fn seen(cpus: &[u32]) -> String {
 fn lines(e: &BatchExperiment) -> Vec<String> {
     let mut s = vec![format!(
         "Experiment: `{}`, {} run(s) per variant{}, shuffled order",
-        crate::policy::launch::words(&e.command),
+        crate::stdout::field(&crate::policy::launch::words(&e.command)),
         e.runs,
         if e.instances > 1 {
             format!(", {} instances at once (figure: makespan)", e.instances)

@@ -29,7 +29,8 @@ pub fn lines(rec: &Recording, threads: usize) -> Vec<String> {
     if let Some(t) = &rec.target {
         s.push(match &t.command {
             Some(c) => format!(
-                "  command: {c} (pid {}), {}",
+                "  command: {} (pid {}), {}",
+                crate::stdout::field(c),
                 t.pid,
                 match (t.exit_status, t.exit_signal, t.stopped_by_truebench) {
                     (_, _, Some(true)) => "stopped by truebench when the recording ended".into(),
@@ -87,12 +88,10 @@ pub fn lines(rec: &Recording, threads: usize) -> Vec<String> {
     s
 }
 
-/// A name any process may set (prctl PR_SET_NAME) without its control characters, which
-/// would otherwise reach the terminal.
+/// A name any process may set (prctl PR_SET_NAME) with its control characters shown
+/// escaped (`crate::stdout::field`), which would otherwise reach the terminal.
 fn printable(name: &str) -> String {
-    name.chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect()
+    crate::stdout::field(name).into_owned()
 }
 
 /// Threads a summary lists by name; the rest are counted (the full view lists all).
@@ -291,7 +290,7 @@ mod tests {
             "{lines:?}"
         );
         assert!(
-            lines[1].contains("thread 9 (evil?[2J?): did not run"),
+            lines[1].contains("thread 9 (evil\\u001b[2J\\u000a): did not run"),
             "{lines:?}"
         );
         assert!(lines[1].contains("migrations not counted"), "{lines:?}");

@@ -1,0 +1,240 @@
+//! Nothing truebench starts outlives it, however it dies: a SIGKILL, an OOM kill or a CI
+//! timeout skip every destructor and signal handler, so the stopping cannot be done by
+//! truebench itself. Before the first command it launches (`record -- CMD`, `experiment
+//! -- CMD`, `loadstep --server`), truebench starts a watchdog: a copy of its own binary
+//! (`/proc/self/exe`, hidden argument [`ARG`]) that blocks reading a pipe whose only
+//! writer is truebench. When truebench ends, however it ends, the kernel closes the pipe
+//! and the watchdog's read returns: it then kills (SIGKILL) every process that carries
+//! truebench's mark and every process in truebench's capacity cgroups, until none is left
+//! (a few seconds at most), and says how many there were on stderr.
+//!
+//! The mark is an environment variable, [`VAR`], set on every launched command: every
+//! descendant inherits it, whatever its process group or session (`setsid`, a daemonised
+//! server), and it holds the marks of the truebench processes above, so a truebench run
+//! under truebench is covered by both watchdogs. A descendant that execs with a cleared
+//! environment (`env -i`, `sudo`) loses the mark: as root it is still found by its cgroup
+//! when the command runs under a capacity policy, and while truebench lives it is stopped
+//! as an adopted orphan (`crate::descendants`).
+//!
+//! The watchdog ignores SIGINT, SIGTERM, SIGHUP and SIGQUIT (a Ctrl-C to the terminal's
+//! process group is truebench's to handle), holds no file but the pipe and stderr, and
+//! uses no CPU while truebench runs.
+
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::os::fd::OwnedFd;
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The hidden first argument that makes the binary a watchdog.
+pub const ARG: &str = "__watchdog";
+/// The environment variable carrying the marks (comma-separated) of the truebench
+/// processes a command descends from.
+pub const VAR: &str = "TRUEBENCH_RUN";
+/// How long the watchdog keeps killing before it gives up on what is left (a process in
+/// uninterruptible sleep).
+pub const SWEEP: Duration = Duration::from_secs(5);
+
+struct Running {
+    pid: i32,
+    mark: String,
+    /// The pipe's write end: never closed while truebench lives (close-on-exec, so no
+    /// launched command holds it).
+    _pipe: OwnedFd,
+}
+
+static WATCHDOG: OnceLock<Option<Running>> = OnceLock::new();
+
+/// The watchdog's pid, once started: it is truebench's child but no command's orphan.
+pub fn pid() -> Option<i32> {
+    WATCHDOG.get().and_then(|w| w.as_ref()).map(|w| w.pid)
+}
+
+/// Start the watchdog if it is not running yet; its mark. None when it could not be
+/// started (said once on stderr): commands then stop only while truebench lives.
+fn running() -> Option<&'static Running> {
+    WATCHDOG
+        .get_or_init(|| {
+            start()
+                .map_err(|e| eprintln!("truebench: warning: no watchdog ({e}): a command started now is stopped if truebench ends on a signal it can handle, not if it is killed"))
+                .ok()
+        })
+        .as_ref()
+}
+
+fn start() -> Result<Running, String> {
+    let (read, write) =
+        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| format!("pipe: {e}"))?;
+    let nonce = std::fs::read_to_string("/proc/sys/kernel/random/uuid")
+        .map(|s| s.trim().replace('-', ""))
+        .unwrap_or_default();
+    let mark = format!("{}.{nonce}", std::process::id());
+    let child = Command::new("/proc/self/exe")
+        .arg(ARG)
+        .arg(&mark)
+        .arg(std::process::id().to_string())
+        .stdin(Stdio::from(read))
+        .stdout(Stdio::null())
+        .env_remove(VAR)
+        .spawn()
+        .map_err(|e| format!("cannot start /proc/self/exe: {e}"))?;
+    let pid = child.id() as i32;
+    // Never waited for by truebench: reaped by init once truebench is gone.
+    drop(child);
+    Ok(Running {
+        pid,
+        mark,
+        _pipe: write,
+    })
+}
+
+/// Mark `cmd` (a command about to be launched) so that it and all its descendants are
+/// stopped when truebench dies. In a unit-test binary there is no truebench to re-execute:
+/// nothing is done.
+pub fn mark(cmd: &mut Command) {
+    if cfg!(test) {
+        return;
+    }
+    if let Some(w) = running() {
+        cmd.env(VAR, marks(std::env::var(VAR).ok().as_deref(), &w.mark));
+    }
+}
+
+/// The marks a launched command carries: those truebench carries, then its own.
+fn marks(inherited: Option<&str>, own: &str) -> String {
+    match inherited {
+        Some(s) if !s.is_empty() => format!("{s},{own}"),
+        _ => own.to_string(),
+    }
+}
+
+/// Whether an environment block (`/proc/PID/environ`: NUL-separated) carries `mark`.
+fn carries(environ: &[u8], mark: &str) -> bool {
+    let key = format!("{VAR}=");
+    environ
+        .split(|b| *b == 0)
+        .filter_map(|kv| kv.strip_prefix(key.as_bytes()))
+        .any(|v| v.split(|b| *b == b',').any(|m| m == mark.as_bytes()))
+}
+
+/// The watchdog itself: `args` are the mark and truebench's pid. Blocks until the pipe on
+/// stdin closes, then stops what carries the mark. The exit code.
+pub fn main(args: &[String]) -> i32 {
+    let (Some(mark), Some(parent)) = (args.first(), args.get(1).and_then(|p| p.parse().ok()))
+    else {
+        return 2;
+    };
+    for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
+        // SAFETY: setting a signal to be ignored.
+        unsafe { libc::signal(s, libc::SIG_IGN) };
+    }
+    let mut buf = [0u8; 64];
+    let mut stdin = std::io::stdin().lock();
+    loop {
+        match stdin.read(&mut buf) {
+            Ok(0) => break,
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        }
+    }
+    let n = sweep(mark, parent);
+    if n > 0 {
+        eprintln!(
+            "truebench: {n} process{} started by truebench (pid {parent}) outlived it and {} killed by its watchdog",
+            if n == 1 { "" } else { "es" },
+            if n == 1 { "was" } else { "were" },
+        );
+    }
+    0
+}
+
+/// Kill every process carrying `mark` or in a capacity cgroup of truebench `parent`,
+/// until none is left or [`SWEEP`] has passed; the number killed.
+fn sweep(mark: &str, parent: i32) -> usize {
+    let me = std::process::id() as i32;
+    let groups = cgroup_procs_files(parent);
+    let mut killed: BTreeSet<i32> = BTreeSet::new();
+    let start = Instant::now();
+    while start.elapsed() < SWEEP {
+        let mut found: BTreeSet<i32> = marked(mark);
+        for f in &groups {
+            if let Ok(text) = std::fs::read_to_string(f) {
+                found.extend(text.lines().filter_map(|l| l.trim().parse::<i32>().ok()));
+            }
+        }
+        found.retain(|p| *p != me && *p != parent && *p > 1);
+        if found.is_empty() {
+            break;
+        }
+        for p in found {
+            if kill(Pid::from_raw(p), Signal::SIGKILL).is_ok() {
+                killed.insert(p);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    killed.len()
+}
+
+/// The live processes whose environment carries `mark`.
+fn marked(mark: &str) -> BTreeSet<i32> {
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return BTreeSet::new();
+    };
+    rd.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            // A zombie's environ reads empty: it is not counted.
+            std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| carries(&env, mark))
+        })
+        .collect()
+}
+
+/// The `cgroup.procs` files of truebench `parent`'s capacity groups (root only): groups
+/// `truebench-PARENT-N` beside the watchdog's own cgroup (or beside the group it was
+/// started in).
+fn cgroup_procs_files(parent: i32) -> Vec<std::path::PathBuf> {
+    let Ok(layout) = crate::loadstep::capacity::Layout::find() else {
+        return Vec::new();
+    };
+    let prefix = format!("truebench-{parent}-");
+    let mut files = Vec::new();
+    for dir in [layout.cpu, layout.cpuset] {
+        let base = match dir.file_name().and_then(|n| n.to_str()) {
+            Some(n) if n.starts_with("truebench-") => dir.parent().map(|p| p.to_path_buf()),
+            _ => Some(dir),
+        };
+        let Some(Ok(rd)) = base.map(std::fs::read_dir) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            if e.file_name().to_string_lossy().starts_with(&prefix) {
+                files.push(e.path().join("cgroup.procs"));
+            }
+        }
+    }
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mark_is_found_among_the_marks_of_the_environment() {
+        let env = b"PATH=/bin\0TRUEBENCH_RUN=10.aa,20.bb\0HOME=/\0";
+        assert!(carries(env, "10.aa"));
+        assert!(carries(env, "20.bb"));
+        assert!(!carries(env, "20.b"));
+        assert!(!carries(env, "30.cc"));
+        assert!(!carries(b"XTRUEBENCH_RUN=30.cc\0", "30.cc"));
+        assert!(!carries(b"", "30.cc"));
+        assert_eq!(marks(None, "1.a"), "1.a");
+        assert_eq!(marks(Some(""), "1.a"), "1.a");
+        assert_eq!(marks(Some("0.z"), "1.a"), "0.z,1.a");
+    }
+}
