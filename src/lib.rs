@@ -31,3 +31,4 @@ pub mod safe_file;
 pub mod session;
 pub mod stdout;
 pub mod store;
+pub mod trend;
