@@ -13,8 +13,9 @@
 //!    (`mde_log` of that standard error); then the survivors are tested again.
 //!
 //! A change whose two sides a straight line fits better than two levels is a drift, not a
-//! step; and when the series less its least-squares line shows no change at all, every
-//! change found in it is a drift: a slow drift is reported as drift (or not at all).
+//! step; and when one line fits the whole series at least as well as its levels between
+//! the changes (BIC), every change is a drift: a slow drift is reported as drift (or not
+//! at all).
 
 use crate::compare::noise_model::mde_log;
 use serde::Serialize;
@@ -109,10 +110,6 @@ impl Moments {
         let n = (b - a) as f64;
         let sum = self.s[b] - self.s[a];
         (self.s2[b] - self.s2[a] - sum * sum / n).max(0.0)
-    }
-
-    fn var(&self, a: usize, b: usize) -> f64 {
-        self.ss(a, b) / (b - a - 1) as f64
     }
 }
 
@@ -247,12 +244,24 @@ fn holds(c: &Change, p: &Params) -> bool {
     c.p <= p.max_p && c.d.abs() >= c.mde
 }
 
-/// The change points of `x` (ln of the medians, in time order), oldest first. When the
-/// series less its straight line shows no change, every change found is a drift.
+/// The change points of `x` (ln of the medians, in time order), oldest first. When one
+/// straight line fits the whole series at least as well as the levels between the changes
+/// do (by the Bayesian information criterion), every change found is a drift.
 pub fn detect(x: &[f64], p: &Params) -> Vec<Change> {
     let mut found = points(x, p);
-    if !found.is_empty() && points(&detrended(x), p).is_empty() {
-        found.iter_mut().for_each(|c| c.kind = Kind::Drift);
+    if !found.is_empty() {
+        let mom = Moments::new(x);
+        let mut cuts: Vec<usize> = found.iter().map(|c| c.at).collect();
+        cuts.insert(0, 0);
+        cuts.push(x.len());
+        let levels: f64 = cuts.windows(2).map(|w| mom.ss(w[0], w[1])).sum();
+        let line: f64 = detrended(x).iter().map(|r| r * r).sum();
+        // Bayesian information criterion: k changes cost a level and a place each.
+        let n = x.len() as f64;
+        let bic = |sse: f64, params: usize| n * (sse / n + 1e-300).ln() + params as f64 * n.ln();
+        if bic(line, 2) <= bic(levels, 2 * found.len() + 1) {
+            found.iter_mut().for_each(|c| c.kind = Kind::Drift);
+        }
     }
     found
 }
