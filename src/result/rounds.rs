@@ -116,7 +116,7 @@ impl Rounds {
                 None => out.push((d.cause, 1)),
             }
         }
-        out.sort_by(|a, b| b.1.cmp(&a.1));
+        out.sort_by_key(|x| std::cmp::Reverse(x.1));
         out
     }
 }

@@ -61,7 +61,7 @@ pub fn group(changes: &[Explained], within_days: f64) -> Vec<FleetChange> {
             None => groups.push(vec![c]),
         }
     }
-    groups.sort_by(|a, b| b.len().cmp(&a.len()));
+    groups.sort_by_key(|g| std::cmp::Reverse(g.len()));
     groups
         .into_iter()
         .map(|g| {
