@@ -244,3 +244,28 @@ fn narrowing_by_suite_row_since_and_host() {
     let t = env.json(&["trend", "--json", "--suite", "timers", "--host", "vm"]);
     assert_eq!(t["changes"].as_array().unwrap().len(), 2);
 }
+
+#[test]
+fn postgresql_reads_the_same_changes_as_sqlite() {
+    let env = imported();
+    let pg = common::pg::PgServer::start();
+    let url = pg.database("trend");
+    let file = env.dir.path().join("history.ndjson");
+    env.text(&["--db", &url, "import", file.to_str().unwrap()]);
+    let at = |t: &Value| -> Vec<(String, usize)> {
+        t["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                let id = c["after"]["run_id"].as_str().unwrap().to_string();
+                (id, c["rows"].as_array().unwrap().len())
+            })
+            .collect()
+    };
+    let lite = env.json(&["trend", "--json"]);
+    let pgt = env.json(&["--db", &url, "trend", "--json"]);
+    assert_eq!(at(&lite), at(&pgt));
+    assert_eq!(at(&pgt).len(), 2);
+    assert_eq!(pgt["changes"][0]["cause"]["cause"], "timer");
+}
