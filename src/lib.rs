@@ -31,5 +31,6 @@ pub mod safe_file;
 pub mod session;
 pub mod stdout;
 pub mod store;
+pub mod trend;
 pub mod units;
 pub mod watchdog;

@@ -16,6 +16,7 @@ mod record;
 mod report;
 mod run;
 mod runs;
+mod trend;
 
 use crate::error::{exit_code, EXIT_OK};
 use clap::{Parser, Subcommand};
@@ -86,6 +87,10 @@ pub enum Command {
     /// Predict from stored load-step runs the highest rate held below a p99 target per
     /// capacity setting (QUOTA/WIDTH), and the smallest setting for a target rate.
     Predict(predict::Args),
+    /// Read each host's stored runs as series per row: the change points (E-divisive means
+    /// with a t-test), the rows that change together as one change, each explained by the
+    /// compare of the runs either side; `--fleet` groups hosts that changed alike.
+    Trend(trend::Args),
 }
 
 /// Run the command line; returns the process exit code.
@@ -130,6 +135,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Compare(a) => compare::exec(a, db),
         Command::Report(a) => report::exec(a, db),
         Command::Predict(a) => predict::exec(a, db),
+        Command::Trend(a) => trend::exec(a, db),
     }
 }
 

@@ -372,6 +372,50 @@ fn held_placement(
     }
 }
 
+/// Every cause's explanation of a real difference of one row; the candidates nothing
+/// quantifies when no cause explains it.
+fn causes(c: &RowCtx, cands: &[candidates::Candidate]) -> Vec<Explanation> {
+    let mut out: Vec<Explanation> = CAUSES
+        .iter()
+        .filter_map(|cause| cause(c))
+        .map(|e| e.unless_below_drift(c.drift))
+        .collect();
+    if !out.iter().any(|e| e.claim == explain::Claim::Explains) {
+        out.extend(candidates::explain(cands, c.ra));
+    }
+    out
+}
+
+/// The explanations of row `ra` of A against `rb` of B, a difference known to be real
+/// from elsewhere (`trend`: segments of many runs either side of a change point, where two
+/// runs alone may not tell it from noise); `drift` is the smallest difference that counts.
+pub fn explain_known(
+    a: &RunDocument,
+    b: &RunDocument,
+    ra: &crate::result::BenchResult,
+    rb: &crate::result::BenchResult,
+    drift: f64,
+) -> Vec<Explanation> {
+    let judged = verdict::judge(ra, rb, 0.0);
+    let worse = (rb.stats.median > ra.stats.median) == ra.lower_is_better;
+    let c = RowCtx {
+        a,
+        b,
+        ra,
+        rb,
+        judged: verdict::Judged {
+            verdict: if worse {
+                Verdict::Worse
+            } else {
+                Verdict::Better
+            },
+            ..judged
+        },
+        drift,
+    };
+    causes(&c, &candidates::list(&a.env, &b.env))
+}
+
 /// Compare B with A with the noise model `model` (the baseline host's), controlling the
 /// false discovery rate across the rows at `q`.
 pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> Comparison {
@@ -407,32 +451,24 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
             let (lo, hi) = p.test.ci();
             [lo.exp(), hi.exp()]
         });
-        let mut explanations = vec![];
-        if verdict.is_real() {
-            let c = RowCtx {
-                a,
-                b,
-                ra: m.a,
-                rb: m.b,
-                judged: verdict::Judged {
-                    verdict,
-                    ..p.judged
+        let explanations = if verdict.is_real() {
+            causes(
+                &RowCtx {
+                    a,
+                    b,
+                    ra: m.a,
+                    rb: m.b,
+                    judged: verdict::Judged {
+                        verdict,
+                        ..p.judged
+                    },
+                    drift: mde,
                 },
-                drift: mde,
-            };
-            explanations.extend(
-                CAUSES
-                    .iter()
-                    .filter_map(|cause| cause(&c))
-                    .map(|e| e.unless_below_drift(c.drift)),
-            );
-            let explained = explanations
-                .iter()
-                .any(|e| e.claim == explain::Claim::Explains);
-            if !explained {
-                explanations.extend(candidates::explain(&cands, m.a));
-            }
-        }
+                &cands,
+            )
+        } else {
+            vec![]
+        };
         let (status, remains) = explain::status(verdict, &explanations);
         let comparability = p.comparability.clone();
         rows.push(Row {

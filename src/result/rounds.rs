@@ -149,7 +149,8 @@ pub fn robust_sigma(x: &[f64]) -> f64 {
     1.4826 * median(&dev)
 }
 
-fn median(x: &[f64]) -> f64 {
+/// The median of `x` (NaN-free; the mean of the middle two for an even count).
+pub fn median(x: &[f64]) -> f64 {
     let mut v = x.to_vec();
     v.sort_by(f64::total_cmp);
     let n = v.len();

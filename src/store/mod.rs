@@ -1,8 +1,8 @@
 //! The results store: every run document, kept whole, with the columns `history`, `show`,
-//! `compare --latest-per-host` and tag queries need. Two backends behind one trait
-//! ([`Backend`]): a SQLite file (one machine; `sqlite.rs`) and a PostgreSQL database
-//! (teams and fleets; `postgres.rs`), with one schema and one list of migrations
-//! (`migrations.rs`). Where: `--db`, else `$TRUEBENCH_DB`, else
+//! `compare --latest-per-host`, tag queries and `trend`'s series (`series.rs`) need. Two
+//! backends behind one trait ([`Backend`]): a SQLite file (one machine; `sqlite.rs`) and a
+//! PostgreSQL database (teams and fleets; `postgres.rs`), with one schema and one list of
+//! migrations (`migrations.rs`). Where: `--db`, else `$TRUEBENCH_DB`, else
 //! `$XDG_DATA_HOME/truebench/results.db`, else `~/.local/share/truebench/results.db`; a
 //! `postgresql://` URL selects PostgreSQL (`location.rs`).
 
@@ -10,12 +10,14 @@ mod location;
 mod migrations;
 mod pgpass;
 mod postgres;
+mod series;
 mod spill;
 mod sqlite;
 mod tls;
 
 pub use location::{Location, PgTarget, TlsMode};
 pub use migrations::LATEST as SCHEMA_VERSION;
+pub use series::{Point, Selection};
 pub use spill::{save_or_spill, spill, spill_dirs};
 
 use crate::error::usage_hint;
@@ -101,6 +103,8 @@ pub trait Backend {
     fn matching(&self, reference: &str) -> anyhow::Result<Vec<String>>;
     /// The stored document of this run id, as JSON text.
     fn document(&self, run_id: &str) -> anyhow::Result<String>;
+    /// The result rows of the selected runs, by host, then oldest run first (`series`).
+    fn points(&self, sel: &Selection) -> anyhow::Result<Vec<Point>>;
 }
 
 /// An open results store of either kind.

@@ -14,6 +14,7 @@
 
 use super::location::PgTarget;
 use super::{migrations, prefix_pattern, too_new, too_old, Backend, RunSummary};
+use super::{Point, Selection};
 use crate::error::{usage, usage_hint};
 use crate::result::RunDocument;
 use std::cell::RefCell;
@@ -427,6 +428,23 @@ impl Postgres {
     }
 }
 
+type Args<'a> = Vec<&'a (dyn tokio_postgres::types::ToSql + Sync)>;
+
+/// The condition that run `r` carries every tag, its values pushed onto `args`.
+fn tag_filter<'a>(args: &mut Args<'a>, tags: &'a [(String, String)]) -> String {
+    let mut sql = String::new();
+    for (k, v) in tags {
+        args.push(k);
+        args.push(v);
+        sql += &format!(
+            " AND EXISTS (SELECT 1 FROM truebench.run_tags t WHERE t.run_id = r.run_id AND t.key = ${} AND t.value = ${})",
+            args.len() - 1,
+            args.len()
+        );
+    }
+    sql
+}
+
 impl Backend for Postgres {
     fn contains(&self, run_id: &str) -> anyhow::Result<bool> {
         Ok(!self
@@ -458,15 +476,7 @@ impl Backend for Postgres {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let mut args: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![&limit];
         let mut sql = format!("SELECT {SUMMARY} FROM truebench.runs r WHERE true");
-        for (k, v) in tags {
-            args.push(k);
-            args.push(v);
-            sql += &format!(
-                " AND EXISTS (SELECT 1 FROM truebench.run_tags t WHERE t.run_id = r.run_id AND t.key = ${} AND t.value = ${})",
-                args.len() - 1,
-                args.len()
-            );
-        }
+        sql += &tag_filter(&mut args, tags);
         sql += " ORDER BY r.started_at DESC, r.seq DESC LIMIT $1";
         Ok(self.rows(&sql, &args)?.iter().map(summary).collect())
     }
@@ -505,6 +515,49 @@ impl Backend for Postgres {
         rows.first()
             .map(|r| r.get(0))
             .ok_or_else(|| usage(format!("no run '{run_id}' in {}", self.target)))
+    }
+    fn points(&self, sel: &Selection) -> anyhow::Result<Vec<Point>> {
+        let mut args: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![];
+        // The rounds' standard error is read from the stored document where the row has it.
+        let mut sql = String::from(
+            "SELECT r.run_id, r.started_at, r.host, x.benchmark, x.placement, x.params::text,
+                    x.unit, x.median, x.ci95_low, x.ci95_high,
+                    (r.document->'results'->x.idx->'rounds'->'noise'->>'se')::float8
+             FROM truebench.runs r JOIN truebench.results x ON x.run_id = r.run_id
+             WHERE r.host IS NOT NULL",
+        );
+        if !sel.hosts.is_empty() {
+            args.push(&sel.hosts);
+            sql += &format!(" AND r.host = ANY(${})", args.len());
+        }
+        if let Some(since) = &sel.since {
+            args.push(since);
+            sql += &format!(" AND r.started_at >= ${}", args.len());
+        }
+        sql += &tag_filter(&mut args, &sel.tags);
+        let patterns = super::series::suite_patterns(sel);
+        if !patterns.is_empty() {
+            args.push(&patterns);
+            sql += &format!(" AND x.benchmark LIKE ANY(${})", args.len());
+        }
+        sql += " ORDER BY r.host, r.started_at, r.seq, x.idx";
+        Ok(self
+            .rows(&sql, &args)?
+            .iter()
+            .map(|row| Point {
+                run_id: row.get(0),
+                started_at: row.get(1),
+                host: row.get(2),
+                benchmark: row.get(3),
+                placement: row.get(4),
+                params: row.get(5),
+                unit: row.get(6),
+                median: row.get(7),
+                ci95_low: row.get(8),
+                ci95_high: row.get(9),
+                se: row.get(10),
+            })
+            .collect())
     }
 }
 

@@ -2,6 +2,7 @@
 //! serialised between processes by an flock on the file, and checked before measuring.
 
 use super::{migrations, prefix_pattern, too_new, too_old, Backend, RunSummary};
+use super::{Point, Selection};
 use crate::error::usage_hint;
 use crate::result::RunDocument;
 use anyhow::Context;
@@ -362,6 +363,17 @@ fn put(tx: &rusqlite::Transaction, doc: &RunDocument) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The condition that run `r` carries every tag, its values pushed onto `args`.
+fn tag_filter<'a>(args: &mut Vec<&'a dyn rusqlite::ToSql>, tags: &'a [(String, String)]) -> String {
+    let mut sql = String::new();
+    for (k, v) in tags {
+        sql += " AND EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = r.run_id AND t.key = ? AND t.value = ?)";
+        args.push(k);
+        args.push(v);
+    }
+    sql
+}
+
 impl Backend for Sqlite {
     fn contains(&self, run_id: &str) -> anyhow::Result<bool> {
         Ok(self
@@ -392,11 +404,7 @@ impl Backend for Sqlite {
     ) -> anyhow::Result<Vec<RunSummary>> {
         let mut sql = format!("SELECT {SUMMARY} FROM runs r WHERE 1");
         let mut args: Vec<&dyn rusqlite::ToSql> = Vec::new();
-        for (k, v) in tags {
-            sql += " AND EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = r.run_id AND t.key = ? AND t.value = ?)";
-            args.push(k);
-            args.push(v);
-        }
+        sql += &tag_filter(&mut args, tags);
         sql += " ORDER BY r.started_at DESC, r.rowid DESC LIMIT ?";
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         args.push(&limit);
@@ -439,6 +447,54 @@ impl Backend for Sqlite {
                 [run_id],
                 |r| r.get(0),
             )
+            .map_err(|e| read_error(&self.path, e))
+    }
+    fn points(&self, sel: &Selection) -> anyhow::Result<Vec<Point>> {
+        // The rounds' standard error is read from the stored document where the row has it.
+        let mut sql = String::from(
+            "SELECT r.run_id, r.started_at, r.host, x.benchmark, x.placement, x.params, x.unit,
+                    x.median, x.ci95_low, x.ci95_high,
+                    json_extract(r.document, '$.results[' || x.idx || '].rounds.noise.se')
+             FROM runs r JOIN results x ON x.run_id = r.run_id
+             WHERE r.host IS NOT NULL",
+        );
+        let mut args: Vec<&dyn rusqlite::ToSql> = Vec::new();
+        if !sel.hosts.is_empty() {
+            sql += &format!(" AND r.host IN ({})", vec!["?"; sel.hosts.len()].join(","));
+            args.extend(sel.hosts.iter().map(|h| h as &dyn rusqlite::ToSql));
+        }
+        if let Some(since) = &sel.since {
+            sql += " AND r.started_at >= ?";
+            args.push(since);
+        }
+        sql += &tag_filter(&mut args, &sel.tags);
+        let patterns = super::series::suite_patterns(sel);
+        if !patterns.is_empty() {
+            let likes = vec!["x.benchmark LIKE ? ESCAPE '\\'"; patterns.len()];
+            sql += &format!(" AND ({})", likes.join(" OR "));
+            args.extend(patterns.iter().map(|p| p as &dyn rusqlite::ToSql));
+        }
+        sql += " ORDER BY r.host, r.started_at, r.rowid, x.idx";
+        self.conn
+            .prepare(&sql)
+            .and_then(|mut st| {
+                st.query_map(args.as_slice(), |row| {
+                    Ok(Point {
+                        run_id: row.get(0)?,
+                        started_at: row.get(1)?,
+                        host: row.get(2)?,
+                        benchmark: row.get(3)?,
+                        placement: row.get(4)?,
+                        params: row.get(5)?,
+                        unit: row.get(6)?,
+                        median: row.get(7)?,
+                        ci95_low: row.get(8)?,
+                        ci95_high: row.get(9)?,
+                        se: row.get(10)?,
+                    })
+                })?
+                .collect()
+            })
             .map_err(|e| read_error(&self.path, e))
     }
 }

@@ -1,0 +1,115 @@
+//! `trend` as text, every line within 100 columns (long ones wrapped): the method, then
+//! per host its runs and changes, each with its runs either side, factor and interval,
+//! cause and evidence, and its rows (the first few unless `verbose`); with `--fleet`, the
+//! fleet's changes first, largest first.
+
+use super::explain::{day, Explained};
+use super::Trend;
+use crate::units::num;
+use crate::report::views::wrap;
+
+/// Rows listed per change unless verbose.
+const ROWS: usize = 5;
+
+fn factor(f: f64, lo: f64, hi: f64) -> String {
+    format!("x{f:.3} [{lo:.3}, {hi:.3}]")
+}
+
+fn change(out: &mut String, c: &Explained, verbose: bool) {
+    out.push_str(&wrap(&format!("  {}", c.summary)));
+    out.push_str(&wrap(&format!(
+        "    runs {} (last of {} before) -> {} (first of {} after); {}",
+        c.before.run_id,
+        c.runs_before,
+        c.after.run_id,
+        c.runs_after,
+        factor(c.factor, c.factor_low, c.factor_high)
+    )));
+    let compared = c
+        .compared
+        .as_ref()
+        .map(|[a, b]| format!(" (compared {a} with {b})"))
+        .unwrap_or_default();
+    out.push_str(&wrap(&format!(
+        "    cause: {}: {}{compared}",
+        c.cause.cause, c.cause.because
+    )));
+    for e in c
+        .cause
+        .evidence
+        .iter()
+        .take(if verbose { usize::MAX } else { 3 })
+    {
+        out.push_str(&wrap(&format!("      {e}")));
+    }
+    let shown = if verbose { c.rows.len() } else { ROWS };
+    for r in c.rows.iter().take(shown) {
+        out.push_str(&wrap(&format!(
+            "    {}: {} -> {} {} {} {}",
+            r.row,
+            num(r.median_before),
+            num(r.median_after),
+            r.unit,
+            factor(r.factor, r.factor_low, r.factor_high),
+            r.direction
+        )));
+    }
+    if c.rows.len() > shown {
+        out.push_str(&format!(
+            "    and {} more rows (--verbose lists them)\n",
+            c.rows.len() - shown
+        ));
+    }
+}
+
+/// The whole text.
+pub fn render(t: &Trend, verbose: bool) -> String {
+    let m = &t.method;
+    let runs: usize = t.hosts.iter().map(|h| h.runs).sum();
+    let mut out = wrap(&format!(
+        "trend: {} host{}, {runs} runs, {} change{}",
+        t.hosts.len(),
+        if t.hosts.len() == 1 { "" } else { "s" },
+        t.changes.len(),
+        if t.changes.len() == 1 { "" } else { "s" },
+    ));
+    out.push_str(&wrap(&format!(
+        "method: {}; segments of at least {} runs, p <= {}, window {} runs, noise at least {}% \
+         a run (or the runs' own); rows within {} runs are one change",
+        m.algorithm,
+        m.params.min_segment,
+        m.params.max_p,
+        m.params.window,
+        m.params.sigma_floor * 100.0,
+        m.group_within
+    )));
+    if let Some(fleet) = &t.fleet {
+        out.push_str("\nfleet\n");
+        if fleet.is_empty() {
+            out.push_str("  no change on any host\n");
+        }
+        for f in fleet {
+            out.push_str(&wrap(&format!("  {}", f.summary)));
+            if verbose {
+                out.push_str(&wrap(&format!("    hosts: {}", f.hosts.join(", "))));
+            }
+        }
+    }
+    for h in &t.hosts {
+        out.push('\n');
+        out.push_str(&wrap(&format!(
+            "host {}: {} runs ({} .. {}), {} rows, {} change{}",
+            h.host,
+            h.runs,
+            h.first.as_deref().map(day).unwrap_or("-"),
+            h.last.as_deref().map(day).unwrap_or("-"),
+            h.rows,
+            h.changes,
+            if h.changes == 1 { "" } else { "s" }
+        )));
+        for c in t.changes.iter().filter(|c| c.host == h.host) {
+            change(&mut out, c, verbose);
+        }
+    }
+    out
+}

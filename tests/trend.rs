@@ -1,0 +1,271 @@
+//! `trend` on a history built from a real run document of this machine
+//! (tests/fixtures/documents/timers.json): 36 daily runs of host `vm` with 1.5% noise per
+//! row and run, the clocksource switched from tsc to kvm-clock at run 12 (the vDSO clock
+//! rows 25% slower, the probe's read costs with them), the kernel release bumped at run 24
+//! (the system-call rows 15% slower), and run 6 disturbed (every row 30% slower, that run
+//! only). Both changes must be found at their runs and explained by their causes; the
+//! disturbed run must not be a change. Imported with `truebench import` into a temp db.
+
+mod common;
+
+use common::TestEnv;
+use serde_json::Value;
+use std::path::PathBuf;
+
+const RUNS: usize = 36;
+const CLOCKSOURCE_AT: usize = 12;
+const KERNEL_AT: usize = 24;
+const DISTURBED: usize = 6;
+
+fn base() -> Value {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/documents/timers.json");
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// A deterministic normal draw (xorshift and Box-Muller).
+struct Noise(u64);
+
+impl Noise {
+    fn unit(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        ((self.0 >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+
+    fn normal(&mut self) -> f64 {
+        let (u1, u2) = (self.unit(), self.unit());
+        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    }
+}
+
+/// Every figure of a result's statistics and samples times `f`.
+fn scale(r: &mut Value, f: f64) {
+    for k in ["median", "ci95_low", "ci95_high", "mean", "min", "max"] {
+        let v = r["stats"][k].as_f64().unwrap();
+        r["stats"][k] = (v * f).into();
+    }
+    if let Some(s) = r["samples"].as_array_mut() {
+        s.iter_mut()
+            .for_each(|v| *v = (v.as_f64().unwrap() * f).into());
+    }
+}
+
+fn param<'a>(r: &'a Value, k: &str) -> &'a str {
+    r["params"][k].as_str().unwrap_or("")
+}
+
+/// The vDSO clock rows that read the clocksource (not the coarse clock, not rdtsc).
+fn reads_clocksource(r: &Value) -> bool {
+    param(r, "path") == "vdso" && param(r, "clock") != "monotonic_coarse"
+}
+
+/// Run i's day: one a day from 2026-10-01.
+fn day(i: usize) -> String {
+    if i < 31 {
+        format!("2026-10-{:02}", i + 1)
+    } else {
+        format!("2026-11-{:02}", i - 30)
+    }
+}
+
+fn history() -> Vec<Value> {
+    let mut noise = Noise(0x9E37_79B9_7F4A_7C15);
+    (0..RUNS)
+        .map(|i| {
+            let mut d = base();
+            d["run_id"] = format!("trend-{i:02}").into();
+            d["started_at"] = format!("{}T03:00:00Z", day(i)).into();
+            d["finished_at"] = format!("{}T03:01:00Z", day(i)).into();
+            if i >= CLOCKSOURCE_AT {
+                d["env"]["clock"]["clocksource"] = "kvm-clock".into();
+                for c in ["monotonic", "monotonic_raw", "realtime", "boottime"] {
+                    let v = d["env"]["clock"]["read_cost_ns"][c].as_f64().unwrap();
+                    d["env"]["clock"]["read_cost_ns"][c] = (v * 1.25).into();
+                }
+            }
+            if i >= KERNEL_AT {
+                d["env"]["kernel"]["release"] = "6.19.2-fc-v700".into();
+            }
+            for r in d["results"].as_array_mut().unwrap() {
+                let mut f = (0.015 * noise.normal()).exp();
+                if i >= CLOCKSOURCE_AT && reads_clocksource(r) {
+                    f *= 1.25;
+                }
+                if i >= KERNEL_AT && param(r, "path") == "syscall" {
+                    f *= 1.15;
+                }
+                if i == DISTURBED {
+                    f *= 1.3;
+                }
+                scale(r, f);
+            }
+            d
+        })
+        .collect()
+}
+
+fn imported() -> TestEnv {
+    let env = TestEnv::new();
+    let text: String = history()
+        .iter()
+        .map(|d| serde_json::to_string(d).unwrap() + "\n")
+        .collect();
+    let file = env.dir.path().join("history.ndjson");
+    std::fs::write(&file, text).unwrap();
+    env.text(&["import", file.to_str().unwrap()]);
+    env
+}
+
+fn rows(c: &Value) -> Vec<String> {
+    c["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["params"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_clocksource_switch_and_a_kernel_bump_are_found_at_their_runs_and_explained() {
+    let env = imported();
+    let t = env.json(&["trend", "--json"]);
+    assert_eq!(t["schema"], "truebench.trend/1");
+    assert_eq!(t["method"]["min_segment"], 3);
+    assert_eq!(t["hosts"][0]["runs"], RUNS);
+    let changes = t["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 2, "{changes:#?}");
+
+    let clock = &changes[0];
+    assert_eq!(
+        clock["after"]["run_id"],
+        format!("trend-{CLOCKSOURCE_AT:02}")
+    );
+    assert_eq!(
+        clock["before"]["run_id"],
+        format!("trend-{:02}", CLOCKSOURCE_AT - 1)
+    );
+    let mut want: Vec<String> = ["boottime", "monotonic", "monotonic_raw", "realtime"]
+        .iter()
+        .map(|c| format!("clock={c},path=vdso"))
+        .collect();
+    let mut got = rows(clock);
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
+    assert_eq!(clock["direction"], "slower");
+    let (lo, hi) = (
+        clock["factor_low"].as_f64().unwrap(),
+        clock["factor_high"].as_f64().unwrap(),
+    );
+    assert!(lo < 1.25 && 1.25 < hi, "{lo} {hi}");
+    let changed: Vec<&str> = clock["cause"]["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(changed, ["clocksource: tsc -> kvm-clock"], "{clock:#}");
+    assert_eq!(clock["cause"]["cause"], "timer", "{:#}", clock["cause"]);
+
+    let kernel = &changes[1];
+    assert_eq!(kernel["after"]["run_id"], format!("trend-{KERNEL_AT:02}"));
+    assert!(
+        rows(kernel).iter().all(|p| p.ends_with("path=syscall")),
+        "{kernel:#}"
+    );
+    assert_eq!(rows(kernel).len(), 5);
+    assert_eq!(
+        (&kernel["direction"], &kernel["kind"]),
+        (&"slower".into(), &"step".into())
+    );
+    let changed = kernel["cause"]["changed"].as_array().unwrap();
+    assert_eq!(changed.len(), 1, "{changed:?}");
+    assert!(changed[0]
+        .as_str()
+        .unwrap()
+        .starts_with("kernel: 6.18.44-fc-v669 -> 6.19.2"));
+
+    // The disturbed run is in no change's place.
+    for c in changes {
+        for r in c["rows"].as_array().unwrap() {
+            let at = r["at"].as_str().unwrap();
+            assert!(
+                !at.starts_with("2026-10-07") && !at.starts_with("2026-10-08"),
+                "{r}"
+            );
+        }
+    }
+
+    // The text says the same within 100 columns.
+    let text = env.text(&["trend"]);
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+    assert!(text.contains("clocksource: tsc -> kvm-clock"), "{text}");
+    assert!(
+        text.contains("2026-10-12 -> 2026-10-13: 4 of 11 timers rows 2"),
+        "{text}"
+    );
+    assert!(
+        text.contains("2026-10-24 -> 2026-10-25: 5 of 11 timers rows 1"),
+        "{text}"
+    );
+    assert!(!text.contains("drift"), "{text}");
+}
+
+#[test]
+fn narrowing_by_suite_row_since_and_host() {
+    let env = imported();
+    let t = env.json(&["trend", "--json", "--row", "path=syscall"]);
+    assert_eq!(t["changes"].as_array().unwrap().len(), 1);
+    let t = env.json(&["trend", "--json", "--since", "2026-10-20"]);
+    let c = t["changes"].as_array().unwrap();
+    assert_eq!(c.len(), 1);
+    assert_eq!(c[0]["after"]["run_id"], format!("trend-{KERNEL_AT:02}"));
+    let out = env
+        .cmd()
+        .args(["trend", "--host", "nowhere"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: "));
+    let out = env
+        .cmd()
+        .args(["trend", "--since", "yesterday"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    // A suite no run holds: no series, said as such.
+    let out = env
+        .cmd()
+        .args(["trend", "--suite", "memory"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let t = env.json(&["trend", "--json", "--suite", "timers", "--host", "vm"]);
+    assert_eq!(t["changes"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn postgresql_reads_the_same_changes_as_sqlite() {
+    let env = imported();
+    let pg = common::pg::PgServer::start();
+    let url = pg.database("trend");
+    let file = env.dir.path().join("history.ndjson");
+    env.text(&["--db", &url, "import", file.to_str().unwrap()]);
+    let at = |t: &Value| -> Vec<(String, usize)> {
+        t["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                let id = c["after"]["run_id"].as_str().unwrap().to_string();
+                (id, c["rows"].as_array().unwrap().len())
+            })
+            .collect()
+    };
+    let lite = env.json(&["trend", "--json"]);
+    let pgt = env.json(&["--db", &url, "trend", "--json"]);
+    assert_eq!(at(&lite), at(&pgt));
+    assert_eq!(at(&pgt).len(), 2);
+    assert_eq!(pgt["changes"][0]["cause"]["cause"], "timer");
+}
