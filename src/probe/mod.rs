@@ -213,11 +213,30 @@ pub fn probe(root: &SysRoot) -> ProbeDoc {
     doc
 }
 
-/// The probe of a fixture tree (tests/fixtures/sysroots/NAME), for unit tests.
+/// The probe of a fixture tree (tests/fixtures/sysroots/NAME), for unit tests: probed once
+/// per tree and process, then cloned (a probe reads hundreds of files, about 7 ms here and
+/// far more under qemu-aarch64, and the fleet simulations build some 28,000 run documents).
 #[cfg(test)]
 pub fn fixture(name: &str) -> ProbeDoc {
+    use std::collections::BTreeMap;
+    use std::sync::{Mutex, PoisonError};
+    static PROBED: Mutex<BTreeMap<String, ProbeDoc>> = Mutex::new(BTreeMap::new());
+    let known = PROBED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(name)
+        .cloned();
+    if let Some(doc) = known {
+        return doc;
+    }
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/sysroots")
         .join(name);
-    probe(&SysRoot::captured(dir))
+    let doc = probe(&SysRoot::captured(dir));
+    PROBED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .entry(name.to_string())
+        .or_insert(doc)
+        .clone()
 }
