@@ -106,10 +106,7 @@ fn parse_service(s: &str) -> Result<f64, String> {
     if (0.0..=1e6).contains(&v) {
         Ok(v)
     } else {
-        Err(format!(
-            "{} µs is outside 0 to 10^6",
-            crate::units::num(v)
-        ))
+        Err(format!("{} µs is outside 0 to 10^6", crate::units::num(v)))
     }
 }
 

@@ -5,8 +5,8 @@
 
 use super::explain::{day, Explained};
 use super::Trend;
-use crate::units::num;
 use crate::report::views::wrap;
+use crate::units::num;
 
 /// Rows listed per change unless verbose.
 const ROWS: usize = 5;
