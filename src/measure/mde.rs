@@ -62,7 +62,7 @@ pub fn welch_df(parts: &[(f64, Option<f64>)]) -> Option<f64> {
         .iter()
         .filter_map(|(v, df)| df.map(|d| v * v / d.max(1.0)))
         .sum();
-    if !(denom > 0.0) || !(total > 0.0) {
+    if denom.is_nan() || denom <= 0.0 || total.is_nan() || total <= 0.0 {
         return None;
     }
     Some(total * total / denom)
