@@ -535,7 +535,10 @@ mod tests {
         );
         let one_tick = readings(1000, 100, 1, 200, 100, Some(0));
         assert!(judge(&a, &one_tick, &[0, 1], 100.0).is_empty());
-        let pressed = readings(1000, 100, 0, 200, 100, Some(400_000));
+        // 40% of the round waiting is below the 50% limit, 60% past it.
+        let waited = readings(1000, 100, 0, 200, 100, Some(400_000));
+        assert!(judge(&a, &waited, &[0, 1], 100.0).is_empty());
+        let pressed = readings(1000, 100, 0, 200, 100, Some(600_000));
         let d = judge(&a, &pressed, &[0, 1], 100.0);
         assert_eq!(
             d.iter().map(|x| x.cause).collect::<Vec<_>>(),
