@@ -198,12 +198,16 @@ fn marked(mark: &str) -> BTreeSet<i32> {
 /// `truebench-PARENT-N` beside the watchdog's own cgroup (or beside the group it was
 /// started in).
 fn cgroup_procs_files(parent: i32) -> Vec<std::path::PathBuf> {
-    let Ok(layout) = crate::loadstep::capacity::Layout::find() else {
-        return Vec::new();
-    };
+    // Where `loadstep::capacity::Layout::find` puts them: beside this process's own group
+    // of the cpu and the cpuset hierarchies.
+    let root = crate::probe::sysroot::SysRoot::live();
+    let dirs: Vec<std::path::PathBuf> = ["cpu", "cpuset"]
+        .iter()
+        .filter_map(|c| crate::probe::cgroup::own_dir(&root, c).map(|d| d.0))
+        .collect();
     let prefix = format!("truebench-{parent}-");
     let mut files = Vec::new();
-    for dir in [layout.cpu, layout.cpuset] {
+    for dir in dirs {
         let base = match dir.file_name().and_then(|n| n.to_str()) {
             Some(n) if n.starts_with("truebench-") => dir.parent().map(|p| p.to_path_buf()),
             _ => Some(dir),

@@ -266,7 +266,7 @@ fn ctrl_c_keeps_finished_results_and_exits_130() {
     let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("truebench"));
     cmd.env("TRUEBENCH_DB", env.db())
         .env("TRUEBENCH_LOCK", env.lock())
-        .args(["run", "timers", "--samples", "400"])
+        .args(["run", "timers", "--samples", "400", "--rounds", "1"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let mut child = cmd.spawn().unwrap();

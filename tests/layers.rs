@@ -44,7 +44,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("plan: placements", &["placement"]),
     (
         "observe: readers of the kernel beside a run",
-        &["observe", "descendants"],
+        &["observe", "descendants", "watchdog"],
     ),
     (
         "workloads and their execution policies",
@@ -54,10 +54,13 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("analyze: finding rules over documents", &["findings"]),
     ("run: the benchmarks", &["bench", "measure/speed.rs"]),
     ("compare: runs against each other", &["compare"]),
-    ("store: the results database", &["store"]),
+    (
+        "store: the results database, and which stored runs make a calibration",
+        &["store", "compare/calibration.rs"],
+    ),
     (
         "present: tables, the HTML report, exports, predictions",
-        &["report", "export", "predict"],
+        &["trend", "report", "export", "predict"],
     ),
     (
         "the session: one path for every measuring command",

@@ -99,12 +99,13 @@ impl Measuring<'_> {
         self.last_end_ns = end;
     }
 
-    /// Keep a result pooled from rounds: it has no one measurement window (the sampler's
-    /// noise findings are replaced by its rounds' disturbances).
-    pub fn finished_in_rounds(&mut self, mut r: crate::result::BenchResult) {
+    /// Keep a result pooled from rounds, with the span of its rounds as its window (the
+    /// sampler's noise findings over it, beside its rounds' own disturbances).
+    pub fn finished_in_rounds(&mut self, mut r: crate::result::BenchResult, window: (u64, u64)) {
         r.placement.set_pinned_kinds(&self.env.topology.cpu_kinds);
         self.doc.results.push(r);
-        self.result_windows.push(None);
+        self.result_windows
+            .push((window.1 > window.0).then_some(window));
         self.last_end_ns = now_ns();
     }
 

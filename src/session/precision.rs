@@ -112,7 +112,12 @@ pub fn buy(
         .flat_map(|(b, k)| std::iter::repeat_n(b, *k))
         .collect();
     slots.shuffle(rng);
-    progress.add(slots.len() as u64);
+    progress.add(
+        slots
+            .iter()
+            .map(|b| state.benches()[*b].planned(ctx) as u64)
+            .sum(),
+    );
     let t0 = std::time::Instant::now();
     let mut budget_out = false;
     let mut outcome = Ok(());

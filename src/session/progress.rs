@@ -54,6 +54,13 @@ impl Progress {
         }
     }
 
+    /// A line of its own beside the progress (a disturbed round), in line mode only.
+    pub fn note(&self, what: &str) {
+        if self.lines {
+            eprintln!("truebench: {what}");
+        }
+    }
+
     /// More work than planned (rounds measured again, rounds bought for precision).
     pub fn add(&mut self, more: u64) {
         self.total += more;

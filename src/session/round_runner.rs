@@ -108,10 +108,14 @@ impl<'a> Runner<'a> {
         }
         let at_s = self.t0.elapsed().as_secs_f64();
         let before = Readings::now(&self.cpus[bench]);
+        let start_ns = before.t_ns;
         let mut results = vec![];
         let outcome = b.run(ctx, &mut |e| match e {
             Emitted::Running(case) => progress.running(&format!("{} {case}", b.id())),
-            Emitted::Result(r) if in_rounds => results.push(*r),
+            Emitted::Result(r) if in_rounds => {
+                progress.finished(&format!("{} {} (round {nth})", r.key(), r.unit));
+                results.push(*r);
+            }
             Emitted::Result(r) => {
                 progress.finished(&format!("{} {}", r.key(), r.unit));
                 m.finished(*r);
@@ -140,19 +144,17 @@ impl<'a> Runner<'a> {
                 &self.cpus[bench],
                 self.ticks,
             ));
-            let note = if disturbed.is_empty() {
-                String::new()
-            } else {
+            if !disturbed.is_empty() {
                 let causes: Vec<&str> = disturbed.iter().map(|d| d.cause.text()).collect();
-                format!(", disturbed: {}", causes.join(", "))
-            };
-            progress.finished(&format!(
-                "{} round {nth} ({} results{note})",
-                b.id(),
-                results.len()
-            ));
+                progress.note(&format!(
+                    "{} round {nth} disturbed: {}",
+                    b.id(),
+                    causes.join(", ")
+                ));
+            }
             self.measured[bench].push(rounds::Measured {
                 seq: self.seq,
+                window_ns: (start_ns, after.t_ns),
                 at_s,
                 canaries,
                 disturbed,
@@ -196,10 +198,19 @@ impl<'a> Runner<'a> {
         rounds::merge(&rs, self.stage1[bench], &|r| b.refresh(r))
     }
 
-    /// Every benchmark's rows, pooled from its rounds, in the run's benchmark order.
-    pub fn finish(self) -> Vec<BenchResult> {
+    /// Every benchmark's rows, pooled from its rounds, in the run's benchmark order, each
+    /// with the span of its benchmark's rounds (first start to last end) as its window for
+    /// the sampler's noise findings.
+    pub fn finish(self) -> Vec<(BenchResult, (u64, u64))> {
         (0..self.benches.len())
-            .flat_map(|i| self.pooled(i))
+            .flat_map(|i| {
+                let rs = &self.measured[i];
+                let span = (
+                    rs.iter().map(|r| r.window_ns.0).min().unwrap_or(0),
+                    rs.iter().map(|r| r.window_ns.1).max().unwrap_or(0),
+                );
+                self.pooled(i).into_iter().map(move |r| (r, span))
+            })
             .collect()
     }
 }

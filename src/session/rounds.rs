@@ -55,7 +55,10 @@ pub fn schedule(
         .collect();
     for round in 0..k.max(1) {
         let mut order = in_rounds.clone();
-        order.shuffle(rng);
+        // One round keeps the benchmarks in run order, as a run measured in one piece did.
+        if k > 1 {
+            order.shuffle(rng);
+        }
         if round == 0 {
             feeders_first(&mut order, benches);
         }
@@ -91,8 +94,12 @@ pub fn samples_per_round(samples: usize, k: usize) -> usize {
     samples.div_ceil(k.max(1)).max(MIN_SAMPLES_PER_ROUND)
 }
 
-/// The re-measured rounds a benchmark of `k` rounds may get.
+/// The re-measured rounds a benchmark of `k` rounds may get (none for one round: a run
+/// measured in one piece keeps what it measured, its disturbances said).
 pub fn remeasure_budget(k: usize) -> usize {
+    if k <= 1 {
+        return 0;
+    }
     (k as f64 * REMEASURE_SHARE).ceil() as usize
 }
 
@@ -250,6 +257,8 @@ pub fn canary_drop(c: &Canary, best: f64) -> Option<Disturbance> {
 #[derive(Debug, Clone)]
 pub struct Measured {
     pub seq: usize,
+    /// When the round ran, on CLOCK_MONOTONIC (ns).
+    pub window_ns: (u64, u64),
     pub at_s: f64,
     /// The canaries read before it (judged against the run's best at the end).
     pub canaries: Vec<Canary>,
@@ -333,6 +342,12 @@ fn merge_row(
         })?
         .1;
     let mut out = base.clone();
+    // Figures derived from the median scale with it (the DRAM estimate of a bandwidth
+    // row); a benchmark whose figure is not proportional recomputes it in `refresh`.
+    let scale = stats.median / base.stats.median;
+    for v in out.derived.values_mut() {
+        *v *= scale;
+    }
     out.samples = samples;
     out.stats = stats;
     if let Some(obs) = merged_observed(pool.iter().map(|(_, r)| r)) {
@@ -483,6 +498,7 @@ mod tests {
         assert_eq!(samples_per_round(3, 5), 2);
         assert_eq!(samples_per_round(40, 1), 40);
         assert_eq!(remeasure_budget(5), 3);
+        assert_eq!(remeasure_budget(1), 0);
     }
 
     fn readings(
@@ -586,6 +602,7 @@ mod tests {
     fn measured(seq: usize, results: Vec<BenchResult>, disturbed: bool) -> Measured {
         Measured {
             seq,
+            window_ns: (0, 0),
             at_s: seq as f64,
             canaries: vec![],
             disturbed: if disturbed {

@@ -90,18 +90,11 @@ impl Measurement for SuiteRun {
             ..base
         };
         let ctx_of = |b: &dyn Benchmark| if b.in_rounds() { &per_round } else { &base };
-        // Progress counts a round of a benchmark as one piece, and each result of a
-        // benchmark measured in one piece.
+        // Progress counts results: each round's of a benchmark measured in rounds.
         let total: usize = self
             .benches
             .iter()
-            .map(|b| {
-                if b.in_rounds() {
-                    self.rounds
-                } else {
-                    b.planned(&base)
-                }
-            })
+            .map(|b| b.planned(ctx_of(*b)) * if b.in_rounds() { self.rounds } else { 1 })
             .sum();
         let mut progress = Progress::new(total as u64, self.json);
         let seed = now_ns() ^ u64::from(std::process::id());
@@ -139,7 +132,12 @@ impl Measurement for SuiteRun {
         // Disturbed rounds measured again, within each benchmark's budget, shuffled.
         if outcome.is_ok() {
             let again = state.remeasure_slots(&mut rng);
-            progress.add(again.len() as u64);
+            progress.add(
+                again
+                    .iter()
+                    .map(|b| self.benches[*b].planned(&per_round) as u64)
+                    .sum(),
+            );
             for bench in again {
                 outcome = state.round(m, bench, &per_round, &mut progress);
                 if outcome.is_err() {
@@ -163,8 +161,8 @@ impl Measurement for SuiteRun {
         progress.finish();
         // Every benchmark's rounds pooled into its rows (also after Ctrl-C: what was
         // measured is kept).
-        for r in state.finish() {
-            m.finished_in_rounds(r);
+        for (r, window) in state.finish() {
+            m.finished_in_rounds(r, window);
         }
         match outcome {
             Ok(()) => {}

@@ -56,8 +56,16 @@ impl TestEnv {
     }
 
     /// Run suites with `--json`, validate the document, return it.
+    /// `run --json ARGS`, in one round unless ARGS say `--rounds`: these tests check what a
+    /// run measures (counts, placements, bounds, the order of its suites); the rounds
+    /// themselves are tested in src/session/rounds.rs and by bench/aa_rounds.sh.
     pub fn run(&self, args: &[&str]) -> Value {
-        let doc = self.json(&[&["run", "--json"], args].concat());
+        let one: &[&str] = if args.contains(&"--rounds") {
+            &[]
+        } else {
+            &["--rounds", "1"]
+        };
+        let doc = self.json(&[&["run", "--json"], one, args].concat());
         truebench::result::validate(&doc)
             .unwrap_or_else(|e| panic!("{args:?}: invalid document: {e}"));
         doc
