@@ -103,12 +103,12 @@ fn the_same_pairs_beside_the_calibration_call_at_most_one_row() {
     for (a, b) in PAIRS {
         let c = env.json(&["compare", &id(a), &id(b), "--json"]);
         let rows = c["rows"].as_array().unwrap();
-        let calibrated = rows
-            .iter()
-            .filter(|r| r["noise"]["basis"] == "calibration")
-            .count();
-        // Every row the calibration measured in at least 3 runs rests on it.
-        assert!(calibrated >= 100, "{a} {b}: {calibrated} of {}", rows.len());
+        // The calibration's runs were imported: `compare` does not take them for this
+        // host's calibration (docs/safety.md, a calibration is whole or it is not one).
+        assert!(
+            rows.iter().all(|r| r["noise"]["basis"] != "calibration"),
+            "{a} {b}: an imported calibration was used"
+        );
         let (real, _) = alarms(&c);
         eprintln!("{a} vs {b} beside the calibration: {} real", real.len());
         assert!(real.len() <= 1, "{a} vs {b}: {real:?}");

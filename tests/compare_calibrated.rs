@@ -168,7 +168,7 @@ fn calibrate_stores_tagged_runs_and_compare_rests_on_them() {
     }
     let line = cmp["summary"][0].as_str().unwrap();
     assert!(line.contains(c["id"].as_str().unwrap()), "{line}");
-    let text = env.text(&["compare", id(&a), id(&b), "--fdr", "0.01"]);
+    let text = env.text(&["compare", "-v", id(&a), id(&b), "--fdr", "0.01"]);
     assert!(
         text.contains("MDE (noise)") && text.contains("(calibration)") && text.contains("FDR 1%"),
         "{text}"
