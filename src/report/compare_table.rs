@@ -49,19 +49,22 @@ fn narrow(c: &Comparison) -> comfy_table::Table {
     let mut t = super::table(&["row", "A", "B", "B/A (95% CI)", "verdict"]);
     t.set_width(WIDTH);
     for r in &c.rows {
-        t.add_row(vec![
-            short_name(r),
-            format!("{} {}", num(r.medians.a), r.unit),
-            format!(
-                "{} {}",
-                num(r.medians.b),
-                r.unit_b.as_ref().unwrap_or(&r.unit)
-            ),
-            ratio_cell(r),
-            r.why.clone(),
-        ]);
+        let [a, b] = medians(r);
+        t.add_row(vec![short_name(r), a, b, ratio_cell(r), r.why.clone()]);
     }
     t
+}
+
+/// A's and B's medians, each in its own run's unit.
+fn medians(r: &Row) -> [String; 2] {
+    [
+        format!("{} {}", num(r.medians.a), r.unit),
+        format!(
+            "{} {}",
+            num(r.medians.b),
+            r.unit_b.as_ref().unwrap_or(&r.unit)
+        ),
+    ]
 }
 
 /// A comparison as text: the narrow table by default, every column with `verbose`.
@@ -96,12 +99,8 @@ fn render_full(c: &Comparison) -> String {
                 None => r.params.clone(),
             },
             r.placement.clone(),
-            format!("{} {}", num(r.medians.a), r.unit),
-            format!(
-                "{} {}",
-                num(r.medians.b),
-                r.unit_b.as_ref().unwrap_or(&r.unit)
-            ),
+            medians(r)[0].clone(),
+            medians(r)[1].clone(),
             ratio_cell(r),
             format!(
                 "{} ({})",
