@@ -82,14 +82,17 @@ fn history(store: Option<&Store>, doc: &RunDocument, compared: &[String]) -> His
     let Ok(list) = store.list(HISTORY_SCAN) else {
         return History::default();
     };
-    model_of(store, &list, host, compared)
+    model_of(store, &list, host, doc, compared)
 }
 
-/// The noise model of `host` from the stored runs `list` (newest first).
+/// The noise model of `host` from the stored runs `list` (newest first): its calibration,
+/// and as history its other runs measured in the same setting as `like` (a run under
+/// another quota, clocksource or kernel differs by design, not by noise).
 fn model_of(
     store: &Store,
     list: &[crate::store::RunSummary],
     host: &str,
+    like: &RunDocument,
     compared: &[String],
 ) -> History {
     let others: Vec<_> = list
@@ -117,8 +120,9 @@ fn model_of(
             !s.tags
                 .contains_key(crate::compare::noise_model::CALIBRATION_TAG)
         })
-        .take(HISTORY_RUNS)
         .filter_map(|s| store.get(&s.run_id).ok())
+        .filter(|d| crate::compare::same_setting(&d.env, &like.env))
+        .take(HISTORY_RUNS)
         .collect();
     NoiseModel::new(
         host,
@@ -139,11 +143,11 @@ fn host_models(
     let Ok(list) = store.list(HISTORY_SCAN) else {
         return crate::compare::fleet::noise::HostModels(out);
     };
-    for host in docs.iter().filter_map(|d| d.host.as_deref()) {
+    for (host, d) in docs.iter().filter_map(|d| Some((d.host.as_deref()?, d))) {
         if out.contains_key(host) {
             continue;
         }
-        let m = model_of(store, &list, host, compared);
+        let m = model_of(store, &list, host, d, compared);
         if m.calibration.is_some() || !m.history.is_empty() {
             out.insert(host.to_string(), m);
         }

@@ -215,6 +215,12 @@ const ENV_FACTS: &[(&str, Fact)] = &[
     ("THP", |e| fact(&e.kernel.thp)),
 ];
 
+/// Whether two runs were measured in the same setting: every fact compare lists as an
+/// environment difference is equal.
+pub fn same_setting(a: &ProbeDoc, b: &ProbeDoc) -> bool {
+    ENV_FACTS.iter().all(|(_, read)| read(a) == read(b))
+}
+
 /// The causes, in the order a row lists them.
 const CAUSES: &[fn(&RowCtx) -> Option<Explanation>] = &[
     placement::explain,
@@ -606,6 +612,18 @@ mod tests {
     }
 
     #[test]
+    fn a_run_under_another_quota_or_clocksource_is_another_setting() {
+        let a = testing::env();
+        assert!(same_setting(&a, &a.clone()));
+        let mut quota = a.clone();
+        quota.cpus.cgroup_quota = Some(0.5);
+        assert!(!same_setting(&a, &quota));
+        let mut clock = a.clone();
+        clock.clock.clocksource = Some("kvm-clock".into());
+        assert!(!same_setting(&a, &clock));
+    }
+
+    #[test]
     fn many_null_rows_call_nothing_and_one_large_difference_stays_real() {
         // 40 rows, each a few percent apart by chance (within-run tests call them all),
         // and one row 3x slower.
@@ -771,7 +789,7 @@ mod tests {
             .collect();
         r.stats = crate::measure::stats::Stats::of(&r.samples).unwrap();
         r.rounds = Some(Rounds {
-            noise: noise_of(&rounds, r.stats.log_se(), None),
+            noise: noise_of(&rounds, Some(r.stats.median.ln()), None),
             rounds,
         });
         let mut d = testing::run(id, vec![r], testing::env());

@@ -211,14 +211,22 @@ fn sd(x: &[f64]) -> f64 {
     (x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (x.len() - 1) as f64).sqrt()
 }
 
-/// The noise of the kept rounds: the standard deviation of their log medians, and the
-/// standard error of the row's log median (σ/√kept, at least `pooled_se`, the pooled
-/// samples' own). With `stage1` (rounds in measured order, the first `stage1` chosen before
-/// any was added for precision), σ and df come from that stage's kept rounds only. None
-/// with fewer than two kept rounds (in the first stage, with `stage1`).
+/// The noise of the kept rounds: the spread of their log medians about the row's reported
+/// log median `center` (the pooled samples' median; about the rounds' own mean without one),
+/// and the standard error of that median, σ/√kept. The spread about the reported median
+/// holds the pooled median's own instability: when the samples are bimodal (a quota
+/// throttles some of them) and the pooled median falls in one mode while the rounds sit
+/// between the modes, the rounds disagree with it and σ says so. With `stage1` (rounds in
+/// measured order, the first `stage1` chosen before any was added for precision), σ and df
+/// come from that stage's kept rounds only. None with fewer than two kept rounds (in the
+/// first stage, with `stage1`).
 ///
 /// With fewer than two undisturbed rounds, every round counts (`includes_disturbed`).
-pub fn noise_of(rounds: &[Round], pooled_se: f64, stage1: Option<usize>) -> Option<RoundNoise> {
+pub fn noise_of(
+    rounds: &[Round],
+    center: Option<f64>,
+    stage1: Option<usize>,
+) -> Option<RoundNoise> {
     let includes_disturbed = kept_logs(rounds.iter()).len() < 2;
     let logs = |rs: &[Round]| {
         if includes_disturbed {
@@ -238,11 +246,16 @@ pub fn noise_of(rounds: &[Round], pooled_se: f64, stage1: Option<usize>) -> Opti
     if first.len() < 2 {
         return None;
     }
-    let sigma = sd(&first);
+    let sigma = match center.filter(|c| c.is_finite()) {
+        Some(c) => {
+            (first.iter().map(|v| (v - c).powi(2)).sum::<f64>() / (first.len() - 1) as f64).sqrt()
+        }
+        None => sd(&first),
+    };
     Some(RoundNoise {
         kept: all.len(),
         sigma,
-        se: (sigma / (all.len() as f64).sqrt()).max(pooled_se.max(0.0)),
+        se: sigma / (all.len() as f64).sqrt(),
         df: (first.len() - 1) as f64,
         stage1: stage1.filter(|n| *n < rounds.len()),
         includes_disturbed,
@@ -292,9 +305,9 @@ mod tests {
     }
 
     #[test]
-    fn the_noise_uses_the_kept_rounds_and_the_pooled_samples_as_a_floor() {
+    fn the_noise_uses_the_kept_rounds_about_the_reported_median() {
         let mut r = rounds(&[100.0, 102.0, 98.0, 101.0, 99.0]);
-        let n = noise_of(&r, 0.0, None).unwrap();
+        let n = noise_of(&r, None, None).unwrap();
         assert_eq!((n.kept, n.df), (5, 4.0));
         let x: Vec<f64> = [100.0f64, 102.0, 98.0, 101.0, 99.0]
             .iter()
@@ -304,8 +317,13 @@ mod tests {
         let want = (x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / 4.0).sqrt();
         assert!((n.sigma - want).abs() < 1e-12);
         assert!((n.se - want / 5f64.sqrt()).abs() < 1e-12);
-        // A wide pooled CI is the floor.
-        assert_eq!(noise_of(&r, 0.5, None).unwrap().se, 0.5);
+        // About a reported median at their own centre, the same spread.
+        let c = noise_of(&r, Some(m), None).unwrap();
+        assert!((c.sigma - want).abs() < 1e-12);
+        // Rounds that agree with each other but not with the reported median (a pooled
+        // median fallen into one mode of bimodal samples): σ holds the distance.
+        let far = noise_of(&r, Some(m + 0.5), None).unwrap();
+        assert!(far.sigma > 0.5 && far.se > 0.5 / 5f64.sqrt(), "{far:?}");
         // A disturbed round is left out.
         let steal = Disturbance {
             cause: Cause::Steal,
@@ -314,23 +332,23 @@ mod tests {
             detail: "steal 30%".into(),
         };
         r[1].disturbed.push(steal.clone());
-        let n = noise_of(&r, 0.0, None).unwrap();
+        let n = noise_of(&r, None, None).unwrap();
         assert_eq!((n.kept, n.includes_disturbed), (4, false));
         // Fewer than two undisturbed: every round counts, and says so.
         let mut most = rounds(&[100.0, 102.0, 98.0]);
         most[0].disturbed.push(steal.clone());
         most[1].disturbed.push(steal);
-        let n = noise_of(&most, 0.0, None).unwrap();
+        let n = noise_of(&most, None, None).unwrap();
         assert_eq!((n.kept, n.includes_disturbed), (3, true));
         // Two-stage: σ and df from the first 3 rounds, se over all 4 kept.
-        let two = noise_of(&r, 0.0, Some(3)).unwrap();
+        let two = noise_of(&r, None, Some(3)).unwrap();
         let first: Vec<f64> = [100.0f64, 98.0].iter().map(|v| v.ln()).collect();
         assert_eq!((two.kept, two.df, two.stage1), (4, 1.0, Some(3)));
         assert!(!two.includes_disturbed);
         assert!((two.sigma - sd(&first)).abs() < 1e-12);
         assert!((two.se - two.sigma / 2.0).abs() < 1e-12);
         // One kept round has no spread.
-        assert!(noise_of(&r[..1], 0.0, None).is_none());
+        assert!(noise_of(&r[..1], None, None).is_none());
     }
 
     #[test]

@@ -201,12 +201,12 @@ mod tests {
     /// stage says a 5% MDE needs (at most MAX_ROUNDS); returns (mean log, noise).
     fn one_run(rng: &mut impl Rng, sigma: f64, k: usize, target: f64) -> (f64, RoundNoise) {
         let mut logs: Vec<f64> = (0..k).map(|_| sigma * normal(rng)).collect();
-        let first = noise_of(&rounds_of(&logs), 0.0, None).unwrap();
+        let first = noise_of(&rounds_of(&logs), None, None).unwrap();
         if row_mde(&first) > target {
             let need = rounds_needed(first.sigma, first.df, target, k).min(MAX_ROUNDS);
             logs.extend((k..need).map(|_| sigma * normal(rng)));
         }
-        let n = noise_of(&rounds_of(&logs), 0.0, Some(k)).unwrap();
+        let n = noise_of(&rounds_of(&logs), None, Some(k)).unwrap();
         (logs.iter().sum::<f64>() / logs.len() as f64, n)
     }
 

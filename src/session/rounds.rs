@@ -116,6 +116,10 @@ pub struct Readings {
     pub own_ticks: u64,
     /// PSI cpu `some` total, µs; None where /proc/pressure/cpu is absent.
     pub pressure_us: Option<u64>,
+    /// Time this process's own cgroup was throttled by its CPU quota, µs (cpu.stat); None
+    /// without a cpu controller. A quota is the setting measured, not a disturbance: the
+    /// wait it causes shows in PSI too, and is taken out of it.
+    pub throttled_us: Option<u64>,
 }
 
 /// Busy, steal and all ticks of `cpus` from /proc/stat's text.
@@ -157,8 +161,19 @@ impl Readings {
             pressure_us: std::fs::read_to_string("/proc/pressure/cpu")
                 .ok()
                 .and_then(|t| pressure_total(&t)),
+            throttled_us: own_cpu_stat().as_deref().and_then(|p| {
+                let s = std::fs::read_to_string(p).ok()?;
+                crate::probe::cgroup::parse_cpu_stat(&s, s.contains("throttled_usec")).2
+            }),
         }
     }
+}
+
+/// The cpu.stat of this process's cgroup, found once.
+fn own_cpu_stat() -> Option<String> {
+    static PATH: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| crate::observe::process::cpu_stat_path(std::process::id() as i32))
+        .clone()
 }
 
 /// What disturbed a round, from the readings around it on `cpus` (with `ticks_per_s`
@@ -210,7 +225,12 @@ pub fn judge(
         }
     }
     if let (Some(a), Some(b)) = (before.pressure_us, after.pressure_us) {
-        let p = b.saturating_sub(a) as f64 / (secs * 1e6);
+        // Our own quota's throttling is waiting PSI counts: not another task's doing.
+        let own = match (before.throttled_us, after.throttled_us) {
+            (Some(x), Some(y)) => y.saturating_sub(x),
+            _ => 0,
+        };
+        let p = b.saturating_sub(a).saturating_sub(own) as f64 / (secs * 1e6);
         if p >= PRESSURE_SHARE {
             out.push(Disturbance {
                 cause: Cause::Pressure,
@@ -353,9 +373,8 @@ fn merge_row(
     if let Some(obs) = merged_observed(pool.iter().map(|(_, r)| r)) {
         out.placement.observed = Some(obs);
     }
-    let pooled_se = out.stats.log_se();
     out.rounds = Some(Rounds {
-        noise: rounds::noise_of(&rs, pooled_se, stage1),
+        noise: rounds::noise_of(&rs, Some(out.stats.median.ln()), stage1),
         rounds: rs,
     });
     // What depends on the statistics is judged again on the pooled samples.
@@ -516,6 +535,7 @@ mod tests {
             total_ticks: total,
             own_ticks: own,
             pressure_us: psi,
+            throttled_us: None,
         }
     }
 
@@ -559,6 +579,25 @@ mod tests {
         assert_eq!(
             d.iter().map(|x| x.cause).collect::<Vec<_>>(),
             vec![Cause::Pressure]
+        );
+        // Waiting that our own quota's throttling explains is not a disturbance.
+        let throttled = Readings {
+            throttled_us: Some(450_000),
+            ..pressed
+        };
+        let a_throttled = Readings {
+            throttled_us: Some(0),
+            ..a
+        };
+        assert!(judge(&a_throttled, &throttled, &[0, 1], 100.0).is_empty());
+        // Beyond what throttling explains, it still is.
+        let more = Readings {
+            pressure_us: Some(1_000_000),
+            ..throttled
+        };
+        assert_eq!(
+            judge(&a_throttled, &more, &[0, 1], 100.0)[0].cause,
+            Cause::Pressure
         );
         // No PSI here: nothing claimed from it.
         let none = readings(1000, 100, 0, 200, 100, None);

@@ -106,7 +106,7 @@ pub fn planted(n: usize, seed: u64, kinds: impl Fn(usize) -> Kind) -> Vec<(RunDo
                 st.min *= g;
                 st.max *= g;
                 res.derived.clear();
-                let noise = noise_of(&rounds, 0.0, None);
+                let noise = noise_of(&rounds, None, None);
                 res.rounds = Some(Rounds { rounds, noise });
             }
             (d, kind)
