@@ -1,7 +1,9 @@
 //! `compare` explains real differences on this machine, each by the right cause and not by
 //! a wrong one: ctx on two CPUs against one (placement, nothing left when pinned), the
 //! per-event memory figure with the clock forced through the system call (timer, its batch
-//! twin unmoved), a run under half a CPU of quota (capacity and throttling, root), a run
+//! twin unmoved), a run under half a CPU of quota (capacity and throttling, root; with a
+//! calibration for the classic suite, from each run's rounds without one), a clocksource
+//! switch (the timer on every fine vDSO clock row, root), a run
 //! beside a CPU hog on every CPU (noise); two runs of the same command call nothing
 //! explained by a cause that did not change. Plus the several-run options on stored
 //! documents. Benchmark runs are as short as the CLI allows, with loose bounds: the
@@ -299,6 +301,29 @@ impl HalfCpu {
     }
 }
 
+impl HalfCpu {
+    /// `truebench ARGS` inside the group (it joins before it starts), its JSON output.
+    fn run(&self, env: &TestEnv, args: &[&str]) -> Value {
+        let procs = self.dir.join("cgroup.procs");
+        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("truebench"));
+        cmd.env("TRUEBENCH_DB", env.db())
+            .env("TRUEBENCH_LOCK", env.lock())
+            .args(args);
+        // Writing 0 moves the writer: the child joins the group before it execs.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            cmd.pre_exec(move || std::fs::write(&procs, "0"));
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
 impl Drop for HalfCpu {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir(&self.dir);
@@ -325,25 +350,7 @@ fn half_a_cpu_of_quota_is_explained_by_capacity_and_throttling() {
         .success();
     let args = ["run", "--json", "classic.dhrystone", "--samples", "5"];
     let a = env.json(&args);
-    let cg = HalfCpu::new();
-    let procs = cg.dir.join("cgroup.procs");
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("truebench"));
-    cmd.env("TRUEBENCH_DB", env.db())
-        .env("TRUEBENCH_LOCK", env.lock())
-        .args(args);
-    // The child joins the group before it starts (writing 0 moves the writer).
-    unsafe {
-        use std::os::unix::process::CommandExt;
-        cmd.pre_exec(move || std::fs::write(&procs, "0"));
-    }
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let b: Value = serde_json::from_slice(&out.stdout).unwrap();
-    drop(cg);
+    let b = HalfCpu::new().run(&env, &args);
     assert_eq!(b["env"]["cpus"]["cgroup_quota"], 0.5);
     // Without the calibration (a database holding A and B only) the verdict rests on the
     // conservative floor, whose classic figures come from runs beside other tenants' builds
@@ -393,6 +400,116 @@ fn half_a_cpu_of_quota_is_explained_by_capacity_and_throttling() {
     // Against this host's calibration the full-width row (all usable CPUs against half a
     // CPU: about 4x on 2 CPUs) is far beyond the noise.
     assert!(worse >= 1, "no row called worse under half a CPU: {c}");
+}
+
+/// With no calibration, each run's own rounds are the noise: a ping-pong on one CPU under
+/// half a CPU of quota is called about 2x slower and explained by capacity (its samples
+/// fall in two modes, with and without a throttled period; every round holds both, so the
+/// rounds agree).
+#[test]
+#[ignore = "needs root"]
+fn half_a_cpu_of_quota_is_called_from_the_rounds_with_no_calibration() {
+    common::needs_root();
+    let _one = one_at_a_time();
+    let env = TestEnv::new();
+    let args = [
+        "run",
+        "--json",
+        "ctx",
+        "--mode",
+        "process",
+        "--placement",
+        "same-cpu",
+        "--rounds",
+        "5",
+    ];
+    within_tries(3, || {
+        let a = env.json(&args);
+        let b = HalfCpu::new().run(&env, &args);
+        assert_eq!(b["env"]["cpus"]["cgroup_quota"], 0.5);
+        let c = compare(&env, &a, &b);
+        let r = row(&c, "ctx.pipe@1", "footprint_kb=0,mode=process", "same-cpu");
+        assert_eq!(r["noise"]["basis"], "rounds", "{r}");
+        if r["verdict"] != "B worse" {
+            return Err(format!("not called worse under half a CPU: {r}"));
+        }
+        let ratio = r["ratio"].as_f64().unwrap();
+        assert!((1.3..4.0).contains(&ratio), "{r}");
+        let cap = explained_by(r, "capacity");
+        assert!(cap["evidence"].to_string().contains("throttled"), "{cap}");
+        Ok(())
+    });
+}
+
+/// The current clocksource set to another, restored when dropped.
+struct Clocksource {
+    file: std::path::PathBuf,
+    was: String,
+}
+
+impl Clocksource {
+    /// Switch to an available clocksource other than the current one (None: there is none).
+    fn other() -> Option<Clocksource> {
+        let dir = std::path::Path::new("/sys/devices/system/clocksource/clocksource0");
+        let file = dir.join("current_clocksource");
+        let was = std::fs::read_to_string(&file).ok()?.trim().to_string();
+        let avail = std::fs::read_to_string(dir.join("available_clocksource")).ok()?;
+        let to = avail.split_whitespace().find(|c| *c != was && *c != "jiffies")?;
+        std::fs::write(&file, to).ok()?;
+        Some(Clocksource { file, was })
+    }
+}
+
+impl Drop for Clocksource {
+    fn drop(&mut self) {
+        let _ = std::fs::write(&self.file, &self.was);
+    }
+}
+
+/// With no calibration, a clocksource switch (tsc -> kvm-clock here) is called on every
+/// fine clock read through the vDSO, explained by the timer, and the rows that never read
+/// the clocksource (rdtsc, the coarse clocks) are not blamed on it.
+#[test]
+#[ignore = "needs root"]
+fn a_clocksource_switch_is_called_on_every_vdso_clock_row_and_explained_by_the_timer() {
+    common::needs_root();
+    let _one = one_at_a_time();
+    let env = TestEnv::new();
+    let args = ["timers"];
+    within_tries(3, || {
+        let a = run_with(&env, &[], &[], &args);
+        let b = {
+            let _switched = Clocksource::other()
+                .expect("a second clocksource to switch to (this test induces a switch)");
+            run_with(&env, &[], &[], &args)
+        };
+        assert_ne!(a["env"]["clock"]["clocksource"], b["env"]["clock"]["clocksource"]);
+        let c = compare(&env, &a, &b);
+        for clock in ["monotonic", "monotonic_raw", "realtime", "boottime"] {
+            let r = row(
+                &c,
+                "timers.clock-read@1",
+                &format!("clock={clock},path=vdso"),
+                "os",
+            );
+            if !matches!(r["verdict"].as_str(), Some("B worse" | "B better")) {
+                return Err(format!("{clock} vdso not called: {r}"));
+            }
+            explained_by(r, "timer");
+        }
+        for (clock, path) in [("monotonic_coarse", "vdso"), ("rdtsc", "instruction")] {
+            let label = format!("clock={clock},path={path}");
+            let r = c["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["params"] == label.as_str());
+            if let Some(r) = r {
+                assert!(!causes(r).iter().any(|(c, _)| *c == "timer"), "{r}");
+            }
+        }
+        Ok(())
+    });
 }
 
 /// Busy loops on every CPU, stopped when dropped.
