@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The A/A test of `compare` on runs measured in rounds, with no calibration: RUNS default
 # `run`s back to back in a fresh store (default 5), every pair compared (10 for 5 runs).
-# Every row called "B better" or "B worse" is a false alarm. Prints, per pair, the rows
-# called and the verdict counts, then per family the median MDE of its rows over all
-# pairs, and the wall time and peak memory of each run. Run it on a quiet machine and say
+# Every row called "B better" or "B worse" is a false alarm unless a measured cause claims
+# it (the machine itself moved between runs: an effective CPU speed 3% apart is real).
+# Prints, per pair, the rows called with the causes that claim them and the verdict
+# counts, then per family the median MDE of its rows over all pairs, and the wall time and
+# peak memory of each run. Run it on a quiet machine and say
 # the load (it prints the load average at start and end).
 # Usage: bench/aa_rounds.sh [RUNS] [SUITES]      (TRUEBENCH_BIN: the binary to use)
 #        bench/aa_rounds.sh --docs DIR            (no measuring: DIR holds run documents *.json)
@@ -49,6 +51,7 @@ def family(r):
         return "timers"
     return b
 called_per_pair = []
+explained = collections.Counter()
 for i, j in itertools.combinations(range(n), 2):
     db = f"{tmp}/pair{i}{j}.db"
     for d in (docs[i], docs[j]):
@@ -62,11 +65,16 @@ for i, j in itertools.combinations(range(n), 2):
     print(f"pair {i+1}-{j+1}: {len(real)} called of {len(c['rows'])}; " +
           ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
     for r in real:
-        print(f"    {r['benchmark']} [{r['placement']}] {r['params']}: {r['why']} (B/A {r['ratio']:.3f}, MDE {r['mde']*100:.1f}%)")
+        causes = [f"{e['cause']} {e['claim']}" for e in r["explanations"]
+                  if e["claim"] in ("explains", "partly", "contributes")]
+        explained[bool(causes)] += 1
+        print(f"    {r['benchmark']} [{r['placement']}] {r['params']}: {r['why']} (B/A {r['ratio']:.3f}, "
+              f"MDE {r['mde']*100:.1f}%); {', '.join(causes) or 'no cause'}")
     for r in c["rows"]:
         if r["verdict"] != "not comparable":
             mdes[family(r)].append(r["mde"])
-print(f"\nrows called per pair: max {max(called_per_pair)}, total {sum(called_per_pair)} over {len(called_per_pair)} pairs")
+print(f"\nrows called per pair: max {max(called_per_pair)}, total {sum(called_per_pair)} over {len(called_per_pair)} pairs"
+      f" ({explained[True]} with a measured cause that claims them, {explained[False]} with none)")
 print("family | median MDE of its rows over all pairs | rows")
 for fam, v in sorted(mdes.items()):
     print(f"{fam} | {statistics.median(v)*100:.1f}% | {len(v)}")

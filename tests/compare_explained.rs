@@ -454,7 +454,9 @@ impl Clocksource {
         let file = dir.join("current_clocksource");
         let was = std::fs::read_to_string(&file).ok()?.trim().to_string();
         let avail = std::fs::read_to_string(dir.join("available_clocksource")).ok()?;
-        let to = avail.split_whitespace().find(|c| *c != was && *c != "jiffies")?;
+        let to = avail
+            .split_whitespace()
+            .find(|c| *c != was && *c != "jiffies")?;
         std::fs::write(&file, to).ok()?;
         Some(Clocksource { file, was })
     }
@@ -483,7 +485,10 @@ fn a_clocksource_switch_is_called_on_every_vdso_clock_row_and_explained_by_the_t
                 .expect("a second clocksource to switch to (this test induces a switch)");
             run_with(&env, &[], &[], &args)
         };
-        assert_ne!(a["env"]["clock"]["clocksource"], b["env"]["clock"]["clocksource"]);
+        assert_ne!(
+            a["env"]["clock"]["clocksource"],
+            b["env"]["clock"]["clocksource"]
+        );
         let c = compare(&env, &a, &b);
         for clock in ["monotonic", "monotonic_raw", "realtime", "boottime"] {
             let r = row(

@@ -21,7 +21,9 @@ pub struct Args {
     /// observed) and each suite's full tables, instead of the summary per suite.
     #[arg(short, long)]
     verbose: bool,
-    /// Samples (timed batches) per result; each batch lasts at least 2 ms and at least 10^4 clock reads.
+    /// Samples (timed batches) per result; each batch lasts at least 2 ms and at least 10^4
+    /// clock reads. They are split over --rounds, at least 2 per round (10 in 5 rounds: 2
+    /// each; 10 in 4: 3 each, 12 in all).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(3..=1_000_000))]
     samples: u32,
     /// Rounds each benchmark's samples are drawn in, spread across the run in a shuffled

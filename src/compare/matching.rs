@@ -302,7 +302,7 @@ pub fn skipped_reason(doc: &RunDocument, r: &BenchResult) -> Option<String> {
 
 /// A result's key as the rows name it: `benchmark [placement] params`.
 pub fn label(r: &BenchResult) -> String {
-    format!("{} [{}] {}", r.benchmark, r.placement.name, r.params_text())
+    r.label()
 }
 
 #[cfg(test)]

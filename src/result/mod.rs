@@ -198,6 +198,16 @@ impl BenchResult {
         self.params.text()
     }
 
+    /// The row as a person reads it: `benchmark [placement] k=v,k=v`.
+    pub fn label(&self) -> String {
+        format!(
+            "{} [{}] {}",
+            self.benchmark,
+            self.placement.name,
+            self.params_text()
+        )
+    }
+
     /// The key that identifies "the same measurement" across runs: benchmark, placement, params.
     pub fn key(&self) -> String {
         format!(

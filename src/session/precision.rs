@@ -64,9 +64,6 @@ pub fn why_short(
             "rounds disagree ({:.1}% between rounds): it would need {needed} rounds, more than {MAX_ROUNDS}",
             n.sigma * 100.0
         ),
-        Some(n) if n.se > n.sigma / (n.kept as f64).sqrt() * 1.0001 => {
-            "its own samples are too spread within each round".into()
-        }
         Some(_) if budget_out => {
             format!("the budget of {budget_s:.0} s ran out after {rounds} rounds")
         }
@@ -148,7 +145,7 @@ pub fn buy(
             let mde = noise.map(row_mde);
             let line = match mde {
                 Some(x) if x <= target => {
-                    format!("  {}: MDE {:.1}% in {rounds} rounds", r.key(), x * 100.0)
+                    format!("  {}: MDE {:.1}% in {rounds} rounds", r.label(), x * 100.0)
                 }
                 _ => {
                     let needed = noise
@@ -156,7 +153,7 @@ pub fn buy(
                         .unwrap_or(0);
                     format!(
                         "  {}: MDE {} in {rounds} rounds, short of {:.1}%: {}",
-                        r.key(),
+                        r.label(),
                         mde.map(|x| format!("{:.1}%", x * 100.0))
                             .unwrap_or_else(|| "unknown".into()),
                         target * 100.0,

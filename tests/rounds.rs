@@ -1,0 +1,118 @@
+//! Rounds through the binary: a run in rounds keeps each row's rounds and its own noise in
+//! the document, and `run --precision` says for every row what it reached, or why not.
+//! Short runs (timers: about 3 s), bounds loose: the machine is shared.
+
+mod common;
+
+use common::TestEnv;
+use serde_json::Value;
+
+fn rows(doc: &Value) -> &Vec<Value> {
+    doc["results"].as_array().unwrap()
+}
+
+#[test]
+fn every_row_of_a_run_in_rounds_keeps_its_rounds_and_its_noise() {
+    let env = TestEnv::new();
+    let doc = env.json(&["run", "timers", "--rounds", "4", "--json"]);
+    assert!(!rows(&doc).is_empty());
+    for r in rows(&doc) {
+        let rounds = r["rounds"]["rounds"].as_array().unwrap();
+        // Four rounds, and at most 60% more to re-measure disturbed ones (rounded up).
+        assert!((4..=7).contains(&rounds.len()), "{r}");
+        // Two samples per round at least: 10 samples over 4 rounds is 3 each.
+        for x in rounds {
+            assert!(x["samples"].as_u64().unwrap() >= 3, "{x}");
+            assert!(x["median"].as_f64().unwrap() > 0.0, "{x}");
+        }
+        let kept = rounds
+            .iter()
+            .filter(|x| x["disturbed"].as_array().is_none_or(|d| d.is_empty()))
+            .count();
+        let noise = &r["rounds"]["noise"];
+        if kept >= 2 {
+            assert_eq!(noise["kept"].as_u64().unwrap() as usize, kept, "{r}");
+            assert_eq!(noise["df"].as_f64().unwrap(), kept as f64 - 1.0, "{r}");
+            let (sigma, se) = (
+                noise["sigma"].as_f64().unwrap(),
+                noise["se"].as_f64().unwrap(),
+            );
+            assert!((se - sigma / (kept as f64).sqrt()).abs() < 1e-9, "{noise}");
+        }
+        // Rounds start in time order of their sequence numbers.
+        let starts: Vec<f64> = rounds.iter().map(|x| x["at_s"].as_f64().unwrap()).collect();
+        assert!(starts.windows(2).all(|w| w[0] <= w[1]), "{starts:?}");
+    }
+}
+
+#[test]
+fn precision_says_for_every_row_what_it_reached_or_why_not() {
+    let env = TestEnv::new();
+    let out = env
+        .cmd()
+        .args([
+            "run",
+            "timers",
+            "--rounds",
+            "3",
+            "--precision",
+            "5%",
+            "--budget",
+            "3s",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--precision 5.0%: "), "{err}");
+    for r in rows(&doc) {
+        let label = format!(
+            "{} [{}] {}",
+            r["benchmark"].as_str().unwrap(),
+            r["placement"]["name"].as_str().unwrap(),
+            r["params"]
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(k, v)| format!(
+                    "{k}={}",
+                    v.as_str().map(String::from).unwrap_or(v.to_string())
+                ))
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        let line = err
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{label}: MDE ")))
+            .unwrap_or_else(|| panic!("no precision line for {label}:\n{err}"));
+        // "MDE 3.1% in 8 rounds", or short of the target with the reason.
+        let mde: f64 = line
+            .split("MDE ")
+            .nth(1)
+            .and_then(|x| x.split(['%', 'x']).next())
+            .and_then(|x| x.trim().parse().ok())
+            .unwrap_or(f64::INFINITY);
+        if line.contains("short of 5.0%: ") {
+            let why = line.split("short of 5.0%: ").nth(1).unwrap();
+            assert!(
+                ["budget", "rounds disagree", "no spread", "disturbed rounds"]
+                    .iter()
+                    .any(|w| why.contains(w)),
+                "{line}"
+            );
+        } else {
+            assert!(mde <= 5.0, "{line}");
+        }
+        let n = r["rounds"]["rounds"].as_array().unwrap().len();
+        assert!(
+            line.contains(&format!(" in {n} rounds")),
+            "{line} vs {n} rounds in the document"
+        );
+    }
+}
