@@ -264,7 +264,9 @@ mod tests {
         assert!(
             why_short(Some(&ok), 12, 20, true, 60.0).contains("budget of 60 s ran out after 12")
         );
-        let wide = RoundNoise { se: 0.05, ..ok };
-        assert!(why_short(Some(&wide), 12, 20, true, 60.0).contains("within each round"));
+        // Within the budget and the 60-round cap, only disturbed rounds can have stopped it.
+        assert!(
+            why_short(Some(&ok), 12, 20, false, 60.0).contains("disturbed rounds left it at 12")
+        );
     }
 }
