@@ -256,12 +256,19 @@ fn an_http_load_generator_may_take_more_than_one_cpu() {
     assert!((r - held).abs() / held < 0.05, "{r} vs {held}");
 }
 
-#[test]
-fn the_setting_needed_for_a_rate_is_the_smallest_that_holds_it() {
-    let e = evidence(vec![
+/// Runs at 0.5/1 and 1.0/1 that follow the truth exactly (the setting-needed tests: one
+/// test per question, so that the slowest tests of this module, each a bootstrap of
+/// `needed_quota`, can run side by side).
+fn needed_evidence() -> Evidence {
+    evidence(vec![
         variant(0.5, 1, SHARES, 0.0),
         variant(1.0, 1, SHARES, 0.0),
-    ]);
+    ])
+}
+
+#[test]
+fn the_setting_needed_for_a_rate_is_the_smallest_that_holds_it() {
+    let e = needed_evidence();
     // 12,000/s at 50 µs needs 0.6 CPUs of work, plus the queue's margin: width 1 holds it.
     let p = answer(&e, &ask(vec![], Some(12_000.0)));
     let n = p.needed.unwrap();
@@ -279,11 +286,18 @@ fn the_setting_needed_for_a_rate_is_the_smallest_that_holds_it() {
     };
     assert!(truth().max_rate(&at(q), 0.005).unwrap().0 >= 12_000.0 * 0.99);
     assert!(truth().max_rate(&at(q - 0.05), 0.005).unwrap().0 < 12_000.0);
-    // Among asked settings: the smallest that holds it.
+}
+
+#[test]
+fn the_setting_needed_among_asked_settings_is_the_smallest_that_holds_it() {
+    let e = needed_evidence();
     let p = answer(&e, &ask(vec![(0.5, 1), (0.9, 1), (1.8, 2)], Some(12_000.0)));
     assert_eq!(p.needed.unwrap().capacity.as_deref(), Some("0.9/1"));
-    // A rate no setting of this machine holds is said so.
-    let p = answer(&e, &ask(vec![], Some(100_000.0)));
+}
+
+#[test]
+fn a_rate_no_setting_holds_is_said_so() {
+    let p = answer(&needed_evidence(), &ask(vec![], Some(100_000.0)));
     let n = p.needed.unwrap();
     assert!(n.capacity.is_none() && n.why_not.unwrap().contains("holds"));
 }
