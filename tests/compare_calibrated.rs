@@ -3,20 +3,14 @@
 //! alarm), every row carries its MDE and noise basis; `calibrate` stores tagged runs, prints
 //! an MDE per row, and a later `compare` of the host's runs rests on it. Runs are short
 //! (a subset of the default suites, 5 samples) and bounds loose: the machine is shared.
+//! Measuring is the cost here (a calibration of the subset is minutes), so each set of runs
+//! is made once per test binary and read by every test that checks something of it
+//! ([`first_aa_try`], [`timers_calibration`]).
 
 mod common;
 
 use common::TestEnv;
 use serde_json::Value;
-
-/// A short subset of the default suites: every suite but the bandwidth arrays.
-const AA: &[&str] = &[
-    "timers,ctx,c2c,memory.latency",
-    "--mode",
-    "process",
-    "--samples",
-    "5",
-];
 
 /// The tests that measure run one at a time: two runs side by side on this 2-CPU machine
 /// would each be the other's noisy neighbour.
@@ -54,8 +48,46 @@ fn disturbed(doc: &Value, r: &Value) -> bool {
     })
 }
 
-/// The suites of the A/A test, as `calibrate` takes them (it runs every mode).
+/// The suites of the A/A test (a short subset of the default suites: every suite but the
+/// bandwidth arrays), as `calibrate` takes them (it runs every mode).
 const AA_SUITES: &str = "timers,ctx,c2c,memory.latency";
+
+/// One try of the A/A test: this host calibrated on [`AA_SUITES`], then three runs of
+/// them, and `compare --json` of each pair of those runs (0-1, 0-2, 1-2) there.
+struct AaTry {
+    runs: Vec<Value>,
+    compares: Vec<Value>,
+}
+
+const PAIRS: [(usize, usize); 3] = [(0, 1), (0, 2), (1, 2)];
+
+fn aa_try() -> AaTry {
+    let env = TestEnv::new();
+    env.json(&[
+        "calibrate",
+        AA_SUITES,
+        "--runs",
+        "3",
+        "--samples",
+        "5",
+        "--json",
+    ]);
+    let runs: Vec<Value> = (0..3)
+        .map(|_| env.run(&[AA_SUITES, "--samples", "5"]))
+        .collect();
+    let compares = PAIRS
+        .iter()
+        .map(|&(i, j)| env.json(&["compare", id(&runs[i]), id(&runs[j]), "--json"]))
+        .collect();
+    AaTry { runs, compares }
+}
+
+/// The first try of the A/A test, made once: its runs are also the two runs of one
+/// command that `one_run_each_...` compares without a calibration.
+fn first_aa_try() -> &'static AaTry {
+    static FIRST: std::sync::OnceLock<AaTry> = std::sync::OnceLock::new();
+    FIRST.get_or_init(aa_try)
+}
 
 #[test]
 fn three_runs_of_one_command_call_at_most_one_undisturbed_row_real_per_pair() {
@@ -63,25 +95,22 @@ fn three_runs_of_one_command_call_at_most_one_undisturbed_row_real_per_pair() {
     // the verdict rests on one run each and the 5% floor; on this project's VM two runs of
     // one command moved c2c 3x, a clock read 1.4x and the cross-CPU ctx 1.3x (the host
     // behind the VM moves its vCPUs), which no floor of a few percent covers.
-    let _one = one_at_a_time();
-    let env = TestEnv::new();
     let mut why = vec![];
-    for _ in 0..3 {
-        env.json(&[
-            "calibrate",
-            AA_SUITES,
-            "--runs",
-            "3",
-            "--samples",
-            "5",
-            "--json",
-        ]);
-        let runs: Vec<Value> = (0..3)
-            .map(|_| env.run(&[AA_SUITES, "--samples", "5"]))
-            .collect();
+    for k in 0..3 {
+        // The first try is the one other tests read too; later ones are this test's own.
+        let again;
+        let t = {
+            let _one = one_at_a_time();
+            if k == 0 {
+                first_aa_try()
+            } else {
+                again = aa_try();
+                &again
+            }
+        };
+        let runs = &t.runs;
         let mut failed = None;
-        for (i, j) in [(0, 1), (0, 2), (1, 2)] {
-            let c = env.json(&["compare", id(&runs[i]), id(&runs[j]), "--json"]);
+        for (&(i, j), c) in PAIRS.iter().zip(&t.compares) {
             let rows = c["rows"].as_array().unwrap();
             assert!(rows.len() >= 20, "{c}");
             for r in rows {
@@ -113,12 +142,13 @@ fn three_runs_of_one_command_call_at_most_one_undisturbed_row_real_per_pair() {
 
 #[test]
 fn one_run_each_without_calibration_rests_on_the_floor_and_says_so() {
-    let _one = one_at_a_time();
-    let (a, b) = {
-        let env = TestEnv::new();
-        (env.run(AA), env.run(AA))
+    // Two runs of one command: the A/A test's first two (made in a calibrated database;
+    // imported alone into a fresh one, nothing there calibrates them).
+    let t = {
+        let _one = one_at_a_time();
+        first_aa_try()
     };
-    let c = compare_alone(&a, &b);
+    let c = compare_alone(&t.runs[0], &t.runs[1]);
     for r in c["rows"].as_array().unwrap() {
         assert!(r["mde"].as_f64().unwrap() > 0.0, "{r}");
         assert_eq!(r["noise"]["basis"], "floor", "{r}");
@@ -132,19 +162,60 @@ fn one_run_each_without_calibration_rests_on_the_floor_and_says_so() {
     }
 }
 
+/// A whole calibration of `timers` (3 runs) and two runs after it, `a` and `b`, measured
+/// once in a database whose files are kept here; each test works on its own copy.
+struct TimersCalibration {
+    calibration: Value,
+    a: Value,
+    b: Value,
+    files: Vec<(&'static str, Vec<u8>)>,
+}
+
+impl TimersCalibration {
+    /// A fresh environment holding a copy of the database (its WAL file too).
+    fn env(&self) -> TestEnv {
+        let env = TestEnv::new();
+        for (name, bytes) in &self.files {
+            std::fs::write(env.dir.path().join(name), bytes).unwrap();
+        }
+        env
+    }
+}
+
+fn timers_calibration() -> &'static TimersCalibration {
+    static ONCE: std::sync::OnceLock<TimersCalibration> = std::sync::OnceLock::new();
+    ONCE.get_or_init(|| {
+        let _one = one_at_a_time();
+        let env = TestEnv::new();
+        let calibration = env.json(&[
+            "calibrate",
+            "timers",
+            "--runs",
+            "3",
+            "--samples",
+            "3",
+            "--json",
+        ]);
+        let a = env.run(&["timers", "--samples", "3"]);
+        let b = env.run(&["timers", "--samples", "3"]);
+        let files = ["results.db", "results.db-wal"]
+            .into_iter()
+            .filter_map(|f| Some((f, std::fs::read(env.dir.path().join(f)).ok()?)))
+            .collect();
+        TimersCalibration {
+            calibration,
+            a,
+            b,
+            files,
+        }
+    })
+}
+
 #[test]
 fn calibrate_stores_tagged_runs_and_compare_rests_on_them() {
-    let _one = one_at_a_time();
-    let env = TestEnv::new();
-    let c = env.json(&[
-        "calibrate",
-        "timers",
-        "--runs",
-        "3",
-        "--samples",
-        "5",
-        "--json",
-    ]);
+    let t = timers_calibration();
+    let env = t.env();
+    let c = &t.calibration;
     assert_eq!(c["schema"], "truebench.calibration/1");
     assert_eq!(c["runs"].as_array().unwrap().len(), 3);
     let rows = c["rows"].as_array().unwrap();
@@ -159,16 +230,15 @@ fn calibrate_stores_tagged_runs_and_compare_rests_on_them() {
     for run in c["runs"].as_array().unwrap() {
         assert!(listed.contains(run.as_str().unwrap()), "{listed}");
     }
-    let a = env.run(&["timers", "--samples", "5"]);
-    let b = env.run(&["timers", "--samples", "5"]);
-    let cmp = env.json(&["compare", id(&a), id(&b), "--json"]);
+    let (a, b) = (&t.a, &t.b);
+    let cmp = env.json(&["compare", id(a), id(b), "--json"]);
     for r in cmp["rows"].as_array().unwrap() {
         assert_eq!(r["noise"]["basis"], "calibration", "{r}");
         assert_eq!(r["noise"]["runs"], 3, "{r}");
     }
     let line = cmp["summary"][0].as_str().unwrap();
     assert!(line.contains(c["id"].as_str().unwrap()), "{line}");
-    let text = env.text(&["compare", "-v", id(&a), id(&b), "--fdr", "0.01"]);
+    let text = env.text(&["compare", "-v", id(a), id(b), "--fdr", "0.01"]);
     assert!(
         text.contains("MDE (noise)") && text.contains("(calibration)") && text.contains("FDR 1%"),
         "{text}"
@@ -195,17 +265,10 @@ fn bad_calibrate_and_fdr_requests_are_refused() {
 /// the interrupted one; runs of a calibration imported from elsewhere are named, not used.
 #[test]
 fn an_interrupted_or_imported_calibration_never_replaces_a_whole_one() {
+    let t = timers_calibration();
     let _one = one_at_a_time();
-    let env = TestEnv::new();
-    let whole = env.json(&[
-        "calibrate",
-        "timers",
-        "--runs",
-        "3",
-        "--samples",
-        "3",
-        "--json",
-    ]);
+    let env = t.env();
+    let whole = &t.calibration;
     let whole_id = whole["id"].as_str().unwrap();
     assert_eq!(whole["whole"], true, "{whole}");
     assert_eq!(whole["compare_uses"]["id"], whole_id, "{whole}");
@@ -240,11 +303,12 @@ fn an_interrupted_or_imported_calibration_never_replaces_a_whole_one() {
             && text.contains(&format!("uses calibration {whole_id}")),
         "{text}"
     );
-    let a = env.run(&["timers", "--samples", "3"]);
-    let b = env.run(&["timers", "--samples", "3"]);
+    // Two runs of the host (made before the interrupted calibration: which calibration
+    // `compare` rests on does not depend on when the compared runs were made).
+    let (a, b) = (&t.a, &t.b);
     let out = env
         .cmd()
-        .args(["compare", id(&a), id(&b), "--json"])
+        .args(["compare", id(a), id(b), "--json"])
         .output()
         .unwrap();
     let cmp: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -264,13 +328,13 @@ fn an_interrupted_or_imported_calibration_never_replaces_a_whole_one() {
         let f = other.file(&format!("{}.json", run.as_str().unwrap()), &doc);
         other.cmd().arg("import").arg(&f).assert().success();
     }
-    for doc in [&a, &b] {
+    for doc in [a, b] {
         let f = other.file(&format!("{}.json", id(doc)), &doc.to_string());
         other.cmd().arg("import").arg(&f).assert().success();
     }
     let out = other
         .cmd()
-        .args(["compare", id(&a), id(&b), "--json"])
+        .args(["compare", id(a), id(b), "--json"])
         .output()
         .unwrap();
     let cmp: Value = serde_json::from_slice(&out.stdout).unwrap();

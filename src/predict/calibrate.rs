@@ -172,18 +172,13 @@ pub fn fit(variants: &[Measured], machine_cpus: usize, contention: &Contention) 
 /// `rate` the `measured` one, within e^±6 (at the low end: throttling alone explains more
 /// than was measured, so queueing counts for little there). None past the ceiling.
 fn log_factor(p: &Params, s: &Setting, rate: f64, measured: f64) -> Option<f64> {
-    let at = |l: f64| {
-        Params {
-            latency_factor: l.exp(),
-            ..*p
-        }
-        .p99_s(s, rate)
-    };
+    // The queue and throttling at this rate do not depend on the factor: found once.
+    let a = p.at_rate(s, rate)?;
+    let at = |l: f64| a.p99_s(l.exp());
     let (mut lo, mut hi) = (-6.0, 6.0);
-    at(0.0)?;
     for _ in 0..40 {
         let mid = 0.5 * (lo + hi);
-        if at(mid)? < measured {
+        if at(mid) < measured {
             lo = mid;
         } else {
             hi = mid;

@@ -65,6 +65,45 @@ pub struct Setting {
     pub period_s: f64,
 }
 
+/// A setting at one rate below its ceiling: what its p99 needs that does not depend on
+/// the latency factor (the M/M/c queue and its quantile, quota throttling).
+#[derive(Debug, Clone, Copy)]
+pub struct AtRate {
+    queue: queue::Mmc,
+    /// The queue's p99 before the latency factor, seconds.
+    quantile: f64,
+    /// The throttled phase of a period, seconds.
+    phase: f64,
+    throttle: queue::Throttle,
+}
+
+impl AtRate {
+    /// The p99 of the queue alone (M/M/c × `latency_factor`), seconds.
+    pub fn queue_p99_s(&self, latency_factor: f64) -> f64 {
+        self.quantile * latency_factor
+    }
+
+    /// The predicted p99 latency, seconds: where the share of messages later than t, the
+    /// queue's (its time scaled by the latency factor) plus quota throttling's (messages
+    /// arriving in a throttled phase wait for the next period), falls to 1%.
+    pub fn p99_s(&self, latency_factor: f64) -> f64 {
+        let queue_p99 = self.queue_p99_s(latency_factor);
+        let f = latency_factor.max(1e-9);
+        let tail = |t: f64| self.queue.tail(t / f) + self.throttle.share(t);
+        // At queue_p99 + phase the throttled share is 0 and the queue's under 1%.
+        let (mut lo, mut hi) = (0.0, queue_p99 + self.phase);
+        for _ in 0..60 {
+            let mid = 0.5 * (lo + hi);
+            if tail(mid) > 1.0 - QUANTILE {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        hi
+    }
+}
+
 /// What bounds a prediction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -161,47 +200,44 @@ impl Params {
         (lo, self.capacity(s, lo).1)
     }
 
-    /// The servers of the M/M/c queue at `rate` and each one's rate: the service's
-    /// throughput at that rate shared among them; None at or past the ceiling.
-    fn servers(&self, s: &Setting, rate: f64) -> Option<(usize, f64)> {
-        if rate >= self.ceiling(s).0 {
+    /// The pieces of the p99 at `rate` that do not depend on the latency factor (the p99
+    /// searches and the latency factor's fit ask for many); None at or past the ceiling.
+    pub fn at_rate(&self, s: &Setting, rate: f64) -> Option<AtRate> {
+        self.at_rate_below(s, rate, self.ceiling(s).0)
+    }
+
+    /// `at_rate` with the setting's ceiling already known.
+    fn at_rate_below(&self, s: &Setting, rate: f64, ceiling: f64) -> Option<AtRate> {
+        if rate >= ceiling {
             return None;
         }
+        // The servers of the M/M/c queue, each at the service's throughput at that rate
+        // shared among them.
         let servers = s.width.min(s.workers).max(1);
-        Some((servers, self.throughput(s, rate) / servers as f64))
+        let mu = self.throughput(s, rate) / servers as f64;
+        let queue = queue::Mmc::new(servers, rate, mu);
+        let quantile = queue.quantile(QUANTILE)?;
+        let q = self.quota(s, rate);
+        let phase = queue::throttled_phase_s(s.period_s, q, self.parallel(s, rate));
+        let cost_s = self.cost_us * 1e-6 / self.efficiency;
+        Some(AtRate {
+            queue,
+            quantile,
+            phase,
+            throttle: queue::Throttle::new(rate, cost_s, q, s.period_s, phase),
+        })
     }
 
     /// The p99 of the queue alone at `rate` (M/M/c × the latency factor), seconds; None at
     /// or past the ceiling.
     pub fn queue_p99_s(&self, s: &Setting, rate: f64) -> Option<f64> {
-        let (servers, mu) = self.servers(s, rate)?;
-        queue::sojourn_quantile(servers, rate, mu, QUANTILE).map(|t| t * self.latency_factor)
+        Some(self.at_rate(s, rate)?.queue_p99_s(self.latency_factor))
     }
 
-    /// The predicted p99 latency at `rate`, seconds: where the share of messages later
-    /// than t, the queue's (its time scaled by the latency factor) plus quota
-    /// throttling's (messages arriving in a throttled phase wait for the next period),
-    /// falls to 1%. None at or past the ceiling.
+    /// The predicted p99 latency at `rate`, seconds ([`AtRate::p99_s`]). None at or past
+    /// the ceiling.
     pub fn p99_s(&self, s: &Setting, rate: f64) -> Option<f64> {
-        let queue_p99 = self.queue_p99_s(s, rate)?;
-        let (servers, mu) = self.servers(s, rate)?;
-        let f = self.latency_factor.max(1e-9);
-        let tail = |t: f64| {
-            queue::sojourn_tail(servers, rate, mu, t / f) + self.throttled_share(s, rate, t)
-        };
-        let q = self.quota(s, rate);
-        let phase = queue::throttled_phase_s(s.period_s, q, self.parallel(s, rate));
-        // At queue_p99 + phase the throttled share is 0 and the queue's under 1%.
-        let (mut lo, mut hi) = (0.0, queue_p99 + phase);
-        for _ in 0..60 {
-            let mid = 0.5 * (lo + hi);
-            if tail(mid) > 1.0 - QUANTILE {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        Some(hi)
+        Some(self.at_rate(s, rate)?.p99_s(self.latency_factor))
     }
 
     /// The share of messages quota throttling delays past `target_s` at `rate`.
@@ -219,14 +255,18 @@ impl Params {
     }
 
     /// Whether `rate` is held: the p99, queueing and throttling together, at most the
-    /// target. When the queue alone would hold it, throttling is what does not.
-    fn holds(&self, s: &Setting, rate: f64, target_s: f64) -> Result<(), Limit> {
-        match self.p99_s(s, rate) {
-            Some(t) if t <= target_s => Ok(()),
-            Some(_) if self.queue_p99_s(s, rate).is_some_and(|t| t <= target_s) => {
-                Err(Limit::Throttling)
-            }
-            _ => Err(Limit::Latency),
+    /// target. When the queue alone would hold it, throttling is what does not. `ceiling`:
+    /// the setting's.
+    fn holds(&self, s: &Setting, rate: f64, target_s: f64, ceiling: f64) -> Result<(), Limit> {
+        let Some(a) = self.at_rate_below(s, rate, ceiling) else {
+            return Err(Limit::Latency);
+        };
+        if a.p99_s(self.latency_factor) <= target_s {
+            Ok(())
+        } else if a.queue_p99_s(self.latency_factor) <= target_s {
+            Err(Limit::Throttling)
+        } else {
+            Err(Limit::Latency)
         }
     }
 
@@ -235,14 +275,14 @@ impl Params {
     pub fn max_rate(&self, s: &Setting, target_s: f64) -> Option<(f64, Limit)> {
         let (x, ceiling_limit) = self.ceiling(s);
         let floor = x * 1e-4;
-        if x <= 0.0 || self.holds(s, floor, target_s).is_err() {
+        if x <= 0.0 || self.holds(s, floor, target_s, x).is_err() {
             return None;
         }
         let (mut lo, mut hi) = (floor, x);
         let mut why = Limit::Latency;
         for _ in 0..50 {
             let mid = 0.5 * (lo + hi);
-            match self.holds(s, mid, target_s) {
+            match self.holds(s, mid, target_s, x) {
                 Ok(()) => lo = mid,
                 Err(l) => {
                     why = l;

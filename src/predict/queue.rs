@@ -1,7 +1,9 @@
 //! The queueing pieces of a prediction, as pure functions: Erlang C (the chance a message
 //! waits in an M/M/c queue), the p99 of the time in system (wait + service) of that queue,
 //! and the share of messages a CFS quota delays past a latency target (a period whose
-//! demand exceeds the quota runs out of it and waits for the next period). Tested on
+//! demand exceeds the quota runs out of it and waits for the next period). `Mmc` and
+//! `Throttle` hold what does not change at one arrival rate (Erlang C, the chance a period
+//! runs out of quota), so the p99 searches compute it once, not at every step. Tested on
 //! textbook values.
 
 use statrs::distribution::{ContinuousCDF, Normal};
@@ -25,49 +27,84 @@ pub fn erlang_c(servers: usize, a: f64) -> f64 {
     b / (1.0 - rho * (1.0 - b))
 }
 
-/// P(time in system > t) of an M/M/c queue: arrival rate `lambda`, per-server rate `mu`
-/// (per second), `t` in seconds. The wait is 0 with probability 1 − C, else exponential
-/// with rate cμ − λ; the service is exponential with rate μ.
-pub fn sojourn_tail(servers: usize, lambda: f64, mu: f64, t: f64) -> f64 {
-    let n = servers.max(1) as f64;
-    if lambda >= n * mu {
-        return 1.0;
+/// An M/M/c queue: `servers` servers, arrival rate `lambda`, per-server rate `mu` (per
+/// second), its Erlang C computed once (a quantile and the p99 searches ask its tail many
+/// times at one rate).
+#[derive(Debug, Clone, Copy)]
+pub struct Mmc {
+    servers: usize,
+    lambda: f64,
+    mu: f64,
+    c: f64,
+}
+
+impl Mmc {
+    pub fn new(servers: usize, lambda: f64, mu: f64) -> Mmc {
+        Mmc {
+            servers,
+            lambda,
+            mu,
+            c: erlang_c(servers, lambda / mu),
+        }
     }
-    let c = erlang_c(servers, lambda / mu);
-    let theta = n * mu - lambda;
-    let both = if (theta - mu).abs() < 1e-9 * mu {
-        (1.0 + mu * t) * (-mu * t).exp()
-    } else {
-        (theta * (-mu * t).exp() - mu * (-theta * t).exp()) / (theta - mu)
-    };
-    ((1.0 - c) * (-mu * t).exp() + c * both).clamp(0.0, 1.0)
+
+    /// P(time in system > t), `t` in seconds. The wait is 0 with probability 1 − C, else
+    /// exponential with rate cμ − λ; the service is exponential with rate μ.
+    pub fn tail(&self, t: f64) -> f64 {
+        let (lambda, mu) = (self.lambda, self.mu);
+        let n = self.servers.max(1) as f64;
+        if lambda >= n * mu {
+            return 1.0;
+        }
+        let c = self.c;
+        let theta = n * mu - lambda;
+        let both = if (theta - mu).abs() < 1e-9 * mu {
+            (1.0 + mu * t) * (-mu * t).exp()
+        } else {
+            (theta * (-mu * t).exp() - mu * (-theta * t).exp()) / (theta - mu)
+        };
+        ((1.0 - c) * (-mu * t).exp() + c * both).clamp(0.0, 1.0)
+    }
+
+    /// The `q` quantile (0.99 for p99) of the time in system, seconds; None when the queue
+    /// is unstable.
+    pub fn quantile(&self, q: f64) -> Option<f64> {
+        let (lambda, mu) = (self.lambda, self.mu);
+        let n = self.servers.max(1) as f64;
+        if lambda.is_nan() || lambda >= n * mu || mu <= 0.0 || !(0.0..1.0).contains(&q) {
+            return None;
+        }
+        let tail = 1.0 - q;
+        let mut hi = 1.0 / mu;
+        while self.tail(hi) > tail {
+            hi *= 2.0;
+            if hi > 1e9 {
+                return None;
+            }
+        }
+        let mut lo = 0.0;
+        for _ in 0..60 {
+            let mid = 0.5 * (lo + hi);
+            if self.tail(mid) > tail {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Some(hi)
+    }
+}
+
+/// P(time in system > t) of an M/M/c queue: arrival rate `lambda`, per-server rate `mu`
+/// (per second), `t` in seconds ([`Mmc::tail`]).
+pub fn sojourn_tail(servers: usize, lambda: f64, mu: f64, t: f64) -> f64 {
+    Mmc::new(servers, lambda, mu).tail(t)
 }
 
 /// The `q` quantile (0.99 for p99) of the time in system of an M/M/c queue, seconds; None
-/// when the queue is unstable.
+/// when the queue is unstable ([`Mmc::quantile`]).
 pub fn sojourn_quantile(servers: usize, lambda: f64, mu: f64, q: f64) -> Option<f64> {
-    let n = servers.max(1) as f64;
-    if lambda.is_nan() || lambda >= n * mu || mu <= 0.0 || !(0.0..1.0).contains(&q) {
-        return None;
-    }
-    let tail = 1.0 - q;
-    let mut hi = 1.0 / mu;
-    while sojourn_tail(servers, lambda, mu, hi) > tail {
-        hi *= 2.0;
-        if hi > 1e9 {
-            return None;
-        }
-    }
-    let mut lo = 0.0;
-    for _ in 0..60 {
-        let mid = 0.5 * (lo + hi);
-        if sojourn_tail(servers, lambda, mu, mid) > tail {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    Some(hi)
+    Mmc::new(servers, lambda, mu).quantile(q)
 }
 
 /// CFS bandwidth control: a group may run `quota_cpus` × period of CPU time per period;
@@ -97,16 +134,47 @@ pub fn throttled_share(
     phase_s: f64,
     target_s: f64,
 ) -> f64 {
-    if phase_s <= target_s || lambda <= 0.0 {
-        return 0.0;
+    Throttle::new(lambda, cost_s, quota_cpus, period_s, phase_s).share(target_s)
+}
+
+/// Quota throttling at one arrival rate: [`throttled_share`] for any target, the chance
+/// that a period runs out of quota computed once.
+#[derive(Debug, Clone, Copy)]
+pub struct Throttle {
+    lambda: f64,
+    period_s: f64,
+    phase_s: f64,
+    /// The chance that a period's demand exceeds the quota (None: no normal distribution).
+    chance: Option<f64>,
+}
+
+impl Throttle {
+    pub fn new(lambda: f64, cost_s: f64, quota_cpus: f64, period_s: f64, phase_s: f64) -> Self {
+        let mean = lambda * period_s;
+        let limit = quota_cpus * period_s / cost_s;
+        // Read only at a positive rate (`share`).
+        let chance = match Normal::new(0.0, 1.0) {
+            Ok(normal) if lambda > 0.0 => Some(1.0 - normal.cdf((limit - mean) / mean.sqrt())),
+            _ => None,
+        };
+        Throttle {
+            lambda,
+            period_s,
+            phase_s,
+            chance,
+        }
     }
-    let mean = lambda * period_s;
-    let limit = quota_cpus * period_s / cost_s;
-    let Ok(normal) = Normal::new(0.0, 1.0) else {
-        return 1.0;
-    };
-    let p_throttled = 1.0 - normal.cdf((limit - mean) / mean.sqrt());
-    p_throttled * (phase_s - target_s) / period_s
+
+    /// The share of messages delayed past `target_s`.
+    pub fn share(&self, target_s: f64) -> f64 {
+        if self.phase_s <= target_s || self.lambda <= 0.0 {
+            return 0.0;
+        }
+        match self.chance {
+            Some(p_throttled) => p_throttled * (self.phase_s - target_s) / self.period_s,
+            None => 1.0,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -256,12 +256,19 @@ fn an_http_load_generator_may_take_more_than_one_cpu() {
     assert!((r - held).abs() / held < 0.05, "{r} vs {held}");
 }
 
-#[test]
-fn the_setting_needed_for_a_rate_is_the_smallest_that_holds_it() {
-    let e = evidence(vec![
+/// Runs at 0.5/1 and 1.0/1 that follow the truth exactly (the setting-needed tests: one
+/// test per question, so that the slowest tests of this module, each a bootstrap of
+/// `needed_quota`, can run side by side).
+fn needed_evidence() -> Evidence {
+    evidence(vec![
         variant(0.5, 1, SHARES, 0.0),
         variant(1.0, 1, SHARES, 0.0),
-    ]);
+    ])
+}
+
+#[test]
+fn the_setting_needed_for_a_rate_is_the_smallest_that_holds_it() {
+    let e = needed_evidence();
     // 12,000/s at 50 µs needs 0.6 CPUs of work, plus the queue's margin: width 1 holds it.
     let p = answer(&e, &ask(vec![], Some(12_000.0)));
     let n = p.needed.unwrap();
@@ -279,11 +286,18 @@ fn the_setting_needed_for_a_rate_is_the_smallest_that_holds_it() {
     };
     assert!(truth().max_rate(&at(q), 0.005).unwrap().0 >= 12_000.0 * 0.99);
     assert!(truth().max_rate(&at(q - 0.05), 0.005).unwrap().0 < 12_000.0);
-    // Among asked settings: the smallest that holds it.
+}
+
+#[test]
+fn the_setting_needed_among_asked_settings_is_the_smallest_that_holds_it() {
+    let e = needed_evidence();
     let p = answer(&e, &ask(vec![(0.5, 1), (0.9, 1), (1.8, 2)], Some(12_000.0)));
     assert_eq!(p.needed.unwrap().capacity.as_deref(), Some("0.9/1"));
-    // A rate no setting of this machine holds is said so.
-    let p = answer(&e, &ask(vec![], Some(100_000.0)));
+}
+
+#[test]
+fn a_rate_no_setting_holds_is_said_so() {
+    let p = answer(&needed_evidence(), &ask(vec![], Some(100_000.0)));
     let n = p.needed.unwrap();
     assert!(n.capacity.is_none() && n.why_not.unwrap().contains("holds"));
 }
@@ -331,7 +345,8 @@ fn a_single_worker_asked_about_a_wider_setting_gives_no_figure() {
     let mut v = variant(1.0, 1, SHARES, 0.0);
     v.workers = 1;
     let e = evidence(vec![v]);
-    let p = answer(&e, &ask(vec![(1.0, 1), (1.8, 2)], None));
+    // One answer to the three settings asked (each setting's figure is its own).
+    let p = answer(&e, &ask(vec![(1.0, 1), (1.8, 2), (3.0, 4)], None));
     assert!(p.supported);
     assert!(p.settings[0].max_rate.is_some());
     let wide = &p.settings[1];
@@ -341,8 +356,7 @@ fn a_single_worker_asked_about_a_wider_setting_gives_no_figure() {
         "{wide:?}"
     );
     // Nor a width this machine does not have.
-    let p = answer(&e, &ask(vec![(3.0, 4)], None));
-    assert!(p.settings[0]
+    assert!(p.settings[2]
         .why_not
         .as_deref()
         .unwrap()
@@ -443,7 +457,13 @@ fn a_held_out_width_is_recovered_at_a_short_period() {
         period_us: 5000,
         ..evidence(vec![v(0.2), v(0.4)])
     };
-    let p = answer(&e, &ask(vec![(0.6, 2)], None));
+    // One answer to every setting asked below (each setting's figure is its own: the
+    // others asked beside it change nothing): the held-out 0.6/2, then 0.6/2 at another
+    // period, 0.6/2 at its own period, and a quota the kernel refuses at 5 ms.
+    let mut q = ask(vec![(0.6, 2), (0.6, 2), (0.6, 2), (0.1, 1)], None);
+    q.capacity[1].period_us = Some(100_000);
+    q.capacity[2].period_us = Some(5000);
+    let p = answer(&e, &q);
     assert!(p.supported, "{:?}", p.why_not);
     let got = &p.settings[0];
     assert_eq!(got.capacity, "0.6/2@5ms");
@@ -463,25 +483,16 @@ fn a_held_out_width_is_recovered_at_a_short_period() {
     let r = got.max_rate.expect("a figure");
     assert!((r - want).abs() / want < 0.05, "{r} vs {want}");
     // Asked at another period: no figure, and why.
-    let mut q = ask(vec![], None);
-    q.capacity = vec![Asked {
-        quota: 0.6,
-        width: 2,
-        period_us: Some(100_000),
-    }];
-    let p = answer(&e, &q);
-    let s = &p.settings[0];
+    let s = &p.settings[1];
     assert!(s.max_rate.is_none() && s.capacity == "0.6/2@100ms");
     assert!(
         s.why_not.as_deref().unwrap().contains("learnt at 5 ms"),
         "{s:?}"
     );
     // Asked at its own period: the same as without one.
-    q.capacity[0].period_us = Some(5000);
-    assert_eq!(answer(&e, &q).settings[0].max_rate, Some(r));
+    assert_eq!(p.settings[2].max_rate, Some(r));
     // A quota the kernel refuses at 5 ms (under 1 ms per period).
-    let p = answer(&e, &ask(vec![(0.1, 1)], None));
-    assert!(p.settings[0].why_not.as_deref().unwrap().contains("kernel"));
+    assert!(p.settings[3].why_not.as_deref().unwrap().contains("kernel"));
 }
 
 #[test]
