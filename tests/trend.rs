@@ -269,3 +269,107 @@ fn postgresql_reads_the_same_changes_as_sqlite() {
     assert_eq!(at(&pgt).len(), 2);
     assert_eq!(pgt["changes"][0]["cause"]["cause"], "timer");
 }
+
+/// The report of runs `ids`, with a script added here only (the report has none) that
+/// writes, per trend chart, its title and the centre x of each run's dot and each change
+/// point's line as the browser laid them out.
+fn report_drawn(env: &TestEnv, ids: &[String]) -> (String, Value) {
+    let mut args = vec!["report"];
+    args.extend(ids.iter().map(String::as_str));
+    let html = env.text(&args);
+    let probe = r#"<pre id="drawn"></pre><script>
+const x = e => { const r = e.getBoundingClientRect(); return (r.left + r.right) / 2; };
+document.getElementById('drawn').textContent = JSON.stringify(
+  Array.from(document.querySelectorAll('svg.trend')).map(s => ({
+    title: s.querySelector('title').textContent,
+    runs: Array.from(s.querySelectorAll('circle.run')).map(c => [c.dataset.run, x(c)]),
+    changes: Array.from(s.querySelectorAll('line.change')).map(l => [l.dataset.after, x(l)]),
+    labels: Array.from(s.querySelectorAll('text.change')).map(t => t.textContent),
+  })));
+</script>"#;
+    let path = env.dir.path().join("report.html");
+    std::fs::write(&path, html.replace("</body>", &format!("{probe}</body>"))).unwrap();
+    let (dom, log) = common::browser::render(&path);
+    assert!(!log.contains("Uncaught"), "{log}");
+    let start = dom.find("<pre id=\"drawn\">").unwrap() + "<pre id=\"drawn\">".len();
+    let json = &dom[start..start + dom[start..].find("</pre>").unwrap()];
+    (html, serde_json::from_str(json).unwrap())
+}
+
+fn ids(runs: std::ops::Range<usize>) -> Vec<String> {
+    runs.map(|i| format!("trend-{i:02}")).collect()
+}
+
+#[test]
+fn the_report_draws_each_changed_row_with_its_change_point_between_the_right_runs() {
+    let env = imported();
+    let (html, charts) = report_drawn(&env, &ids(0..RUNS));
+    assert!(html.contains("<h2>Trend</h2>"), "no trend section");
+    assert!(html.contains("<h3>Host vm: 36 runs, 2026-10-01 to 2026-11-05</h3>"));
+    // The 4 clock rows and the 5 system-call rows; the other 2 are counted, not drawn.
+    assert!(
+        html.contains("9 of 11 rows changed and are drawn; 2 row(s) with no change are not."),
+        "{html}"
+    );
+    let charts = charts.as_array().unwrap();
+    assert_eq!(charts.len(), 9);
+    let mut at: Vec<(String, String)> = vec![];
+    for c in charts {
+        let title = c["title"].as_str().unwrap();
+        let runs = c["runs"].as_array().unwrap();
+        assert_eq!(runs.len(), RUNS, "{title}: a dot per run");
+        let x_of = |id: &str| {
+            runs.iter()
+                .find(|r| r[0] == id)
+                .unwrap_or_else(|| panic!("{title}: no dot of {id}"))[1]
+                .as_f64()
+                .unwrap()
+        };
+        let changes = c["changes"].as_array().unwrap();
+        assert_eq!(changes.len(), 1, "{title}: {changes:?}");
+        let after = changes[0][0].as_str().unwrap();
+        let n: usize = after["trend-".len()..].parse().unwrap();
+        let x = changes[0][1].as_f64().unwrap();
+        let before = format!("trend-{:02}", n - 1);
+        assert!(
+            x_of(&before) < x && x < x_of(after),
+            "{title}: the change at {x} is not between {before} and {after}"
+        );
+        let label = c["labels"][0].as_str().unwrap();
+        at.push((
+            after.to_string(),
+            label[..label.find(' ').unwrap()].to_string(),
+        ));
+        let want = if title.contains("path=syscall") {
+            format!("trend-{KERNEL_AT:02}")
+        } else {
+            assert!(title.contains("path=vdso"), "{title}");
+            format!("trend-{CLOCKSOURCE_AT:02}")
+        };
+        assert_eq!(after, want, "{title}");
+        // The factor the label gives is the planted one, within the noise.
+        let f: f64 = label[label.find('×').unwrap() + '×'.len_utf8()..]
+            .parse()
+            .unwrap();
+        let planted = if title.contains("path=syscall") {
+            1.15
+        } else {
+            1.25
+        };
+        assert!((f / planted - 1.0).abs() < 0.03, "{title}: {label}");
+    }
+    // Labelled with the day of the first run after.
+    assert!(at.contains(&(format!("trend-{CLOCKSOURCE_AT:02}"), day(CLOCKSOURCE_AT))));
+    assert!(at.contains(&(format!("trend-{KERNEL_AT:02}"), day(KERNEL_AT))));
+    // Each host change in words above its charts.
+    assert!(html.contains("clocksource: tsc -&gt; kvm-clock"), "{html}");
+}
+
+#[test]
+fn the_report_of_a_history_without_a_change_has_no_trend_section() {
+    // The runs before the clocksource switch, the disturbed run among them.
+    let env = imported();
+    let (html, charts) = report_drawn(&env, &ids(0..CLOCKSOURCE_AT));
+    assert!(!html.contains("<h2>Trend</h2>"));
+    assert_eq!(charts.as_array().unwrap().len(), 0);
+}
