@@ -5,12 +5,19 @@
 //! (the system-call rows 15% slower), and run 6 disturbed (every row 30% slower, that run
 //! only). Both changes must be found at their runs and explained by their causes; the
 //! disturbed run must not be a change. Imported with `truebench import` into a temp db.
+//! The report draws the changed rows of that history; `--fleet` groups hosts' changes of
+//! one time and cause on synthetic fleets built the same way.
 
 mod common;
 
 use common::TestEnv;
 use serde_json::Value;
+use std::collections::HashMap;
 use std::path::PathBuf;
+use truebench::result::RunDocument;
+use truebench::store::Point;
+use truebench::trend::explain::day as day_of;
+use truebench::trend::{analyse, fleet, series, Method};
 
 const RUNS: usize = 36;
 const CLOCKSOURCE_AT: usize = 12;
@@ -69,33 +76,48 @@ fn day(i: usize) -> String {
     }
 }
 
-fn history() -> Vec<Value> {
-    let mut noise = Noise(0x9E37_79B9_7F4A_7C15);
+/// What happens in one host's history: the clocksource switched from tsc to kvm-clock at
+/// run `clock` (the vDSO clock rows 25% slower, the probe's read costs with them), the
+/// kernel release bumped at run `kernel` (the system-call rows 15% slower), run `disturbed`
+/// 30% slower in every row.
+#[derive(Default)]
+struct Plan {
+    clock: Option<usize>,
+    kernel: Option<usize>,
+    disturbed: Option<usize>,
+}
+
+/// `RUNS` daily runs of `host` (run ids `{prefix}-00` ...) with 1.5% noise per row and run
+/// drawn from `seed`, and what `plan` says.
+fn host_history(host: &str, prefix: &str, seed: u64, plan: &Plan) -> Vec<Value> {
+    let mut noise = Noise(seed);
+    let from = |at: Option<usize>, i: usize| at.is_some_and(|a| i >= a);
     (0..RUNS)
         .map(|i| {
             let mut d = base();
-            d["run_id"] = format!("trend-{i:02}").into();
+            d["host"] = host.into();
+            d["run_id"] = format!("{prefix}-{i:02}").into();
             d["started_at"] = format!("{}T03:00:00Z", day(i)).into();
             d["finished_at"] = format!("{}T03:01:00Z", day(i)).into();
-            if i >= CLOCKSOURCE_AT {
+            if from(plan.clock, i) {
                 d["env"]["clock"]["clocksource"] = "kvm-clock".into();
                 for c in ["monotonic", "monotonic_raw", "realtime", "boottime"] {
                     let v = d["env"]["clock"]["read_cost_ns"][c].as_f64().unwrap();
                     d["env"]["clock"]["read_cost_ns"][c] = (v * 1.25).into();
                 }
             }
-            if i >= KERNEL_AT {
+            if from(plan.kernel, i) {
                 d["env"]["kernel"]["release"] = "6.19.2-fc-v700".into();
             }
             for r in d["results"].as_array_mut().unwrap() {
                 let mut f = (0.015 * noise.normal()).exp();
-                if i >= CLOCKSOURCE_AT && reads_clocksource(r) {
+                if from(plan.clock, i) && reads_clocksource(r) {
                     f *= 1.25;
                 }
-                if i >= KERNEL_AT && param(r, "path") == "syscall" {
+                if from(plan.kernel, i) && param(r, "path") == "syscall" {
                     f *= 1.15;
                 }
-                if i == DISTURBED {
+                if plan.disturbed == Some(i) {
                     f *= 1.3;
                 }
                 scale(r, f);
@@ -103,6 +125,15 @@ fn history() -> Vec<Value> {
             d
         })
         .collect()
+}
+
+fn history() -> Vec<Value> {
+    let plan = Plan {
+        clock: Some(CLOCKSOURCE_AT),
+        kernel: Some(KERNEL_AT),
+        disturbed: Some(DISTURBED),
+    };
+    host_history("vm", "trend", 0x9E37_79B9_7F4A_7C15, &plan)
 }
 
 fn imported() -> TestEnv {
@@ -268,4 +299,281 @@ fn postgresql_reads_the_same_changes_as_sqlite() {
     assert_eq!(at(&lite), at(&pgt));
     assert_eq!(at(&pgt).len(), 2);
     assert_eq!(pgt["changes"][0]["cause"]["cause"], "timer");
+}
+
+/// The report of runs `ids`, with a script added here only (the report has none) that
+/// writes, per trend chart, its title and the centre x of each run's dot and each change
+/// point's line as the browser laid them out.
+fn report_drawn(env: &TestEnv, ids: &[String]) -> (String, Value) {
+    let mut args = vec!["report"];
+    args.extend(ids.iter().map(String::as_str));
+    let html = env.text(&args);
+    let probe = r#"<pre id="drawn"></pre><script>
+const x = e => { const r = e.getBoundingClientRect(); return (r.left + r.right) / 2; };
+document.getElementById('drawn').textContent = JSON.stringify(
+  Array.from(document.querySelectorAll('svg.trend')).map(s => ({
+    title: s.querySelector('title').textContent,
+    runs: Array.from(s.querySelectorAll('circle.run')).map(c => [c.dataset.run, x(c)]),
+    changes: Array.from(s.querySelectorAll('line.change')).map(l => [l.dataset.after, x(l)]),
+    labels: Array.from(s.querySelectorAll('text.change')).map(t => t.textContent),
+  })));
+</script>"#;
+    let path = env.dir.path().join("report.html");
+    std::fs::write(&path, html.replace("</body>", &format!("{probe}</body>"))).unwrap();
+    let (dom, log) = common::browser::render(&path);
+    assert!(!log.contains("Uncaught"), "{log}");
+    let start = dom.find("<pre id=\"drawn\">").unwrap() + "<pre id=\"drawn\">".len();
+    let json = &dom[start..start + dom[start..].find("</pre>").unwrap()];
+    (html, serde_json::from_str(json).unwrap())
+}
+
+fn ids(runs: std::ops::Range<usize>) -> Vec<String> {
+    runs.map(|i| format!("trend-{i:02}")).collect()
+}
+
+#[test]
+fn the_report_draws_each_changed_row_with_its_change_point_between_the_right_runs() {
+    let env = imported();
+    let (html, charts) = report_drawn(&env, &ids(0..RUNS));
+    assert!(html.contains("<h2>Trend</h2>"), "no trend section");
+    assert!(html.contains("<h3>Host vm: 36 runs, 2026-10-01 to 2026-11-05</h3>"));
+    // The 4 clock rows and the 5 system-call rows; the other 2 are counted, not drawn.
+    assert!(
+        html.contains("9 of 11 rows changed and are drawn; 2 row(s) with no change are not."),
+        "{html}"
+    );
+    let charts = charts.as_array().unwrap();
+    assert_eq!(charts.len(), 9);
+    let mut at: Vec<(String, String)> = vec![];
+    for c in charts {
+        let title = c["title"].as_str().unwrap();
+        let runs = c["runs"].as_array().unwrap();
+        assert_eq!(runs.len(), RUNS, "{title}: a dot per run");
+        let x_of = |id: &str| {
+            runs.iter()
+                .find(|r| r[0] == id)
+                .unwrap_or_else(|| panic!("{title}: no dot of {id}"))[1]
+                .as_f64()
+                .unwrap()
+        };
+        let changes = c["changes"].as_array().unwrap();
+        assert_eq!(changes.len(), 1, "{title}: {changes:?}");
+        let after = changes[0][0].as_str().unwrap();
+        let n: usize = after["trend-".len()..].parse().unwrap();
+        let x = changes[0][1].as_f64().unwrap();
+        let before = format!("trend-{:02}", n - 1);
+        assert!(
+            x_of(&before) < x && x < x_of(after),
+            "{title}: the change at {x} is not between {before} and {after}"
+        );
+        let label = c["labels"][0].as_str().unwrap();
+        at.push((
+            after.to_string(),
+            label[..label.find(' ').unwrap()].to_string(),
+        ));
+        let want = if title.contains("path=syscall") {
+            format!("trend-{KERNEL_AT:02}")
+        } else {
+            assert!(title.contains("path=vdso"), "{title}");
+            format!("trend-{CLOCKSOURCE_AT:02}")
+        };
+        assert_eq!(after, want, "{title}");
+        // The factor the label gives is the planted one, within the noise.
+        let f: f64 = label[label.find('×').unwrap() + '×'.len_utf8()..]
+            .parse()
+            .unwrap();
+        let planted = if title.contains("path=syscall") {
+            1.15
+        } else {
+            1.25
+        };
+        assert!((f / planted - 1.0).abs() < 0.03, "{title}: {label}");
+    }
+    // Labelled with the day of the first run after.
+    assert!(at.contains(&(format!("trend-{CLOCKSOURCE_AT:02}"), day(CLOCKSOURCE_AT))));
+    assert!(at.contains(&(format!("trend-{KERNEL_AT:02}"), day(KERNEL_AT))));
+    // Each host change in words above its charts.
+    assert!(html.contains("clocksource: tsc -&gt; kvm-clock"), "{html}");
+}
+
+#[test]
+fn the_report_of_a_history_without_a_change_has_no_trend_section() {
+    // The runs before the clocksource switch, the disturbed run among them.
+    let env = imported();
+    let (html, charts) = report_drawn(&env, &ids(0..CLOCKSOURCE_AT));
+    assert!(!html.contains("<h2>Trend</h2>"));
+    assert_eq!(charts.as_array().unwrap().len(), 0);
+}
+
+/// `trend --fleet` of the hosts' histories read as the store reads them (host by host,
+/// oldest first), in memory: the same series, changes and explanations as the command.
+fn fleet_of(histories: Vec<Vec<Value>>, within_days: f64) -> Vec<fleet::FleetChange> {
+    let mut docs: Vec<RunDocument> = histories
+        .into_iter()
+        .flatten()
+        .map(|v| serde_json::from_value(v).unwrap())
+        .collect();
+    docs.sort_by(|a, b| (&a.host, &a.started_at).cmp(&(&b.host, &b.started_at)));
+    let points: Vec<Point> = docs.iter().flat_map(Point::of_doc).collect();
+    let hosts = series::hosts(&points, &|_| true);
+    let by_id: HashMap<&str, &RunDocument> = docs.iter().map(|d| (d.run_id.as_str(), d)).collect();
+    let load = |id: &str| by_id.get(id).map(|d| (*d).clone());
+    let t = analyse(&hosts, &Method::default(), &load);
+    fleet::group(&t.changes, within_days)
+}
+
+/// Host `name`'s history with its own noise.
+fn fleet_host(name: &str, seed: u64, plan: &Plan) -> Vec<Value> {
+    host_history(
+        name,
+        name,
+        0x9E37_79B9_7F4A_7C15 ^ (seed + 1).wrapping_mul(0x2545_F491_4F6C_DD1D),
+        plan,
+    )
+}
+
+fn names(f: &fleet::FleetChange) -> Vec<String> {
+    let mut h = f.hosts.clone();
+    h.sort();
+    h
+}
+
+#[test]
+fn the_fleet_groups_30_hosts_switching_clocksource_apart_from_5_with_a_kernel_bump() {
+    // 30 hosts switch clocksource over three days (runs 12, 13, 14), 5 others get a new
+    // kernel in the same days: same time, another cause. Each host has a disturbed run.
+    let mut histories = vec![];
+    for h in 0..30 {
+        let plan = Plan {
+            clock: Some(12 + h % 3),
+            disturbed: Some(5 + h % 7),
+            ..Plan::default()
+        };
+        histories.push(fleet_host(&format!("c{h:02}"), h as u64, &plan));
+    }
+    for h in 0..5 {
+        let plan = Plan {
+            kernel: Some(12 + h % 3),
+            disturbed: Some(20 + h),
+            ..Plan::default()
+        };
+        histories.push(fleet_host(&format!("k{h:02}"), 100 + h as u64, &plan));
+    }
+    let groups = fleet_of(histories, fleet::WITHIN_DAYS);
+    assert_eq!(groups.len(), 2, "{groups:#?}");
+    let (clock, kernel) = (&groups[0], &groups[1]);
+    assert_eq!(
+        names(clock),
+        (0..30).map(|h| format!("c{h:02}")).collect::<Vec<_>>()
+    );
+    assert_eq!(clock.changed, ["clocksource: tsc -> kvm-clock"]);
+    assert_eq!(
+        (clock.direction, clock.suites.as_slice()),
+        ("slower", &["timers".to_string()][..])
+    );
+    assert!((clock.factor / 1.25 - 1.0).abs() < 0.03, "{}", clock.factor);
+    // The switches' first runs after span runs 12 to 14; a disturbed run just before the
+    // switch pulls a host's change point a run or two earlier (single linkage keeps it in).
+    assert_eq!(clock.to, format!("{}T03:00:00Z", day(14)));
+    assert!(
+        clock.from >= format!("{}T03:00:00Z", day(10))
+            && clock.from <= format!("{}T03:00:00Z", day(12)),
+        "{}",
+        clock.from
+    );
+    let when = format!(
+        "slower between {} and {}; clocksource: tsc -> kvm-clock",
+        day_of(&clock.from),
+        day_of(&clock.to)
+    );
+    assert!(
+        clock.summary.starts_with("30 hosts: timers rows 2") && clock.summary.ends_with(&when),
+        "{}",
+        clock.summary
+    );
+    assert_eq!(
+        names(kernel),
+        (0..5).map(|h| format!("k{h:02}")).collect::<Vec<_>>()
+    );
+    assert_eq!(kernel.changed.len(), 1);
+    assert!(
+        kernel.changed[0].starts_with("kernel: "),
+        "{:?}",
+        kernel.changed
+    );
+    assert!(
+        (kernel.factor / 1.15 - 1.0).abs() < 0.03,
+        "{}",
+        kernel.factor
+    );
+}
+
+#[test]
+fn the_fleet_keeps_the_same_change_at_different_times_apart() {
+    // The same clocksource switch on 5 hosts at run 8 and on 5 others 18 days later: two
+    // changes of 5 hosts, oldest first as they are as large; one of 10 when --within
+    // spans the 18 days.
+    let mut histories = vec![];
+    for h in 0..10 {
+        let plan = Plan {
+            clock: Some(if h < 5 { 8 } else { 26 }),
+            ..Plan::default()
+        };
+        histories.push(fleet_host(&format!("h{h:02}"), 200 + h as u64, &plan));
+    }
+    let groups = fleet_of(histories.clone(), fleet::WITHIN_DAYS);
+    assert_eq!(groups.len(), 2, "{groups:#?}");
+    assert_eq!(
+        names(&groups[0]),
+        (0..5).map(|h| format!("h{h:02}")).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        names(&groups[1]),
+        (5..10).map(|h| format!("h{h:02}")).collect::<Vec<_>>()
+    );
+    assert_eq!(groups[0].from, format!("{}T03:00:00Z", day(8)));
+    assert_eq!(groups[1].from, format!("{}T03:00:00Z", day(26)));
+    let groups = fleet_of(histories, 20.0);
+    assert_eq!(groups.len(), 1, "{groups:#?}");
+    assert_eq!(groups[0].hosts.len(), 10);
+}
+
+#[test]
+fn trend_fleet_prints_the_largest_change_first() {
+    // The command on a stored history: 4 hosts switch clocksource, 2 get a new kernel.
+    let env = TestEnv::new();
+    let mut text = String::new();
+    for h in 0..6 {
+        let plan = if h < 4 {
+            Plan {
+                clock: Some(12 + h % 2),
+                ..Plan::default()
+            }
+        } else {
+            Plan {
+                kernel: Some(20),
+                ..Plan::default()
+            }
+        };
+        for d in fleet_host(&format!("f{h}"), 300 + h as u64, &plan) {
+            text += &(serde_json::to_string(&d).unwrap() + "\n");
+        }
+    }
+    let file = env.dir.path().join("fleet.ndjson");
+    std::fs::write(&file, text).unwrap();
+    env.text(&["import", file.to_str().unwrap()]);
+    let t = env.json(&["trend", "--fleet", "--json"]);
+    let fleet = t["fleet"].as_array().unwrap();
+    assert_eq!(fleet.len(), 2, "{fleet:#?}");
+    assert_eq!(fleet[0]["hosts"].as_array().unwrap().len(), 4);
+    assert_eq!(fleet[1]["hosts"].as_array().unwrap().len(), 2);
+    let out = env.text(&["trend", "--fleet"]);
+    assert!(out.lines().all(|l| l.chars().count() <= 100), "{out}");
+    let first = out
+        .find("4 hosts: timers rows")
+        .unwrap_or_else(|| panic!("{out}"));
+    let second = out
+        .find("2 hosts: timers rows")
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(first < second, "{out}");
 }

@@ -29,7 +29,8 @@ pub struct Args {
     /// first.
     #[arg(long)]
     fleet: bool,
-    /// With --fleet: changes whose first runs after lie within this many days are one.
+    /// With --fleet: changes whose first runs after lie within this many days of the
+    /// group's previous one are one.
     #[arg(long, value_name = "DAYS", default_value_t = fleet::WITHIN_DAYS, value_parser = parse_days)]
     within: f64,
     /// Every row of each change, all the evidence, the fleet's hosts.

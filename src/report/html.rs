@@ -1,6 +1,7 @@
 //! The self-contained HTML report (`truebench report`): the environment and topology, one
 //! section per suite view (its headline and charts), every result with its CI, findings
-//! with evidence (warnings first), and a comparison when several runs are given. No scripts and no
+//! with evidence (warnings first), a comparison when several runs are given, and the trend
+//! of each host's runs when one changed (`trend_html`). No scripts and no
 //! external resources; the template auto-escapes every string from the machine or the user.
 
 use super::svg;
@@ -238,6 +239,7 @@ pub fn render(docs: &[RunDocument]) -> anyhow::Result<String> {
         runs => Value::from(Serde(&runs)),
         compare => Value::from(Serde(&comparisons)),
         fleet => fleet.as_ref().map(super::fleet_html::section).unwrap_or_default(),
+        trend => super::trend_html::section(docs),
         total_runs => docs.len(),
         tool => crate::result::Tool::current().version,
     })?;

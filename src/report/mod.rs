@@ -9,6 +9,7 @@ pub mod html;
 pub mod probe_text;
 pub mod svg;
 pub mod text;
+pub mod trend_html;
 pub mod views;
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};

@@ -518,13 +518,17 @@ impl Backend for Postgres {
     }
     fn points(&self, sel: &Selection) -> anyhow::Result<Vec<Point>> {
         let mut args: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![];
-        // The rounds' standard error is read from the stored document where the row has it.
+        // The rounds' standard error of every row of a run, read from its stored document
+        // once per run (one detoasting of the document, not one per row), then joined with
+        // the result columns.
         let mut sql = String::from(
-            "SELECT r.run_id, r.started_at, r.host, x.benchmark, x.placement, x.params::text,
-                    x.unit, x.median, x.ci95_low, x.ci95_high,
-                    (r.document->'results'->x.idx->'rounds'->'noise'->>'se')::float8
-             FROM truebench.runs r JOIN truebench.results x ON x.run_id = r.run_id
-             WHERE r.host IS NOT NULL",
+            "WITH r AS MATERIALIZED (
+               SELECT r.run_id, r.started_at, r.host, r.seq,
+                      ARRAY(SELECT (e->'rounds'->'noise'->>'se')::float8
+                            FROM jsonb_array_elements(r.document->'results')
+                                 WITH ORDINALITY AS t(e, i) ORDER BY i) AS se
+               FROM truebench.runs r
+               WHERE r.host IS NOT NULL",
         );
         if !sel.hosts.is_empty() {
             args.push(&sel.hosts);
@@ -535,6 +539,11 @@ impl Backend for Postgres {
             sql += &format!(" AND r.started_at >= ${}", args.len());
         }
         sql += &tag_filter(&mut args, &sel.tags);
+        sql += ")
+             SELECT r.run_id, r.started_at, r.host, x.benchmark, x.placement, x.params::text,
+                    x.unit, x.median, x.ci95_low, x.ci95_high, r.se[x.idx + 1]
+             FROM r JOIN truebench.results x ON x.run_id = r.run_id
+             WHERE true";
         let patterns = super::series::suite_patterns(sel);
         if !patterns.is_empty() {
             args.push(&patterns);

@@ -40,3 +40,29 @@ pub fn suite_patterns(sel: &Selection) -> Vec<String> {
         .map(|s| super::prefix_pattern(&format!("{s}.")))
         .collect()
 }
+
+impl Point {
+    /// The rows of a run document as the store's `points` reads them (none without a host
+    /// name): for a trend of documents already loaded, as the report draws it.
+    pub fn of_doc(doc: &crate::result::RunDocument) -> Vec<Point> {
+        let Some(host) = &doc.host else {
+            return vec![];
+        };
+        doc.results
+            .iter()
+            .map(|r| Point {
+                run_id: doc.run_id.clone(),
+                started_at: doc.started_at.clone(),
+                host: host.clone(),
+                benchmark: r.benchmark.clone(),
+                placement: r.placement.name.clone(),
+                params: serde_json::to_string(&r.params).unwrap_or_default(),
+                unit: r.unit.clone(),
+                median: r.stats.median,
+                ci95_low: r.stats.ci95_low,
+                ci95_high: r.stats.ci95_high,
+                se: r.run_noise().map(|n| n.se),
+            })
+            .collect()
+    }
+}

@@ -1,11 +1,15 @@
-//! The fleet at once: changes of many hosts at about the same time (the first run after
-//! each within `WITHIN_DAYS` of the group's first) with the same cause, the same direction
-//! and the same suites are one fleet change; largest first.
+//! The fleet at once: changes of many hosts at about the same time with the same cause, the
+//! same direction and the same suites are one fleet change; largest first. "About the same
+//! time": each change's first run after lies within `WITHIN_DAYS` of the previous one of
+//! the group (single linkage in time), so a change rolled out over a few days, or placed a
+//! run or two early on one host (a disturbed run just before it), is one change, and the
+//! same change weeks apart is two.
 
 use super::explain::{amount, day, Explained};
 use serde::Serialize;
 
-/// Changes whose first runs after lie within this many days are "about the same time".
+/// Changes whose first runs after lie within this many days of each other are "about the
+/// same time".
 pub const WITHIN_DAYS: f64 = 3.0;
 
 #[derive(Debug, Clone, Serialize)]
@@ -48,10 +52,11 @@ pub fn group(changes: &[Explained], within_days: f64) -> Vec<FleetChange> {
     let mut groups: Vec<Vec<&Explained>> = vec![];
     for c in order {
         let t = seconds(&c.after.started_at);
+        // In time order: the group's last change is its latest.
         let found = groups.iter_mut().find(|g| {
             key(g[0]) == key(c)
                 && !g.iter().any(|x| x.host == c.host)
-                && match (seconds(&g[0].after.started_at), t) {
+                && match (seconds(&g[g.len() - 1].after.started_at), t) {
                     (Some(a), Some(b)) => b - a <= within,
                     _ => false,
                 }

@@ -3,6 +3,7 @@
 //! and a server that never answers.
 #![allow(dead_code)] // each test file uses its own subset
 
+pub mod browser;
 pub mod fleet;
 pub mod pg;
 
