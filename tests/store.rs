@@ -85,11 +85,14 @@ fn both_backends_store_list_filter_and_find_runs_alike() {
     let mut answers = Vec::new();
     for at in backends(&env, &pg) {
         let mut store = Store::open_rw(&at).unwrap();
-        for d in documents() {
-            store.insert(&d).unwrap();
-        }
-        assert!(store.contains("r-a1").unwrap());
-        assert!(!store.contains("r-a").unwrap());
+        // The first alone, the others in one batch (bulk import), in their order.
+        let docs = documents();
+        store.insert(&docs[0]).unwrap();
+        store
+            .insert_batch(&docs[1..].iter().collect::<Vec<_>>())
+            .unwrap();
+        assert_eq!(store.stored(&["r-a1", "r-a", "r-z9"]).unwrap().len(), 2);
+        assert!(store.stored(&["r-a1"]).unwrap() == ["r-a1"]);
         let dup = store.insert(&documents()[0]).unwrap_err();
         assert!(format!("{dup:#}").contains("r-a1"), "{at}: {dup:#}");
         drop(store);
@@ -141,6 +144,21 @@ fn both_backends_store_list_filter_and_find_runs_alike() {
             serde_json::to_value(&documents()[1]).unwrap(),
             "{at}: the document comes back whole"
         );
+        let many = store
+            .get_many(&["r-c1".to_string(), "r-a1".to_string()])
+            .unwrap();
+        assert_eq!(
+            many.iter().map(|d| d.run_id.as_str()).collect::<Vec<_>>(),
+            ["r-c1", "r-a1"],
+            "{at}: in the order asked"
+        );
+        let missing = format!(
+            "{:#}",
+            store
+                .get_many(&["r-c1".to_string(), "r-c".to_string()])
+                .unwrap_err()
+        );
+        assert!(missing.contains("no run 'r-c'"), "{at}: {missing}");
         let amb = format!("{:#}", store.get("r-a").unwrap_err());
         assert!(amb.contains("ambiguous (2 runs match)"), "{at}: {amb}");
         let none = format!("{:#}", store.get("r-q").unwrap_err());

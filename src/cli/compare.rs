@@ -243,10 +243,15 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
         ));
     };
     let ids = select(&a, by, &store)?;
-    let mut docs = ids
-        .iter()
-        .map(|r| store.get(r))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    // Ids the store listed (latest per host, a tag selection) are read together; ids given
+    // may be prefixes or `latest`, each resolved.
+    let mut docs = if from_store {
+        store.get_many(&ids)?
+    } else {
+        ids.iter()
+            .map(|r| store.get(r))
+            .collect::<anyhow::Result<Vec<_>>>()?
+    };
     let baseline = match &a.baseline {
         None => 0,
         Some(b) => {

@@ -182,9 +182,32 @@ struct Tally {
     last: Option<String>,
 }
 
+/// Store a batch: the runs already in the store are refused (one query for the batch,
+/// not one per run), the others stored in one transaction.
 fn store_batch(store: &mut Store, batch: &mut Vec<(String, RunDocument)>, t: &mut Tally) {
     if batch.is_empty() {
         return;
+    }
+    let ids: Vec<&str> = batch.iter().map(|(_, d)| d.run_id.as_str()).collect();
+    match store.stored(&ids) {
+        Ok(there) if !there.is_empty() => {
+            let there: HashSet<String> = there.into_iter().collect();
+            let at = store.location().to_string();
+            batch.retain(|(name, d)| {
+                let keep = !there.contains(&d.run_id);
+                if !keep {
+                    t.refused
+                        .push((name.clone(), format!("run {} is already in {at}", d.run_id)));
+                }
+                keep
+            });
+        }
+        Ok(_) => {}
+        Err(e) => {
+            let why = format!("{e:#}");
+            t.refused
+                .extend(batch.drain(..).map(|(name, _)| (name, why.clone())));
+        }
     }
     let docs: Vec<&RunDocument> = batch.iter().map(|(_, d)| d).collect();
     if store.insert_batch(&docs).is_ok() {
@@ -282,12 +305,7 @@ pub fn import(args: &[PathBuf], db: Option<&Location>) -> anyhow::Result<()> {
                         }
                     }
                 }
-                let store = store.as_mut().expect("opened above");
-                match store.contains(&d.run_id) {
-                    Ok(true) => Err(format!("run {} is already in {}", d.run_id, path.display())),
-                    Ok(false) => Ok(d),
-                    Err(e) => Err(format!("{e:#}")),
-                }
+                Ok(d)
             });
             match checked {
                 Ok(d) => {

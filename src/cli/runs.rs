@@ -180,7 +180,7 @@ fn import_one(file: PathBuf, db: Option<&Location>) -> anyhow::Result<()> {
         super::import_many::admit(&value).map_err(|why| usage(format!("{name} refused: {why}")))?;
     let path = default_path(db)?;
     let mut store = Store::open_rw(&path)?;
-    if store.contains(&doc.run_id)? {
+    if !store.stored(&[doc.run_id.as_str()])?.is_empty() {
         return Err(usage_hint(
             format!("run {} is already in {}", doc.run_id, path.display()),
             "nothing was imported",

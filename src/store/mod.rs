@@ -20,7 +20,7 @@ pub use migrations::LATEST as SCHEMA_VERSION;
 pub use series::{Point, Selection};
 pub use spill::{save_or_spill, spill, spill_dirs};
 
-use crate::error::usage_hint;
+use crate::error::{usage, usage_hint};
 use crate::result::RunDocument;
 use anyhow::Context;
 use std::path::PathBuf;
@@ -80,15 +80,13 @@ impl RunSummary {
 /// What a store backend does; [`Store`] adds what is the same for both (resolving a run
 /// reference, decoding a document).
 pub trait Backend {
-    /// Whether a run with exactly this id is stored.
-    fn contains(&self, run_id: &str) -> anyhow::Result<bool>;
+    /// Which of these exact run ids are stored (one query).
+    fn stored(&self, run_ids: &[&str]) -> anyhow::Result<Vec<String>>;
     /// Store a run, its result rows and its tags in one transaction: all or nothing.
     fn insert(&mut self, doc: &RunDocument) -> anyhow::Result<()>;
-    /// Store several runs (bulk import). SQLite: in one transaction, all or nothing; by
-    /// default (PostgreSQL) one transaction per run, stopping at the first that fails.
-    fn insert_batch(&mut self, docs: &[&RunDocument]) -> anyhow::Result<()> {
-        docs.iter().try_for_each(|d| self.insert(d))
-    }
+    /// Store several runs (bulk import) in one transaction, all or nothing, with cached
+    /// statements (SQLite) or one statement per table for all of them (PostgreSQL).
+    fn insert_batch(&mut self, docs: &[&RunDocument]) -> anyhow::Result<()>;
     /// Runs, newest first (by `started_at`, then by insertion), at most `limit`, keeping
     /// only runs that carry every `(key, value)` tag given.
     fn list_filtered(
@@ -101,8 +99,16 @@ pub trait Backend {
     /// Ids `reference` may mean: the newest run for `latest`/`last`, else the id itself
     /// and the ids it is a prefix of, in id order.
     fn matching(&self, reference: &str) -> anyhow::Result<Vec<String>>;
+    /// The stored documents of these run ids (exact ids), as (run id, JSON text), in one
+    /// query by the primary key; ids not stored are left out, the order is the store's.
+    fn documents(&self, run_ids: &[&str]) -> anyhow::Result<Vec<(String, String)>>;
     /// The stored document of this run id, as JSON text.
-    fn document(&self, run_id: &str) -> anyhow::Result<String>;
+    fn document(&self, run_id: &str) -> anyhow::Result<String> {
+        self.documents(&[run_id])?
+            .pop()
+            .map(|(_, text)| text)
+            .ok_or_else(|| usage(format!("no run '{run_id}' in the database")))
+    }
     /// The result rows of the selected runs, by host, then oldest run first (`series`).
     fn points(&self, sel: &Selection) -> anyhow::Result<Vec<Point>>;
 }
@@ -178,6 +184,11 @@ impl Store {
     /// The run with this id, or the only run whose id starts with it, or `latest`.
     pub fn get(&self, id: &str) -> anyhow::Result<RunDocument> {
         check_run_ref(id)?;
+        // An exact id is read by its key; only a prefix is searched for (a scan: a prefix
+        // pattern does not use the index, and a scan per run made a fleet quadratic).
+        if let Some((_, text)) = self.backend.documents(&[id])?.pop() {
+            return decode(id, &text);
+        }
         let ids = self.backend.matching(id)?;
         let chosen = match ids.as_slice() {
             [] => {
@@ -199,9 +210,37 @@ impl Store {
                 ))
             }
         };
-        let text = self.backend.document(&chosen)?;
-        serde_json::from_str(&text).with_context(|| format!("stored run {chosen} is unreadable"))
+        decode(&chosen, &self.backend.document(&chosen)?)
     }
+
+    /// The runs of these exact ids (as the store lists them: `latest_per_host`, a tag
+    /// selection), in the order given, read in queries of [`READ_CHUNK`] ids each, not one
+    /// per run; each chunk's text is dropped once decoded.
+    pub fn get_many(&self, ids: &[String]) -> anyhow::Result<Vec<RunDocument>> {
+        let mut by_id = std::collections::HashMap::with_capacity(ids.len());
+        for chunk in ids.chunks(READ_CHUNK) {
+            let keys: Vec<&str> = chunk.iter().map(String::as_str).collect();
+            for (id, text) in self.backend.documents(&keys)? {
+                let doc = decode(&id, &text)?;
+                by_id.insert(id, doc);
+            }
+        }
+        ids.iter()
+            .map(|id| {
+                by_id
+                    .remove(id)
+                    .ok_or_else(|| usage(format!("no run '{id}' in the database")))
+            })
+            .collect()
+    }
+}
+
+/// How many documents one query of [`Store::get_many`] reads (at most a few tens of MB).
+const READ_CHUNK: usize = 500;
+
+/// A stored document's text as a run.
+fn decode(id: &str, text: &str) -> anyhow::Result<RunDocument> {
+    serde_json::from_str(text).with_context(|| format!("stored run {id} is unreadable"))
 }
 
 /// The store location from the flag, the environment and the XDG default, in that order.
@@ -318,13 +357,21 @@ fn too_old(at: &dyn std::fmt::Display, version: i64) -> anyhow::Error {
     )
 }
 
-/// Look up runs in the store at `at` (read-only), in the order given. The runs `ids` name, each once: a run named twice (`R R`, `R latest`) is used once,
+/// Look up runs in the store at `at` (read-only, opened once), in the order given. The
+/// runs `ids` name, each once: a run named twice (`R R`, `R latest`) is used once,
 /// said on stderr, so that nothing counts it twice (predict fitted twice its steps).
 pub fn load_runs(at: &Location, ids: &[String]) -> anyhow::Result<Vec<RunDocument>> {
     let mut docs: Vec<RunDocument> = Vec::with_capacity(ids.len());
+    let Some(store) = Store::open_ro(at)? else {
+        return match ids.first() {
+            Some(id) => Err(no_store(at, id)),
+            None => Ok(docs),
+        };
+    };
+    let mut seen = std::collections::HashSet::new();
     for id in ids {
-        let d = load_run(at, id)?;
-        if docs.iter().any(|x| x.run_id == d.run_id) {
+        let d = store.get(id)?;
+        if !seen.insert(d.run_id.clone()) {
             eprintln!(
                 "truebench: run {} is named twice ('{}'): it is used once",
                 d.run_id,
@@ -341,9 +388,14 @@ pub fn load_runs(at: &Location, ids: &[String]) -> anyhow::Result<Vec<RunDocumen
 pub fn load_run(at: &Location, id: &str) -> anyhow::Result<RunDocument> {
     match Store::open_ro(at)? {
         Some(s) => s.get(id),
-        None => Err(usage_hint(
-            format!("no run '{id}': the results database {at} does not exist yet"),
-            "run `truebench run` first, or pass --db",
-        )),
+        None => Err(no_store(at, id)),
     }
+}
+
+/// Run `id` asked of a SQLite store that does not exist yet.
+fn no_store(at: &Location, id: &str) -> anyhow::Error {
+    usage_hint(
+        format!("no run '{id}': the results database {at} does not exist yet"),
+        "run `truebench run` first, or pass --db",
+    )
 }

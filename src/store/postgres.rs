@@ -310,6 +310,13 @@ impl Postgres {
                 "GRANT INSERT ON ALL TABLES IN SCHEMA truebench (and USAGE on its sequences) to this user",
             ));
         }
+        // Documents compressed with LZ4 where the server has it (PostgreSQL 14 and later,
+        // built with lz4): its default, pglz, took half the server's time of a bulk import.
+        // A server without it keeps its default (the setting is refused, nothing else).
+        let _ = conn.run(step(
+            conn.client
+                .simple_query("SET default_toast_compression = 'lz4'"),
+        ));
         Ok(Postgres {
             conn: RefCell::new(conn),
             target: t.clone(),
@@ -369,62 +376,146 @@ impl Postgres {
         Ok(())
     }
 
-    fn store(&self, doc: &RunDocument) -> Result<(), Failure> {
-        let started = chrono::DateTime::parse_from_rfc3339(&doc.started_at).ok();
-        let document = serde_json::to_value(doc).expect("a run document serialises");
+    /// Store runs, their result rows and their tags in one transaction: one statement per
+    /// table for all of them (`unnest` of one array per column), not one per row.
+    fn store(&self, docs: &[&RunDocument]) -> Result<(), Failure> {
+        let runs = RunColumns::of(docs);
+        let results = ResultColumns::of(docs);
+        let (tag_run, tag_key, tag_value): (Vec<&str>, Vec<&str>, Vec<&str>) = docs
+            .iter()
+            .flat_map(|d| {
+                d.tags
+                    .iter()
+                    .map(|(k, v)| (d.run_id.as_str(), k.as_str(), v.as_str()))
+            })
+            .collect();
         let mut conn = self.conn.borrow_mut();
         let Conn { client, rt } = &mut *conn;
         rt.block_on(async {
             let tx = step(client.transaction()).await?;
+            // WITH ORDINALITY ... ORDER BY: `seq` follows the order given.
             step(tx.execute(
                 "INSERT INTO truebench.runs (run_id, started_at, host, suites, interrupted, tool_version, headline, document, started)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                 SELECT a, b, c, d, e, f, g, h::jsonb, i FROM unnest($1::text[], $2::text[], $3::text[], $4::text[],
+                    $5::bool[], $6::text[], $7::text[], $8::text[], $9::timestamptz[])
+                    WITH ORDINALITY AS u(a, b, c, d, e, f, g, h, i, o) ORDER BY o",
                 &[
-                    &doc.run_id,
-                    &doc.started_at,
-                    &doc.host,
-                    &doc.suites.join(","),
-                    &doc.interrupted,
-                    &doc.tool.version,
-                    &doc.headline(),
-                    &tokio_postgres::types::Json(&document),
-                    &started,
+                    &runs.run_id,
+                    &runs.started_at,
+                    &runs.host,
+                    &runs.suites,
+                    &runs.interrupted,
+                    &runs.tool_version,
+                    &runs.headline,
+                    &runs.document,
+                    &runs.started,
                 ],
             ))
             .await?;
-            let insert = step(tx.prepare(
+            step(tx.execute(
                 "INSERT INTO truebench.results (run_id, idx, benchmark, placement, params, unit, median, ci95_low, ci95_high, cv, n)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+                 SELECT a, b, c, d, e::jsonb, f, g, h, i, j, k FROM unnest($1::text[], $2::int4[], $3::text[], $4::text[],
+                    $5::text[], $6::text[], $7::float8[], $8::float8[], $9::float8[], $10::float8[], $11::int8[])
+                    AS u(a, b, c, d, e, f, g, h, i, j, k)",
+                &[
+                    &results.run_id,
+                    &results.idx,
+                    &results.benchmark,
+                    &results.placement,
+                    &results.params,
+                    &results.unit,
+                    &results.median,
+                    &results.ci95_low,
+                    &results.ci95_high,
+                    &results.cv,
+                    &results.n,
+                ],
             ))
             .await?;
-            for (i, r) in doc.results.iter().enumerate() {
+            if !tag_run.is_empty() {
                 step(tx.execute(
-                    &insert,
-                    &[
-                        &doc.run_id,
-                        &(i as i32),
-                        &r.benchmark,
-                        &r.placement.name,
-                        &tokio_postgres::types::Json(&r.params),
-                        &r.unit,
-                        &r.stats.median,
-                        &r.stats.ci95_low,
-                        &r.stats.ci95_high,
-                        &r.stats.cv,
-                        &(r.stats.n as i64),
-                    ],
-                ))
-                .await?;
-            }
-            for (k, v) in &doc.tags {
-                step(tx.execute(
-                    "INSERT INTO truebench.run_tags (run_id, key, value) VALUES ($1, $2, $3)",
-                    &[&doc.run_id, k, v],
+                    "INSERT INTO truebench.run_tags (run_id, key, value)
+                     SELECT * FROM unnest($1::text[], $2::text[], $3::text[])",
+                    &[&tag_run, &tag_key, &tag_value],
                 ))
                 .await?;
             }
             step(tx.commit()).await
         })
+    }
+}
+
+/// The `runs` columns of several documents, one array each (for `unnest`).
+struct RunColumns<'a> {
+    run_id: Vec<&'a str>,
+    started_at: Vec<&'a str>,
+    host: Vec<Option<&'a str>>,
+    suites: Vec<String>,
+    interrupted: Vec<bool>,
+    tool_version: Vec<&'a str>,
+    headline: Vec<String>,
+    document: Vec<String>,
+    started: Vec<Option<chrono::DateTime<chrono::FixedOffset>>>,
+}
+
+impl<'a> RunColumns<'a> {
+    fn of(docs: &[&'a RunDocument]) -> RunColumns<'a> {
+        RunColumns {
+            run_id: docs.iter().map(|d| d.run_id.as_str()).collect(),
+            started_at: docs.iter().map(|d| d.started_at.as_str()).collect(),
+            host: docs.iter().map(|d| d.host.as_deref()).collect(),
+            suites: docs.iter().map(|d| d.suites.join(",")).collect(),
+            interrupted: docs.iter().map(|d| d.interrupted).collect(),
+            tool_version: docs.iter().map(|d| d.tool.version.as_str()).collect(),
+            headline: docs.iter().map(|d| d.headline()).collect(),
+            document: docs
+                .iter()
+                .map(|d| serde_json::to_string(d).expect("a run document serialises"))
+                .collect(),
+            started: docs
+                .iter()
+                .map(|d| chrono::DateTime::parse_from_rfc3339(&d.started_at).ok())
+                .collect(),
+        }
+    }
+}
+
+/// The `results` columns of several documents' rows, one array each.
+#[derive(Default)]
+struct ResultColumns<'a> {
+    run_id: Vec<&'a str>,
+    idx: Vec<i32>,
+    benchmark: Vec<&'a str>,
+    placement: Vec<&'a str>,
+    params: Vec<String>,
+    unit: Vec<&'a str>,
+    median: Vec<f64>,
+    ci95_low: Vec<f64>,
+    ci95_high: Vec<f64>,
+    cv: Vec<f64>,
+    n: Vec<i64>,
+}
+
+impl<'a> ResultColumns<'a> {
+    fn of(docs: &[&'a RunDocument]) -> ResultColumns<'a> {
+        let mut c = ResultColumns::default();
+        for d in docs {
+            for (i, r) in d.results.iter().enumerate() {
+                c.run_id.push(&d.run_id);
+                c.idx.push(i as i32);
+                c.benchmark.push(&r.benchmark);
+                c.placement.push(&r.placement.name);
+                c.params
+                    .push(serde_json::to_string(&r.params).expect("params serialise"));
+                c.unit.push(&r.unit);
+                c.median.push(r.stats.median);
+                c.ci95_low.push(r.stats.ci95_low);
+                c.ci95_high.push(r.stats.ci95_high);
+                c.cv.push(r.stats.cv);
+                c.n.push(r.stats.n as i64);
+            }
+        }
+        c
     }
 }
 
@@ -446,16 +537,21 @@ fn tag_filter<'a>(args: &mut Args<'a>, tags: &'a [(String, String)]) -> String {
 }
 
 impl Backend for Postgres {
-    fn contains(&self, run_id: &str) -> anyhow::Result<bool> {
-        Ok(!self
-            .rows("SELECT 1 FROM truebench.runs WHERE run_id = $1", &[&run_id])?
-            .is_empty())
+    fn stored(&self, run_ids: &[&str]) -> anyhow::Result<Vec<String>> {
+        Ok(self
+            .rows(
+                "SELECT run_id FROM truebench.runs WHERE run_id = ANY($1)",
+                &[&run_ids],
+            )?
+            .iter()
+            .map(|r| r.get(0))
+            .collect())
     }
 
     fn insert(&mut self, doc: &RunDocument) -> anyhow::Result<()> {
         self.reconnect_if_gone()?;
         let t = &self.target;
-        self.store(doc).map_err(|e| match e.code() {
+        self.store(&[doc]).map_err(|e| match e.code() {
             Some(c) if *c == SqlState::UNIQUE_VIOLATION => usage_hint(
                 format!("run {} is already in {t}", doc.run_id),
                 "nothing was stored",
@@ -466,6 +562,14 @@ impl Backend for Postgres {
             )),
             _ => anyhow::anyhow!("{}", reason(t, &e)),
         })
+    }
+
+    /// All in one transaction; on failure nothing is stored (the caller stores them one
+    /// at a time to say which one was refused and why).
+    fn insert_batch(&mut self, docs: &[&RunDocument]) -> anyhow::Result<()> {
+        self.reconnect_if_gone()?;
+        self.store(docs)
+            .map_err(|e| anyhow::anyhow!("{}", reason(&self.target, &e)))
     }
 
     fn list_filtered(
@@ -507,14 +611,15 @@ impl Backend for Postgres {
         Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
-    fn document(&self, run_id: &str) -> anyhow::Result<String> {
-        let rows = self.rows(
-            "SELECT document::text FROM truebench.runs WHERE run_id = $1",
-            &[&run_id],
-        )?;
-        rows.first()
-            .map(|r| r.get(0))
-            .ok_or_else(|| usage(format!("no run '{run_id}' in {}", self.target)))
+    fn documents(&self, run_ids: &[&str]) -> anyhow::Result<Vec<(String, String)>> {
+        Ok(self
+            .rows(
+                "SELECT run_id, document::text FROM truebench.runs WHERE run_id = ANY($1)",
+                &[&run_ids],
+            )?
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect())
     }
     fn points(&self, sel: &Selection) -> anyhow::Result<Vec<Point>> {
         let mut args: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![];

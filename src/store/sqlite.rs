@@ -6,7 +6,7 @@ use super::{Point, Selection};
 use crate::error::usage_hint;
 use crate::result::RunDocument;
 use anyhow::Context;
-use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+use rusqlite::{params, Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 
 pub struct Sqlite {
@@ -320,10 +320,11 @@ impl Sqlite {
 
 /// One run, its result rows and its tags, inside the caller's transaction.
 fn put(tx: &rusqlite::Transaction, doc: &RunDocument) -> anyhow::Result<()> {
-    tx.execute(
+    tx.prepare_cached(
         "INSERT INTO runs (run_id, started_at, host, suites, interrupted, tool_version, headline, document)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        params![
+    )?
+    .execute(params![
             doc.run_id,
             doc.started_at,
             doc.host,
@@ -335,30 +336,29 @@ fn put(tx: &rusqlite::Transaction, doc: &RunDocument) -> anyhow::Result<()> {
         ],
     )
     .with_context(|| format!("cannot store run {}", doc.run_id))?;
+    let mut result = tx.prepare_cached(
+        "INSERT INTO results (run_id, idx, benchmark, placement, params, unit, median, ci95_low, ci95_high, cv, n)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?;
     for (i, r) in doc.results.iter().enumerate() {
-        tx.execute(
-            "INSERT INTO results (run_id, idx, benchmark, placement, params, unit, median, ci95_low, ci95_high, cv, n)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-            params![
-                doc.run_id,
-                i as i64,
-                r.benchmark,
-                r.placement.name,
-                serde_json::to_string(&r.params)?,
-                r.unit,
-                r.stats.median,
-                r.stats.ci95_low,
-                r.stats.ci95_high,
-                r.stats.cv,
-                r.stats.n as i64,
-            ],
-        )?;
+        result.execute(params![
+            doc.run_id,
+            i as i64,
+            r.benchmark,
+            r.placement.name,
+            serde_json::to_string(&r.params)?,
+            r.unit,
+            r.stats.median,
+            r.stats.ci95_low,
+            r.stats.ci95_high,
+            r.stats.cv,
+            r.stats.n as i64,
+        ])?;
     }
+    let mut tag =
+        tx.prepare_cached("INSERT INTO run_tags (run_id, key, value) VALUES (?1, ?2, ?3)")?;
     for (k, v) in &doc.tags {
-        tx.execute(
-            "INSERT INTO run_tags (run_id, key, value) VALUES (?1, ?2, ?3)",
-            params![doc.run_id, k, v],
-        )?;
+        tag.execute(params![doc.run_id, k, v])?;
     }
     Ok(())
 }
@@ -375,13 +375,14 @@ fn tag_filter<'a>(args: &mut Vec<&'a dyn rusqlite::ToSql>, tags: &'a [(String, S
 }
 
 impl Backend for Sqlite {
-    fn contains(&self, run_id: &str) -> anyhow::Result<bool> {
-        Ok(self
-            .conn
-            .query_row("SELECT 1 FROM runs WHERE run_id = ?1", [run_id], |_| Ok(()))
-            .optional()
-            .map_err(|e| read_error(&self.path, e))?
-            .is_some())
+    fn stored(&self, run_ids: &[&str]) -> anyhow::Result<Vec<String>> {
+        let ids = serde_json::to_string(run_ids)?;
+        self.conn
+            .prepare_cached(
+                "SELECT run_id FROM runs WHERE run_id IN (SELECT value FROM json_each(?1))",
+            )
+            .and_then(|mut st| st.query_map([ids], |r| r.get(0))?.collect())
+            .map_err(|e| read_error(&self.path, e))
     }
 
     fn insert(&mut self, doc: &RunDocument) -> anyhow::Result<()> {
@@ -440,13 +441,17 @@ impl Backend for Sqlite {
         found.map_err(|e| read_error(&self.path, e))
     }
 
-    fn document(&self, run_id: &str) -> anyhow::Result<String> {
+    fn documents(&self, run_ids: &[&str]) -> anyhow::Result<Vec<(String, String)>> {
+        let ids = serde_json::to_string(run_ids)?;
         self.conn
-            .query_row(
-                "SELECT document FROM runs WHERE run_id = ?1",
-                [run_id],
-                |r| r.get(0),
+            .prepare_cached(
+                "SELECT run_id, document FROM runs
+                 WHERE run_id IN (SELECT value FROM json_each(?1))",
             )
+            .and_then(|mut st| {
+                st.query_map([ids], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect()
+            })
             .map_err(|e| read_error(&self.path, e))
     }
     fn points(&self, sel: &Selection) -> anyhow::Result<Vec<Point>> {
