@@ -178,8 +178,29 @@ fn open_regular(p: &Path) -> Result<std::fs::File, String> {
 struct Tally {
     stored: usize,
     results: usize,
-    refused: Vec<(String, String)>,
+    /// Each refused document: its name, why, and the kind of why
+    /// (`crate::repeated::kind_of` unless the reason names a run).
+    refused: Vec<Refusal>,
     last: Option<String>,
+}
+
+struct Refusal {
+    name: String,
+    why: String,
+    kind: String,
+}
+
+impl Refusal {
+    fn new(name: String, why: String) -> Refusal {
+        let kind = crate::repeated::kind_of(&why);
+        Refusal { name, why, kind }
+    }
+}
+
+/// Why a run is refused for its id (given twice, already stored), and the kind of that
+/// reason, which leaves the id out.
+fn refused_run(id: &str, what: &str) -> (String, Option<String>) {
+    (format!("run {id} {what}"), Some(format!("run {what}")))
 }
 
 fn store_batch(store: &mut Store, batch: &mut Vec<(String, RunDocument)>, t: &mut Tally) {
@@ -200,7 +221,7 @@ fn store_batch(store: &mut Store, batch: &mut Vec<(String, RunDocument)>, t: &mu
                     t.results += d.results.len();
                     t.last = Some(d.run_id.clone());
                 }
-                Err(e) => t.refused.push((name.clone(), format!("{e:#}"))),
+                Err(e) => t.refused.push(Refusal::new(name.clone(), format!("{e:#}"))),
             }
         }
     }
@@ -261,6 +282,7 @@ pub fn import(args: &[PathBuf], db: Option<&Location>) -> anyhow::Result<()> {
     let mut t = Tally::default();
     let mut ids: HashSet<String> = HashSet::new();
     let mut batch: Vec<(String, RunDocument)> = vec![];
+
     let mut total = 0;
     for src in &sources {
         documents(src, &mut |(name, read)| {
@@ -268,25 +290,29 @@ pub fn import(args: &[PathBuf], db: Option<&Location>) -> anyhow::Result<()> {
                 return;
             }
             total += 1;
-            let checked = read.and_then(|v| admit(&v));
+            // Err: why, and its kind when the reason names a run (the kind leaves it out).
+            let checked = read.and_then(|v| admit(&v)).map_err(|why| (why, None));
             let checked = checked.and_then(|d| {
                 if !ids.insert(d.run_id.clone()) {
-                    return Err(format!("run {} is given twice", d.run_id));
+                    return Err(refused_run(&d.run_id, "is given twice"));
                 }
                 if store.is_none() {
                     match Store::open_rw(&path) {
                         Ok(s) => store = Some(s),
                         Err(e) => {
                             open_failed = Some(e);
-                            return Err(String::new());
+                            return Err((String::new(), None));
                         }
                     }
                 }
                 let store = store.as_mut().expect("opened above");
                 match store.contains(&d.run_id) {
-                    Ok(true) => Err(format!("run {} is already in {}", d.run_id, path.display())),
+                    Ok(true) => Err(refused_run(
+                        &d.run_id,
+                        &format!("is already in {}", path.display()),
+                    )),
                     Ok(false) => Ok(d),
-                    Err(e) => Err(format!("{e:#}")),
+                    Err(e) => Err((format!("{e:#}"), None)),
                 }
             });
             match checked {
@@ -299,7 +325,11 @@ pub fn import(args: &[PathBuf], db: Option<&Location>) -> anyhow::Result<()> {
                     }
                 }
                 Err(_) if open_failed.is_some() => {}
-                Err(why) => t.refused.push((name, why)),
+                Err((why, kind)) => {
+                    let mut r = Refusal::new(name, why);
+                    r.kind = kind.unwrap_or(r.kind);
+                    t.refused.push(r)
+                }
             }
         });
     }
@@ -310,17 +340,20 @@ pub fn import(args: &[PathBuf], db: Option<&Location>) -> anyhow::Result<()> {
         store_batch(store, &mut batch, &mut t);
     }
     if total == 1 && t.refused.len() == 1 {
-        let (name, why) = &t.refused[0];
+        let Refusal { name, why, .. } = &t.refused[0];
         return Err(match why.starts_with("is ") {
             true => usage(format!("{name} {why}")),
             false => usage(format!("{name} refused: {why}")),
         });
     }
-    for (name, why) in &t.refused {
-        eprintln!(
-            "{}",
-            crate::stdout::printable(&format!("refused {name}: {why}"))
-        );
+    // The first few of each kind whole, the rest counted (100 KB of garbage on standard
+    // input printed 401 lines; a full disk, one per remaining document).
+    for line in crate::repeated::Repeated::lines(
+        t.refused
+            .iter()
+            .map(|r| (r.kind.clone(), format!("refused {}: {}", r.name, r.why))),
+    ) {
+        eprintln!("{}", crate::stdout::printable(&line));
     }
     match (t.stored, &t.last) {
         (1, Some(id)) => crate::stdout::line(&format!(

@@ -51,7 +51,11 @@ pub fn write_file(path: &Path, bytes: &[u8], replace: bool) -> anyhow::Result<()
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| {
         let why = e.to_string();
         let why = why.split(" at path ").next().unwrap_or_default();
-        usage(format!("cannot write in {}: {why}", dir.display()))
+        usage(format!(
+            "cannot write {} (a file in {}): {why}",
+            path.display(),
+            dir.display()
+        ))
     })?;
     // Text is written as standard output shows it (`crate::stdout::printable`): an escape
     // sequence or a bidirectional override in a document's text never reaches a file that

@@ -322,17 +322,26 @@ fn too_old(at: &dyn std::fmt::Display, version: i64) -> anyhow::Error {
 /// said on stderr, so that nothing counts it twice (predict fitted twice its steps).
 pub fn load_runs(at: &Location, ids: &[String]) -> anyhow::Result<Vec<RunDocument>> {
     let mut docs: Vec<RunDocument> = Vec::with_capacity(ids.len());
+    let mut seen = std::collections::HashSet::new();
+    let mut notes = Vec::new();
     for id in ids {
         let d = load_run(at, id)?;
-        if docs.iter().any(|x| x.run_id == d.run_id) {
-            eprintln!(
-                "truebench: run {} is named twice ('{}'): it is used once",
-                d.run_id,
-                crate::stdout::field(id)
-            );
+        if !seen.insert(d.run_id.clone()) {
+            notes.push((
+                "a run named twice is used once".to_string(),
+                format!(
+                    "truebench: run {} is named twice ('{}'): it is used once",
+                    d.run_id,
+                    crate::stdout::field(id)
+                ),
+            ));
             continue;
         }
         docs.push(d);
+    }
+    // The first few whole, the rest counted (`report` of a run named 500 times).
+    for line in crate::repeated::Repeated::lines(notes) {
+        eprintln!("{line}");
     }
     Ok(docs)
 }
