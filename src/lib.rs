@@ -25,6 +25,7 @@ pub mod policy;
 pub mod predict;
 pub mod probe;
 pub mod redact;
+pub mod repeated;
 pub mod report;
 pub mod result;
 pub mod safe_file;

@@ -16,6 +16,13 @@
 //! when the command runs under a capacity policy, and while truebench lives it is stopped
 //! as an adopted orphan (`crate::descendants`).
 //!
+//! The mark is not enough where a command overwrites its environment block: nginx writes
+//! its process title over it (`/proc/PID/environ` then holds no mark, in the master and its
+//! workers). So truebench also writes each launched command's pid and start time into the
+//! pipe ([`launched`]), and the watchdog stops those processes and their descendants too:
+//! it stops (SIGSTOP) the whole tree first, so that no child is orphaned away from it
+//! while its parent is killed, then kills it.
+//!
 //! The watchdog ignores SIGINT, SIGTERM, SIGHUP and SIGQUIT (a Ctrl-C to the terminal's
 //! process group is truebench's to handle), holds no file but the pipe and stderr, and
 //! uses no CPU while truebench runs.
@@ -91,6 +98,41 @@ fn start() -> Result<Running, String> {
     })
 }
 
+/// Tell the watchdog that process `pid` was launched (after `mark` and the spawn): it and
+/// its descendants are stopped when truebench dies, even if they overwrite their
+/// environment (nginx's process title). Its start time goes with it, so that a pid reused
+/// after the command ended is never touched.
+pub fn launched(pid: i32) {
+    if cfg!(test) {
+        return;
+    }
+    let Some(Some(w)) = WATCHDOG.get() else {
+        return;
+    };
+    if let Some(start) = start_time(pid) {
+        // One short line: written whole (below PIPE_BUF); the watchdog reads all the time.
+        let _ = nix::unistd::write(&w._pipe, format!("{pid} {start}\n").as_bytes());
+    }
+}
+
+/// A process's start time (clock ticks after boot, /proc/PID/stat field 22).
+fn start_time(pid: i32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    Some(crate::observe::process::parse_stat(&text)?.starttime)
+}
+
+/// The launched processes a pipe's text names (`PID START` lines, each written whole;
+/// anything else is left out).
+fn roots(text: &[u8]) -> Vec<(i32, u64)> {
+    text.split(|b| *b == b'\n')
+        .filter_map(|l| {
+            let l = std::str::from_utf8(l).ok()?;
+            let (p, s) = l.split_once(' ')?;
+            Some((p.parse().ok()?, s.parse().ok()?))
+        })
+        .collect()
+}
+
 /// Mark `cmd` (a command about to be launched) so that it and all its descendants are
 /// stopped when truebench dies. In a unit-test binary there is no truebench to re-execute:
 /// nothing is done.
@@ -131,17 +173,18 @@ pub fn main(args: &[String]) -> i32 {
         // SAFETY: setting a signal to be ignored.
         unsafe { libc::signal(s, libc::SIG_IGN) };
     }
-    let mut buf = [0u8; 64];
+    let mut buf = [0u8; 512];
+    let mut said: Vec<u8> = Vec::new();
     let mut stdin = std::io::stdin().lock();
     loop {
         match stdin.read(&mut buf) {
             Ok(0) => break,
-            Ok(_) => continue,
+            Ok(n) => said.extend_from_slice(&buf[..n]),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(_) => break,
         }
     }
-    let n = sweep(mark, parent);
+    let n = sweep(mark, parent, &roots(&said));
     if n > 0 {
         eprintln!(
             "truebench: {n} process{} started by truebench (pid {parent}) outlived it and {} killed by its watchdog",
@@ -152,12 +195,21 @@ pub fn main(args: &[String]) -> i32 {
     0
 }
 
-/// Kill every process carrying `mark` or in a capacity cgroup of truebench `parent`,
+/// Kill every process carrying `mark`, in a capacity cgroup of truebench `parent`, or
+/// launched by it (`roots`, still of the same start time) or descending from one of those,
 /// until none is left or [`SWEEP`] has passed; the number killed.
-fn sweep(mark: &str, parent: i32) -> usize {
+fn sweep(mark: &str, parent: i32, roots: &[(i32, u64)]) -> usize {
     let me = std::process::id() as i32;
     let groups = cgroup_procs_files(parent);
+    let launched: Vec<i32> = roots
+        .iter()
+        .filter(|(p, s)| start_time(*p) == Some(*s))
+        .map(|(p, _)| *p)
+        .collect();
     let mut killed: BTreeSet<i32> = BTreeSet::new();
+    // Every process found, stopped before any is killed: a parent killed first would
+    // orphan its children out of the tree (to init) before they were seen.
+    let mut stopped: BTreeSet<i32> = BTreeSet::new();
     let start = Instant::now();
     while start.elapsed() < SWEEP {
         let mut found: BTreeSet<i32> = marked(mark);
@@ -166,7 +218,19 @@ fn sweep(mark: &str, parent: i32) -> usize {
                 found.extend(text.lines().filter_map(|l| l.trim().parse::<i32>().ok()));
             }
         }
+        for p in launched.iter().chain(stopped.iter()) {
+            found.extend(crate::observe::process::tree(*p).into_iter().skip(1));
+        }
+        found.extend(launched.iter().filter(|p| start_time(**p).is_some()));
         found.retain(|p| *p != me && *p != parent && *p > 1);
+        let new: Vec<i32> = found.difference(&stopped).copied().collect();
+        if !new.is_empty() && stopped.len() < 100_000 {
+            for p in &new {
+                let _ = kill(Pid::from_raw(*p), Signal::SIGSTOP);
+            }
+            stopped.extend(new);
+            continue;
+        }
         if found.is_empty() {
             break;
         }
@@ -240,5 +304,12 @@ mod tests {
         assert_eq!(marks(None, "1.a"), "1.a");
         assert_eq!(marks(Some(""), "1.a"), "1.a");
         assert_eq!(marks(Some("0.z"), "1.a"), "0.z,1.a");
+    }
+
+    #[test]
+    fn launched_processes_are_read_from_the_pipe_whole_lines_only() {
+        assert_eq!(roots(b"12 345\n13 346\n"), [(12, 345), (13, 346)]);
+        assert_eq!(roots(b"12 345\nx y\n\n15"), [(12, 345)]);
+        assert!(roots(b"").is_empty());
     }
 }

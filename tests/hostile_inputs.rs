@@ -292,7 +292,10 @@ fn empty_files_bom_and_missing_output_directories_are_said_plainly() {
             .unwrap();
         assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
         let err = stderr(&out);
-        assert!(err.contains("cannot write in /nonexistent/dir"), "{err}");
+        assert!(
+            err.contains("cannot write /nonexistent/dir/out (a file in /nonexistent/dir)"),
+            "{err}"
+        );
         assert!(!err.contains(".tmp"), "{err}");
     }
 }
@@ -774,4 +777,51 @@ fn a_directory_inside_an_imported_directory_is_named_as_skipped() {
         said.contains("skipped") && said.contains("nested: a directory inside"),
         "{said}"
     );
+}
+
+/// Issue 37 item 6: repeated errors of one kind are summarised with a count. A directory
+/// of 40 files of garbage beside a good one printed a line per file (and 100 KB of binary
+/// garbage on standard input 401 lines): now the first 3 of each kind, then "and N more
+/// of the same kind: ...", and the good one stored (exit 2, as some were refused).
+#[test]
+fn many_refusals_of_one_kind_are_counted_not_listed() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(document("timers.json"), dir.path().join("a.json")).unwrap();
+    for i in 0..40 {
+        std::fs::write(
+            dir.path().join(format!("bad{i:02}.json")),
+            format!("{{\"x\": {i}"),
+        )
+        .unwrap();
+    }
+    let out = env.cmd().arg("import").arg(dir.path()).output().unwrap();
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    let refused: Vec<&str> = said.lines().filter(|l| l.starts_with("refused ")).collect();
+    assert_eq!(refused.len(), 3, "{said}");
+    assert!(
+        said.contains("and 37 more of the same kind: is not valid JSON: EOF while parsing"),
+        "{said}"
+    );
+    assert!(said.lines().count() <= 6, "{said}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("imported run"));
+    // Binary garbage on standard input: a screenful at most, not a line per line of it.
+    let garbage: Vec<u8> = (0..100_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect();
+    let out = env
+        .cmd()
+        .args(["import", "-"])
+        .write_stdin(garbage)
+        .output()
+        .unwrap();
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.lines().count() <= 30,
+        "{} lines: {said}",
+        said.lines().count()
+    );
+    assert!(said.contains("more of the same kind"), "{said}");
 }

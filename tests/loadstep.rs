@@ -228,6 +228,50 @@ fn a_capacity_grid_throttles_and_leaves_no_cgroup_behind() {
     common::assert_no_cgroup_left();
 }
 
+/// Issue 37 item 5: of the lists' quota x width combinations, one whose quota is above its
+/// width (never reached) is not measured, said on stderr with the rule's message; the
+/// others run (the lists are refused only when nothing is left: tests/safety_exit_codes).
+#[test]
+#[ignore = "needs root"]
+fn a_grid_combination_whose_quota_is_above_its_width_is_named_and_not_measured() {
+    common::needs_root();
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let env = TestEnv::new();
+    let out = env
+        .cmd()
+        .args([
+            "loadstep",
+            "--rates",
+            "200",
+            "--step-duration",
+            "0.2",
+            "--warmup",
+            "0.1",
+            "--cpu-quota",
+            "0.5,1.5",
+            "--cpuset-width",
+            "1",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("not measured: --cpu-quota 1.5 --cpuset-width 1: a quota of 1.50 CPUs on a cpuset of 1 CPU(s) cannot be used"),
+        "{err}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let quotas: Vec<f64> = doc["loadstep"]["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["capacity"]["quota"].as_f64().unwrap())
+        .collect();
+    assert!(quotas.iter().all(|q| *q == 0.5), "{quotas:?}");
+    common::assert_no_cgroup_left();
+}
+
 /// A keep-alive HTTP/1.1 server for the test: every request gets a 2-byte 200.
 fn tiny_server() -> std::net::SocketAddr {
     use std::io::{BufRead, BufReader, Write};

@@ -202,6 +202,35 @@ fn an_impossible_cpu_quota_is_refused() {
     }
 }
 
+/// Issue 37 item 5: a quota above its cpuset's width is never reached (the group never
+/// throttles) and ran silently in loadstep while predict called it unusable. Every place
+/// a capacity setting is born refuses it with the one rule's message, exit 2, nothing
+/// written: loadstep's --cpu-quota/--cpuset-width, a `cap:Q/W` policy of loadstep and
+/// experiment, predict's --capacity.
+#[test]
+fn a_quota_above_its_width_is_refused_the_same_way_everywhere() {
+    let env = Env::new();
+    let rule = "a quota of 5.00 CPUs on a cpuset of 1 CPU(s) cannot be used: the quota is at most the width";
+    for args in [
+        vec![
+            "loadstep",
+            "--cpu-quota",
+            "5",
+            "--cpuset-width",
+            "1",
+            "--rates",
+            "100",
+        ],
+        vec!["loadstep", "--policy", "cap:5/1", "--rates", "100"],
+        vec!["experiment", "--policy", "cap:5/1", "--", "true"],
+        vec!["predict", "latest", "--capacity", "5/1"],
+    ] {
+        let out = env.cmd().args(&args).output().unwrap();
+        common::assert_refused(&env, &out, &args);
+        assert!(stderr(&out).contains(rule), "{args:?}: {}", stderr(&out));
+    }
+}
+
 /// Defect 23: a list naming a value twice (`--policy os,os`) is refused: it ran the work
 /// twice and compared os with itself.
 #[test]

@@ -178,8 +178,29 @@ fn open_regular(p: &Path) -> Result<std::fs::File, String> {
 struct Tally {
     stored: usize,
     results: usize,
-    refused: Vec<(String, String)>,
+    /// Each refused document: its name, why, and the kind of why
+    /// (`crate::repeated::kind_of` unless the reason names a run).
+    refused: Vec<Refusal>,
     last: Option<String>,
+}
+
+struct Refusal {
+    name: String,
+    why: String,
+    kind: String,
+}
+
+impl Refusal {
+    fn new(name: String, why: String) -> Refusal {
+        let kind = crate::repeated::kind_of(&why);
+        Refusal { name, why, kind }
+    }
+}
+
+/// Why a run is refused for its id (given twice, already stored), and the kind of that
+/// reason, which leaves the id out.
+fn refused_run(id: &str, what: &str) -> (String, Option<String>) {
+    (format!("run {id} {what}"), Some(format!("run {what}")))
 }
 
 /// Store a batch: the runs already in the store are refused (one query for the batch,
@@ -196,8 +217,10 @@ fn store_batch(store: &mut Store, batch: &mut Vec<(String, RunDocument)>, t: &mu
             batch.retain(|(name, d)| {
                 let keep = !there.contains(&d.run_id);
                 if !keep {
-                    t.refused
-                        .push((name.clone(), format!("run {} is already in {at}", d.run_id)));
+                    let (why, kind) = refused_run(&d.run_id, &format!("is already in {at}"));
+                    let mut r = Refusal::new(name.clone(), why);
+                    r.kind = kind.unwrap_or(r.kind);
+                    t.refused.push(r);
                 }
                 keep
             });
@@ -206,7 +229,7 @@ fn store_batch(store: &mut Store, batch: &mut Vec<(String, RunDocument)>, t: &mu
         Err(e) => {
             let why = format!("{e:#}");
             t.refused
-                .extend(batch.drain(..).map(|(name, _)| (name, why.clone())));
+                .extend(batch.drain(..).map(|(name, _)| Refusal::new(name, why.clone())));
         }
     }
     let docs: Vec<&RunDocument> = batch.iter().map(|(_, d)| d).collect();
@@ -223,7 +246,7 @@ fn store_batch(store: &mut Store, batch: &mut Vec<(String, RunDocument)>, t: &mu
                     t.results += d.results.len();
                     t.last = Some(d.run_id.clone());
                 }
-                Err(e) => t.refused.push((name.clone(), format!("{e:#}"))),
+                Err(e) => t.refused.push(Refusal::new(name.clone(), format!("{e:#}"))),
             }
         }
     }
@@ -284,6 +307,7 @@ pub fn import(args: &[PathBuf], db: Option<&Location>) -> anyhow::Result<()> {
     let mut t = Tally::default();
     let mut ids: HashSet<String> = HashSet::new();
     let mut batch: Vec<(String, RunDocument)> = vec![];
+
     let mut total = 0;
     for src in &sources {
         documents(src, &mut |(name, read)| {
@@ -291,17 +315,18 @@ pub fn import(args: &[PathBuf], db: Option<&Location>) -> anyhow::Result<()> {
                 return;
             }
             total += 1;
-            let checked = read.and_then(|v| admit(&v));
+            // Err: why, and its kind when the reason names a run (the kind leaves it out).
+            let checked = read.and_then(|v| admit(&v)).map_err(|why| (why, None));
             let checked = checked.and_then(|d| {
                 if !ids.insert(d.run_id.clone()) {
-                    return Err(format!("run {} is given twice", d.run_id));
+                    return Err(refused_run(&d.run_id, "is given twice"));
                 }
                 if store.is_none() {
                     match Store::open_rw(&path) {
                         Ok(s) => store = Some(s),
                         Err(e) => {
                             open_failed = Some(e);
-                            return Err(String::new());
+                            return Err((String::new(), None));
                         }
                     }
                 }
@@ -317,7 +342,11 @@ pub fn import(args: &[PathBuf], db: Option<&Location>) -> anyhow::Result<()> {
                     }
                 }
                 Err(_) if open_failed.is_some() => {}
-                Err(why) => t.refused.push((name, why)),
+                Err((why, kind)) => {
+                    let mut r = Refusal::new(name, why);
+                    r.kind = kind.unwrap_or(r.kind);
+                    t.refused.push(r)
+                }
             }
         });
     }
@@ -328,17 +357,20 @@ pub fn import(args: &[PathBuf], db: Option<&Location>) -> anyhow::Result<()> {
         store_batch(store, &mut batch, &mut t);
     }
     if total == 1 && t.refused.len() == 1 {
-        let (name, why) = &t.refused[0];
+        let Refusal { name, why, .. } = &t.refused[0];
         return Err(match why.starts_with("is ") {
             true => usage(format!("{name} {why}")),
             false => usage(format!("{name} refused: {why}")),
         });
     }
-    for (name, why) in &t.refused {
-        eprintln!(
-            "{}",
-            crate::stdout::printable(&format!("refused {name}: {why}"))
-        );
+    // The first few of each kind whole, the rest counted (100 KB of garbage on standard
+    // input printed 401 lines; a full disk, one per remaining document).
+    for line in crate::repeated::Repeated::lines(
+        t.refused
+            .iter()
+            .map(|r| (r.kind.clone(), format!("refused {}: {}", r.name, r.why))),
+    ) {
+        eprintln!("{}", crate::stdout::printable(&line));
     }
     match (t.stored, &t.last) {
         (1, Some(id)) => crate::stdout::line(&format!(

@@ -51,7 +51,11 @@ pub fn write_file(path: &Path, bytes: &[u8], replace: bool) -> anyhow::Result<()
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| {
         let why = e.to_string();
         let why = why.split(" at path ").next().unwrap_or_default();
-        usage(format!("cannot write in {}: {why}", dir.display()))
+        usage(format!(
+            "cannot write {} (a file in {}): {why}",
+            path.display(),
+            dir.display()
+        ))
     })?;
     // Text is written as standard output shows it (`crate::stdout::printable`): an escape
     // sequence or a bidirectional override in a document's text never reaches a file that
@@ -62,7 +66,12 @@ pub fn write_file(path: &Path, bytes: &[u8], replace: bool) -> anyhow::Result<()
         Err(_) => bytes,
     };
     // A failure names the file asked for, not the temporary one (a full disk).
-    let failed = |e: std::io::Error| usage(format!("cannot write {}: {e}", path.display()));
+    // tempfile's errors end in ` at path "DIR/.tmpXXXX"`: left out (a full disk).
+    let failed = |e: std::io::Error| {
+        let why = e.to_string();
+        let why = why.split(" at path ").next().unwrap_or_default();
+        usage(format!("cannot write {}: {why}", path.display()))
+    };
     tmp.write_all(bytes)
         .and_then(|()| tmp.as_file().sync_all())
         .map_err(failed)?;

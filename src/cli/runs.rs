@@ -116,12 +116,18 @@ pub fn export(a: ExportArgs, db: Option<&Location>) -> anyhow::Result<()> {
         docs.push(doc);
     }
     if a.format != Format::Json {
-        for d in docs.iter().filter(|d| d.results.is_empty()) {
-            eprintln!(
-                "truebench: run {} has no results (its data is a recording or an experiment, \
-                 in --format json only)",
-                d.run_id
-            );
+        let notes = docs.iter().filter(|d| d.results.is_empty()).map(|d| {
+            (
+                "a run without results".to_string(),
+                format!(
+                    "truebench: run {} has no results (its data is a recording or an experiment, \
+                     in --format json only)",
+                    d.run_id
+                ),
+            )
+        });
+        for line in crate::repeated::Repeated::lines(notes) {
+            eprintln!("{line}");
         }
     }
     let bytes = exporter.render(&docs)?;

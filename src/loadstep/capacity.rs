@@ -67,6 +67,21 @@ pub fn check_quota(cpus: f64, period_us: u64) -> Result<(), String> {
     Ok(())
 }
 
+/// A quota the cpuset's width can use: a group of `width` CPUs runs at most `width` CPUs
+/// of time per period, so a larger quota is never reached, never throttles, and measures
+/// (or predicts) the width alone under a name that says otherwise. The one rule and
+/// message for `loadstep --cpu-quota/--cpuset-width`, `cap:Q/W` policies and `predict
+/// --capacity` (and predict's reading of a stored setting).
+pub fn check_within_width(quota: f64, width: usize) -> Result<(), String> {
+    if quota > width as f64 + 1e-9 {
+        return Err(format!(
+            "a quota of {} CPUs on a cpuset of {width} CPU(s) cannot be used: the quota is at most the width (above it the group is never throttled; give a quota up to {width} or a wider cpuset)",
+            crate::units::num(quota)
+        ));
+    }
+    Ok(())
+}
+
 /// A quota period from `5ms`, `2500us`/`2500µs` or `0.5s` (a unit is required), µs, within
 /// the kernel's 1 ms to 1 s.
 pub fn parse_period(s: &str) -> Result<u64, String> {
@@ -172,6 +187,7 @@ pub fn parse_setting(s: &str) -> Result<Setting, String> {
     if !(1..=65_536).contains(&width) {
         return Err(format!("a width of {width} CPUs: from 1 to 65536"));
     }
+    check_within_width(quota, width)?;
     Ok(Setting {
         quota,
         width,
@@ -539,6 +555,13 @@ mod tests {
             assert!(parse_setting(bad).is_err(), "{bad}");
         }
         assert!(parse_setting("0.1/1@5ms").unwrap_err().contains("0.2"));
+        // A quota above the width is never reached: refused by the one rule.
+        assert!(parse_setting("2/2").is_ok() && parse_setting("1.5/2").is_ok());
+        let e = parse_setting("2.5/2@5ms").unwrap_err();
+        assert_eq!(Err(e), check_within_width(2.5, 2));
+        assert!(check_within_width(1e300, 1)
+            .unwrap_err()
+            .contains("1.000e300"));
         assert!(check_quota(0.01, DEFAULT_PERIOD_US).is_ok());
         assert!(check_quota(0.19, 5000).is_err() && check_quota(0.2, 5000).is_ok());
     }

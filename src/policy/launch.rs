@@ -107,6 +107,7 @@ impl Launched {
             _ => format!("cannot start '{what}' under {policy}: {e}"),
         })?;
         let pid = child.id() as i32;
+        crate::watchdog::launched(pid);
         // The std handle is not waited on: wait4 below reaps the child with its rusage.
         drop(child);
         let pinner = at.pin_order.clone().map(|o| Pinner::start(pid, o));

@@ -261,11 +261,8 @@ fn setting_refusal(
             e.machine_cpus
         ));
     }
-    if quota > width as f64 {
-        return Some(format!(
-            "a quota of {} CPUs on {width} CPUs cannot be used: the quota is at most the width",
-            num(quota)
-        ));
+    if let Err(why) = crate::loadstep::capacity::check_within_width(quota, width) {
+        return Some(why);
     }
     if width > most && c.measured_parallel < width {
         return Some(format!(

@@ -129,8 +129,13 @@ pub fn render(f: &FleetView, verbose: bool) -> String {
         f.min_fleet,
     )));
     out.push(clip(noise_words(&f.noise)));
-    for why in &f.rows_left_out {
-        out.push(clip(format!("Left out: {why}")));
+    // The first few of each reason whole, the rest counted (a fleet of many rows each
+    // measured by too few hosts); the JSON lists every one.
+    for line in crate::repeated::Repeated::lines(f.rows_left_out.iter().map(|why| {
+        let reason = why.rsplit_once(": ").map_or(why.as_str(), |(_, r)| r);
+        (crate::repeated::kind_of(reason), format!("Left out: {why}"))
+    })) {
+        out.push(clip(line));
     }
     if f.rows.is_empty() {
         // No score exists without a row: not "score inf--inf" for every host.

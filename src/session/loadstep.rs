@@ -129,6 +129,7 @@ impl Measurement for LoadStep {
             }
         }
         let mut capacity = Vec::new();
+        let mut unusable = Vec::new();
         for q in self.o.cpu_quota.iter().flatten() {
             crate::loadstep::capacity::check_quota(*q, self.o.quota_period_us)
                 .map_err(|e| usage(format!("--cpu-quota {q}: {e}")))?;
@@ -142,12 +143,27 @@ impl Measurement for LoadStep {
                         "give widths up to the usable CPUs (truebench probe shows them)",
                     ));
                 }
+                // A quota above the width is never reached: that combination of the
+                // two lists is not measured, said with the rule's message; when no
+                // combination is left, the lists are refused with it.
+                if let Err(why) = crate::loadstep::capacity::check_within_width(*q, *w as usize) {
+                    unusable.push(format!("--cpu-quota {q} --cpuset-width {w}: {why}"));
+                    continue;
+                }
                 capacity.push(crate::loadstep::capacity::Setting {
                     quota: *q,
                     width: *w as usize,
                     period_us: self.o.quota_period_us,
                 });
             }
+        }
+        if capacity.is_empty() {
+            if let Some(why) = unusable.first() {
+                return Err(usage(why.clone()));
+            }
+        }
+        for why in &unusable {
+            eprintln!("truebench: not measured: {why}");
         }
         let own_capacity = self.o.policies.iter().any(|p| p.capacity.is_some());
         let layout = if capacity.is_empty() && !own_capacity {

@@ -432,10 +432,11 @@ impl Measurement for Recording {
             let mut cmd = std::process::Command::new(prog);
             cmd.args(args);
             crate::watchdog::mark(&mut cmd);
-            self.child = Some(
-                cmd.spawn()
-                    .map_err(|e| usage(format!("cannot start '{prog}': {e}")))?,
-            );
+            let child = cmd
+                .spawn()
+                .map_err(|e| usage(format!("cannot start '{prog}': {e}")))?;
+            crate::watchdog::launched(child.id() as i32);
+            self.child = Some(child);
         }
         Ok(())
     }

@@ -189,19 +189,30 @@ fn url_error(url: &str, why: impl fmt::Display) -> anyhow::Error {
     )
 }
 
+/// The URL without its `#fragment`: from the first `#` after the user information (the
+/// last `@`), so a password holding an unencoded `#` is not cut.
+fn without_fragment(url: &str) -> &str {
+    let from = url.rfind('@').map_or(0, |at| at + 1);
+    match url[from..].find('#') {
+        Some(i) => &url[..from + i],
+        None => url,
+    }
+}
+
 /// Parse a `postgresql://` URL: the client parses it, except `sslmode` (libpq's six
 /// values; the client knows three) and `sslrootcert`, taken here. A missing user is the
 /// login name (`PGUSER` first), a missing host `localhost`; a missing password is looked
 /// up in `PGPASSWORD`, then the password file (`PGPASSFILE` or `~/.pgpass`).
 fn parse_url(url: &str) -> anyhow::Result<PgTarget> {
-    // The client knows the scheme in lower case only.
-    let lowered = match url.split_once("://") {
+    // The client knows the scheme in lower case only, and no fragment (it became part of
+    // the database name, and was echoed back): dropped, as docs/safety.md says.
+    let lowered = match without_fragment(url).split_once("://") {
         Some((_, rest)) => format!("postgresql://{rest}"),
-        None => url.to_string(),
+        None => without_fragment(url).to_string(),
     };
     let (base, query) = match lowered.split_once('?') {
         Some((b, q)) => (b, Some(q)),
-        None => (url, None),
+        None => (lowered.as_str(), None),
     };
     let mut tls = TlsMode::Prefer;
     let mut root_cert = None;
@@ -360,6 +371,33 @@ mod tests {
         let t = pg("postgres://ann@db/bench");
         assert_eq!(t.server(), "db:5432");
         assert_eq!(t.tls, TlsMode::Prefer);
+        // The scheme in capitals, with no query, is the same URL.
+        assert_eq!(pg("POSTGRES://ann@db/bench").dbname(), "bench");
+    }
+
+    /// Issue 37 item 5: a `#fragment` became part of the database name (`bench#x`), and
+    /// was echoed back; it is dropped, as docs/safety.md says, after the database name
+    /// and after the query alike; a `#` inside the password is not a fragment.
+    #[test]
+    fn a_fragment_is_dropped() {
+        for (url, db, tls) in [
+            ("postgresql://ann@db/bench#frag", "bench", TlsMode::Prefer),
+            ("postgresql://ann@db/bench#", "bench", TlsMode::Prefer),
+            (
+                "postgresql://ann@db/bench?sslmode=require#x",
+                "bench",
+                TlsMode::Require,
+            ),
+            ("postgresql://ann@db#frag", "ann", TlsMode::Prefer),
+        ] {
+            let t = pg(url);
+            assert_eq!((t.dbname(), t.tls), (db, tls), "{url}");
+            assert!(!t.to_string().contains('#'), "{url}: {t}");
+            assert_eq!(t.server(), "db:5432", "{url}");
+        }
+        let t = pg("postgresql://ann:Zq9#secret@db/bench#frag");
+        assert_eq!(t.password().as_deref(), Some("Zq9#secret"));
+        assert_eq!(t.dbname(), "bench");
     }
 
     #[test]

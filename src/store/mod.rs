@@ -369,17 +369,25 @@ pub fn load_runs(at: &Location, ids: &[String]) -> anyhow::Result<Vec<RunDocumen
         };
     };
     let mut seen = std::collections::HashSet::new();
+    let mut notes = Vec::new();
     for id in ids {
         let d = store.get(id)?;
         if !seen.insert(d.run_id.clone()) {
-            eprintln!(
-                "truebench: run {} is named twice ('{}'): it is used once",
-                d.run_id,
-                crate::stdout::field(id)
-            );
+            notes.push((
+                "a run named twice is used once".to_string(),
+                format!(
+                    "truebench: run {} is named twice ('{}'): it is used once",
+                    d.run_id,
+                    crate::stdout::field(id)
+                ),
+            ));
             continue;
         }
         docs.push(d);
+    }
+    // The first few whole, the rest counted (`report` of a run named 500 times).
+    for line in crate::repeated::Repeated::lines(notes) {
+        eprintln!("{line}");
     }
     Ok(docs)
 }
