@@ -228,8 +228,11 @@ fn store_batch(store: &mut Store, batch: &mut Vec<(String, RunDocument)>, t: &mu
         Ok(_) => {}
         Err(e) => {
             let why = format!("{e:#}");
-            t.refused
-                .extend(batch.drain(..).map(|(name, _)| Refusal::new(name, why.clone())));
+            t.refused.extend(
+                batch
+                    .drain(..)
+                    .map(|(name, _)| Refusal::new(name, why.clone())),
+            );
         }
     }
     let docs: Vec<&RunDocument> = batch.iter().map(|(_, d)| d).collect();
