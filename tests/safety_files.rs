@@ -372,3 +372,127 @@ fn report_over_a_private_file_keeps_it_private() {
         0o644
     );
 }
+
+/// A tmpfs of `size` mounted at `dir` for a test, unmounted when dropped.
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    fn mount(dir: &Path, size: &str) -> Tmpfs {
+        std::fs::create_dir_all(dir).unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "cannot mount a tmpfs at {}", dir.display());
+        Tmpfs(dir.to_path_buf())
+    }
+
+    /// Fill it: a file written until the file system has no block left.
+    fn fill(&self) {
+        use std::io::Write;
+        let mut f = std::fs::File::create(self.0.join("filler")).unwrap();
+        let block = vec![0u8; 4096];
+        while f.write_all(&block).and_then(|()| f.sync_all()).is_ok() {}
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .args(["-l"])
+            .arg(&self.0)
+            .status();
+    }
+}
+
+/// Issue 37 item 6: writing to a full file system (a tmpfs filled to its last block) is
+/// one `error:` line naming the file asked for, a non-zero exit, and what was there
+/// before stays whole: an `-o` file replaced is unchanged and no temporary file is left
+/// beside it, a new `-o` file is not made, the results database keeps its runs.
+#[test]
+#[ignore = "needs root"]
+fn a_full_disk_is_one_line_and_leaves_what_was_there_whole() {
+    common::needs_root();
+    let env = Env::new();
+    let mnt = env.dir.path().join("small");
+    let fs = Tmpfs::mount(&mnt, "4m");
+    let db = mnt.join("results.db");
+    let tb = |args: &[&str]| {
+        env.cmd()
+            .env("TRUEBENCH_DB", &db)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let doc = recording(&env);
+    let file = env.file("run.json", &doc.to_string());
+    assert!(tb(&["import", file.to_str().unwrap()]).status.success());
+    let report = mnt.join("report.html");
+    assert!(tb(&["report", "latest", "-o", report.to_str().unwrap()])
+        .status
+        .success());
+    let before = std::fs::read(&report).unwrap();
+    fs.fill();
+    let listing = || {
+        let mut v: Vec<_> = std::fs::read_dir(&mnt)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        v.sort();
+        v
+    };
+    let files = listing();
+    let export = mnt.join("export.json");
+    for (args, named) in [
+        (
+            vec!["report", "latest", "-o", report.to_str().unwrap()],
+            &report,
+        ),
+        (
+            vec![
+                "export",
+                "latest",
+                "--format",
+                "json",
+                "-o",
+                export.to_str().unwrap(),
+            ],
+            &export,
+        ),
+    ] {
+        let out = tb(&args);
+        let err = stderr(&out);
+        assert_ne!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("error: "), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("cannot write {}", named.display())),
+            "{args:?}: {err}"
+        );
+        // No temporary file named (the test's own directory is a .tmpXXXX one).
+        let beside = err.replace(&named.display().to_string(), "");
+        assert!(!beside.contains(".tmp"), "{args:?}: {err}");
+        assert_eq!(listing(), files, "{args:?} left a file beside");
+    }
+    assert_eq!(
+        std::fs::read(&report).unwrap(),
+        before,
+        "the report changed"
+    );
+    // A store onto the full disk: refused in a line, the database keeps its run.
+    let mut other = doc.clone();
+    other["run_id"] = "full-disk-2".into();
+    let second = env.file("second.json", &other.to_string());
+    let out = tb(&["import", second.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(db.to_str().unwrap()), "{err}");
+    std::fs::remove_file(mnt.join("filler")).unwrap();
+    let h = tb(&["history", "--json"]);
+    let runs: Value = serde_json::from_slice(&h.stdout).unwrap();
+    assert_eq!(runs.as_array().unwrap().len(), 1, "{runs}");
+    assert_eq!(runs[0]["run_id"], doc["run_id"]);
+}
