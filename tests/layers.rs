@@ -28,6 +28,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "bounded",
             "duration",
             "redact",
+            "repeated",
             "safe_file",
             "interrupt",
             "lock",
