@@ -19,9 +19,11 @@
 //! The mark is not enough where a command overwrites its environment block: nginx writes
 //! its process title over it (`/proc/PID/environ` then holds no mark, in the master and its
 //! workers). So truebench also writes each launched command's pid and start time into the
-//! pipe ([`launched`]), and the watchdog stops those processes and their descendants too:
-//! it stops (SIGSTOP) the whole tree first, so that no child is orphaned away from it
-//! while its parent is killed, then kills it.
+//! pipe ([`launched`]), and the watchdog stops those processes, their descendants and the
+//! members of their process groups too (an nginx master may die of SIGPIPE first, its
+//! workers then orphaned to init but still in its group): it stops (SIGSTOP) them all
+//! first, so that no child is orphaned away from the tree while its parent is killed,
+//! then kills them.
 //!
 //! The watchdog ignores SIGINT, SIGTERM, SIGHUP and SIGQUIT (a Ctrl-C to the terminal's
 //! process group is truebench's to handle), holds no file but the pipe and stderr, and
@@ -222,6 +224,7 @@ fn sweep(mark: &str, parent: i32, roots: &[(i32, u64)]) -> usize {
             found.extend(crate::observe::process::tree(*p).into_iter().skip(1));
         }
         found.extend(launched.iter().filter(|p| start_time(**p).is_some()));
+        found.extend(group_members(roots));
         found.retain(|p| *p != me && *p != parent && *p > 1);
         let new: Vec<i32> = found.difference(&stopped).copied().collect();
         if !new.is_empty() && stopped.len() < 100_000 {
@@ -242,6 +245,35 @@ fn sweep(mark: &str, parent: i32, roots: &[(i32, u64)]) -> usize {
         std::thread::sleep(Duration::from_millis(20));
     }
     killed.len()
+}
+
+/// The live processes in the process group of a launched process (each leads its own): the
+/// launched process may be gone before the watchdog looks (truebench's death closes its
+/// output pipe, SIGPIPE ends an nginx master at once), its children then orphaned to init,
+/// outside its tree, and without a mark when they overwrote their environment; they keep
+/// its group. A group whose leader's pid now belongs to another process (reused: another
+/// start time) is left alone.
+fn group_members(roots: &[(i32, u64)]) -> BTreeSet<i32> {
+    let groups: BTreeSet<i32> = roots
+        .iter()
+        .filter(|(p, s)| start_time(*p).is_none_or(|t| t == *s))
+        .map(|(p, _)| *p)
+        .collect();
+    if groups.is_empty() {
+        return BTreeSet::new();
+    }
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return BTreeSet::new();
+    };
+    rd.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|t| crate::observe::process::parse_stat(&t))
+                .is_some_and(|s| groups.contains(&s.pgrp) && s.state != 'Z')
+        })
+        .collect()
 }
 
 /// The live processes whose environment carries `mark`.
@@ -291,6 +323,39 @@ fn cgroup_procs_files(parent: i32) -> Vec<std::path::PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_members_of_a_launched_group_are_found_and_a_reused_leader_is_not() {
+        use std::os::unix::process::CommandExt;
+        // A group leader with a child in its group.
+        let mut leader = Command::new("sh")
+            .args(["-c", "sleep 30 & wait"])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pid = leader.id() as i32;
+        let until = Instant::now() + Duration::from_secs(5);
+        let mut found = BTreeSet::new();
+        while Instant::now() < until {
+            let start = start_time(pid).unwrap();
+            found = group_members(&[(pid, start)]);
+            if found.len() >= 2 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let start = start_time(pid).unwrap();
+        // A leader whose pid now carries another start time (reused): its group is left.
+        let reused = group_members(&[(pid, start + 1)]);
+        for p in crate::observe::process::tree(pid).into_iter().rev() {
+            let _ = kill(Pid::from_raw(p), Signal::SIGKILL);
+        }
+        let _ = leader.wait();
+        assert!(found.contains(&pid) && found.len() >= 2, "{found:?}");
+        assert!(reused.is_empty(), "{reused:?}");
+        // No launched process: nothing.
+        assert!(group_members(&[]).is_empty());
+    }
 
     #[test]
     fn a_mark_is_found_among_the_marks_of_the_environment() {

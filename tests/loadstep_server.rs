@@ -1,7 +1,8 @@
 //! `loadstep --http --server`: truebench starts nginx (a temporary config on a free
 //! loopback port) for each variant under that variant's policy, drives the steps, costs the
 //! server's process tree per request, and leaves no nginx behind, also on Ctrl-C; a server
-//! that never answers, exits at once or cannot be executed is one clear line.
+//! that never answers, exits at once or cannot be executed is one clear line; a SIGKILLed
+//! truebench leaves nothing of the server (its watchdog), a setsid child included.
 
 mod common;
 
@@ -176,4 +177,78 @@ fn a_capacity_setting_for_a_server_truebench_did_not_start_is_refused() {
             "{a:?}"
         );
     }
+}
+
+/// Whether `pid` is still an nginx process (not gone, not a zombie, not reused).
+fn still_nginx(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "nginx")
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|s| s.rsplit(") ").next().is_some_and(|r| r.starts_with('Z')))
+}
+
+/// Issue 37 item 1: truebench SIGKILLed while `loadstep --server` runs a server whose
+/// start script leaves a child in a session of its own (`setsid`) and execs nginx (a
+/// master and 2 workers, which write their process title over their environment, and so
+/// over truebench's mark): after 5 s no process of the tree runs, with no truebench
+/// command run afterwards (the watchdog stopped the launched process's tree).
+#[test]
+fn sigkill_of_loadstep_leaves_nothing_of_its_server() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let (port, server) = nginx_config(env.dir.path());
+    let secs = format!("56.{}", std::process::id() % 10_000);
+    let script = env.dir.path().join("server.sh");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\nsetsid sleep {secs} &\nexec {server}\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut a = args(port, script.to_str().unwrap(), "os");
+    a[8] = "200,200,200,200,200,200,200,200,200,200".into();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("truebench"))
+        .args(&a)
+        .env("TRUEBENCH_DB", env.db())
+        .env("TRUEBENCH_LOCK", env.lock())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The master and its 2 workers, and the setsid child.
+    let until = Instant::now() + Duration::from_secs(20);
+    let mut tree = vec![];
+    while Instant::now() < until {
+        tree = nginx_of(env.dir.path())
+            .into_iter()
+            .flat_map(truebench::observe::process::tree)
+            .collect();
+        if tree.len() >= 3 && !common::sleeping(&secs).is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        tree.len() >= 3,
+        "nginx and its workers never started: {tree:?}"
+    );
+    assert_eq!(
+        common::sleeping(&secs).len(),
+        1,
+        "the setsid child never started"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::thread::sleep(Duration::from_secs(5));
+    let left: Vec<i32> = tree
+        .into_iter()
+        .filter(|p| still_nginx(*p))
+        .chain(common::sleeping(&secs))
+        .collect();
+    for p in &left {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(*p),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    assert!(left.is_empty(), "outlived a SIGKILLed truebench: {left:?}");
 }

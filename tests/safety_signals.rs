@@ -123,21 +123,6 @@ fn sigterm_ends_a_recording_waiting_on_a_fifo() {
     assert_eq!(h.as_array().unwrap().len(), 1, "the recording was not kept");
 }
 
-/// The live processes whose command line is `sleep SECS` (a zombie is not running).
-fn sleeping(secs: &str) -> Vec<i32> {
-    let want = format!("sleep\0{secs}\0");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|p| {
-            std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| c == want.as_bytes())
-                && !std::fs::read_to_string(format!("/proc/{p}/stat"))
-                    .is_ok_and(|s| s.rsplit(") ").next().is_some_and(|r| r.starts_with('Z')))
-        })
-        .collect()
-}
-
 /// Issue 37 item 1: truebench SIGKILLed while it runs a command whose tree forks, starts
 /// a child in a session of its own (`setsid`) and waits: after 5 s no process of the tree
 /// runs, with no truebench command run afterwards (its watchdog stopped them).
@@ -157,15 +142,15 @@ fn sigkill_leaves_nothing_of_the_tree(args: &[&str], tag: &str) {
     argv.extend(["--", "sh", "-c", &script]);
     let mut child = spawn(&env, &argv);
     let until = Instant::now() + Duration::from_secs(30);
-    while secs.iter().any(|s| sleeping(s).is_empty()) && Instant::now() < until {
+    while secs.iter().any(|s| common::sleeping(s).is_empty()) && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(50));
     }
-    let started: Vec<i32> = secs.iter().flat_map(|s| sleeping(s)).collect();
+    let started: Vec<i32> = secs.iter().flat_map(|s| common::sleeping(s)).collect();
     assert_eq!(started.len(), 3, "the tree did not start: {started:?}");
     child.kill().unwrap();
     child.wait().unwrap();
     std::thread::sleep(Duration::from_secs(5));
-    let left: Vec<i32> = secs.iter().flat_map(|s| sleeping(s)).collect();
+    let left: Vec<i32> = secs.iter().flat_map(|s| common::sleeping(s)).collect();
     for p in &left {
         let _ = nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(*p),

@@ -335,3 +335,18 @@ pub fn silent_listener() -> std::net::SocketAddr {
     });
     addr
 }
+
+/// The live processes whose command line is `sleep SECS` (a zombie is not running).
+pub fn sleeping(secs: &str) -> Vec<i32> {
+    let want = format!("sleep\0{secs}\0");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| c == want.as_bytes())
+                && !std::fs::read_to_string(format!("/proc/{p}/stat"))
+                    .is_ok_and(|s| s.rsplit(") ").next().is_some_and(|r| r.starts_with('Z')))
+        })
+        .collect()
+}
