@@ -92,6 +92,7 @@ fn render_full(c: &Comparison) -> String {
         "explained",
     ]);
     for r in &c.rows {
+        let [a, b] = medians(r);
         t.add_row(vec![
             r.benchmark.clone(),
             match &r.role {
@@ -99,8 +100,8 @@ fn render_full(c: &Comparison) -> String {
                 None => r.params.clone(),
             },
             r.placement.clone(),
-            medians(r)[0].clone(),
-            medians(r)[1].clone(),
+            a,
+            b,
             ratio_cell(r),
             format!(
                 "{} ({})",
