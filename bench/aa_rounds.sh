@@ -20,7 +20,8 @@ suites=${2:-}
 cd "$(dirname "$0")/.."
 . bench/truebench_bin.sh
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# AA_KEEP=DIR keeps the run documents there (for `--docs DIR` later).
+trap '[ -n "${AA_KEEP:-}" ] && mkdir -p "$AA_KEEP" && cp "$tmp"/run*.json "$AA_KEEP"/ 2>/dev/null; rm -rf "$tmp"' EXIT
 export TRUEBENCH_LOCK=$tmp/run.lock
 if [ -n "$docs" ]; then
   i=0
@@ -60,6 +61,9 @@ for i, j in itertools.combinations(range(n), 2):
     c = json.loads(subprocess.run([tb, "--db", db, "compare", docs[i]["run_id"], docs[j]["run_id"], "--json"],
                                   capture_output=True, text=True, check=True).stdout)
     counts = collections.Counter(r["verdict"] for r in c["rows"])
+    why_not = collections.Counter(r["why"] for r in c["rows"] if r["verdict"] == "not comparable")
+    for w, k in why_not.most_common(3):
+        print(f"    not comparable ({k} rows): {w}")
     real = [r for r in c["rows"] if r["verdict"] in ("B better", "B worse")]
     called_per_pair.append(len(real))
     print(f"pair {i+1}-{j+1}: {len(real)} called of {len(c['rows'])}; " +
@@ -70,6 +74,9 @@ for i, j in itertools.combinations(range(n), 2):
         explained[bool(causes)] += 1
         print(f"    {r['benchmark']} [{r['placement']}] {r['params']}: {r['why']} (B/A {r['ratio']:.3f}, "
               f"MDE {r['mde']*100:.1f}%); {', '.join(causes) or 'no cause'}")
+    if c["noise"].get("clock"):
+        k = c["noise"]["clock"]
+        print(f"    {c['noise']['per_cycle_rows']} rows per cycle: B's clock / A's {k['ratio']:.4f} (±{k['se']*100:.2f}%)")
     for r in c["rows"]:
         if r["verdict"] != "not comparable":
             mdes[family(r)].append(r["mde"])

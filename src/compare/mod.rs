@@ -103,6 +103,11 @@ pub struct Row {
     pub b_median: f64,
     pub p_value: Option<f64>,
     pub warning: Option<String>,
+    /// The row was tested per cycle: a clock-bound row (`speed::clock_bound`) of two runs of one host in one
+    /// setting, the clock's move between them held out (`noise.clock`); `ratio` stays
+    /// the raw B/A, `ci` is the interval of B/A per cycle.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub per_cycle: bool,
 }
 
 /// One side's rounds of a row: how many, how many disturbed and by what.
@@ -184,6 +189,11 @@ pub struct NoiseSummary {
     pub floor_rows: usize,
     /// Rows whose noise came from the runs' own rounds.
     pub rounds_rows: usize,
+    /// Rows that move with the core clock tested per cycle: with `clock`, B's run clock
+    /// over A's, held out.
+    pub per_cycle_rows: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock: Option<speed::RunClock>,
 }
 
 /// Environment facts that change results, as (label, the fact read from the probe).
@@ -266,6 +276,8 @@ struct Pending<'a> {
     noise: noise_model::RowNoise,
     test: noise_model::RowTest,
     comparability: Vec<String>,
+    /// The run clock held out of this clock-bound row's test (`speed::held_clock`).
+    per_cycle: Option<speed::RunClock>,
 }
 
 /// The verdict of a row: not comparable first; then called when Benjamini-Hochberg keeps
@@ -335,14 +347,26 @@ fn noise_used(p: &Pending) -> noise_model::RowNoise {
 
 /// The verdict in words.
 fn why_of(p: &Pending, verdict: Verdict) -> String {
+    let cycle = if p.per_cycle.is_some() {
+        " per cycle"
+    } else {
+        ""
+    };
     match verdict {
-        Verdict::Better | Verdict::Worse => {
-            format!(
+        Verdict::Better | Verdict::Worse => match p.per_cycle {
+            Some(_) => format!(
+                "B {} per cycle",
+                verdict::in_words(p.test.d.exp(), p.m.a.lower_is_better)
+            ),
+            None => format!(
                 "B {}",
                 verdict::in_words(p.judged.ratio, p.m.a.lower_is_better)
-            )
-        }
-        Verdict::Equivalent => format!("same within ±{}", noise_model::mde_text(p.test.mde())),
+            ),
+        },
+        Verdict::Equivalent => format!(
+            "same within ±{}{cycle}",
+            noise_model::mde_text(p.test.mde())
+        ),
         Verdict::NotComparable => format!("not comparable ({})", p.comparability.join("; ")),
         _ => format!("cannot tell: {}", cannot_tell_why(p)),
     }
@@ -427,18 +451,26 @@ pub fn explain_known(
 pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> Comparison {
     let pairing = matching::pair_up(a, b);
     let cands = candidates::list(&a.env, &b.env);
+    let clock = speed::held_clock(a, b);
     let pending: Vec<Pending> = pairing
         .matched
         .iter()
         .map(|m| {
             let noise = held_placement(model.row(m.a), m.a, m.b);
+            let per_cycle = clock
+                .filter(|_| speed::cpu_bound(m.a) && m.a.lower_is_better == m.b.lower_is_better);
+            let test = noise_model::test(m.a, m.b, &noise);
             Pending {
                 m: *m,
                 // Whether the samples differ at all; the drift is the noise's business.
                 judged: verdict::judge(m.a, m.b, 0.0),
-                test: noise_model::test(m.a, m.b, &noise),
+                test: match per_cycle {
+                    Some(c) => test.per_cycle(c.expected_log(m.a.lower_is_better), c.se),
+                    None => test,
+                },
                 noise,
                 comparability: comparability::problems(m.a, m.b),
+                per_cycle,
             }
         })
         .collect();
@@ -511,6 +543,7 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
             a_median: m.a.stats.median,
             b_median: m.b.stats.median,
             p_value: p.judged.p,
+            per_cycle: p.per_cycle.is_some(),
         });
     }
     let only_in_a = unmatched(&pairing.only_a, b, "B");
@@ -552,6 +585,8 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
             history_rows: 0,
             floor_rows: 0,
             rounds_rows: 0,
+            per_cycle_rows: 0,
+            clock: None,
         },
     };
     c.fdr.tested = c.rows.iter().filter(|r| r.p_noise.is_some()).count();
@@ -567,6 +602,8 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
         history_rows: count(noise_model::Basis::History),
         floor_rows: count(noise_model::Basis::Floor),
         rounds_rows: count(noise_model::Basis::Rounds),
+        per_cycle_rows: c.rows.iter().filter(|r| r.per_cycle).count(),
+        clock: clock.filter(|_| c.rows.iter().any(|r| r.per_cycle)),
     };
     c.summary = summary::sentences(&c);
     c
@@ -795,6 +832,79 @@ mod tests {
         let mut d = testing::run(id, vec![r], testing::env());
         d.host = Some("h".into());
         d
+    }
+
+    /// The run with `n` canaries on each of CPUs 0 and 1 around `ghz` (±0.5%).
+    fn with_canaries(mut d: RunDocument, ghz: f64, n: usize) -> RunDocument {
+        let canaries = (0..2 * n)
+            .map(|i| crate::result::CanaryReading {
+                cpu: (i % 2) as u32,
+                cycles_per_ns: ghz * (1.0 + 0.005 * ((i % 5) as f64 - 2.0) / 2.0),
+            })
+            .collect();
+        d.cpu_speed = Some(crate::result::CpuSpeed {
+            method: "dependent adds".into(),
+            samples: vec![],
+            unavailable: vec![],
+            canaries,
+        });
+        d
+    }
+
+    #[test]
+    fn a_host_whose_clock_moved_between_two_runs_is_compared_per_cycle() {
+        let quiet = [false; 5];
+        let a = with_canaries(
+            in_rounds("a", &[23.2, 23.25, 23.15, 23.2, 23.3], &quiet),
+            4.15,
+            20,
+        );
+        // The whole run 3% faster, its canaries 3% faster (two quiet runs on a shared
+        // host): not called, the same within its MDE per cycle.
+        let fast = [22.5, 22.55, 22.45, 22.5, 22.6];
+        let b = with_canaries(in_rounds("b", &fast, &quiet), 4.15 * 1.031, 20);
+        let c = compare(&a, &b);
+        let r = &c.rows[0];
+        assert!(r.per_cycle, "{r:?}");
+        assert_eq!(r.verdict, Verdict::Equivalent, "{}", r.why);
+        assert!(r.why.ends_with("per cycle"), "{}", r.why);
+        assert!(
+            (r.ratio - 0.970).abs() < 0.002,
+            "the raw ratio stays: {}",
+            r.ratio
+        );
+        assert_eq!(c.noise.per_cycle_rows, 1);
+        assert!(
+            c.summary[0].contains("B's clock 3.1% faster"),
+            "{}",
+            c.summary[0]
+        );
+        // Without canaries the same rows are called: the rounds alone cannot see the host.
+        let bare = compare(
+            &in_rounds("a", &[23.2, 23.25, 23.15, 23.2, 23.3], &quiet),
+            &in_rounds("b", &fast, &quiet),
+        );
+        assert_eq!(bare.rows[0].verdict, Verdict::Better);
+        assert!(!bare.rows[0].per_cycle);
+        // A real 10% slowdown with the clock 3% faster: called, per cycle 13% slower.
+        let slow = in_rounds("b", &[25.5, 25.55, 25.45, 25.5, 25.6], &quiet);
+        let r = &compare(&a, &with_canaries(slow.clone(), 4.15 * 1.031, 20)).rows[0];
+        assert_eq!(r.verdict, Verdict::Worse, "{}", r.why);
+        assert_eq!(r.why, "B 12% slower per cycle");
+        // Another host, or a clock 8% away (a governor, a power cap): compared as measured.
+        let mut other = with_canaries(in_rounds("b", &fast, &quiet), 4.15 * 1.031, 20);
+        other.host = Some("g".into());
+        assert!(!compare(&a, &other).rows[0].per_cycle);
+        let capped = with_canaries(in_rounds("b", &fast, &quiet), 4.15 * 1.08, 20);
+        assert!(speed::held_clock(&a, &capped).is_none());
+        assert!(!compare(&a, &capped).rows[0].per_cycle);
+        // Another setting (a quota): compared as measured.
+        let mut quota = with_canaries(in_rounds("b", &fast, &quiet), 4.15 * 1.031, 20);
+        quota.env.cpus.cgroup_quota = Some(0.5);
+        assert!(speed::held_clock(&a, &quota).is_none());
+        // Too few canaries: nothing held.
+        let few = with_canaries(in_rounds("b", &fast, &quiet), 4.15 * 1.031, 2);
+        assert!(speed::held_clock(&a, &few).is_none());
     }
 
     #[test]

@@ -306,6 +306,22 @@ impl RowTest {
     }
 }
 
+impl RowTest {
+    /// The same test with what the clock alone predicts held out: ln(B/A) less
+    /// `expected_log`, its standard error `se` added (`speed::held_clock`).
+    pub fn per_cycle(self, expected_log: f64, se: f64) -> RowTest {
+        let d = self.d - expected_log;
+        let se = (self.se.powi(2) + se.powi(2)).sqrt();
+        RowTest {
+            d,
+            se,
+            p: crate::measure::mde::p_value(d, se, self.df),
+            mde_log: mde_log(se, self.df),
+            ..self
+        }
+    }
+}
+
 /// An MDE in words: "38%" below 100%, else a factor ("2.4x").
 pub fn mde_text(mde: f64) -> String {
     if mde < 0.995 {

@@ -2,9 +2,16 @@
 //! integer adds per ns, per suite start and end and per CPU kind) compared per CPU kind. A
 //! CPU-bound row whose ratio matches the speed ratio is explained by frequency. A run
 //! without the measurement makes the cause "not measured", never a guess.
+//!
+//! On one host in one setting the clock itself moves between runs by a few percent (the
+//! host's other tenants take its turbo budget): two quiet runs of one command read every
+//! clock 2-4% apart, with the rounds of each run agreeing within 1%. Such a shift is seen
+//! by the canaries each run reads before its rounds (`held_clock`), and `compare` tests a
+//! CPU-bound row of two such runs per cycle: its ratio divided by the clock's.
 
 use super::explain::{Claim, Explanation, RowCtx, CPU_SPEED};
 use crate::result::{BenchResult, RunDocument};
+use serde::Serialize;
 
 /// Rows whose figure is CPU work that scales with the clock: the classic suite's compute,
 /// system-call, pipe and process tests, the clock reads, and a pair pinned to one CPU.
@@ -71,6 +78,131 @@ pub fn ghz(doc: &RunDocument, kind: Option<&str>) -> Option<Ghz> {
         mean: pick.iter().sum::<f64>() / pick.len() as f64,
         samples: pick.len(),
         spread: (hi / lo).ln(),
+    })
+}
+
+/// Whether a row's figure moves with the core clock: a CPU-bound row (`cpu_bound`), or a
+/// memory-latency point whose chain fits in a core's own caches (at most the smallest L2
+/// the probe reports: a hit there takes a fixed number of core cycles; beyond it, the
+/// shared cache and memory run on clocks of their own).
+pub fn clock_bound(r: &BenchResult, env: &crate::probe::ProbeDoc) -> bool {
+    if cpu_bound(r) {
+        return true;
+    }
+    if r.base_id() != "memory.latency" {
+        return false;
+    }
+    let l2 = env
+        .topology
+        .caches
+        .iter()
+        .filter(|c| c.level == 2 && c.kind != "Instruction")
+        .filter_map(|c| c.size_bytes)
+        .min();
+    match (r.params.get("size_bytes").and_then(|v| v.as_u64()), l2) {
+        (Some(size), Some(l2)) => size <= l2,
+        _ => false,
+    }
+}
+
+/// Canary readings a CPU needs in each run for its clock to be held.
+const MIN_CANARIES: usize = 5;
+/// The smallest relative spread a CPU's canaries are taken to have (identical readings
+/// do not make the clock exact).
+const MIN_CANARY_SIGMA: f64 = 0.001;
+
+/// How much faster B's run clocked than A's, on one host in one setting, from the canaries
+/// read before their rounds: held out of CPU-bound rows by `compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RunClock {
+    /// B's typical clock over A's.
+    pub ratio: f64,
+    /// The standard error of ln(ratio).
+    pub se: f64,
+    /// Canary readings used, A and B.
+    pub readings: [usize; 2],
+}
+
+impl RunClock {
+    /// "B's clock 2.1% faster than A's (canaries: 80 and 78 readings)".
+    pub fn text(&self) -> String {
+        let pct = (self.ratio - 1.0).abs() * 100.0;
+        let way = if self.ratio >= 1.0 {
+            "faster"
+        } else {
+            "slower"
+        };
+        format!(
+            "B's clock {pct:.1}% {way} than A's (canaries: {} and {} readings)",
+            self.readings[0], self.readings[1]
+        )
+    }
+
+    /// ln of the ratio a row of B over A would show from the clock alone.
+    pub fn expected_log(&self, lower_is_better: bool) -> f64 {
+        if lower_is_better {
+            -self.ratio.ln()
+        } else {
+            self.ratio.ln()
+        }
+    }
+}
+
+/// Per CPU read in both runs: (ln of B's median over A's, its variance, readings A, B).
+fn per_cpu(
+    a: &crate::result::CpuSpeed,
+    b: &crate::result::CpuSpeed,
+) -> Vec<(f64, f64, usize, usize)> {
+    use crate::result::rounds::{median, robust_sigma};
+    let of = |s: &crate::result::CpuSpeed, cpu: u32| -> Vec<f64> {
+        s.canaries
+            .iter()
+            .filter(|c| c.cpu == cpu && c.cycles_per_ns.is_finite() && c.cycles_per_ns > 0.0)
+            .map(|c| c.cycles_per_ns.ln())
+            .collect()
+    };
+    let mut cpus: Vec<u32> = a.canaries.iter().map(|c| c.cpu).collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    cpus.into_iter()
+        .filter_map(|cpu| {
+            let (x, y) = (of(a, cpu), of(b, cpu));
+            if x.len() < MIN_CANARIES || y.len() < MIN_CANARIES {
+                return None;
+            }
+            // The variance of a median: (π/2)·σ²/n.
+            let v = |z: &[f64]| {
+                std::f64::consts::FRAC_PI_2 * robust_sigma(z).max(MIN_CANARY_SIGMA).powi(2)
+                    / z.len() as f64
+            };
+            Some((median(&y) - median(&x), v(&x) + v(&y), x.len(), y.len()))
+        })
+        .collect()
+}
+
+/// B's clock against A's when both runs were measured on one host in one setting and their
+/// canaries moved by less than a changed setting would (`SAME`): the shift is the host's,
+/// between runs, and a CPU-bound row is compared per cycle. None otherwise (another host
+/// or setting, no canaries, or a shift as large as a governor's or a power cap's: then the
+/// rows are compared as they are and the cause `explain` says what the clock did).
+pub fn held_clock(a: &RunDocument, b: &RunDocument) -> Option<RunClock> {
+    if a.host.is_none() || a.host != b.host || !super::same_setting(&a.env, &b.env) {
+        return None;
+    }
+    let cpus = per_cpu(a.cpu_speed.as_ref()?, b.cpu_speed.as_ref()?);
+    if cpus.is_empty() {
+        return None;
+    }
+    // Inverse-variance weighted over the CPUs read in both runs.
+    let w: f64 = cpus.iter().map(|c| 1.0 / c.1).sum();
+    let d = cpus.iter().map(|c| c.0 / c.1).sum::<f64>() / w;
+    (d.abs() < SAME.ln()).then(|| RunClock {
+        ratio: d.exp(),
+        se: (1.0 / w).sqrt(),
+        readings: [
+            cpus.iter().map(|c| c.2).sum(),
+            cpus.iter().map(|c| c.3).sum(),
+        ],
     })
 }
 
@@ -182,6 +314,36 @@ mod tests {
         let b = sampled(timers_run("b", 21.2, None), 3.70, 3.70);
         let e = judged_rows(&a, &b, explain)[0].1.clone().unwrap();
         assert_eq!(e.claim, Claim::Explains, "{e:?}");
+    }
+
+    #[test]
+    fn latency_points_within_a_cores_own_cache_move_with_the_clock_and_larger_ones_do_not() {
+        let env = crate::result::testing::env();
+        let l2 = env
+            .topology
+            .caches
+            .iter()
+            .filter(|c| c.level == 2)
+            .filter_map(|c| c.size_bytes)
+            .min()
+            .expect("the test machine reports an L2");
+        let point = |size: u64| {
+            crate::result::testing::result(
+                "memory.latency@1",
+                "cpus",
+                Some(vec![0]),
+                serde_json::json!({"size_bytes": size, "pages": "4k"}),
+                1.0,
+            )
+        };
+        assert!(clock_bound(&point(l2 / 4), &env));
+        assert!(clock_bound(&point(l2), &env));
+        assert!(!clock_bound(&point(l2 * 8), &env));
+        // Without an L2 in the probe nothing is assumed.
+        let mut bare = env.clone();
+        bare.topology.caches.clear();
+        assert!(!clock_bound(&point(4096), &bare));
+        assert!(clock_bound(&timers_run("a", 20.0, None).results[0], &bare));
     }
 
     #[test]

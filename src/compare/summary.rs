@@ -90,8 +90,16 @@ pub fn overall(c: &Comparison) -> String {
             n.floor_rows
         ));
     }
+    let per_cycle = match &n.clock {
+        Some(clock) if n.per_cycle_rows > 0 => format!(
+            " {} rows that move with the core clock compared per cycle: one host, one setting, and {}.",
+            n.per_cycle_rows,
+            clock.text()
+        ),
+        _ => String::new(),
+    };
     format!(
-        "{} rows, {} real at FDR {}%; noise: {}.",
+        "{} rows, {} real at FDR {}%; noise: {}.{per_cycle}",
         c.fdr.tested,
         c.fdr.real,
         percent(c.fdr.q),

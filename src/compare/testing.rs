@@ -219,6 +219,7 @@ pub fn with_speed(mut doc: RunDocument, ghz: f64) -> RunDocument {
             })
             .collect(),
         unavailable: vec![],
+        canaries: vec![],
     });
     doc
 }

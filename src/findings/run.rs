@@ -225,6 +225,7 @@ mod tests {
                 sample("classic", End, 0, 3.0),
             ],
             unavailable: vec![],
+            canaries: vec![],
         };
         let f = cpu_speed_dropped(&speed);
         assert_eq!(f.len(), 1, "{f:?}");

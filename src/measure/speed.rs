@@ -209,6 +209,17 @@ impl Recorder {
         }
     }
 
+    /// Keep a round's canary reading on `cpu` (adds per ns).
+    pub fn canary(&mut self, cpu: u32, cycles_per_ns: f64) {
+        let speed = self.speed.get_or_insert_with(|| CpuSpeed {
+            method: method().into(),
+            ..Default::default()
+        });
+        speed
+            .canaries
+            .push(crate::result::CanaryReading { cpu, cycles_per_ns });
+    }
+
     /// What was sampled; None when nothing was asked for.
     pub fn finish(self) -> Option<CpuSpeed> {
         self.speed

@@ -87,6 +87,7 @@ mod tests {
                 s("memory", Start, 0, 2.5),
             ],
             unavailable: vec!["memory end on CPU 8: could not pin".into()],
+            canaries: vec![],
         });
         let l = lines(&doc);
         assert_eq!(

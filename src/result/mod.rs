@@ -25,7 +25,7 @@ pub use indexes::{PlacementRange, SuiteIndexes};
 pub use observed::Observed;
 pub use params::{ParamValue, Params};
 pub use recording::Recording;
-pub use speed::{CpuSpeed, SpeedPoint, SpeedSample};
+pub use speed::{CanaryReading, CpuSpeed, SpeedPoint, SpeedSample};
 pub use start::{ClockSync, ScheduledStart};
 
 use crate::findings::Finding;

@@ -15,6 +15,19 @@ pub struct CpuSpeed {
     /// Samples that could not be taken, each with its reason (a CPU that refused the pin).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unavailable: Vec<String>,
+    /// The short canaries read before each round on the round's CPUs (0.5 ms batches, the
+    /// best of 3), in the order read: dozens per run, from which `compare` knows the run's
+    /// typical clock to a fraction of a percent. Absent in runs without rounds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub canaries: Vec<CanaryReading>,
+}
+
+/// One canary reading before a round.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CanaryReading {
+    pub cpu: u32,
+    /// Dependent integer adds per nanosecond.
+    pub cycles_per_ns: f64,
 }
 
 /// When in the run a speed sample was taken.
@@ -82,6 +95,7 @@ mod tests {
                 },
             ],
             unavailable: vec!["ctx end on CPU 5: refused".into()],
+            canaries: vec![],
         });
         let v = serde_json::to_value(&doc).unwrap();
         assert_eq!(v["cpu_speed"]["samples"][0]["point"], "start");

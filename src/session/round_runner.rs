@@ -1,6 +1,6 @@
 //! The rounds of a run as they are measured (`run`'s loop, `session::suites`, and the
 //! rounds `--precision` buys, `session::precision`): per benchmark its rounds so far, the
-//! CPUs they use, and the best CPU-speed canary seen per CPU. A round is one call of the
+//! CPUs they use, and the CPU-speed canaries read per CPU. A round is one call of the
 //! benchmark with a share of the samples, the canary read before it and the disturbance
 //! readings around it (`session::rounds`); at the end each benchmark's rounds are pooled
 //! into its rows.
@@ -23,7 +23,8 @@ pub struct Runner<'a> {
     /// Per benchmark: the CPUs its rounds use (read for disturbances) and the canary's.
     cpus: Vec<Vec<u32>>,
     canary_cpus: Vec<Vec<u32>>,
-    best: BTreeMap<u32, f64>,
+    /// Every canary reading so far, per CPU.
+    canaries: BTreeMap<u32, Vec<f64>>,
     /// Per benchmark: seconds its rounds took so far.
     pub spent_s: Vec<f64>,
     /// Per benchmark: its rounds before `--precision` added any (None: none added).
@@ -61,7 +62,7 @@ impl<'a> Runner<'a> {
                 .map(|c| c.iter().take(CANARY_CPUS).copied().collect())
                 .collect(),
             cpus,
-            best: BTreeMap::new(),
+            canaries: BTreeMap::new(),
             spent_s: vec![0.0; benches.len()],
             stage1: vec![None; benches.len()],
             seq: 0,
@@ -99,9 +100,10 @@ impl<'a> Runner<'a> {
             for &cpu in &self.canary_cpus[bench] {
                 if let Ok(speed) = crate::measure::speed::canary_on(cpu) {
                     let c = Canary { cpu, speed };
-                    let best = self.best.entry(cpu).or_insert(0.0);
-                    disturbed.extend(rounds::canary_drop(&c, *best));
-                    *best = best.max(speed);
+                    let seen = self.canaries.entry(cpu).or_default();
+                    disturbed.extend(rounds::canary_drop(&c, rounds::Typical::of(seen)));
+                    seen.push(speed);
+                    m.speed.canary(cpu, speed);
                     canaries.push(c);
                 }
             }
@@ -179,7 +181,7 @@ impl<'a> Runner<'a> {
     }
 
     /// Benchmark `bench`'s rows pooled from its rounds, each round's canaries judged again
-    /// against the best of the whole run.
+    /// against the typical reading of the whole run.
     pub fn pooled(&self, bench: usize) -> Vec<BenchResult> {
         let b = self.benches[bench];
         let rs: Vec<rounds::Measured> = self.measured[bench]
@@ -189,8 +191,11 @@ impl<'a> Runner<'a> {
                 r.disturbed
                     .retain(|d| d.cause != crate::result::rounds::Cause::CpuSpeed);
                 for c in &r.canaries {
-                    let best = self.best.get(&c.cpu).copied().unwrap_or(0.0);
-                    r.disturbed.extend(rounds::canary_drop(c, best));
+                    let typical = self
+                        .canaries
+                        .get(&c.cpu)
+                        .and_then(|v| rounds::Typical::of(v));
+                    r.disturbed.extend(rounds::canary_drop(c, typical));
                 }
                 r
             })
