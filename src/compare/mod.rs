@@ -457,8 +457,9 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
         .iter()
         .map(|m| {
             let noise = held_placement(model.row(m.a), m.a, m.b);
-            let per_cycle = clock
-                .filter(|_| speed::cpu_bound(m.a) && m.a.lower_is_better == m.b.lower_is_better);
+            let per_cycle = clock.filter(|_| {
+                speed::clock_bound(m.a, &a.env) && m.a.lower_is_better == m.b.lower_is_better
+            });
             let test = noise_model::test(m.a, m.b, &noise);
             Pending {
                 m: *m,
