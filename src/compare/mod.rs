@@ -903,6 +903,15 @@ mod tests {
         let mut quota = with_canaries(in_rounds("b", &fast, &quiet), 4.15 * 1.031, 20);
         quota.env.cpus.cgroup_quota = Some(0.5);
         assert!(speed::held_clock(&a, &quota).is_none());
+        // CPU 1 read 10% slower in B and CPU 0 the same (a neighbour on CPU 1): no one
+        // clock moved, nothing held.
+        let mut unalike = with_canaries(in_rounds("b", &fast, &quiet), 4.15, 20);
+        for c in &mut unalike.cpu_speed.as_mut().unwrap().canaries {
+            if c.cpu == 1 {
+                c.cycles_per_ns *= 0.9;
+            }
+        }
+        assert!(speed::held_clock(&a, &unalike).is_none());
         // Too few canaries: nothing held.
         let few = with_canaries(in_rounds("b", &fast, &quiet), 4.15 * 1.031, 2);
         assert!(speed::held_clock(&a, &few).is_none());

@@ -105,6 +105,9 @@ pub fn clock_bound(r: &BenchResult, env: &crate::probe::ProbeDoc) -> bool {
     }
 }
 
+/// CPUs whose clock ratios differ from the pooled one by more than this (beyond their own
+/// error) moved unalike, and no clock is held.
+const CPUS_ALIKE: f64 = 0.02;
 /// Canary readings a CPU needs in each run for its clock to be held.
 const MIN_CANARIES: usize = 5;
 /// The smallest relative spread a CPU's canaries are taken to have (identical readings
@@ -196,7 +199,11 @@ pub fn held_clock(a: &RunDocument, b: &RunDocument) -> Option<RunClock> {
     // Inverse-variance weighted over the CPUs read in both runs.
     let w: f64 = cpus.iter().map(|c| 1.0 / c.1).sum();
     let d = cpus.iter().map(|c| c.0 / c.1).sum::<f64>() / w;
-    (d.abs() < SAME.ln()).then(|| RunClock {
+    // CPUs whose clocks moved unalike (a neighbour on one of them): no one clock to hold.
+    let alike = cpus
+        .iter()
+        .all(|c| (c.0 - d).abs() <= CPUS_ALIKE + 3.0 * c.1.sqrt());
+    (alike && d.abs() < SAME.ln()).then(|| RunClock {
         ratio: d.exp(),
         se: (1.0 / w).sqrt(),
         readings: [
