@@ -81,8 +81,9 @@ pub struct Row {
     /// `B better`, `B worse` (called at the FDR), `equivalent` (the 95% interval of B/A
     /// inside ± the MDE), `cannot tell`, or `not comparable`.
     pub verdict: Verdict,
-    /// The verdict in words: "B 27% slower", "same within ±4%", "cannot tell: MDE 60%
-    /// (rounds disagree)", "cannot tell: 3 of 5 rounds of B disturbed (other-tasks)".
+    /// The verdict in words: "B 27% slower", "same within ±4%", "cannot tell: B between 2.7%
+    /// faster and 0.3% slower (95% interval), MDE 2% (rounds disagree)", "cannot tell: 3 of
+    /// 5 rounds of B disturbed (other-tasks)".
     pub why: String,
     /// The 95% interval of B/A against the row's noise; null when not comparable.
     pub ci: Option<[f64; 2]>,
@@ -317,7 +318,19 @@ fn cannot_tell_why(p: &Pending) -> String {
         noise_model::Basis::History => "the stored runs disagree",
         noise_model::Basis::Floor => "conservative floor: no rounds, calibration or history",
     };
-    format!("MDE {} ({what})", noise_model::mde_text(p.test.mde()))
+    let (lo, hi) = p.test.ci();
+    let lib = p.m.a.lower_is_better;
+    let cycle = if p.per_cycle.is_some() {
+        " per cycle"
+    } else {
+        ""
+    };
+    format!(
+        "B between {} and {}{cycle} (95% interval), MDE {} ({what})",
+        verdict::in_words_fine(lo.exp(), lib),
+        verdict::in_words_fine(hi.exp(), lib),
+        noise_model::mde_text(p.test.mde())
+    )
 }
 
 /// The noise a row's test rested on: the model's, or each run's own rounds (σ here is the
@@ -683,7 +696,8 @@ mod tests {
             .iter()
             .all(|r| r.verdict == Verdict::CannotTell && r.noise.basis == Basis::Floor));
         assert!(
-            c.rows[0].why.starts_with("cannot tell: MDE ")
+            c.rows[0].why.starts_with("cannot tell: B between ")
+                && c.rows[0].why.contains("(95% interval), MDE ")
                 && c.rows[0]
                     .why
                     .ends_with("(conservative floor: no rounds, calibration or history)"),

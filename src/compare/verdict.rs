@@ -147,6 +147,23 @@ pub fn in_words(ratio: f64, lower_is_better: bool) -> String {
     }
 }
 
+/// An interval bound in words, finer than `in_words` near 1: "2.7% faster", "0.3% slower",
+/// "the same" at 1.000, factors beyond 2x.
+pub fn in_words_fine(ratio: f64, lower_is_better: bool) -> String {
+    let s = speedup(ratio, lower_is_better);
+    if (s - 1.0).abs() < 0.0005 {
+        "the same".into()
+    } else if s >= 1.995 {
+        format!("{s:.1}x faster")
+    } else if s >= 1.0 {
+        format!("{:.1}% faster", (s - 1.0) * 100.0)
+    } else if s > 0.5 {
+        format!("{:.1}% slower", (1.0 - s) * 100.0)
+    } else {
+        format!("{:.1}x slower", 1.0 / s)
+    }
+}
+
 /// "within 3%": how far apart two figures are, as the larger over the smaller.
 pub fn apart(ratio: f64) -> String {
     let f = ratio.max(1.0 / ratio);
@@ -184,6 +201,16 @@ mod tests {
         );
         // Given a 40% drift, 30% is drift.
         assert_eq!(judge(&a, &r(221.0, 0.005), 0.4).verdict, Verdict::Drift);
+    }
+
+    #[test]
+    fn interval_bounds_read_finely_near_one() {
+        assert_eq!(in_words_fine(0.973, true), "2.8% faster");
+        assert_eq!(in_words_fine(1.003, true), "0.3% slower");
+        assert_eq!(in_words_fine(1.003, false), "0.3% faster");
+        assert_eq!(in_words_fine(1.0, true), "the same");
+        assert_eq!(in_words_fine(0.2, true), "5.0x faster");
+        assert_eq!(in_words_fine(3.0, true), "3.0x slower");
     }
 
     #[test]
