@@ -772,6 +772,7 @@ mod tests {
                 } else {
                     vec![]
                 },
+                others: None,
             })
             .collect();
         let kept = rounds.iter().filter(|r| r.kept()).count();
