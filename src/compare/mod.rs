@@ -20,6 +20,7 @@ pub mod fleet;
 pub mod floor;
 pub mod index;
 pub mod matching;
+pub mod neighbour;
 pub mod noise;
 pub mod noise_model;
 pub mod placement;
@@ -228,6 +229,7 @@ const CAUSES: &[fn(&RowCtx) -> Option<Explanation>] = &[
     timer::explain,
     capacity::explain,
     noise::explain,
+    neighbour::explain,
     speed::explain,
 ];
 
