@@ -7,7 +7,7 @@
 //! out of idle states, so a task woken on that CPU runs sooner (a ping-pong pinned across
 //! CPUs gets faster). The side with the neighbour being slower explains any row; being
 //! faster explains only a row whose tasks sleep and are woken across CPUs (ctx pinned to
-//! two CPUs). No figure is predicted: a neighbour is never held equal.
+//! two CPUs), beside a neighbour busy enough to keep its CPU out of idle most of the time. No figure is predicted: a neighbour is never held equal.
 
 use super::explain::{Claim, Explanation, RowCtx, NEIGHBOUR};
 use crate::result::rounds::{Cause, Round};
@@ -18,6 +18,9 @@ use crate::result::BenchResult;
 pub const BUSY_PERCENT: f64 = 5.0;
 /// ... and at least this many times the other side's share.
 pub const TIMES_QUIETER: f64 = 3.0;
+/// A faster ping-pong needs the neighbour's CPU busy when the wake-up arrives: other tasks
+/// used at least this share (%) of the row's CPUs (of two CPUs, 40% of one).
+pub const WAKE_BUSY_PERCENT: f64 = 20.0;
 
 /// Other tasks' share of a round's CPUs (%): its recorded figure, else its `other-tasks`
 /// disturbance (documents before `others` was recorded kept only rounds past the limit).
@@ -109,7 +112,10 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
             "CPU time"
         };
         format!("{used}: the neighbour took {took} from it")
-    } else if wakes_across_cpus(c.ra) && wakes_across_cpus(c.rb) {
+    } else if busy.percent >= WAKE_BUSY_PERCENT
+        && wakes_across_cpus(c.ra)
+        && wakes_across_cpus(c.rb)
+    {
         format!(
             "{used}: a CPU kept busy does not enter an idle state, so a task woken on it runs sooner"
         )
@@ -179,6 +185,13 @@ mod tests {
         );
         // The unpinned row's change is placement's to explain.
         assert!(row(&a, &b, "[os]").is_none());
+        // A neighbour using 8% of the CPUs rarely holds one when a wake-up arrives.
+        let b = beside(
+            ctx_run("b", 0.0, 50.0, Some(13.0), Some(16.8)),
+            &[8.0, 8.0, 8.0],
+        );
+        assert!(row(&a, &b, "same-llc").is_none());
+        assert!(row(&a, &b, "same-cpu").is_some());
     }
 
     #[test]
