@@ -4,7 +4,8 @@
 //! twin unmoved), a run under half a CPU of quota (capacity and throttling, root; with a
 //! calibration for the classic suite, from each run's rounds without one), a clocksource
 //! switch (the timer on every fine vDSO clock row, root), a run
-//! beside a CPU hog on every CPU (noise); two runs of the same command call nothing
+//! beside a CPU hog on every CPU (noise), a busy loop on one CPU during B (the neighbour, on
+//! the ping-pong across CPUs, whichever way it moved); two runs of the same command call nothing
 //! explained by a cause that did not change. Plus the several-run options on stored
 //! documents. Benchmark runs are as short as the CLI allows, with loose bounds: the
 //! machine is shared.
@@ -568,9 +569,12 @@ fn a_cpu_hog_on_every_cpu_is_explained_as_noise() {
         let c = compare(&env, &quiet, &noisy);
         let r = row(&c, "ctx.pipe@1", "footprint_kb=0,mode=process", "same-cpu");
         let found = causes(r);
-        // No cause but noise is ever blamed for it.
+        // No cause but noise, or the hogs as a neighbour in B's rounds, is ever blamed.
         for (cause, claim) in &found {
-            assert!(!claims(claim) || *cause == "noise", "{cause} {claim}: {r}");
+            assert!(
+                !claims(claim) || matches!(*cause, "noise" | "neighbour"),
+                "{cause} {claim}: {r}"
+            );
         }
         // What the documents say the hog added: the others' share of the usable CPUs in
         // each run's window. On a machine other tenants already saturate it cannot rise
@@ -589,6 +593,110 @@ fn a_cpu_hog_on_every_cpu_is_explained_as_noise() {
     });
     if let Err(e) = outcome {
         eprintln!("no try showed the hog's effect in the documents: {e}");
+    }
+}
+
+/// Whether result `x` of a run document is compare's row `r` (benchmark, placement and
+/// each `k=v` of its params).
+fn is_row(x: &Value, r: &Value) -> bool {
+    x["benchmark"] == r["benchmark"]
+        && x["placement"]["name"] == r["placement"]
+        && r["params"].as_str().unwrap().split(',').all(|kv| {
+            let Some((k, v)) = kv.split_once('=') else {
+                return false;
+            };
+            match &x["params"][k] {
+                Value::String(s) => s == v,
+                other => v.parse::<Value>().is_ok_and(|p| &p == other),
+            }
+        })
+}
+
+/// Other tasks' mean share (%) of the row's CPUs over the rounds its figures rest on (the
+/// kept ones; all when fewer than two were kept), as the run recorded it per round.
+fn round_others(doc: &Value, r: &Value) -> Option<f64> {
+    let x = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| is_row(x, r))?;
+    let rounds = x["rounds"]["rounds"].as_array()?;
+    let kept = |y: &&Value| y["disturbed"].as_array().is_none_or(|d| d.is_empty());
+    let all = rounds.iter().filter(kept).count() < 2;
+    let p: Vec<f64> = rounds
+        .iter()
+        .filter(|y| all || kept(y))
+        .map(|y| y["others"]["percent"].as_f64())
+        .collect::<Option<_>>()?;
+    (!p.is_empty()).then(|| p.iter().sum::<f64>() / p.len() as f64)
+}
+
+/// The last CPU this process may run on.
+fn last_cpu() -> u32 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap();
+    list.trim()
+        .rsplit([',', '-'])
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// With no calibration, a busy loop on the last CPU during B moves the process ping-pong
+/// pinned across CPUs (here it got faster: a CPU kept busy does not enter an idle state,
+/// so a wake-up on it is quicker; where the loop takes its CPU time it gets slower).
+/// Whichever way it is called, the neighbour cause names it, from the other tasks' share
+/// of the CPUs each round recorded.
+#[test]
+fn a_busy_loop_on_one_cpu_is_named_as_a_neighbour_on_the_ping_pong_across_cpus() {
+    let _one = one_at_a_time();
+    let env = TestEnv::new();
+    let args = [
+        "ctx",
+        "--mode",
+        "process",
+        "--placement",
+        "same-llc",
+        "--rounds",
+        "5",
+    ];
+    let cpu = last_cpu().to_string();
+    let outcome = try_up_to(3, || {
+        let a = run_with(&env, &[], &[], &args);
+        let b = {
+            let _hog = Hogs(vec![Command::new("taskset")
+                .args(["-c", &cpu, "sh", "-c", "while :; do :; done"])
+                .spawn()
+                .unwrap()]);
+            run_with(&env, &[], &[], &args)
+        };
+        let c = compare(&env, &a, &b);
+        let r = row(&c, "ctx.pipe@1", "footprint_kb=0,mode=process", "same-llc");
+        // The loop holds most of one of the row's two CPUs in every round, and B's rounds
+        // say so whether or not they were flagged.
+        let ob = round_others(&b, r).expect("B's rounds record other tasks' share");
+        assert!(
+            ob >= 25.0,
+            "B's rounds: others {ob}% beside a busy loop: {r}"
+        );
+        let oa = round_others(&a, r).expect("A's rounds record other tasks' share");
+        if oa * 3.0 > ob {
+            return Err(format!("A ran beside others too ({oa}% vs {ob}%)"));
+        }
+        if !matches!(r["verdict"].as_str(), Some("B worse" | "B better")) {
+            return Err(format!("not called beside the busy loop: {r}"));
+        }
+        let e = explained_by(r, "neighbour");
+        assert_eq!(e["claim"], "explains", "{e}");
+        eprintln!("{}: {}", r["verdict"], e["because"]);
+        Ok(())
+    });
+    if let Err(e) = outcome {
+        eprintln!("no try called the ping-pong across CPUs beside the loop: {e}");
     }
 }
 
@@ -647,6 +755,15 @@ fn the_same_command_twice_blames_no_cause_that_did_not_change() {
                         );
                     }
                     "noise" => assert_ne!(noise_of(&a, r), noise_of(&b, r), "{r}"),
+                    // Another tenant beside one run: its rounds record it.
+                    "neighbour" => {
+                        let (oa, ob) = (round_others(&a, r), round_others(&b, r));
+                        let (lo, hi) = match (oa, ob) {
+                            (Some(x), Some(y)) => (x.min(y), x.max(y)),
+                            _ => panic!("neighbour blamed without both sides' figures: {r}"),
+                        };
+                        assert!(hi >= 5.0 && hi >= 3.0 * lo, "{lo}% vs {hi}%: {r}");
+                    }
                     other => {
                         panic!("{other} ({claim}) blamed between two runs of one command: {r}")
                     }

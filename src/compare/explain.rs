@@ -17,6 +17,7 @@ pub const TOPOLOGY: &str = "topology";
 pub const TIMER: &str = "timer";
 pub const CAPACITY: &str = "capacity";
 pub const NOISE: &str = "noise";
+pub const NEIGHBOUR: &str = "neighbour";
 pub const CPU_SPEED: &str = "cpu-speed";
 pub const CANDIDATE: &str = "candidate";
 

@@ -6,7 +6,7 @@
 //! (the rows Benjamini-Hochberg keeps at the false discovery rate, 5% unless `--fdr`),
 //! equivalent (the interval inside ± the row's MDE), or cannot tell, with why. Every real difference is then
 //! explained, cause by cause, with evidence from both documents: placement, topology,
-//! timer, capacity, noise, CPU speed, and candidates nothing quantifies; each row ends
+//! timer, capacity, noise, a neighbour, CPU speed, and candidates nothing quantifies; each row ends
 //! explained, partly explained (what remains) or unexplained, and a summary gives each
 //! suite's sentence (`summary`). `ranking` compares several runs against a baseline;
 //! `fleet` judges many hosts against the fleet itself (outliers, causes, ranks).
@@ -20,6 +20,7 @@ pub mod fleet;
 pub mod floor;
 pub mod index;
 pub mod matching;
+pub mod neighbour;
 pub mod noise;
 pub mod noise_model;
 pub mod placement;
@@ -239,6 +240,7 @@ const CAUSES: &[fn(&RowCtx) -> Option<Explanation>] = &[
     timer::explain,
     capacity::explain,
     noise::explain,
+    neighbour::explain,
     speed::explain,
 ];
 
@@ -824,6 +826,7 @@ mod tests {
                 } else {
                     vec![]
                 },
+                others: None,
             })
             .collect();
         let kept = rounds.iter().filter(|r| r.kept()).count();

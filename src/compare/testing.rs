@@ -272,3 +272,40 @@ pub fn index_run(id: &str, tests: &[(&str, f64)]) -> RunDocument {
     });
     doc
 }
+
+/// The run with every result measured in rounds (its median in each), other tasks using
+/// `percents` of CPUs 0-1 in them, one round each; a round at 10% or more is disturbed by
+/// them, as `run` flags it (the figures then rest on every round).
+pub fn beside(mut doc: RunDocument, percents: &[f64]) -> RunDocument {
+    use crate::result::rounds::{Cause, Disturbance, Others, Round, Rounds};
+    for r in &mut doc.results {
+        let rounds = percents
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Round {
+                seq: i,
+                at_s: i as f64,
+                median: r.stats.median,
+                samples: 2,
+                disturbed: (*p >= 10.0)
+                    .then(|| Disturbance {
+                        cause: Cause::OtherTasks,
+                        value: *p,
+                        limit: 10.0,
+                        detail: format!("other tasks used {p:.0}% of CPU 0-1"),
+                    })
+                    .into_iter()
+                    .collect(),
+                others: Some(Others {
+                    cpus: vec![0, 1],
+                    percent: *p,
+                }),
+            })
+            .collect();
+        r.rounds = Some(Rounds {
+            rounds,
+            noise: None,
+        });
+    }
+    doc
+}

@@ -51,6 +51,17 @@ pub struct Disturbance {
     pub detail: String,
 }
 
+/// Other tasks' CPU time on the CPUs a round ran on, over the round, recorded whether or
+/// not it passed the limit that disturbs the round (a neighbour present all along may stay
+/// below it, or pass it in every round; `compare`'s neighbour cause reads it either way).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Others {
+    /// The round's CPUs (its planned CPUs; every usable CPU for an unpinned case).
+    pub cpus: Vec<u32>,
+    /// Their busy time less truebench's own, as a percentage of their time over the round.
+    pub percent: f64,
+}
+
 /// One round of a row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Round {
@@ -67,6 +78,10 @@ pub struct Round {
     /// row's samples, statistics and noise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disturbed: Vec<Disturbance>,
+    /// Other tasks' CPU time on the round's CPUs; absent in documents of earlier versions
+    /// and where /proc/stat could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others: Option<Others>,
 }
 
 impl Round {
@@ -115,6 +130,16 @@ impl Rounds {
 
     pub fn disturbed(&self) -> usize {
         self.rounds.len() - self.kept()
+    }
+
+    /// The rounds the row's figures rest on: the kept ones, every round when fewer than two
+    /// were kept (as `run` pools them).
+    pub fn pooled(&self) -> Vec<&Round> {
+        let all_count = self.kept() < 2;
+        self.rounds
+            .iter()
+            .filter(|r| all_count || r.kept())
+            .collect()
     }
 
     /// How many rounds each cause disturbed, most first ("3 cpu-speed, 1 steal").
@@ -276,6 +301,7 @@ mod tests {
                 median: *m,
                 samples: 4,
                 disturbed: vec![],
+                others: None,
             })
             .collect()
     }

@@ -190,6 +190,7 @@ mod tests {
                 median: x.exp(),
                 samples: 2,
                 disturbed: vec![],
+                others: None,
             })
             .collect()
     }

@@ -160,6 +160,7 @@ impl<'a> Runner<'a> {
                 at_s,
                 canaries,
                 disturbed,
+                others: rounds::others(&before, &after, &self.cpus[bench], self.ticks),
                 results,
             });
             self.seq += 1;

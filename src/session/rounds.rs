@@ -9,7 +9,7 @@
 //! merged into one result (`merge`).
 
 use crate::bench::Benchmark;
-use crate::result::rounds::{self, Cause, Disturbance, Round, Rounds};
+use crate::result::rounds::{self, Cause, Disturbance, Others, Round, Rounds};
 use crate::result::BenchResult;
 use rand::seq::SliceRandom;
 
@@ -181,6 +181,35 @@ fn own_cpu_stat() -> Option<String> {
         .clone()
 }
 
+/// Other tasks' ticks on `cpus` between the readings (their busy ticks less this
+/// process's own) and their share of those CPUs' time.
+fn others_ticks(before: &Readings, after: &Readings, cpus: &[u32], ticks_per_s: f64) -> (u64, f64) {
+    let secs = after.t_ns.saturating_sub(before.t_ns) as f64 / 1e9;
+    let capacity = secs * ticks_per_s * cpus.len().max(1) as f64;
+    let busy = after.busy_ticks.saturating_sub(before.busy_ticks);
+    let own = after.own_ticks.saturating_sub(before.own_ticks);
+    let others = busy.saturating_sub(own);
+    (others, others as f64 / capacity)
+}
+
+/// Other tasks' CPU time on `cpus` over a round, below the disturbance limit or past it;
+/// None when the round had no length or /proc/stat was not read.
+pub fn others(
+    before: &Readings,
+    after: &Readings,
+    cpus: &[u32],
+    ticks_per_s: f64,
+) -> Option<Others> {
+    if after.t_ns <= before.t_ns || after.total_ticks <= before.total_ticks {
+        return None;
+    }
+    let (_, share) = others_ticks(before, after, cpus, ticks_per_s);
+    Some(Others {
+        cpus: cpus.to_vec(),
+        percent: share * 100.0,
+    })
+}
+
 /// What disturbed a round, from the readings around it on `cpus` (with `ticks_per_s`
 /// clock ticks a second).
 pub fn judge(
@@ -194,11 +223,7 @@ pub fn judge(
     if secs <= 0.0 {
         return out;
     }
-    let capacity = secs * ticks_per_s * cpus.len().max(1) as f64;
-    let busy = after.busy_ticks.saturating_sub(before.busy_ticks);
-    let own = after.own_ticks.saturating_sub(before.own_ticks);
-    let others = busy.saturating_sub(own);
-    let share = others as f64 / capacity;
+    let (others, share) = others_ticks(before, after, cpus, ticks_per_s);
     let cpu_list = crate::probe::cpulist::format_list(cpus);
     if others >= OTHERS_MIN_TICKS && share >= OTHERS_SHARE {
         out.push(Disturbance {
@@ -321,6 +346,8 @@ pub struct Measured {
     /// The canaries read before it (judged against the run's typical reading at the end).
     pub canaries: Vec<Canary>,
     pub disturbed: Vec<Disturbance>,
+    /// Other tasks' CPU time on its CPUs, whether or not it disturbed the round.
+    pub others: Option<Others>,
     pub results: Vec<BenchResult>,
 }
 
@@ -373,6 +400,7 @@ fn merge_row(
                     median: r.stats.median,
                     samples: r.samples.len(),
                     disturbed: m.disturbed.clone(),
+                    others: m.others.clone(),
                 },
                 r,
             ))
@@ -593,6 +621,11 @@ mod tests {
             "{}",
             d[0].detail
         );
+        // The figure is kept below the limit as past it.
+        let pct = |r: &Readings| others(&a, r, &[0, 1], 100.0).map(|o| o.percent);
+        assert_eq!(pct(&quiet), Some(0.5));
+        assert_eq!(pct(&hog), Some(24.0));
+        assert_eq!(others(&a, &a, &[0, 1], 100.0), None, "no length, no figure");
         // Two ticks of others in a short round are below what the counters resolve.
         let short = readings(30, 5, 0, 6, 3, None);
         assert!(judge(&a, &short, &[0, 1], 100.0).is_empty());
@@ -730,6 +763,7 @@ mod tests {
             } else {
                 vec![]
             },
+            others: None,
             results,
         }
     }

@@ -91,6 +91,7 @@ pub fn planted(n: usize, seed: u64, kinds: impl Fn(usize) -> Kind) -> Vec<(RunDo
                         median: base * x,
                         samples: res.samples.len(),
                         disturbed: vec![],
+                        others: None,
                     })
                     .collect();
                 f.sort_by(|a, b| a.total_cmp(b));
