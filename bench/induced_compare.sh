@@ -7,6 +7,7 @@
 #   neighbour   B beside a busy loop pinned to the last usable CPU
 #   membw       B beside a process streaming two 256 MiB arrays (memmove) pinned to the last
 #               usable CPU: a memory-bandwidth neighbour (python3, else stress-ng --stream)
+# INDUCED_KEEP=DIR keeps every run document and comparison in DIR.
 # Run it on a quiet machine and say the load (it prints the load average at start and end).
 # Usage: sudo bench/induced_compare.sh [SCENARIO...] [-- SUITES]
 #        (default: all four; suites default: timers,ctx,c2c, for membw memory.bandwidth;
@@ -35,6 +36,8 @@ cleanup() {
   [ -n "$hog" ] && kill "$hog" 2>/dev/null || true
   echo "$orig_cs" >"$cs" 2>/dev/null || true
   rmdir "$cg" 2>/dev/null || true
+  # INDUCED_KEEP=DIR keeps the documents and comparisons there.
+  [ -n "${INDUCED_KEEP:-}" ] && mkdir -p "$INDUCED_KEEP" && cp "$tmp"/*.json "$INDUCED_KEEP"/ 2>/dev/null
   rm -rf "$tmp"
 }
 trap cleanup EXIT
