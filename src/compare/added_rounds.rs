@@ -20,8 +20,8 @@ use crate::result::{BenchResult, RunDocument};
 pub const ADDS_TO_TAG: &str = "adds-to";
 
 /// Whether `doc` can be given more rounds on the machine probed as `here`; the reason in
-/// words when it cannot ("measured on host db1, this is vm"; "the setting differs:
-/// clocksource tsc then, hpet now").
+/// words when it cannot ("measured on host db1, this is vm"; "measured in another
+/// setting: clocksource \"tsc\" then, \"hpet\" now").
 pub fn remeasurable(doc: &RunDocument, here: &ProbeDoc) -> Result<(), String> {
     let name = |h: Option<&str>| h.unwrap_or("(unknown)").to_string();
     if doc.host.is_none() || doc.host != here.hostname {
@@ -37,10 +37,10 @@ pub fn remeasurable(doc: &RunDocument, here: &ProbeDoc) -> Result<(), String> {
             .iter()
             .map(|d| format!("{} {} then, {} now", d.what, d.a, d.b))
             .collect();
-        return Err(format!("the setting differs: {}", what.join("; ")));
+        return Err(format!("measured in another setting: {}", what.join(", ")));
     }
     if !doc.results.iter().any(|r| r.run_noise().is_some()) {
-        return Err("none of its rows was measured in rounds".into());
+        return Err("measured in one piece (none of its rows has rounds to add to)".into());
     }
     Ok(())
 }
@@ -80,7 +80,14 @@ pub fn merge(orig: &BenchResult, added: &BenchResult, later_s: f64) -> Option<Be
         r.at_s += later_s;
         r
     }));
-    let kept = first.kept + ra.kept();
+    // A row whose figures rest on every round (fewer than two undisturbed) counts every
+    // added round too, as its samples do.
+    let counted = if first.includes_disturbed {
+        ra.rounds.len()
+    } else {
+        ra.kept()
+    };
+    let kept = first.kept + counted;
     out.rounds = Some(Rounds {
         noise: Some(RoundNoise {
             kept,
@@ -221,13 +228,14 @@ mod tests {
         now.clock.clocksource = Some("hpet".into());
         let why = remeasurable(&doc, &now).unwrap_err();
         assert!(
-            why.starts_with("the setting differs: clocksource") && why.contains("\"hpet\" now"),
+            why.starts_with("measured in another setting: clocksource")
+                && why.contains("\"hpet\" now"),
             "{why}"
         );
         let mut one_piece = doc.clone();
         one_piece.results[0].rounds = None;
         assert!(remeasurable(&one_piece, &here)
             .unwrap_err()
-            .contains("measured in rounds"));
+            .starts_with("measured in one piece"));
     }
 }
