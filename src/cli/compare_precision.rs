@@ -17,7 +17,7 @@ use crate::compare::{comparability, matching};
 use crate::error::Interrupted;
 use crate::result::{BenchResult, RunDocument};
 use crate::session::add_rounds::AddRounds;
-use crate::session::precision::{why_short, Reached};
+use crate::session::precision::{why_short, Reached, MAX_ROUNDS};
 use crate::store::Location;
 use std::collections::BTreeMap;
 
@@ -130,7 +130,7 @@ fn short_rows(rows: &[Tested], here: &[Result<(), String>; 2], target: f64) -> V
                     .r
                     .map(|r| r.rounds.as_ref().map(|x| x.rounds.len()).unwrap_or(0)),
                 fixed_why: [wa, wb],
-                plan: round_plan::plan([&sa, &sb], target),
+                plan: round_plan::plan([&sa, &sb], target, MAX_ROUNDS),
             }
         })
         .collect()
@@ -246,6 +246,11 @@ pub fn compare(
         let Some(w) = work[side].as_mut() else {
             continue;
         };
+        // Ctrl-C after the first side's run: the second is not started.
+        if crate::interrupt::requested() {
+            interrupted = true;
+            break;
+        }
         let mine = planned(w);
         // This side's share of what remains of the budget, by rounds planned.
         let remaining = p.budget_s - t0.elapsed().as_secs_f64();
@@ -406,5 +411,23 @@ fn why_not(
             }
             why.join("; ")
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refused_only_when_neither_side_can_grow_with_both_reasons() {
+        let host = Err("measured on host db1, this is vm".to_string());
+        let setting = Err("measured in another setting: kernel \"a\" then, \"b\" now".to_string());
+        let e = refuse(["ra", "rb"], &[host.clone(), setting]).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), crate::error::EXIT_USAGE);
+        assert_eq!(
+            e.to_string(),
+            "--precision cannot add rounds to either run on this machine: A (ra) was measured on host db1, this is vm; B (rb) was measured in another setting: kernel \"a\" then, \"b\" now"
+        );
+        assert!(refuse(["ra", "rb"], &[host, Ok(())]).is_ok());
     }
 }

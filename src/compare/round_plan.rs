@@ -14,7 +14,6 @@
 //! and the test keeps its error rate.
 
 use crate::measure::mde::mde_log;
-use crate::session::precision::MAX_ROUNDS;
 
 /// A side's first stage, when rounds can be added to it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -53,7 +52,7 @@ pub enum Plan {
     /// The host's calibration or history σ, which rounds do not narrow, leaves the row at
     /// this MDE, above P.
     Floor { mde: f64 },
-    /// Side `side` (0 A, 1 B) would need this many rounds in all, more than MAX_ROUNDS.
+    /// Side `side` (0 A, 1 B) would need this many rounds in all, more than the cap.
     TooMany { side: usize, needed: usize },
 }
 
@@ -66,8 +65,9 @@ fn df_after(sides: [&SideNow; 2]) -> Option<f64> {
     }
 }
 
-/// The rounds each side of a row needs added for an MDE of `target` (relative).
-pub fn plan(sides: [&SideNow; 2], target: f64) -> Plan {
+/// The rounds each side of a row needs added for an MDE of `target` (relative), a side
+/// having at most `max_rounds` in all.
+pub fn plan(sides: [&SideNow; 2], target: f64, max_rounds: usize) -> Plan {
     let df = df_after(sides);
     let se_t = target.ln_1p() / mde_log(1.0, df);
     let fixed: f64 = sides
@@ -97,7 +97,7 @@ pub fn plan(sides: [&SideNow; 2], target: f64) -> Plan {
         let Some(f) = s.first else { continue };
         let n = (f.sigma * sum_sigma / room).ceil().max(f.kept as f64) as usize;
         let extra = n - f.kept;
-        if f.rounds + extra > MAX_ROUNDS {
+        if f.rounds + extra > max_rounds {
             return Plan::TooMany {
                 side: i,
                 needed: f.rounds + extra,
@@ -111,7 +111,7 @@ pub fn plan(sides: [&SideNow; 2], target: f64) -> Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::precision::rounds_needed;
+    use crate::session::precision::{rounds_needed, MAX_ROUNDS};
 
     fn side(sigma: f64, kept: usize) -> SideNow {
         SideNow {
@@ -130,7 +130,7 @@ mod tests {
     #[test]
     fn two_equal_sides_need_what_run_precision_gives_each() {
         let a = side(0.02, 5);
-        let Plan::Add([x, y]) = plan([&a, &a], 0.03) else {
+        let Plan::Add([x, y]) = plan([&a, &a], 0.03, MAX_ROUNDS) else {
             panic!()
         };
         assert_eq!(x, y);
@@ -138,13 +138,13 @@ mod tests {
         assert_eq!(5 + x, rounds_needed(0.02, 4.0, 0.03, 5));
         // A quiet row needs nothing more than it has.
         let q = side(0.001, 5);
-        assert_eq!(plan([&q, &q], 0.05), Plan::Add([0, 0]));
+        assert_eq!(plan([&q, &q], 0.05, MAX_ROUNDS), Plan::Add([0, 0]));
     }
 
     #[test]
     fn the_louder_side_gets_more_rounds() {
         let (a, b) = (side(0.04, 5), side(0.01, 5));
-        let Plan::Add([x, y]) = plan([&a, &b], 0.04) else {
+        let Plan::Add([x, y]) = plan([&a, &b], 0.04, MAX_ROUNDS) else {
             panic!()
         };
         assert!(x > y, "{x} {y}");
@@ -155,11 +155,11 @@ mod tests {
         let a = side(0.02, 5);
         let mut fixed = side(0.02, 5);
         fixed.first = None;
-        let Plan::Add([x, y]) = plan([&a, &fixed], 0.04) else {
+        let Plan::Add([x, y]) = plan([&a, &fixed], 0.04, MAX_ROUNDS) else {
             panic!()
         };
         assert_eq!(y, 0);
-        let Plan::Add([both, _]) = plan([&a, &a], 0.04) else {
+        let Plan::Add([both, _]) = plan([&a, &a], 0.04, MAX_ROUNDS) else {
             panic!()
         };
         assert!(
@@ -167,22 +167,27 @@ mod tests {
             "one side must do the narrowing of two: {x} vs {both}"
         );
         // B's own variance alone (σ 2% over 5 rounds) is above a 3% target's.
-        let Plan::Fixed { mde } = plan([&a, &fixed], 0.03) else {
+        let Plan::Fixed { mde } = plan([&a, &fixed], 0.03, MAX_ROUNDS) else {
             panic!()
         };
         assert!(mde > 0.03, "{mde}");
         // Neither side can grow: the row stays where it is.
-        assert!(matches!(plan([&fixed, &fixed], 0.5), Plan::Fixed { .. }));
+        assert!(matches!(
+            plan([&fixed, &fixed], 0.5, MAX_ROUNDS),
+            Plan::Fixed { .. }
+        ));
         // A calibration σ of 2% per run: no number of rounds brings two runs to 3%.
         let floored = SideNow { floor: 0.0004, ..a };
-        assert!(matches!(plan([&floored, &floored], 0.03), Plan::Floor { mde } if mde > 0.03));
+        assert!(
+            matches!(plan([&floored, &floored], 0.03, MAX_ROUNDS), Plan::Floor { mde } if mde > 0.03)
+        );
     }
 
     #[test]
     fn rounds_that_disagree_would_need_more_than_the_cap() {
         let a = side(0.3, 5);
         assert!(matches!(
-            plan([&a, &a], 0.05),
+            plan([&a, &a], 0.05, MAX_ROUNDS),
             Plan::TooMany { side: 0, needed } if needed > MAX_ROUNDS
         ));
     }
