@@ -183,6 +183,73 @@ mod tests {
         );
     }
 
+    /// Standard normal draws (Box-Muller).
+    fn normal(rng: &mut impl rand::Rng) -> f64 {
+        let (u, v): (f64, f64) = (rng.gen::<f64>().max(1e-300), rng.gen());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+
+    #[test]
+    fn rounds_added_by_the_plan_keep_the_a_a_error_rate() {
+        use crate::result::rounds::{noise_of, Round};
+        use rand::SeedableRng;
+        use statrs::distribution::{ContinuousCDF, StudentsT};
+        let rounds = |logs: &[f64]| -> Vec<Round> {
+            logs.iter()
+                .enumerate()
+                .map(|(i, x)| Round {
+                    seq: i,
+                    at_s: i as f64,
+                    median: x.exp(),
+                    samples: 2,
+                    disturbed: vec![],
+                })
+                .collect()
+        };
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(35);
+        let (trials, k) = (4000, 5);
+        let mut called = 0;
+        for i in 0..trials {
+            let sigma = [0.005, 0.01, 0.02, 0.04][i % 4];
+            // Half the pairs with B fixed (another host's run), half with both growable.
+            let b_grows = i % 8 >= 4;
+            let mut logs: [Vec<f64>; 2] =
+                [0, 1].map(|_| (0..k).map(|_| sigma * normal(&mut rng)).collect());
+            let first = logs
+                .clone()
+                .map(|l| noise_of(&rounds(&l), None, None).unwrap());
+            let sides = [0, 1].map(|s| SideNow {
+                var: first[s].se.powi(2),
+                df: Some(first[s].df),
+                first: (s == 0 || b_grows).then_some(First {
+                    sigma: first[s].sigma,
+                    df: first[s].df,
+                    kept: k,
+                    rounds: k,
+                }),
+                floor: 0.0,
+            });
+            if let Plan::Add(add) = plan([&sides[0], &sides[1]], 0.05, MAX_ROUNDS) {
+                for s in 0..2 {
+                    logs[s].extend((0..add[s]).map(|_| sigma * normal(&mut rng)));
+                }
+            }
+            // Each side: its first stage's σ over all its rounds; the smaller df.
+            let mean = |l: &[f64]| l.iter().sum::<f64>() / l.len() as f64;
+            let se2 = |s: usize| first[s].sigma.powi(2) / logs[s].len() as f64;
+            let d = mean(&logs[1]) - mean(&logs[0]);
+            let se = (se2(0) + se2(1)).sqrt();
+            let t = StudentsT::new(0.0, 1.0, first[0].df.min(first[1].df)).unwrap();
+            let p = 2.0 * (1.0 - t.cdf(d.abs() / se));
+            called += usize::from(p < 0.05);
+        }
+        // 0.026 with this seed: the smaller df makes it a little conservative.
+        let rate = called as f64 / trials as f64;
+        // 0.05 and three Monte Carlo standard errors (0.0034 each).
+        assert!(rate <= 0.06, "A/A rate {rate}");
+        assert!(rate >= 0.02, "not needlessly conservative either: {rate}");
+    }
+
     #[test]
     fn rounds_that_disagree_would_need_more_than_the_cap() {
         let a = side(0.3, 5);
