@@ -183,11 +183,7 @@ mod tests {
         );
     }
 
-    /// Standard normal draws (Box-Muller).
-    fn normal(rng: &mut impl rand::Rng) -> f64 {
-        let (u, v): (f64, f64) = (rng.gen::<f64>().max(1e-300), rng.gen());
-        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
-    }
+    use crate::measure::stats::standard_normal as normal;
 
     #[test]
     fn rounds_added_by_the_plan_keep_the_a_a_error_rate() {

@@ -201,11 +201,7 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use statrs::distribution::{ContinuousCDF, StudentsT};
 
-    /// Standard normal draws (Box-Muller).
-    fn normal(rng: &mut impl Rng) -> f64 {
-        let (u, v): (f64, f64) = (rng.gen::<f64>().max(1e-300), rng.gen());
-        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
-    }
+    use crate::measure::stats::standard_normal as normal;
 
     fn rounds_of(logs: &[f64]) -> Vec<Round> {
         logs.iter()
