@@ -4,7 +4,8 @@
 //! `--baseline RUN`. Runs come from their ids, `--latest-per-host` (the newest run of each
 //! host in the database), or, with no ids, the stored runs carrying `--tag K=V` or the tag
 //! of `--by tag:KEY`. `--top N` caps every list. The drift of each row of a two-run
-//! compare comes from the stored history of the baseline's host.
+//! compare comes from the stored history of the baseline's host. With `--precision P`, a
+//! two-run compare first adds rounds to its rows above P where it can (`compare_precision`).
 
 use crate::compare::noise_model::NoiseModel;
 use crate::compare::verdict::History;
@@ -50,6 +51,17 @@ pub struct Args {
     /// called better or worse that are not (0 < Q < 1).
     #[arg(long, value_name = "Q", default_value_t = crate::compare::verdict::DEFAULT_FDR, value_parser = parse_fdr)]
     fdr: f64,
+    /// Two runs: add rounds, measured now on this machine, to the rows whose MDE is above
+    /// this (`5%` or `0.05`) until they reach it or --budget runs out, for each run measured
+    /// on this host in the setting it is in now (same CPU, quota, clocksource, kernel...);
+    /// the added rounds are stored as a run tagged adds-to=RUN, the number of rounds is
+    /// decided from the run's own rounds only (docs/compare.md, Precision on demand). Prints
+    /// per row what it reached and why not; refused when neither run can be re-measured here.
+    #[arg(long, value_name = "PERCENT", value_parser = super::run::parse_precision)]
+    precision: Option<f64>,
+    /// Time --precision may spend measuring added rounds (`90s`, or seconds) [default: 60s].
+    #[arg(long, value_name = "DURATION", requires = "precision", value_parser = super::run::parse_budget)]
+    budget: Option<f64>,
 }
 
 fn parse_fdr(s: &str) -> Result<f64, String> {
@@ -267,13 +279,35 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
     };
     let compared: Vec<String> = docs.iter().map(|d| d.run_id.clone()).collect();
     let hist = |d: &RunDocument| history(Some(&store), d, &compared);
-    if docs.len() == 2 && a.top.is_none() && by.is_none() {
+    let two = docs.len() == 2 && a.top.is_none() && by.is_none();
+    if a.precision.is_some() && !two {
+        return Err(usage_hint(
+            "--precision compares two runs",
+            "name the two runs: truebench compare A B --precision 5%",
+        ));
+    }
+    if two {
         let (x, y) = (&docs[baseline], &docs[1 - baseline]);
-        let c = crate::compare::compare_at(x, y, &hist(x), a.fdr);
-        return if a.json {
-            super::print_json(&c)
+        let (c, interrupted) = match a.precision {
+            None => (crate::compare::compare_at(x, y, &hist(x), a.fdr), false),
+            Some(target) => {
+                let p = super::compare_precision::Precision {
+                    target,
+                    budget_s: a
+                        .budget
+                        .unwrap_or(crate::session::precision::DEFAULT_BUDGET_S),
+                };
+                super::compare_precision::compare(x, y, &hist(x), a.fdr, &p, db)?
+            }
+        };
+        if a.json {
+            super::print_json(&c)?;
         } else {
-            crate::stdout::write(&crate::report::compare_table::render(&c, a.verbose))
+            crate::stdout::write(&crate::report::compare_table::render(&c, a.verbose))?;
+        }
+        return match interrupted {
+            true => Err(crate::error::Interrupted.into()),
+            false => Ok(()),
         };
     }
     if a.baseline.is_none() && docs.len() >= 3 {

@@ -4,6 +4,7 @@
 mod calibrate;
 mod choices;
 mod compare;
+mod compare_precision;
 mod experiment;
 mod import_many;
 mod loadstep;

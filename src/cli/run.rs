@@ -155,7 +155,7 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
 }
 
 /// `--precision`: `5%` or a fraction `0.05`, above 0 and below 100%.
-fn parse_precision(s: &str) -> Result<f64, String> {
+pub(super) fn parse_precision(s: &str) -> Result<f64, String> {
     let t = s.trim();
     let v = match t.strip_suffix('%') {
         Some(p) => p.trim().parse::<f64>().map(|x| x / 100.0),
@@ -169,7 +169,7 @@ fn parse_precision(s: &str) -> Result<f64, String> {
 }
 
 /// `--budget`: seconds (`90`, `90s`, `1500ms`), from 1 s to 24 h.
-fn parse_budget(s: &str) -> Result<f64, String> {
+pub(super) fn parse_budget(s: &str) -> Result<f64, String> {
     let us = crate::duration::micros(s, crate::duration::Bare::Seconds)
         .ok_or_else(|| format!("'{s}' is not a duration (90s, 90, 1500ms)"))?;
     let secs = us / 1e6;

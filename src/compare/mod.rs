@@ -11,6 +11,7 @@
 //! suite's sentence (`summary`). `ranking` compares several runs against a baseline;
 //! `fleet` judges many hosts against the fleet itself (outliers, causes, ranks).
 
+pub mod added_rounds;
 pub mod calibration;
 pub mod candidates;
 pub mod capacity;
@@ -25,6 +26,7 @@ pub mod noise;
 pub mod noise_model;
 pub mod placement;
 pub mod ranking;
+pub mod round_plan;
 pub mod speed;
 pub mod summary;
 pub mod timer;
@@ -230,7 +232,33 @@ const ENV_FACTS: &[(&str, Fact)] = &[
 /// Whether two runs were measured in the same setting: every fact compare lists as an
 /// environment difference is equal.
 pub fn same_setting(a: &ProbeDoc, b: &ProbeDoc) -> bool {
-    ENV_FACTS.iter().all(|(_, read)| read(a) == read(b))
+    setting_differences(a, b).is_empty()
+}
+
+/// The environment facts that differ between two probes (host, CPU, quota, clocksource,
+/// kernel...), each with both values.
+pub fn setting_differences(a: &ProbeDoc, b: &ProbeDoc) -> Vec<EnvDiff> {
+    ENV_FACTS
+        .iter()
+        .filter_map(|(label, read)| {
+            let (va, vb) = (read(a), read(b));
+            (va != vb).then(|| EnvDiff {
+                what: label.to_string(),
+                a: va,
+                b: vb,
+            })
+        })
+        .collect()
+}
+
+/// The noise a matched pair of results is tested against with the baseline host's model
+/// (what `compare_at` uses for the row).
+pub fn row_noise(
+    model: &History,
+    a: &crate::result::BenchResult,
+    b: &crate::result::BenchResult,
+) -> noise_model::RowNoise {
+    held_placement(model.row(a), a, b)
 }
 
 /// The causes, in the order a row lists them.
@@ -471,7 +499,7 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
         .matched
         .iter()
         .map(|m| {
-            let noise = held_placement(model.row(m.a), m.a, m.b);
+            let noise = row_noise(model, m.a, m.b);
             let per_cycle = clock.filter(|_| {
                 speed::clock_bound(m.a, &a.env) && m.a.lower_is_better == m.b.lower_is_better
             });
@@ -564,17 +592,7 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
     }
     let only_in_a = unmatched(&pairing.only_a, b, "B");
     let only_in_b = unmatched(&pairing.only_b, a, "A");
-    let env_differences = ENV_FACTS
-        .iter()
-        .filter_map(|(label, read)| {
-            let (va, vb) = (read(&a.env), read(&b.env));
-            (va != vb).then(|| EnvDiff {
-                what: label.to_string(),
-                a: va,
-                b: vb,
-            })
-        })
-        .collect();
+    let env_differences = setting_differences(&a.env, &b.env);
     let indexes = index::shares(a, b);
     let mut c = Comparison {
         schema: SCHEMA,

@@ -157,6 +157,13 @@ pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> Option<f64> {
     Some((2.0 * (1.0 - normal.cdf(z))).min(1.0))
 }
 
+/// A standard normal draw (Box-Muller), for the simulations of the tests.
+#[cfg(test)]
+pub fn standard_normal(rng: &mut impl rand::Rng) -> f64 {
+    let (u, v): (f64, f64) = (rng.gen::<f64>().max(1e-300), rng.gen());
+    (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,6 +16,7 @@
 //! A command is one type implementing [`Measurement`], in a file of its own here:
 //! `suites.rs` (`run`), `record.rs` (`record`), `loadstep.rs` (`loadstep`).
 
+pub mod add_rounds;
 pub mod calibrate;
 pub mod experiment;
 pub mod loadstep;

@@ -40,14 +40,36 @@ pub fn rounds_needed(sigma1: f64, df1: f64, target: f64, have: usize) -> usize {
     (want * want).ceil().max(have as f64) as usize
 }
 
-/// One row's outcome, for the report on stderr.
+/// One row's outcome, for the report on stderr (`run --precision`, `compare --precision`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reached {
     pub row: String,
     pub mde: Option<f64>,
-    pub rounds: usize,
+    /// Its rounds in all ("12", or per side "A 5+7, B 5").
+    pub rounds: String,
+    /// Seconds its added rounds took, when known per row.
+    pub took_s: Option<f64>,
     /// Why it did not reach the target; None when it did.
     pub short: Option<String>,
+}
+
+impl Reached {
+    /// "  row: MDE 4.1% in 12 rounds (3.2 s)", or "..., short of 5.0%: why".
+    pub fn line(&self, target: f64) -> String {
+        let mde = self
+            .mde
+            .map(|x| format!("{:.1}%", x * 100.0))
+            .unwrap_or_else(|| "unknown".into());
+        let took = self
+            .took_s
+            .map(|s| format!(" ({s:.1} s)"))
+            .unwrap_or_default();
+        let head = format!("  {}: MDE {mde} in {} rounds{took}", self.row, self.rounds);
+        match &self.short {
+            None => head,
+            Some(why) => format!("{head}, short of {:.1}%: {why}", target * 100.0),
+        }
+    }
 }
 
 /// Why a row short of `target` stays there.
@@ -69,6 +91,17 @@ pub fn why_short(
         }
         Some(_) => format!("disturbed rounds left it at {rounds} undisturbed"),
     }
+}
+
+/// Benchmark i repeated `extra[i]` times, shuffled: the order of added rounds.
+pub fn shuffled(extra: &[usize], rng: &mut impl rand::Rng) -> Vec<usize> {
+    let mut slots: Vec<usize> = extra
+        .iter()
+        .enumerate()
+        .flat_map(|(b, k)| std::iter::repeat_n(b, *k))
+        .collect();
+    slots.shuffle(rng);
+    slots
 }
 
 /// Add rounds until every row reaches `target` or `budget_s` is spent; prints per row what
@@ -103,12 +136,7 @@ pub fn buy(
         }
         *extra_b = (*extra_b).min(MAX_ROUNDS.saturating_sub(have));
     }
-    let mut slots: Vec<usize> = extra
-        .iter()
-        .enumerate()
-        .flat_map(|(b, k)| std::iter::repeat_n(b, *k))
-        .collect();
-    slots.shuffle(rng);
+    let slots = shuffled(&extra, rng);
     progress.add(
         slots
             .iter()
@@ -143,25 +171,23 @@ pub fn buy(
             let rounds = r.rounds.as_ref().map(|x| x.rounds.len()).unwrap_or(0);
             let noise = r.run_noise();
             let mde = noise.map(row_mde);
-            let line = match mde {
-                Some(x) if x <= target => {
-                    format!("  {}: MDE {:.1}% in {rounds} rounds", r.label(), x * 100.0)
-                }
+            let short = match mde {
+                Some(x) if x <= target => None,
                 _ => {
                     let needed = noise
                         .map(|n| rounds_needed(n.sigma, n.df, target, n.kept))
                         .unwrap_or(0);
-                    format!(
-                        "  {}: MDE {} in {rounds} rounds, short of {:.1}%: {}",
-                        r.label(),
-                        mde.map(|x| format!("{:.1}%", x * 100.0))
-                            .unwrap_or_else(|| "unknown".into()),
-                        target * 100.0,
-                        why_short(noise, rounds, needed, budget_out, budget_s)
-                    )
+                    Some(why_short(noise, rounds, needed, budget_out, budget_s))
                 }
             };
-            lines.push(line);
+            let reached = Reached {
+                row: r.label(),
+                mde,
+                rounds: rounds.to_string(),
+                took_s: None,
+                short,
+            };
+            lines.push(reached.line(target));
         }
     }
     eprintln!("{}", lines.join("\n"));
@@ -175,11 +201,7 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use statrs::distribution::{ContinuousCDF, StudentsT};
 
-    /// Standard normal draws (Box-Muller).
-    fn normal(rng: &mut impl Rng) -> f64 {
-        let (u, v): (f64, f64) = (rng.gen::<f64>().max(1e-300), rng.gen());
-        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
-    }
+    use crate::measure::stats::standard_normal as normal;
 
     fn rounds_of(logs: &[f64]) -> Vec<Round> {
         logs.iter()
@@ -243,6 +265,27 @@ mod tests {
         assert_eq!(n, (want.ceil() as usize).max(5));
         assert!(rounds_needed(0.04, 4.0, 0.05, 5) > 15);
         assert!(rounds_needed(0.04, 4.0, 0.10, 5) < rounds_needed(0.04, 4.0, 0.05, 5));
+    }
+
+    #[test]
+    fn a_row_reads_what_it_reached_or_why_not() {
+        let mut r = Reached {
+            row: "timers.clock@1 [os] clock=m".into(),
+            mde: Some(0.041),
+            rounds: "A 5+7, B 5".into(),
+            took_s: Some(3.24),
+            short: None,
+        };
+        assert_eq!(
+            r.line(0.05),
+            "  timers.clock@1 [os] clock=m: MDE 4.1% in A 5+7, B 5 rounds (3.2 s)"
+        );
+        r.short = Some("why".into());
+        r.mde = None;
+        r.took_s = None;
+        assert!(r
+            .line(0.05)
+            .ends_with("MDE unknown in A 5+7, B 5 rounds, short of 5.0%: why"));
     }
 
     #[test]

@@ -1,0 +1,433 @@
+//! `compare A B --precision P [--budget T]`: the rows of a two-run comparison whose MDE is
+//! above P get rounds added on this machine, to the side(s) that can be re-measured here
+//! (`compare::added_rounds::remeasurable`), as many as the first stage says
+//! (`compare::round_plan`), each side's added rounds stored as a run tagged
+//! `adds-to=<run id>`; the rows are then compared again with each re-measured side as the
+//! union of both runs' rounds. Per row it prints on stderr what it reached, in how long, or
+//! why not. When neither side can be re-measured it refuses (exit 2) with each side's
+//! reason and writes nothing. Ctrl-C keeps what was measured (stored), prints the
+//! comparison with it, and exits 130.
+
+use crate::bench::Benchmark;
+use crate::compare::added_rounds::{self, ADDS_TO_TAG};
+use crate::compare::noise_model::{self, Basis, RowNoise, RowTest};
+use crate::compare::round_plan::{self, First, Plan, SideNow};
+use crate::compare::verdict::History;
+use crate::compare::{comparability, matching};
+use crate::error::Interrupted;
+use crate::result::{BenchResult, RunDocument};
+use crate::session::add_rounds::AddRounds;
+use crate::session::precision::{why_short, Reached, MAX_ROUNDS};
+use crate::store::Location;
+use std::collections::BTreeMap;
+
+const SIDE: [&str; 2] = ["A", "B"];
+
+/// `--precision` and `--budget`.
+pub struct Precision {
+    pub target: f64,
+    pub budget_s: f64,
+}
+
+/// A comparable pair of results with the noise it is tested against and its test.
+struct Tested<'a> {
+    r: [&'a BenchResult; 2],
+    noise: RowNoise,
+    test: RowTest,
+}
+
+/// Every comparable row of B against A, as `compare_at` tests it.
+fn tested<'a>(a: &'a RunDocument, b: &'a RunDocument, model: &History) -> Vec<Tested<'a>> {
+    matching::pair_up(a, b)
+        .matched
+        .iter()
+        .filter(|m| comparability::problems(m.a, m.b).is_empty())
+        .map(|m| {
+            let noise = crate::compare::row_noise(model, m.a, m.b);
+            Tested {
+                r: [m.a, m.b],
+                test: noise_model::test(m.a, m.b, &noise),
+                noise,
+            }
+        })
+        .collect()
+}
+
+/// The benchmark of this truebench that measured `r` (same id and version).
+fn benchmark_of(r: &BenchResult) -> Option<&'static dyn Benchmark> {
+    crate::bench::REGISTRY
+        .iter()
+        .copied()
+        .find(|b| b.id() == r.benchmark && b.in_rounds())
+}
+
+/// A row short of the target: its sides, why a side cannot grow, and its plan.
+struct Short {
+    /// Each side's row key (`BenchResult::key`; B's may differ from A's: pinned pairs).
+    keys: [String; 2],
+    label: String,
+    rounds: [usize; 2],
+    fixed_why: [Option<String>; 2],
+    plan: Plan,
+}
+
+/// One side of a short row as the plan sees it, and why it cannot grow when it cannot.
+fn side_now(
+    r: &BenchResult,
+    noise: &RowNoise,
+    here: &Result<(), String>,
+) -> (SideNow, Option<String>) {
+    let s = noise_model::side(r, noise);
+    let floor = match noise.basis {
+        Basis::Calibration | Basis::History => noise.sigma.powi(2),
+        _ => 0.0,
+    };
+    let why = if let Err(why) = here {
+        Some(why.clone())
+    } else if r.run_noise().is_none() {
+        Some(why_short(None, 0, 0, false, 0.0))
+    } else if benchmark_of(r).is_none() {
+        Some(format!(
+            "its benchmark {} is not one this truebench measures in rounds",
+            r.benchmark
+        ))
+    } else if s.basis != Basis::Rounds {
+        Some(format!("its noise is the host's {}", s.basis.text()))
+    } else {
+        None
+    };
+    let first = match (&why, r.run_noise()) {
+        (None, Some(n)) => Some(First {
+            sigma: n.sigma,
+            df: n.df,
+            kept: n.kept,
+            rounds: r.rounds.as_ref().map(|x| x.rounds.len()).unwrap_or(0),
+        }),
+        _ => None,
+    };
+    (
+        SideNow {
+            var: s.var,
+            df: s.df,
+            first,
+            floor,
+        },
+        why,
+    )
+}
+
+/// The rows above the target, each with its plan.
+fn short_rows(rows: &[Tested], here: &[Result<(), String>; 2], target: f64) -> Vec<Short> {
+    rows.iter()
+        .filter(|t| t.test.mde() > target)
+        .map(|t| {
+            let (sa, wa) = side_now(t.r[0], &t.noise, &here[0]);
+            let (sb, wb) = side_now(t.r[1], &t.noise, &here[1]);
+            Short {
+                keys: t.r.map(|r| r.key()),
+                label: t.r[0].label(),
+                rounds: t
+                    .r
+                    .map(|r| r.rounds.as_ref().map(|x| x.rounds.len()).unwrap_or(0)),
+                fixed_why: [wa, wb],
+                plan: round_plan::plan([&sa, &sb], target, MAX_ROUNDS),
+            }
+        })
+        .collect()
+}
+
+/// What one side's added run measures: per benchmark (registry order) its rounds, the
+/// rows to keep, and the samples per round of the run it adds to.
+fn side_work(doc: &RunDocument, shorts: &[Short], side: usize) -> Option<AddRounds> {
+    let mut rounds: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut keep = vec![];
+    let mut per_round: BTreeMap<usize, usize> = BTreeMap::new();
+    for s in shorts {
+        let Plan::Add(add) = &s.plan else { continue };
+        if add[side] == 0 {
+            continue;
+        }
+        let Some(r) = doc.results.iter().find(|r| r.key() == s.keys[side]) else {
+            continue;
+        };
+        let Some(b) = benchmark_of(r) else { continue };
+        let i = crate::bench::REGISTRY
+            .iter()
+            .position(|x| x.id() == b.id())?;
+        let e = rounds.entry(i).or_insert(0);
+        *e = (*e).max(add[side]);
+        keep.push(r.key());
+        for round in r.rounds.iter().flat_map(|x| &x.rounds) {
+            *per_round.entry(round.samples).or_insert(0) += 1;
+        }
+    }
+    if rounds.is_empty() {
+        return None;
+    }
+    // What later benchmarks of a suite use (the latency sweep) runs once first.
+    let suites: Vec<&str> = rounds
+        .keys()
+        .map(|i| crate::bench::REGISTRY[*i].suite())
+        .collect();
+    for (i, b) in crate::bench::REGISTRY.iter().enumerate() {
+        if b.feeds_its_suite() && suites.contains(&b.suite()) {
+            rounds.entry(i).or_insert(0);
+        }
+    }
+    let samples = per_round
+        .iter()
+        .max_by_key(|(n, count)| (**count, **n))
+        .map(|(n, _)| *n)
+        .unwrap_or(crate::session::rounds::MIN_SAMPLES_PER_ROUND);
+    Some(AddRounds::new(
+        &doc.run_id,
+        rounds
+            .into_iter()
+            .map(|(i, k)| (crate::bench::REGISTRY[i], k))
+            .collect(),
+        samples,
+        keep,
+        0.0,
+    ))
+}
+
+/// Refuse when neither side can be re-measured here: one line with each side's reason.
+fn refuse(ids: [&str; 2], here: &[Result<(), String>; 2]) -> anyhow::Result<()> {
+    if let [Err(wa), Err(wb)] = here {
+        return Err(crate::error::usage(format!(
+            "--precision cannot add rounds to either run on this machine: A ({}) was {wa}; B ({}) was {wb}",
+            ids[0], ids[1]
+        )));
+    }
+    Ok(())
+}
+
+/// Compare `a` and `b` with `model`, adding rounds where rows are short of the target; the
+/// comparison (with the added rounds) is returned to be printed, and whether Ctrl-C
+/// stopped the measuring.
+pub fn compare(
+    a: &RunDocument,
+    b: &RunDocument,
+    model: &History,
+    fdr: f64,
+    p: &Precision,
+    db: Option<&Location>,
+) -> anyhow::Result<(crate::compare::Comparison, bool)> {
+    let here_env = crate::session::probe(&crate::probe::sysroot::SysRoot::live());
+    let here = [
+        added_rounds::remeasurable(a, &here_env),
+        added_rounds::remeasurable(b, &here_env),
+    ];
+    refuse([&a.run_id, &b.run_id], &here)?;
+    let rows = tested(a, b, model);
+    let shorts = short_rows(&rows, &here, p.target);
+    let docs = [a, b];
+    let mut work: Vec<Option<AddRounds>> = vec![None, None];
+    for (side, doc) in docs.iter().enumerate() {
+        work[side] = side_work(doc, &shorts, side);
+    }
+    let total: usize = work.iter().flatten().map(planned).sum();
+    eprintln!(
+        "truebench: --precision {:.1}%: {} of {} rows above it; adding {total} rounds{}",
+        p.target * 100.0,
+        shorts.len(),
+        rows.len(),
+        if total > 0 {
+            format!(" within {:.0} s", p.budget_s)
+        } else {
+            String::new()
+        }
+    );
+    let t0 = std::time::Instant::now();
+    let mut added: [Option<RunDocument>; 2] = [None, None];
+    let mut interrupted = false;
+    let mut left = total;
+    for side in 0..2 {
+        let Some(w) = work[side].as_mut() else {
+            continue;
+        };
+        // Ctrl-C after the first side's run: the second is not started.
+        if crate::interrupt::requested() {
+            interrupted = true;
+            break;
+        }
+        let mine = planned(w);
+        // This side's share of what remains of the budget, by rounds planned.
+        let remaining = p.budget_s - t0.elapsed().as_secs_f64();
+        w.budget_s = remaining * mine as f64 / left.max(1) as f64;
+        left -= mine;
+        if w.budget_s <= 0.0 {
+            w.budget_out = true;
+            continue;
+        }
+        let common = crate::session::Common {
+            start_at: None,
+            tags: [(ADDS_TO_TAG.to_string(), docs[side].run_id.clone())].into(),
+        };
+        eprintln!(
+            "truebench: adding rounds to {} ({})",
+            SIDE[side], docs[side].run_id
+        );
+        let outcome = crate::session::run_with(w, db, &common);
+        added[side] = w.stored.borrow_mut().take();
+        match outcome {
+            Ok(()) => {}
+            Err(e) if e.downcast_ref::<Interrupted>().is_some() => {
+                interrupted = true;
+                break;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    let merged: Vec<RunDocument> = (0..2)
+        .map(|i| match &added[i] {
+            Some(x) => added_rounds::with_added(docs[i], x),
+            None => docs[i].clone(),
+        })
+        .collect();
+    let after = tested(&merged[0], &merged[1], model);
+    report(&shorts, &after, &work, &added, p);
+    Ok((
+        crate::compare::compare_at(&merged[0], &merged[1], model, fdr),
+        interrupted,
+    ))
+}
+
+/// Rounds an added run was asked for.
+fn planned(w: &AddRounds) -> usize {
+    w.benches.iter().map(|b| b.1).sum()
+}
+
+/// Per short row on stderr: the MDE it reached with its rounds per side and the seconds
+/// its added rounds took, or why it stays short.
+fn report(
+    shorts: &[Short],
+    after: &[Tested],
+    work: &[Option<AddRounds>],
+    added: &[Option<RunDocument>; 2],
+    p: &Precision,
+) {
+    let mut lines = vec![];
+    for s in shorts {
+        let now = after.iter().find(|t| t.r[0].key() == s.keys[0]);
+        let mde = now.map(|t| t.test.mde());
+        let grown: Vec<usize> = (0..2)
+            .map(|i| {
+                now.and_then(|t| t.r[i].rounds.as_ref())
+                    .map(|x| x.rounds.len().saturating_sub(s.rounds[i]))
+                    .unwrap_or(0)
+            })
+            .collect();
+        let rounds = (0..2)
+            .map(|i| match grown[i] {
+                0 => format!("{} {}", SIDE[i], s.rounds[i]),
+                g => format!("{} {}+{g}", SIDE[i], s.rounds[i]),
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let took: f64 = (0..2)
+            .filter_map(|i| {
+                let w = work[i].as_ref()?;
+                let id = now?.r[i].benchmark.as_str();
+                let at = w.benches.iter().position(|(b, _)| b.id() == id)?;
+                Some(w.spent_s[at])
+            })
+            .sum();
+        let reached = mde.is_some_and(|m| m <= p.target);
+        let short = (!reached).then(|| why_not(s, now, work, added, &grown, p));
+        lines.push(
+            Reached {
+                row: s.label.clone(),
+                mde,
+                rounds,
+                took_s: (took > 0.0).then_some(took),
+                short,
+            }
+            .line(p.target),
+        );
+    }
+    if !lines.is_empty() {
+        eprintln!("{}", lines.join("\n"));
+    }
+}
+
+/// Why a short row did not reach the target.
+fn why_not(
+    s: &Short,
+    now: Option<&Tested>,
+    work: &[Option<AddRounds>],
+    added: &[Option<RunDocument>; 2],
+    grown: &[usize],
+    p: &Precision,
+) -> String {
+    let fixed = || {
+        (0..2)
+            .filter_map(|i| {
+                s.fixed_why[i]
+                    .as_ref()
+                    .map(|w| format!("{} cannot be given rounds ({w})", SIDE[i]))
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    match &s.plan {
+        Plan::Fixed { mde } => format!(
+            "{}, and what it has leaves an MDE of {:.1}%",
+            fixed(),
+            mde * 100.0
+        ),
+        Plan::Floor { mde } => format!(
+            "the host's {} noise for this row, which rounds do not narrow, leaves an MDE of {:.1}%",
+            now.map(|t| t.noise.basis.text()).unwrap_or("stored"),
+            mde * 100.0
+        ),
+        Plan::TooMany { side, needed } => {
+            let n = now.and_then(|t| t.r[*side].run_noise());
+            format!(
+                "{}'s {}",
+                SIDE[*side],
+                why_short(n, s.rounds[*side], *needed, false, p.budget_s)
+            )
+        }
+        Plan::Add(add) => {
+            let mut why = vec![];
+            for i in 0..2 {
+                if add[i] == 0 {
+                    continue;
+                }
+                let budget_out = work[i].as_ref().is_some_and(|w| w.budget_out);
+                let measured = added[i].is_some() && grown[i] > 0;
+                let text = if !measured && added[i].is_some() {
+                    "the added run did not measure this row (options of the original run, such as --placement or --array-size, are not repeated)".to_string()
+                } else {
+                    let rounds = s.rounds[i] + grown[i];
+                    let n = now.and_then(|t| t.r[i].run_noise());
+                    why_short(n, rounds, 0, budget_out || added[i].is_none(), p.budget_s)
+                };
+                why.push(format!("{}: {text}", SIDE[i]));
+            }
+            if why.is_empty() {
+                why.push("its noise moved to the host's stored noise as rounds narrowed it".into());
+            }
+            why.join("; ")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refused_only_when_neither_side_can_grow_with_both_reasons() {
+        let host = Err("measured on host db1, this is vm".to_string());
+        let setting = Err("measured in another setting: kernel \"a\" then, \"b\" now".to_string());
+        let e = refuse(["ra", "rb"], &[host.clone(), setting]).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), crate::error::EXIT_USAGE);
+        assert_eq!(
+            e.to_string(),
+            "--precision cannot add rounds to either run on this machine: A (ra) was measured on host db1, this is vm; B (rb) was measured in another setting: kernel \"a\" then, \"b\" now"
+        );
+        assert!(refuse(["ra", "rb"], &[host, Ok(())]).is_ok());
+    }
+}
