@@ -139,6 +139,7 @@ mod tests {
                 median: *m,
                 samples: 2,
                 disturbed: vec![],
+                others: None,
             })
             .collect();
         r.samples = medians.iter().flat_map(|m| [*m, *m]).collect();

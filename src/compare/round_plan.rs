@@ -199,6 +199,7 @@ mod tests {
                     median: x.exp(),
                     samples: 2,
                     disturbed: vec![],
+                    others: None,
                 })
                 .collect()
         };
