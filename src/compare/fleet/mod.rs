@@ -1,8 +1,8 @@
 //! The fleet view: many runs (hosts) judged against the fleet itself. `table` pairs the
 //! hosts' results into rows; `baseline` takes each row's fleet median, every host's log
 //! ratio to it and the fleet's robust spread, and the typical host (medoid); `outliers`
-//! tests every host x row against that spread with a false discovery rate and a practical
-//! floor; `ranks` ranks hosts by score without chained ties; `causes` explains each outlier
+//! tests every host x row, and every host's shift over its rows, against that spread and
+//! the host's own noise with a false discovery rate and a practical floor; `ranks` ranks hosts by score without chained ties; `causes` explains each outlier
 //! against the typical host with the explained compare; `groups` puts outliers in groups a
 //! person acts on (uniformly off, explained by a recorded cause, off on a few rows). The
 //! result is one line per host, outliers first, typical hosts summarised.
@@ -51,6 +51,9 @@ pub struct FleetRow {
     pub spread: f64,
     /// Hosts that are outliers on this row.
     pub outliers: usize,
+    /// The factor the hosts' own noise on this row was taken at (`outliers::own_scale`):
+    /// below 1 where the hosts' medians agree more tightly than their rounds say.
+    pub own_noise_scale: f64,
 }
 
 /// One of a host's rows against the fleet.
@@ -88,6 +91,9 @@ pub struct Host {
     pub outlier: bool,
     /// Its rows farthest from the fleet (the real ones first), at most 3.
     pub worst: Vec<HostRow>,
+    /// Its shift over all its rows against the fleet's (`outliers::Shift`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shift: Option<outliers::Shift>,
     /// Why, against the typical host (outliers, or every host when asked).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cause: Option<causes::Cause>,
@@ -222,7 +228,7 @@ pub fn view(docs: &[RunDocument], o: &Options) -> FleetView {
             .iter()
             .enumerate()
             .filter_map(|(r, def)| {
-                let x = tests[h][r]?;
+                let x = tests.rows[h][r]?;
                 Some(HostRow {
                     row: def.key.clone(),
                     ratio: x.dev.exp(),
@@ -238,7 +244,8 @@ pub fn view(docs: &[RunDocument], o: &Options) -> FleetView {
                 .cmp(&x.real)
                 .then(x.speed.ln().abs().total_cmp(&y.speed.ln().abs()).reverse())
         });
-        let outlier = rows.iter().any(|r| r.real);
+        let shift = tests.shifts[h];
+        let outlier = rows.iter().any(|r| r.real) || shift.is_some_and(|s| s.real);
         rows.truncate(3);
         let explain = (outlier || o.explain_all) && medoid.is_some_and(|m| m != h);
         hosts.push(Host {
@@ -254,7 +261,11 @@ pub fn view(docs: &[RunDocument], o: &Options) -> FleetView {
             worst: rows,
             cause: explain.then(|| causes::of(&docs[medoid.unwrap_or(0)], d)),
             ratios: b.dev[h].iter().map(|x| x.map(f64::exp)).collect(),
-            real: tests[h].iter().map(|x| x.is_some_and(|x| x.real)).collect(),
+            real: tests.rows[h]
+                .iter()
+                .map(|x| x.is_some_and(|x| x.real))
+                .collect(),
+            shift,
         });
     }
     let groups = groups::of(&t, &hosts);
@@ -276,9 +287,11 @@ pub fn view(docs: &[RunDocument], o: &Options) -> FleetView {
             fleet_median: b.median[r],
             spread: b.scale[r],
             outliers: tests
+                .rows
                 .iter()
                 .filter(|x| x[r].is_some_and(|x| x.real))
                 .count(),
+            own_noise_scale: tests.own_scale[r],
         })
         .collect();
     // Outliers by group, then the others best first; --top trims each part.
@@ -314,7 +327,7 @@ pub fn view(docs: &[RunDocument], o: &Options) -> FleetView {
         fdr_q: outliers::FDR_Q,
         floor: outliers::FLOOR,
         min_fleet: outliers::MIN_FLEET,
-        noise: noise_use(&tests),
+        noise: noise_use(&tests.rows),
         outlier_calls: outliers::refusal(
             (0..t.rows.len()).map(|r| t.measured(r)).max().unwrap_or(0),
         ),
