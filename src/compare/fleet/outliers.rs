@@ -141,6 +141,12 @@ pub struct Tests {
     pub own_scale: Vec<f64>,
 }
 
+/// A host x row's own noise: where it came from, σ (log units), degrees of freedom.
+type OwnNoise = (NoiseSource, Option<f64>, Option<f64>);
+/// A host's mean corrected deviation, its rows, and its own standard error with degrees
+/// of freedom (None unless every row has own noise).
+type HostMean = (f64, usize, Option<(f64, f64)>);
+
 /// Every host x row test and every host's shift test, called together.
 pub fn test(
     docs: &[RunDocument],
@@ -154,7 +160,7 @@ pub fn test(
         .map(|r| b.dev.iter().filter(|d| d[r].is_some()).count())
         .collect();
     // Each host x row's own noise: its source, σ (log units) and degrees of freedom.
-    let own: Vec<Vec<(NoiseSource, Option<f64>, Option<f64>)>> = (0..b.dev.len())
+    let own: Vec<Vec<OwnNoise>> = (0..b.dev.len())
         .map(|h| {
             (0..rows.len())
                 .map(|r| match cells[h][r].and_then(|c| c.run_noise) {
@@ -245,7 +251,7 @@ pub fn test(
 /// keeps its excess in proportion (twice the typical σ stays twice the fleet's spread): the
 /// own test still protects a host whose run was a fluke. Where the own noise is within the
 /// fleet's spread (independent runs, as a real fleet's), the factor is 1 and nothing changes.
-fn own_scale(own: &[Vec<(NoiseSource, Option<f64>, Option<f64>)>], spread: &[f64]) -> Vec<f64> {
+fn own_scale(own: &[Vec<OwnNoise>], spread: &[f64]) -> Vec<f64> {
     (0..spread.len())
         .map(|r| {
             let mut sigmas: Vec<f64> = own
@@ -278,7 +284,7 @@ fn corrected(dev: f64, row: &RowDef) -> f64 {
 fn shifts(tests: &[Vec<Option<Test>>], rows: &[RowDef], most: usize) -> Vec<Option<Shift>> {
     // The mean corrected deviation and, with own noise on every row, its variance and
     // Welch-Satterthwaite degrees of freedom.
-    let means: Vec<Option<(f64, usize, Option<(f64, f64)>)>> = tests
+    let means: Vec<Option<HostMean>> = tests
         .iter()
         .map(|row| {
             let ts: Vec<(&Test, &RowDef)> = row
