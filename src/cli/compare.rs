@@ -219,6 +219,42 @@ fn select(a: &Args, by: Option<&str>, store: &Store) -> anyhow::Result<Vec<Strin
     Ok(ids)
 }
 
+fn fleet_options<'a>(
+    a: &Args,
+    by: Option<&'a str>,
+    models: &'a crate::compare::fleet::noise::HostModels,
+) -> crate::compare::fleet::Options<'a> {
+    crate::compare::fleet::Options {
+        top: a.top.map(|n| n as usize),
+        by,
+        noise: Some(models),
+        explain_all: false,
+    }
+}
+
+fn print_fleet(a: &Args, view: &crate::compare::fleet::FleetView) -> anyhow::Result<()> {
+    if a.json {
+        super::print_json(view)
+    } else {
+        crate::stdout::write(&crate::report::fleet_text::render(view, a.verbose))
+    }
+}
+
+/// The fleet view of stored runs: each document reduced as it is read
+/// (`compare::fleet::reduce`), the whole ones of the outliers and the typical host read again
+/// by key for their explanations.
+fn fleet_view(a: &Args, by: Option<&str>, store: &Store, ids: &[String]) -> anyhow::Result<()> {
+    let docs = store.map_many(ids, crate::compare::fleet::reduce::reduce)?;
+    let models = host_models(store, &docs, ids);
+    let mut whole = |hs: &[usize]| {
+        let keys: Vec<String> = hs.iter().map(|h| ids[*h].clone()).collect();
+        store.get_many(&keys)
+    };
+    let view =
+        crate::compare::fleet::view_reduced(&docs, &fleet_options(a, by, &models), &mut whole)?;
+    print_fleet(a, &view)
+}
+
 pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
     let by = a.by.as_deref().map(tag_key).transpose()?;
     if a.latest_per_host && !a.runs.is_empty() {
@@ -255,6 +291,9 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
         ));
     };
     let ids = select(&a, by, &store)?;
+    if from_store && a.baseline.is_none() && ids.len() >= 3 {
+        return fleet_view(&a, by, &store, &ids);
+    }
     // Ids the store listed (latest per host, a tag selection) are read together; ids given
     // may be prefixes or `latest`, each resolved.
     let mut docs = if from_store {
@@ -312,20 +351,8 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
     }
     if a.baseline.is_none() && docs.len() >= 3 {
         let models = host_models(&store, &docs, &compared);
-        let view = crate::compare::fleet::view(
-            &docs,
-            &crate::compare::fleet::Options {
-                top: a.top.map(|n| n as usize),
-                by,
-                noise: Some(&models),
-                explain_all: false,
-            },
-        );
-        return if a.json {
-            super::print_json(&view)
-        } else {
-            crate::stdout::write(&crate::report::fleet_text::render(&view, a.verbose))
-        };
+        let view = crate::compare::fleet::view(&docs, &fleet_options(&a, by, &models));
+        return print_fleet(&a, &view);
     }
     let fleet =
         crate::compare::ranking::rank(&docs, baseline, a.top.map(|n| n as usize), by, &hist);

@@ -116,11 +116,11 @@ pub fn render(f: &FleetView, verbose: bool) -> String {
         f.rows.len()
     )));
     out.push(
-        "Score: geometric mean over rows of host/fleet, > 1 better. Outlier: a row beyond both the"
+        "Score: geometric mean over rows of host/fleet, > 1 better. Outlier: a row, or a host's mean over"
             .into(),
     );
     out.push(clip(format!(
-        "fleet's spread (robust z) and the host's own noise, false discovery rate {:.0}% over host x row,",
+        "its rows, beyond both the fleet's spread (robust z) and the host's own noise, FDR {:.0}% over all tests,",
         f.fdr_q * 100.0,
     )));
     out.push(clip(format!(

@@ -371,7 +371,13 @@ pub const MAX_TEXT: usize = 1 << 20;
 /// The first string or object key in `v` longer than `limit` characters: its JSON
 /// pointer (built only on the way back from it) and its length.
 fn text_over(v: &Value, limit: usize) -> Option<(String, usize)> {
-    let over = |s: &str| Some(s.chars().count()).filter(|n| *n > limit);
+    // A text of at most `limit` bytes has at most `limit` characters: only a longer one is
+    // counted (counting every string's characters was 2.5% of an import's CPU).
+    let over = |s: &str| {
+        (s.len() > limit)
+            .then(|| s.chars().count())
+            .filter(|n| *n > limit)
+    };
     match v {
         Value::String(s) => over(s).map(|n| (String::new(), n)),
         Value::Array(items) => items

@@ -217,11 +217,21 @@ impl Store {
     /// selection), in the order given, read in queries of [`READ_CHUNK`] ids each, not one
     /// per run; each chunk's text is dropped once decoded.
     pub fn get_many(&self, ids: &[String]) -> anyhow::Result<Vec<RunDocument>> {
+        self.map_many(ids, |d| d)
+    }
+
+    /// [`Store::get_many`], each document passed through `f` as soon as it is decoded (the
+    /// fleet view keeps a reduced document, never every whole one at once).
+    pub fn map_many<T>(
+        &self,
+        ids: &[String],
+        mut f: impl FnMut(RunDocument) -> T,
+    ) -> anyhow::Result<Vec<T>> {
         let mut by_id = std::collections::HashMap::with_capacity(ids.len());
         for chunk in ids.chunks(READ_CHUNK) {
             let keys: Vec<&str> = chunk.iter().map(String::as_str).collect();
             for (id, text) in self.backend.documents(&keys)? {
-                let doc = decode(&id, &text)?;
+                let doc = f(decode(&id, &text)?);
                 by_id.insert(id, doc);
             }
         }

@@ -1,11 +1,14 @@
 //! The fleet view: many runs (hosts) judged against the fleet itself. `table` pairs the
 //! hosts' results into rows; `baseline` takes each row's fleet median, every host's log
 //! ratio to it and the fleet's robust spread, and the typical host (medoid); `outliers`
-//! tests every host x row against that spread with a false discovery rate and a practical
-//! floor; `ranks` ranks hosts by score without chained ties; `causes` explains each outlier
-//! against the typical host with the explained compare; `groups` puts outliers in groups a
-//! person acts on (uniformly off, explained by a recorded cause, off on a few rows). The
-//! result is one line per host, outliers first, typical hosts summarised.
+//! tests every host x row, and every host's shift over its rows, against that spread and
+//! the host's own noise with a false discovery rate and a practical floor; `ranks` ranks
+//! hosts by score without chained ties; `causes` explains each outlier against the typical
+//! host with the explained compare; `groups` puts outliers in groups a person acts on
+//! (uniformly off, explained by a recorded cause, off on a few rows). `reduce` says what
+//! is kept of each document while ranking, so that a fleet read from the store holds only
+//! that and reads the whole documents of the outliers afterwards. The result is one line
+//! per host, outliers first, typical hosts summarised.
 
 pub mod baseline;
 pub mod causes;
@@ -13,6 +16,7 @@ pub mod groups;
 pub mod noise;
 pub mod outliers;
 pub mod ranks;
+pub mod reduce;
 pub mod table;
 
 use crate::compare::ranking::group_of;
@@ -51,6 +55,9 @@ pub struct FleetRow {
     pub spread: f64,
     /// Hosts that are outliers on this row.
     pub outliers: usize,
+    /// The factor the hosts' own noise on this row was taken at (`outliers::own_scale`):
+    /// below 1 where the hosts' medians agree more tightly than their rounds say.
+    pub own_noise_scale: f64,
 }
 
 /// One of a host's rows against the fleet.
@@ -88,6 +95,9 @@ pub struct Host {
     pub outlier: bool,
     /// Its rows farthest from the fleet (the real ones first), at most 3.
     pub worst: Vec<HostRow>,
+    /// Its shift over all its rows against the fleet's (`outliers::Shift`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shift: Option<outliers::Shift>,
     /// Why, against the typical host (outliers, or every host when asked).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cause: Option<causes::Cause>,
@@ -203,12 +213,51 @@ fn score(t: &table::Table, b: &baseline::Baseline, h: usize) -> ranks::Figure {
     }
 }
 
-/// The fleet view of `docs` (at least 3 runs, one per host).
+/// The fleet view of `docs` (at least 3 runs, one per host), whole in memory.
 pub fn view(docs: &[RunDocument], o: &Options) -> FleetView {
+    let mut whole = |hs: &[usize]| -> anyhow::Result<Vec<RunDocument>> {
+        Ok(hs.iter().map(|h| docs[*h].clone()).collect())
+    };
+    match view_reduced(docs, o, &mut whole) {
+        Ok(v) => v,
+        Err(_) => unreachable!("documents in memory are always read"),
+    }
+}
+
+/// Whole documents read at a time for the explanations (a few tens of MB).
+const WHOLE_CHUNK: usize = 200;
+
+/// The fleet view of `docs` reduced as `reduce::reduce` leaves them; `whole` reads the
+/// whole documents of these hosts (indices into `docs`, in that order) for the
+/// explanations: the typical host's and the outliers', a chunk at a time.
+pub fn view_reduced(
+    docs: &[RunDocument],
+    o: &Options,
+    whole: &mut dyn FnMut(&[usize]) -> anyhow::Result<Vec<RunDocument>>,
+) -> anyhow::Result<FleetView> {
     let t = table::build(docs);
     let b = baseline::of(&t);
     let tests = outliers::test(docs, &t.rows, &t.cells, &b, o.noise);
     let medoid = b.medoid();
+    let mut causes: Vec<Option<causes::Cause>> = vec![None; docs.len()];
+    if let Some(m) = medoid {
+        let explain: Vec<usize> = (0..docs.len())
+            .filter(|h| {
+                *h != m
+                    && (o.explain_all
+                        || tests.rows[*h].iter().any(|x| x.is_some_and(|x| x.real))
+                        || tests.shifts[*h].is_some_and(|s| s.real))
+            })
+            .collect();
+        if !explain.is_empty() {
+            let typical = whole(&[m])?.pop();
+            for chunk in explain.chunks(WHOLE_CHUNK) {
+                for (h, d) in chunk.iter().zip(whole(chunk)?) {
+                    causes[*h] = typical.as_ref().map(|ty| causes::of(ty, &d));
+                }
+            }
+        }
+    }
     let figs: Vec<ranks::Figure> = (0..docs.len()).map(|h| score(&t, &b, h)).collect();
     let mut order: Vec<usize> = (0..docs.len()).collect();
     order.sort_by(|x, y| figs[*y].value.total_cmp(&figs[*x].value));
@@ -222,7 +271,7 @@ pub fn view(docs: &[RunDocument], o: &Options) -> FleetView {
             .iter()
             .enumerate()
             .filter_map(|(r, def)| {
-                let x = tests[h][r]?;
+                let x = tests.rows[h][r]?;
                 Some(HostRow {
                     row: def.key.clone(),
                     ratio: x.dev.exp(),
@@ -238,9 +287,9 @@ pub fn view(docs: &[RunDocument], o: &Options) -> FleetView {
                 .cmp(&x.real)
                 .then(x.speed.ln().abs().total_cmp(&y.speed.ln().abs()).reverse())
         });
-        let outlier = rows.iter().any(|r| r.real);
+        let shift = tests.shifts[h];
+        let outlier = rows.iter().any(|r| r.real) || shift.is_some_and(|s| s.real);
         rows.truncate(3);
-        let explain = (outlier || o.explain_all) && medoid.is_some_and(|m| m != h);
         hosts.push(Host {
             run: d.run_id.clone(),
             host: d.host.clone(),
@@ -252,9 +301,13 @@ pub fn view(docs: &[RunDocument], o: &Options) -> FleetView {
             score_ci95: [figs[h].low.exp(), figs[h].high.exp()],
             outlier,
             worst: rows,
-            cause: explain.then(|| causes::of(&docs[medoid.unwrap_or(0)], d)),
+            cause: causes[h].take(),
             ratios: b.dev[h].iter().map(|x| x.map(f64::exp)).collect(),
-            real: tests[h].iter().map(|x| x.is_some_and(|x| x.real)).collect(),
+            real: tests.rows[h]
+                .iter()
+                .map(|x| x.is_some_and(|x| x.real))
+                .collect(),
+            shift,
         });
     }
     let groups = groups::of(&t, &hosts);
@@ -276,9 +329,11 @@ pub fn view(docs: &[RunDocument], o: &Options) -> FleetView {
             fleet_median: b.median[r],
             spread: b.scale[r],
             outliers: tests
+                .rows
                 .iter()
                 .filter(|x| x[r].is_some_and(|x| x.real))
                 .count(),
+            own_noise_scale: tests.own_scale[r],
         })
         .collect();
     // Outliers by group, then the others best first; --top trims each part.
@@ -304,7 +359,7 @@ pub fn view(docs: &[RunDocument], o: &Options) -> FleetView {
         }
         _ => out.extend(others),
     }
-    FleetView {
+    Ok(FleetView {
         schema: crate::compare::SCHEMA,
         view: "fleet",
         baseline: "the fleet: the median over hosts of each row".into(),
@@ -314,7 +369,7 @@ pub fn view(docs: &[RunDocument], o: &Options) -> FleetView {
         fdr_q: outliers::FDR_Q,
         floor: outliers::FLOOR,
         min_fleet: outliers::MIN_FLEET,
-        noise: noise_use(&tests),
+        noise: noise_use(&tests.rows),
         outlier_calls: outliers::refusal(
             (0..t.rows.len()).map(|r| t.measured(r)).max().unwrap_or(0),
         ),
@@ -325,7 +380,7 @@ pub fn view(docs: &[RunDocument], o: &Options) -> FleetView {
         cause_groups: groups,
         typical,
         tag_groups,
-    }
+    })
 }
 
 fn noise_use(tests: &[Vec<Option<outliers::Test>>]) -> NoiseUse {

@@ -25,6 +25,20 @@
 //! hosts) of simulated fleets with nothing to find. The host's own z is referred to t with
 //! the degrees of freedom of its noise (kept rounds − 1, or calibration runs − 1). And below
 //! [`MIN_FLEET`] hosts on a row no outlier is called at all (see there).
+//!
+//! Beside the rows, each host's shift over all its rows is tested (`Shift`): the mean of
+//! its direction-corrected log ratios (the log of its score), against the fleet's robust
+//! spread of the hosts' shifts and against its own noise combined over its rows (the
+//! standard error of a mean of rows, σ² summed over n², degrees of freedom by
+//! Welch-Satterthwaite). A row's own noise rests on a few rounds: a run disturbed by other
+//! work (round medians split between 1x and 1.8x, σ 40-70% per row, seen on this machine
+//! with builds beside it) cannot resolve 30% on any row alone, yet a host 1.3x slower on
+//! all 11 rows is 11 such rows one way, which the mean resolves (σ/√11). The own noise of
+//! the mean takes the rows' errors as independent; the fleet's spread of the shifts is
+//! measured over the hosts' actual means, so a run-wide disturbance common to many hosts
+//! widens it and keeps the fleet side honest. The shift's p enters the same
+//! Benjamini-Hochberg family as the rows'. A host whose shift is called is off on each of
+//! its rows that lies beyond the floor in the shift's direction.
 
 use super::baseline::Baseline;
 use super::table::{Cell, RowDef};
@@ -91,22 +105,79 @@ pub struct Test {
     pub p: f64,
     /// The floor this test had to exceed (a fraction).
     pub floor: f64,
-    /// Called real by the FDR procedure and beyond the floor.
+    /// Called real: by its own test (FDR and beyond the floor), or as a row beyond the
+    /// floor in the direction of the host's called shift.
+    pub real: bool,
+    /// The host's own noise on the row: the standard error of ln(median) and its degrees
+    /// of freedom (infinite: referred to the normal).
+    #[serde(skip)]
+    pub own_se: Option<(f64, f64)>,
+}
+
+/// One host's shift over all its rows.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Shift {
+    /// The mean direction-corrected ln(host / fleet) over its rows, less the fleet's median
+    /// of that mean (< 0: slower than the fleet).
+    pub dev: f64,
+    /// Rows it is the mean of.
+    pub rows: usize,
+    /// Robust z against the fleet's spread of the hosts' shifts.
+    pub z: f64,
+    /// z against the host's own noise of the mean (None unless every row has own noise).
+    pub z_own: Option<f64>,
+    /// The larger of the two tests' p.
+    pub p: f64,
+    /// Called real by the FDR procedure and beyond the practical floor.
     pub real: bool,
 }
 
-/// `tests[host][row]`.
+/// Every test of a fleet: `rows[host][row]` and `shifts[host]`.
+#[derive(Debug, Clone)]
+pub struct Tests {
+    pub rows: Vec<Vec<Option<Test>>>,
+    pub shifts: Vec<Option<Shift>>,
+    /// Per row, the factor the hosts' own noise was taken at (`own_scale`).
+    pub own_scale: Vec<f64>,
+}
+
+/// A host x row's own noise: where it came from, σ (log units), degrees of freedom.
+type OwnNoise = (NoiseSource, Option<f64>, Option<f64>);
+/// A host's mean corrected deviation, its rows, and its own standard error with degrees
+/// of freedom (None unless every row has own noise).
+type HostMean = (f64, usize, Option<(f64, f64)>);
+
+/// Every host x row test and every host's shift test, called together.
 pub fn test(
     docs: &[RunDocument],
     rows: &[RowDef],
     cells: &[Vec<Option<Cell>>],
     b: &Baseline,
     noise: Option<&dyn RowNoise>,
-) -> Vec<Vec<Option<Test>>> {
+) -> Tests {
     // Hosts measuring each row: the MAD's worth, and whether outliers may be called.
     let hosts: Vec<usize> = (0..rows.len())
         .map(|r| b.dev.iter().filter(|d| d[r].is_some()).count())
         .collect();
+    // Each host x row's own noise: its source, σ (log units) and degrees of freedom.
+    let own: Vec<Vec<OwnNoise>> = (0..b.dev.len())
+        .map(|h| {
+            (0..rows.len())
+                .map(|r| match cells[h][r].and_then(|c| c.run_noise) {
+                    Some(n) => (NoiseSource::Rounds, Some(n.se), Some(n.df)),
+                    None => match noise.and_then(|n| n.sigma(&docs[h], &rows[r])) {
+                        Some(s) => (
+                            NoiseSource::Model,
+                            Some(s),
+                            noise.and_then(|n| n.df(&docs[h], &rows[r])),
+                        ),
+                        None => (NoiseSource::None, None, None),
+                    },
+                })
+                .collect()
+        })
+        .collect();
+    let own_scale = own_scale(&own, &b.scale);
     let mut tests: Vec<Vec<Option<Test>>> = b
         .dev
         .iter()
@@ -118,18 +189,9 @@ pub fn test(
                     let dev = (*d)?;
                     let z = dev / b.scale[r];
                     let p_fleet = two_sided_p(z, hosts[r]);
-                    let (own, sigma, df) = match cells[h][r].and_then(|c| c.run_noise) {
-                        Some(n) => (NoiseSource::Rounds, Some(n.se), Some(n.df)),
-                        None => match noise.and_then(|n| n.sigma(&docs[h], &rows[r])) {
-                            Some(s) => (
-                                NoiseSource::Model,
-                                Some(s),
-                                noise.and_then(|n| n.df(&docs[h], &rows[r])),
-                            ),
-                            None => (NoiseSource::None, None, None),
-                        },
-                    };
-                    let z_own = sigma.filter(|s| *s > 0.0).map(|s| dev / s);
+                    let (own, sigma, df) = own[h][r];
+                    let sigma = sigma.filter(|s| *s > 0.0).map(|s| s * own_scale[r]);
+                    let z_own = sigma.map(|s| dev / s);
                     let p_own = z_own.map_or(0.0, |z| t_p(z, df.unwrap_or(f64::INFINITY)));
                     let floor = noise
                         .and_then(|n| n.floor(&docs[h], &rows[r]))
@@ -142,23 +204,142 @@ pub fn test(
                         p: p_fleet.max(p_own),
                         floor,
                         real: false,
+                        own_se: sigma.map(|s| (s, df.unwrap_or(f64::INFINITY))),
                     })
                 })
                 .collect()
         })
         .collect();
-    let flat: Vec<Option<f64>> = tests.iter().flatten().map(|t| t.map(|t| t.p)).collect();
+    let mut shifts = shifts(&tests, rows, hosts.iter().copied().max().unwrap_or(0));
+    let flat: Vec<Option<f64>> = tests
+        .iter()
+        .flatten()
+        .map(|t| t.map(|t| t.p))
+        .chain(shifts.iter().map(|s| s.map(|s| s.p)))
+        .collect();
     let called = crate::measure::fdr::benjamini_hochberg(&flat, FDR_Q);
+    let cells_n = tests.len() * rows.len();
     for (h, row) in tests.iter_mut().enumerate() {
+        let shift = shifts[h].as_mut().filter(|_| called[cells_n + h]);
+        let shift_real = shift.is_some_and(|s| {
+            let floor = row.iter().flatten().map(|t| t.floor).fold(FLOOR, f64::max);
+            s.real = s.dev.abs() >= floor.ln_1p();
+            s.real
+        });
+        let way = shifts[h].map_or(0.0, |s| s.dev.signum());
         for (r, t) in row.iter_mut().enumerate() {
             if let Some(t) = t {
-                t.real = called[h * rows.len() + r]
-                    && t.dev.abs() >= t.floor.ln_1p()
-                    && hosts[r] >= MIN_FLEET;
+                let beyond = t.dev.abs() >= t.floor.ln_1p() && hosts[r] >= MIN_FLEET;
+                let along = shift_real && corrected(t.dev, &rows[r]).signum() == way;
+                t.real = beyond && (called[h * rows.len() + r] || along);
             }
         }
     }
-    tests
+    Tests {
+        rows: tests,
+        shifts,
+        own_scale,
+    }
+}
+
+/// Per row, the factor the hosts' own noise is taken at: at most 1, and less where the
+/// hosts' medians agree more tightly than their own noise says they could. The fleet's
+/// spread is the scatter of the hosts' medians, which holds every host's run-to-run noise
+/// once; a typical host (the median own σ over the hosts, with [`MIN_FLEET`] of them) whose
+/// own noise is wider than that scatter claims more than its median shows, so every host's
+/// own σ on the row is scaled by spread / typical σ. A host noisier than the typical one
+/// keeps its excess in proportion (twice the typical σ stays twice the fleet's spread): the
+/// own test still protects a host whose run was a fluke. Where the own noise is within the
+/// fleet's spread (independent runs, as a real fleet's), the factor is 1 and nothing changes.
+fn own_scale(own: &[Vec<OwnNoise>], spread: &[f64]) -> Vec<f64> {
+    (0..spread.len())
+        .map(|r| {
+            let mut sigmas: Vec<f64> = own
+                .iter()
+                .filter_map(|h| h[r].1.filter(|s| *s > 0.0))
+                .collect();
+            if sigmas.len() < MIN_FLEET {
+                return 1.0;
+            }
+            let typical = super::baseline::median(&mut sigmas).unwrap_or(0.0);
+            if typical > spread[r] {
+                spread[r] / typical
+            } else {
+                1.0
+            }
+        })
+        .collect()
+}
+
+/// A log ratio direction-corrected: > 0 is better than the fleet.
+fn corrected(dev: f64, row: &RowDef) -> f64 {
+    if row.lower_is_better {
+        -dev
+    } else {
+        dev
+    }
+}
+
+/// Each host's shift test (None below two rows or without a fleet of [`MIN_FLEET`]).
+fn shifts(tests: &[Vec<Option<Test>>], rows: &[RowDef], most: usize) -> Vec<Option<Shift>> {
+    // The mean corrected deviation and, with own noise on every row, its variance and
+    // Welch-Satterthwaite degrees of freedom.
+    let means: Vec<Option<HostMean>> = tests
+        .iter()
+        .map(|row| {
+            let ts: Vec<(&Test, &RowDef)> = row
+                .iter()
+                .zip(rows)
+                .filter_map(|(t, d)| Some((t.as_ref()?, d)))
+                .collect();
+            if ts.len() < 2 {
+                return None;
+            }
+            let n = ts.len() as f64;
+            let mean = ts.iter().map(|(t, d)| corrected(t.dev, d)).sum::<f64>() / n;
+            let own: Option<Vec<(f64, f64)>> = ts.iter().map(|(t, _)| t.own_se).collect();
+            let own = own.map(|v| {
+                let var: f64 = v.iter().map(|(se, _)| se * se).sum();
+                let denom: f64 = v.iter().map(|(se, df)| se.powi(4) / df).sum();
+                (
+                    var.sqrt() / n,
+                    if denom > 0.0 {
+                        var * var / denom
+                    } else {
+                        f64::INFINITY
+                    },
+                )
+            });
+            Some((mean, ts.len(), own))
+        })
+        .collect();
+    let mut all: Vec<f64> = means.iter().flatten().map(|m| m.0).collect();
+    let centre = super::baseline::median(&mut all).unwrap_or(0.0);
+    let mut abs: Vec<f64> = all.iter().map(|m| (m - centre).abs()).collect();
+    let scale = (super::baseline::MAD_TO_SD * super::baseline::median(&mut abs).unwrap_or(0.0))
+        .max(super::baseline::MIN_SCALE);
+    let n = all.len();
+    means
+        .into_iter()
+        .map(|m| {
+            let (mean, rows, own) = m?;
+            if most < MIN_FLEET {
+                return None;
+            }
+            let dev = mean - centre;
+            let z = dev / scale;
+            let z_own = own.filter(|(se, _)| *se > 0.0).map(|(se, _)| dev / se);
+            let p_own = z_own.map_or(0.0, |z| t_p(z, own.map_or(f64::INFINITY, |o| o.1)));
+            Some(Shift {
+                dev,
+                rows,
+                z,
+                z_own,
+                p: two_sided_p(z, n).max(p_own),
+                real: false,
+            })
+        })
+        .collect()
 }
 
 /// Two-sided p of a robust z whose scale is the MAD of `n` hosts.
@@ -218,6 +399,7 @@ mod tests {
             .map(|i| crate::compare::testing::timers_run(&format!("r{i}"), 1.0, None))
             .collect();
         test(&docs, &t.rows, &t.cells, &b, noise)
+            .rows
             .iter()
             .enumerate()
             .filter(|(_, t)| t[0].is_some_and(|t| t.real))
@@ -274,13 +456,165 @@ mod tests {
         let docs: Vec<RunDocument> = (0..f.len())
             .map(|i| crate::compare::testing::timers_run(&format!("r{i}"), 1.0, None))
             .collect();
-        let tests = test(&docs, &t.rows, &t.cells, &b, Some(&Quiet));
+        let tests = test(&docs, &t.rows, &t.cells, &b, Some(&Quiet)).rows;
         let called: Vec<usize> = (0..f.len())
             .filter(|h| tests[*h][0].is_some_and(|t| t.real))
             .collect();
         assert_eq!(called, vec![20]);
         assert_eq!(tests[10][0].unwrap().own, NoiseSource::Rounds);
         assert_eq!(tests[11][0].unwrap().own, NoiseSource::Model);
+    }
+
+    fn normal(rng: &mut SmallRng) -> f64 {
+        let (u, v): (f64, f64) = (rng.gen_range(1e-12..1.0), rng.gen());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+
+    /// A fleet of `factors.len()` hosts on 11 rows, each host x row drawn in `rounds`
+    /// rounds whose log medians scatter by the row's σ (`sigma(row, rng)`) about the host's
+    /// factor; the cell's median is the rounds' median (the host's factor itself with
+    /// `at_level`: hosts that agree although their rounds do not, as copies of one run do)
+    /// and its run noise their standard error (σ̂/√rounds, rounds − 1 degrees of freedom), as
+    /// a run computes them. Returns the hosts called outliers, and whether a row's own test
+    /// alone (FDR over the rows only) called any.
+    fn rounds_fleet(
+        factors: &[f64],
+        rounds: usize,
+        seed: u64,
+        at_level: bool,
+        sigma: impl Fn(usize, &mut SmallRng) -> f64,
+    ) -> (Vec<usize>, bool) {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let rows: Vec<RowDef> = (0..11)
+            .map(|r| RowDef {
+                key: format!("r{r}"),
+                benchmark: "b@1".into(),
+                placement: "os".into(),
+                params: format!("row={r}"),
+                role: None,
+                unit: "ns".into(),
+                lower_is_better: true,
+            })
+            .collect();
+        let cells: Vec<Vec<Option<Cell>>> = factors
+            .iter()
+            .map(|f| {
+                (0..rows.len())
+                    .map(|r| {
+                        let s = sigma(r, &mut rng);
+                        let logs: Vec<f64> = (0..rounds)
+                            .map(|_| (100.0 * (r + 1) as f64 * f).ln() + s * normal(&mut rng))
+                            .collect();
+                        let mean = logs.iter().sum::<f64>() / rounds as f64;
+                        let sd = (logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>()
+                            / (rounds - 1) as f64)
+                            .sqrt();
+                        let median = if at_level {
+                            100.0 * (r + 1) as f64 * f
+                        } else {
+                            crate::result::rounds::median(&logs).exp()
+                        };
+                        Some(Cell {
+                            median,
+                            ci95_low: median,
+                            ci95_high: median,
+                            run_noise: Some(table::RunNoise {
+                                se: sd / (rounds as f64).sqrt(),
+                                df: (rounds - 1) as f64,
+                            }),
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
+        let t = table::Table {
+            rows,
+            cells,
+            left_out: vec![],
+        };
+        let b = baseline::of(&t);
+        let docs: Vec<RunDocument> = (0..factors.len())
+            .map(|i| crate::compare::testing::timers_run(&format!("r{i}"), 1.0, None))
+            .collect();
+        let tests = test(&docs, &t.rows, &t.cells, &b, None);
+        let called: Vec<usize> = (0..factors.len())
+            .filter(|h| {
+                tests.rows[*h].iter().any(|t| t.is_some_and(|t| t.real))
+                    || tests.shifts[*h].is_some_and(|s| s.real)
+            })
+            .collect();
+        // A row called by its own test: FDR over rows alone would have called it.
+        let by_rows = (0..factors.len()).any(|h| {
+            let own: Vec<Option<f64>> = tests
+                .rows
+                .iter()
+                .flatten()
+                .map(|t| t.map(|t| t.p))
+                .collect();
+            let c = crate::measure::fdr::benjamini_hochberg(&own, FDR_Q);
+            (0..t.rows.len()).any(|r| c[h * t.rows.len() + r])
+        });
+        (called, by_rows)
+    }
+
+    fn fleet_factors(n: usize, seed: u64) -> Vec<f64> {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        (0..n).map(|_| rng.gen_range(0.97..1.03)).collect()
+    }
+
+    #[test]
+    fn a_host_uniformly_slower_within_realistic_round_noise_is_called_and_an_a_a_fleet_is_not() {
+        // σ 2-5% per row over 5 rounds: each row's own test has 4 degrees of freedom.
+        let sigma = |_: usize, rng: &mut SmallRng| rng.gen_range(0.02..0.05);
+        for seed in 0..3 {
+            let aa = fleet_factors(500, 100 + seed);
+            assert!(
+                rounds_fleet(&aa, 5, seed, false, sigma).0.is_empty(),
+                "A/A, seed {seed}"
+            );
+            let mut f = aa.clone();
+            f[17] = 1.3;
+            assert_eq!(
+                rounds_fleet(&f, 5, seed, false, sigma).0,
+                vec![17],
+                "seed {seed}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_host_slower_on_every_row_is_called_where_no_row_alone_resolves_it() {
+        // Independent runs with σ 25% per round over 8 rounds: each row's median is
+        // uncertain by about 9%, the fleet scatters as much, and 30% on one row is within
+        // it. 30% on all 11 rows one way is not.
+        let sigma = |_: usize, _: &mut SmallRng| 0.25;
+        let aa = fleet_factors(500, 300);
+        assert!(rounds_fleet(&aa, 8, 2, false, sigma).0.is_empty());
+        let mut f = aa.clone();
+        f[17] = 1.3;
+        let (called, by_rows) = rounds_fleet(&f, 8, 2, false, sigma);
+        assert_eq!(called, vec![17]);
+        assert!(!by_rows, "a row alone resolved 30% within σ 25%/√8");
+    }
+
+    #[test]
+    fn own_noise_wider_than_the_fleets_scatter_is_taken_at_the_scatter() {
+        // Rounds split between two modes as on this machine with builds beside the run
+        // (σ 40-70% per row over 8 rounds) while the hosts' medians agree within ±3%, as
+        // in bench/fleet_scale.sh (copies of one such run): the rounds claim ten times the
+        // uncertainty the fleet shows. Taken at face value no host could ever be called.
+        let sigma = |_: usize, rng: &mut SmallRng| rng.gen_range(0.4..0.7);
+        let aa = fleet_factors(500, 200);
+        assert!(rounds_fleet(&aa, 8, 1, true, sigma).0.is_empty());
+        let mut f = aa.clone();
+        f[17] = 1.3;
+        assert_eq!(rounds_fleet(&f, 8, 1, true, sigma).0, vec![17]);
+        // The scale: 1 where the own noise is within the fleet's spread, the ratio where
+        // it is wider, and 1 with too few hosts to say what is typical.
+        let own = |s: f64, n: usize| vec![vec![(NoiseSource::Rounds, Some(s), Some(7.0))]; n];
+        assert_eq!(own_scale(&own(0.01, 50), &[0.02]), vec![1.0]);
+        assert!((own_scale(&own(0.5, 50), &[0.02])[0] - 0.04).abs() < 1e-12);
+        assert_eq!(own_scale(&own(0.5, MIN_FLEET - 1), &[0.02]), vec![1.0]);
     }
 
     #[test]
