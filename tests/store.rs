@@ -537,3 +537,36 @@ fn a_run_whose_postgresql_store_fails_at_the_end_is_kept_in_a_file() {
     truebench::result::validate(&kept).unwrap();
     assert_eq!(kept["suites"][0], "record");
 }
+
+#[test]
+fn a_run_of_added_rounds_is_never_a_hosts_latest() {
+    // `compare --precision` stores the rounds it adds as a run of a few rows tagged
+    // adds-to: the host's latest full run stays its latest for the fleet view.
+    let env = TestEnv::new();
+    let pg = PgServer::start();
+    for at in backends(&env, &pg) {
+        let mut store = Store::open_rw(&at).unwrap();
+        let docs = documents();
+        store
+            .insert_batch(&docs.iter().collect::<Vec<_>>())
+            .unwrap();
+        let added = doc(
+            "r-a3",
+            "alpha",
+            "2026-11-03T09:00:00.000Z",
+            &[(truebench::result::tags::ADDS_TO, "r-a2")],
+        );
+        store.insert(&added).unwrap();
+        let latest = store.latest_per_host().unwrap();
+        assert_eq!(
+            ids(&latest),
+            ["r-a2", "r-b1", "r-c1", "r-z9"],
+            "{at}: the added rounds' run is not alpha's latest"
+        );
+        assert_eq!(
+            store.get("latest").unwrap().run_id,
+            "r-a3",
+            "{at}: still stored"
+        );
+    }
+}

@@ -131,6 +131,7 @@ fn model_of(
         .filter(|s| {
             !s.tags
                 .contains_key(crate::compare::noise_model::CALIBRATION_TAG)
+                && !s.tags.contains_key(crate::result::tags::ADDS_TO)
         })
         .filter_map(|s| store.get(&s.run_id).ok())
         .filter(|d| crate::compare::same_setting(&d.env, &like.env))

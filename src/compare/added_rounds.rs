@@ -17,7 +17,7 @@ use crate::result::rounds::{RoundNoise, Rounds};
 use crate::result::{BenchResult, RunDocument};
 
 /// The tag of a run of rounds added by `compare --precision`: the run it adds to.
-pub const ADDS_TO_TAG: &str = "adds-to";
+pub use crate::result::tags::ADDS_TO as ADDS_TO_TAG;
 
 /// Whether `doc` can be given more rounds on the machine probed as `here`; the reason in
 /// words when it cannot ("measured on host db1, this is vm"; "measured in another

@@ -8,6 +8,10 @@
 
 use std::collections::BTreeMap;
 
+/// The tag of a run that holds only rounds added to another run by `compare --precision`
+/// (its value: that run's id). Such a run is never a host's latest run (`compare
+/// --latest-per-host`) nor part of its history: it holds a few rows of another run.
+pub const ADDS_TO: &str = "adds-to";
 pub const MAX_KEY: usize = 64;
 pub const MAX_VALUE: usize = 256;
 /// At most this many tags on one run.

@@ -586,9 +586,12 @@ impl Backend for Postgres {
     }
 
     fn latest_per_host(&self) -> anyhow::Result<Vec<RunSummary>> {
+        use crate::result::tags::ADDS_TO;
         let sql = format!(
             "SELECT {SUMMARY} FROM (
-                SELECT DISTINCT ON (host) * FROM truebench.runs WHERE host IS NOT NULL
+                SELECT DISTINCT ON (host) * FROM truebench.runs n WHERE host IS NOT NULL
+                  AND NOT EXISTS (SELECT 1 FROM truebench.run_tags t
+                                  WHERE t.run_id = n.run_id AND t.key = '{ADDS_TO}')
                 ORDER BY host, started_at DESC, seq DESC) r
              ORDER BY r.host"
         );

@@ -413,11 +413,14 @@ impl Backend for Sqlite {
     }
 
     fn latest_per_host(&self) -> anyhow::Result<Vec<RunSummary>> {
+        use crate::result::tags::ADDS_TO;
         self.rows(
             &format!(
                 "SELECT {SUMMARY} FROM runs r
                  WHERE r.host IS NOT NULL AND r.rowid = (
                     SELECT n.rowid FROM runs n WHERE n.host = r.host
+                      AND NOT EXISTS (SELECT 1 FROM run_tags t
+                                      WHERE t.run_id = n.run_id AND t.key = '{ADDS_TO}')
                     ORDER BY n.started_at DESC, n.rowid DESC LIMIT 1)
                  ORDER BY r.host"
             ),
