@@ -309,6 +309,10 @@ struct Pending<'a> {
     comparability: Vec<String>,
     /// The run clock held out of this clock-bound row's test (`speed::held_clock`).
     per_cycle: Option<speed::RunClock>,
+    /// A latency point at the edge of its core's cache (the L2's size, `speed::cache_edge`)
+    /// resting on the runs' own rounds alone: its figure moves between runs, which one run a
+    /// side cannot sample, so it is neither called nor said equivalent.
+    edge: Option<u64>,
 }
 
 /// The verdict of a row: not comparable first; then called when Benjamini-Hochberg keeps
@@ -316,6 +320,8 @@ struct Pending<'a> {
 fn verdict_of(p: &Pending, real_at_fdr: bool) -> Verdict {
     if !p.comparability.is_empty() {
         Verdict::NotComparable
+    } else if p.edge.is_some() {
+        Verdict::CannotTell
     } else if real_at_fdr {
         if (p.m.b.stats.median > p.m.a.stats.median) != p.m.a.lower_is_better {
             Verdict::Better
@@ -332,6 +338,12 @@ fn verdict_of(p: &Pending, real_at_fdr: bool) -> Verdict {
 /// Why a row cannot be told: the side whose rounds were mostly disturbed, else the noise
 /// that makes its MDE.
 fn cannot_tell_why(p: &Pending) -> String {
+    if let Some(l2) = p.edge {
+        return format!(
+            "at the edge of the L2 ({}): the chain stays in it or spills with what else the host keeps in that core's cache, which moves between runs; one run a side cannot tell (a stored history of the host or a calibration can)",
+            crate::units::bytes(l2)
+        );
+    }
     for (side, r) in [("A", p.m.a), ("B", p.m.b)] {
         if let Some(s) = SideRounds::of(r).filter(|s| s.disturbed * 2 > s.rounds) {
             return format!(
@@ -513,6 +525,9 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
                     None => test,
                 },
                 noise,
+                edge: speed::cache_edge(m.a, &a.env).filter(|_| {
+                    test.basis == noise_model::Basis::Rounds
+                }),
                 comparability: comparability::problems(m.a, m.b),
                 per_cycle,
             }
@@ -520,7 +535,7 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
         .collect();
     let p_noise: Vec<Option<f64>> = pending
         .iter()
-        .map(|p| p.comparability.is_empty().then_some(p.test.p))
+        .map(|p| (p.comparability.is_empty() && p.edge.is_none()).then_some(p.test.p))
         .collect();
     let real_at_fdr = crate::measure::fdr::benjamini_hochberg(&p_noise, q);
     let mut rows = vec![];
@@ -950,6 +965,40 @@ mod tests {
         // Too few canaries: nothing held.
         let few = with_canaries(in_rounds("b", &fast, &quiet), 4.15 * 1.031, 2);
         assert!(speed::held_clock(&a, &few).is_none());
+    }
+
+    #[test]
+    fn a_latency_point_at_the_l2s_edge_is_not_told_from_one_run_a_side() {
+        let quiet = [false; 5];
+        let at = |id: &str, medians: &[f64], size: u64| {
+            let mut d = in_rounds(id, medians, &quiet);
+            let r = &mut d.results[0];
+            r.benchmark = "memory.latency@1".into();
+            r.params = crate::result::Params::of([
+                ("size_bytes", crate::result::ParamValue::Unsigned(size)),
+                ("pages", crate::result::ParamValue::Text("thp".into())),
+            ]);
+            d
+        };
+        let l2 = testing::env()
+            .topology
+            .caches
+            .iter()
+            .filter(|c| c.level == 2)
+            .filter_map(|c| c.size_bytes)
+            .min()
+            .unwrap();
+        // Every round of A at 4.5 ns, of B at 6.9 ns (two runs of one host, 2026-11-27).
+        let (fits, spills) = ([4.47, 4.47, 4.41, 4.42, 4.58], [6.84, 6.93, 6.97, 6.90, 7.08]);
+        let c = compare(&at("a", &fits, l2), &at("b", &spills, l2));
+        let r = &c.rows[0];
+        assert_eq!(r.verdict, Verdict::CannotTell, "{}", r.why);
+        assert!(r.why.contains("at the edge of the L2"), "{}", r.why);
+        assert!(r.p_noise.is_none() && c.fdr.tested == 0);
+        // The sweep's next point, off the edge, is called.
+        let off = l2 * 2;
+        let c = compare(&at("a", &fits, off), &at("b", &spills, off));
+        assert_eq!(c.rows[0].verdict, Verdict::Worse);
     }
 
     #[test]
