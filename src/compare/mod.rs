@@ -525,9 +525,8 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
                     None => test,
                 },
                 noise,
-                edge: speed::cache_edge(m.a, &a.env).filter(|_| {
-                    test.basis == noise_model::Basis::Rounds
-                }),
+                edge: speed::cache_edge(m.a, &a.env)
+                    .filter(|_| test.basis == noise_model::Basis::Rounds),
                 comparability: comparability::problems(m.a, m.b),
                 per_cycle,
             }
@@ -989,7 +988,10 @@ mod tests {
             .min()
             .unwrap();
         // Every round of A at 4.5 ns, of B at 6.9 ns (two runs of one host, 2026-11-27).
-        let (fits, spills) = ([4.47, 4.47, 4.41, 4.42, 4.58], [6.84, 6.93, 6.97, 6.90, 7.08]);
+        let (fits, spills) = (
+            [4.47, 4.47, 4.41, 4.42, 4.58],
+            [6.84, 6.93, 6.97, 6.90, 7.08],
+        );
         let c = compare(&at("a", &fits, l2), &at("b", &spills, l2));
         let r = &c.rows[0];
         assert_eq!(r.verdict, Verdict::CannotTell, "{}", r.why);

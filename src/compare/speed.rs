@@ -92,7 +92,10 @@ pub fn clock_bound(r: &BenchResult, env: &crate::probe::ProbeDoc) -> bool {
     if r.base_id() != "memory.latency" {
         return false;
     }
-    match (r.params.get("size_bytes").and_then(|v| v.as_u64()), smallest_l2(env)) {
+    match (
+        r.params.get("size_bytes").and_then(|v| v.as_u64()),
+        smallest_l2(env),
+    ) {
         (Some(size), Some(l2)) => size <= l2,
         _ => false,
     }
@@ -390,9 +393,18 @@ mod tests {
         };
         assert_eq!(cache_edge(&point(l2), &env), Some(l2));
         // The sweep's neighbours, √2 apart, are off the edge.
-        assert_eq!(cache_edge(&point((l2 as f64 / 2f64.sqrt()) as u64), &env), None);
-        assert_eq!(cache_edge(&point((l2 as f64 * 2f64.sqrt()) as u64), &env), None);
-        assert_eq!(cache_edge(&timers_run("a", 20.0, None).results[0], &env), None);
+        assert_eq!(
+            cache_edge(&point((l2 as f64 / 2f64.sqrt()) as u64), &env),
+            None
+        );
+        assert_eq!(
+            cache_edge(&point((l2 as f64 * 2f64.sqrt()) as u64), &env),
+            None
+        );
+        assert_eq!(
+            cache_edge(&timers_run("a", 20.0, None).results[0], &env),
+            None
+        );
     }
 
     #[test]
