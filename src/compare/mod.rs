@@ -979,14 +979,7 @@ mod tests {
             ]);
             d
         };
-        let l2 = testing::env()
-            .topology
-            .caches
-            .iter()
-            .filter(|c| c.level == 2)
-            .filter_map(|c| c.size_bytes)
-            .min()
-            .unwrap();
+        let l2 = speed::smallest_l2(&testing::env()).unwrap();
         // Every round of A at 4.5 ns, of B at 6.9 ns (two runs of one host, 2026-11-27).
         let (fits, spills) = (
             [4.47, 4.47, 4.41, 4.42, 4.58],

@@ -187,22 +187,10 @@ mod tests {
 
     #[test]
     fn rounds_added_by_the_plan_keep_the_a_a_error_rate() {
-        use crate::result::rounds::{noise_of, Round};
+        use crate::result::rounds::noise_of;
         use rand::SeedableRng;
         use statrs::distribution::{ContinuousCDF, StudentsT};
-        let rounds = |logs: &[f64]| -> Vec<Round> {
-            logs.iter()
-                .enumerate()
-                .map(|(i, x)| Round {
-                    seq: i,
-                    at_s: i as f64,
-                    median: x.exp(),
-                    samples: 2,
-                    disturbed: vec![],
-                    others: None,
-                })
-                .collect()
-        };
+        let rounds = crate::result::rounds::quiet_rounds;
         let mut rng = rand::rngs::SmallRng::seed_from_u64(35);
         let (trials, k) = (4000, 5);
         let mut called = 0;

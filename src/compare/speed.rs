@@ -106,7 +106,7 @@ pub fn clock_bound(r: &BenchResult, env: &crate::probe::ProbeDoc) -> bool {
 const EDGE: f64 = 1.3;
 
 /// The smallest L2 (data or unified) the probe reports, bytes.
-fn smallest_l2(env: &crate::probe::ProbeDoc) -> Option<u64> {
+pub fn smallest_l2(env: &crate::probe::ProbeDoc) -> Option<u64> {
     env.topology
         .caches
         .iter()
@@ -351,14 +351,7 @@ mod tests {
     #[test]
     fn latency_points_within_a_cores_own_cache_move_with_the_clock_and_larger_ones_do_not() {
         let env = crate::result::testing::env();
-        let l2 = env
-            .topology
-            .caches
-            .iter()
-            .filter(|c| c.level == 2)
-            .filter_map(|c| c.size_bytes)
-            .min()
-            .expect("the test machine reports an L2");
+        let l2 = smallest_l2(&env).expect("the test machine reports an L2");
         let point = |size: u64| {
             crate::result::testing::result(
                 "memory.latency@1",

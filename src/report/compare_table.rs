@@ -136,8 +136,9 @@ fn render_with(c: &Comparison, t: comfy_table::Table, verbose: bool) -> String {
     }
     if !c.summary.is_empty() {
         s.push_str("Summary:\n");
+        // Each sentence wrapped to the table's 100 columns.
         for line in &c.summary {
-            s.push_str(&format!("  {line}\n"));
+            s.push_str(&super::views::wrap(&format!("  {line}")));
         }
     }
     if c.rows.is_empty() {
@@ -293,8 +294,9 @@ pub fn render_fleet(f: &Fleet) -> String {
     }
     for c in &f.comparisons {
         s.push_str(&format!("\n{} against the baseline {}:\n", c.b, c.a));
+        // Each sentence wrapped to the table's 100 columns.
         for line in &c.summary {
-            s.push_str(&format!("  {line}\n"));
+            s.push_str(&super::views::wrap(&format!("  {line}")));
         }
     }
     s

@@ -287,6 +287,22 @@ pub fn noise_of(
     })
 }
 
+/// Undisturbed rounds of two samples each whose medians have these logs, for tests.
+#[cfg(test)]
+pub fn quiet_rounds(logs: &[f64]) -> Vec<Round> {
+    logs.iter()
+        .enumerate()
+        .map(|(i, x)| Round {
+            seq: i,
+            at_s: i as f64,
+            median: x.exp(),
+            samples: 2,
+            disturbed: vec![],
+            others: None,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

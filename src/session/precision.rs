@@ -197,25 +197,13 @@ pub fn buy(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::rounds::{noise_of, Round};
+    use crate::result::rounds::noise_of;
     use rand::{Rng, SeedableRng};
     use statrs::distribution::{ContinuousCDF, StudentsT};
 
     use crate::measure::stats::standard_normal as normal;
 
-    fn rounds_of(logs: &[f64]) -> Vec<Round> {
-        logs.iter()
-            .enumerate()
-            .map(|(i, x)| Round {
-                seq: i,
-                at_s: i as f64,
-                median: x.exp(),
-                samples: 2,
-                disturbed: vec![],
-                others: None,
-            })
-            .collect()
-    }
+    use crate::result::rounds::quiet_rounds as rounds_of;
 
     /// One run of a row under the two-stage rule: k rounds, then as many more as its first
     /// stage says a 5% MDE needs (at most MAX_ROUNDS); returns (mean log, noise).
