@@ -110,6 +110,14 @@ pub trait Benchmark: Sync {
     fn in_rounds(&self) -> bool {
         true
     }
+    /// How many times the run's `--rounds` this benchmark draws (`session::rounds::
+    /// rounds_of`). A benchmark whose rounds cost little (a tenth of a second) and whose
+    /// rows' noise lies between rounds draws more of them: the standard error of its rows
+    /// falls as the square root of the rounds and the t quantile with their degrees of
+    /// freedom. Default: 1.
+    fn round_weight(&self) -> usize {
+        1
+    }
     /// Recompute what the benchmark derives from a result's median, after its rounds were
     /// pooled into one result. Default: nothing derived.
     fn refresh(&self, r: &mut BenchResult) {

@@ -45,10 +45,23 @@ pub struct Slot {
     pub round: usize,
 }
 
-/// The order of a run's rounds: round i of every benchmark before round i+1 of any, the
-/// benchmarks shuffled afresh in every round, a benchmark that feeds its suite (the latency
-/// sweep whose measured LLC sizes the bandwidth arrays) ahead of the rest of its suite in
-/// the first round. Benchmarks measured in one piece (`in_rounds` false) run once, after.
+/// The rounds benchmark `b` draws in a run of `k` rounds: `k` times its weight
+/// (`Benchmark::round_weight`), one for a run measured in one piece (`k` of 1).
+pub fn rounds_of(b: &dyn Benchmark, k: usize) -> usize {
+    if k <= 1 {
+        1
+    } else {
+        k * b.round_weight().max(1)
+    }
+}
+
+/// The order of a run's rounds: the run is cut into as many positions as the most rounds
+/// any benchmark draws (`rounds_of`), a benchmark's rounds spread evenly over them (one of
+/// twice the rounds has one at every position, the others at every second), every
+/// benchmark's rounds at a position before any at the next, the benchmarks at a position
+/// shuffled afresh, a benchmark that feeds its suite (the latency sweep whose measured LLC
+/// sizes the bandwidth arrays) ahead of the rest of its suite at the first position.
+/// Benchmarks measured in one piece (`in_rounds` false) run once, after.
 pub fn schedule(
     benches: &[&'static dyn Benchmark],
     k: usize,
@@ -58,16 +71,35 @@ pub fn schedule(
     let in_rounds: Vec<usize> = (0..benches.len())
         .filter(|i| benches[*i].in_rounds())
         .collect();
-    for round in 0..k.max(1) {
-        let mut order = in_rounds.clone();
+    let positions = in_rounds
+        .iter()
+        .map(|i| rounds_of(benches[*i], k))
+        .max()
+        .unwrap_or(1);
+    for at in 0..positions {
+        // Benchmark i's round j sits at position j·positions/k_i.
+        let mut here: Vec<Slot> = in_rounds
+            .iter()
+            .filter_map(|&bench| {
+                let n = rounds_of(benches[bench], k);
+                (0..n)
+                    .find(|j| j * positions / n == at)
+                    .map(|round| Slot { bench, round })
+            })
+            .collect();
         // One round keeps the benchmarks in run order, as a run measured in one piece did.
         if k > 1 {
-            order.shuffle(rng);
+            here.shuffle(rng);
         }
-        if round == 0 {
+        if at == 0 {
+            let mut order: Vec<usize> = here.iter().map(|s| s.bench).collect();
             feeders_first(&mut order, benches);
+            here = order
+                .into_iter()
+                .map(|bench| Slot { bench, round: 0 })
+                .collect();
         }
-        out.extend(order.into_iter().map(|bench| Slot { bench, round }));
+        out.extend(here);
     }
     out.extend(
         (0..benches.len())
@@ -531,18 +563,58 @@ mod tests {
             .collect();
         let once = benches.len() - rounded.len();
         assert!(once > 0, "the classic tests run in one piece");
-        assert_eq!(s.len(), rounded.len() * 5 + once);
-        for b in &rounded {
+        let each: Vec<usize> = rounded.iter().map(|b| rounds_of(benches[*b], 5)).collect();
+        assert_eq!(s.len(), each.iter().sum::<usize>() + once);
+        // The cheap benchmarks draw twice the rounds, the others the run's five.
+        let of = |id: &str| {
+            rounded
+                .iter()
+                .zip(&each)
+                .find(|(b, _)| benches[**b].id().starts_with(id))
+                .map(|(_, n)| *n)
+                .unwrap()
+        };
+        assert_eq!((of("timers"), of("c2c"), of("memory.latency")), (10, 10, 5));
+        for (b, n) in rounded.iter().zip(&each) {
             let mine: Vec<usize> = s
                 .iter()
                 .filter(|x| x.bench == *b)
                 .map(|x| x.round)
                 .collect();
-            assert_eq!(mine, vec![0, 1, 2, 3, 4]);
+            assert_eq!(mine, (0..*n).collect::<Vec<_>>());
         }
-        // Round i of all before round i+1 of any.
-        let rounds: Vec<usize> = s[..rounded.len() * 5].iter().map(|x| x.round).collect();
-        assert!(rounds.windows(2).all(|w| w[0] <= w[1]));
+        // A benchmark of five rounds has no two of them without a round of every other
+        // benchmark of five between them, and one of ten has one round in each half of
+        // the space between two rounds of five.
+        let at = |b: usize, j: usize| s.iter().position(|x| x.bench == b && x.round == j).unwrap();
+        let five: Vec<usize> = rounded
+            .iter()
+            .copied()
+            .filter(|b| rounds_of(benches[*b], 5) == 5)
+            .collect();
+        for j in 0..4 {
+            let end = five.iter().map(|b| at(*b, j)).max().unwrap();
+            let next = five.iter().map(|b| at(*b, j + 1)).min().unwrap();
+            assert!(
+                end < next,
+                "round {j} of every benchmark before round {} of any",
+                j + 1
+            );
+        }
+        let timers = rounded
+            .iter()
+            .copied()
+            .find(|b| benches[*b].id().starts_with("timers"))
+            .unwrap();
+        let latency = rounded
+            .iter()
+            .copied()
+            .find(|b| benches[*b].id().starts_with("memory.latency"))
+            .unwrap();
+        for j in 0..4 {
+            assert!(at(timers, 2 * j + 1) < at(latency, j + 1), "{s:?}");
+            assert!(at(timers, 2 * j + 1) > at(latency, j), "{s:?}");
+        }
         // The latency sweep is ahead of the bandwidth arrays it sizes in the first round.
         let pos = |id: &str| {
             s.iter()
@@ -550,6 +622,15 @@ mod tests {
                 .unwrap()
         };
         assert!(pos("memory.latency") < pos("memory.bandwidth"));
+    }
+
+    #[test]
+    fn a_run_in_one_piece_draws_one_round_of_everything() {
+        let benches: Vec<&'static dyn Benchmark> = crate::bench::REGISTRY.to_vec();
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(3);
+        let s = schedule(&benches, 1, &mut rng);
+        assert_eq!(s.len(), benches.len());
+        assert!(s.iter().all(|x| x.round == 0));
     }
 
     #[test]

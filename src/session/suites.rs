@@ -94,7 +94,14 @@ impl Measurement for SuiteRun {
         let total: usize = self
             .benches
             .iter()
-            .map(|b| b.planned(ctx_of(*b)) * if b.in_rounds() { self.rounds } else { 1 })
+            .map(|b| {
+                b.planned(ctx_of(*b))
+                    * if b.in_rounds() {
+                        rounds::rounds_of(*b, self.rounds)
+                    } else {
+                        1
+                    }
+            })
             .sum();
         let mut progress = Progress::new(total as u64, self.json);
         let seed = now_ns() ^ u64::from(std::process::id());
