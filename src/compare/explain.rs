@@ -20,6 +20,10 @@ pub const NOISE: &str = "noise";
 pub const NEIGHBOUR: &str = "neighbour";
 pub const CPU_SPEED: &str = "cpu-speed";
 pub const CANDIDATE: &str = "candidate";
+/// The causes that can explain a row (a candidate only ever says "not measured").
+pub const MEASURED_CAUSES: &[&str] = &[
+    PLACEMENT, TOPOLOGY, TIMER, CAPACITY, NOISE, NEIGHBOUR, CPU_SPEED,
+];
 
 /// What a cause claims about a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -16,7 +16,8 @@ use serde_json::Value;
 /// The cause of an outlier's difference from the typical host.
 #[derive(Debug, Clone, Serialize)]
 pub struct Cause {
-    /// `placement`, `topology`, `timer`, `capacity`, `noise`, `cpu-speed`, or `unexplained`.
+    /// `placement`, `topology`, `timer`, `capacity`, `noise`, `neighbour`, `cpu-speed`, or
+    /// `unexplained`.
     pub cause: String,
     /// What outliers of one group share: the cause and its evidence in the environment.
     pub label: String,
@@ -61,13 +62,15 @@ fn facts_of(cause: &str) -> &'static [&'static str] {
 }
 
 fn words(cause: &str) -> &str {
+    use crate::compare::explain::*;
     match cause {
-        "timer" => "the clock",
-        "capacity" => "CPU capacity",
-        "topology" => "topology",
-        "placement" => "task placement",
-        "noise" => "other processes or steal time",
-        "cpu-speed" => "CPU clock speed",
+        TIMER => "the clock",
+        CAPACITY => "CPU capacity",
+        TOPOLOGY => "the CPU topology",
+        PLACEMENT => "task placement",
+        NOISE => "other processes or steal time",
+        CPU_SPEED => "CPU clock speed",
+        NEIGHBOUR => "other tasks on the CPUs in use",
         other => other,
     }
 }
@@ -198,5 +201,12 @@ mod tests {
         let c = of(&typical, &same_env);
         assert_eq!(c.cause, "unexplained", "{c:?}");
         assert!(c.label.contains("no recorded cause"), "{}", c.label);
+    }
+
+    #[test]
+    fn every_cause_that_can_explain_a_row_has_words_of_its_own() {
+        for c in crate::compare::explain::MEASURED_CAUSES {
+            assert_ne!(words(c), *c, "no words for the cause {c}");
+        }
     }
 }
