@@ -40,6 +40,12 @@ fn every_row_of_a_run_in_rounds_keeps_its_rounds_and_its_noise() {
             );
             assert!((se - sigma / (kept as f64).sqrt()).abs() < 1e-9, "{noise}");
         }
+        // Each round ran in a fresh process of truebench, not in the run's own.
+        let findings = r["findings"].as_array().unwrap();
+        assert!(
+            findings.iter().all(|f| f["id"] != "round-in-process"),
+            "{findings:?}"
+        );
         // Rounds start in time order of their sequence numbers.
         let starts: Vec<f64> = rounds.iter().map(|x| x["at_s"].as_f64().unwrap()).collect();
         assert!(starts.windows(2).all(|w| w[0] <= w[1]), "{starts:?}");

@@ -44,6 +44,9 @@ impl Level {
 pub enum Coverage {
     /// Each sample draws it afresh: the run's CI covers it.
     PerSample,
+    /// Each round draws it afresh (`session::rounds`): the spread between a row's rounds,
+    /// its own noise, covers it; a result measured in one piece does not.
+    PerRound,
     /// It varies, but only between runs: `calibrate` (separate runs) measures it.
     BetweenRuns,
     /// It does not move this benchmark's figure (how it is avoided is said).
@@ -62,6 +65,14 @@ pub const fn per_sample(level: Level, how: &'static str) -> LevelUse {
     LevelUse {
         level,
         coverage: Coverage::PerSample,
+        how,
+    }
+}
+
+pub const fn per_round(level: Level, how: &'static str) -> LevelUse {
+    LevelUse {
+        level,
+        coverage: Coverage::PerRound,
         how,
     }
 }

@@ -4,6 +4,7 @@
 pub mod c2c;
 pub mod classic;
 pub mod ctx;
+pub mod fresh_process;
 pub mod levels;
 pub mod memory;
 pub mod timers;

@@ -15,6 +15,7 @@ mod predict;
 mod probe;
 mod record;
 mod report;
+mod round;
 mod run;
 mod runs;
 mod trend;
@@ -92,6 +93,9 @@ pub enum Command {
     /// with a t-test), the rows that change together as one change, each explained by the
     /// compare of the runs either side; `--fleet` groups hosts that changed alike.
     Trend(trend::Args),
+    /// One round of a benchmark in a fresh process, for `run` (results as JSON on stdout).
+    #[command(name = "__round", hide = true)]
+    Round(round::Args),
 }
 
 /// Run the command line; returns the process exit code.
@@ -118,6 +122,11 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         .map(|d| crate::store::Location::parse(d.as_os_str()))
         .transpose()?;
     let db = db.as_ref();
+    // A child round of `run` measures and prints, nothing else (no clean-up of other runs).
+    let cli = match cli.command {
+        Command::Round(a) => return round::exec(a),
+        _ => cli,
+    };
     for done in crate::cleanup::after_killed_runs() {
         eprintln!("truebench: {done}");
     }
@@ -137,6 +146,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Report(a) => report::exec(a, db),
         Command::Predict(a) => predict::exec(a, db),
         Command::Trend(a) => trend::exec(a, db),
+        Command::Round(_) => unreachable!("dispatched above"),
     }
 }
 
