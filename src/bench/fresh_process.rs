@@ -10,7 +10,8 @@
 //! JSON array; the parent reads them as its own. The child dies with the parent
 //! (PR_SET_PDEATHSIG) and is killed at Ctrl-C. Where the executable cannot be run again (it
 //! was deleted, or an emulator without binfmt_misc runs it), the round is measured in this
-//! process and its results say so (finding `round-in-process`).
+//! process and its results say so (finding `round-in-process`); one rebuilt or removed
+//! since the run started is run through /proc/self/exe.
 
 use crate::error::Interrupted;
 use crate::findings::{Finding, Severity};
@@ -53,6 +54,12 @@ pub enum Failed {
 pub fn measure(id: &str, b: Batching) -> Result<Vec<BenchResult>, Failed> {
     let exe = std::env::current_exe()
         .map_err(|e| Failed::CannotRun(format!("the executable's path: {e}")))?;
+    // Rebuilt or removed since it started ("… (deleted)"): the kernel's link still runs it.
+    let exe = if exe.exists() {
+        exe
+    } else {
+        std::path::PathBuf::from("/proc/self/exe")
+    };
     let mut cmd = Command::new(&exe);
     cmd.args([SUBCOMMAND, id])
         .args(["--samples", &b.samples.to_string()])
