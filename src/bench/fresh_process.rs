@@ -137,6 +137,7 @@ fn parse(ok: bool, stdout: &str, stderr: &str) -> Result<Vec<BenchResult>, Faile
 pub fn measure_here(id: &str, b: Batching) -> anyhow::Result<Vec<BenchResult>> {
     match id {
         super::timers::ID => super::timers::clock_reads_here(b),
+        super::memory::per_event::ID => super::memory::per_event::here(b),
         other => anyhow::bail!("{other} is not measured in a fresh process"),
     }
 }

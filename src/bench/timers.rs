@@ -106,8 +106,15 @@ impl Benchmark for ClockRead {
             if pe.len() < ctx.samples {
                 return Err(Interrupted.into());
             }
-            let (p, b) = per_event::results("memory.per-event@1", &here, &pe, &b, Some(&cs))
-                .ok_or_else(|| anyhow::anyhow!("per-event: no valid samples"))?;
+            let (p, b) = per_event::results(
+                per_event::ID,
+                here.clock_cost_ns,
+                Some(&cs),
+                &pe,
+                &b,
+                Some(&cs),
+            )
+            .ok_or_else(|| anyhow::anyhow!("per-event: no valid samples"))?;
             emit(Emitted::Result(Box::new(p)));
             emit(Emitted::Result(Box::new(b)));
         }

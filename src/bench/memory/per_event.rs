@@ -4,7 +4,7 @@
 //! timed as one batch. Both in MB/s (10^6 B/s of block bytes written); the ratio and the
 //! timer share say how much of the "bandwidth" is the clock.
 
-use crate::bench::{Benchmark, Emitted, RunContext};
+use crate::bench::{fresh_process, Benchmark, Emitted, RunContext};
 use crate::error::Interrupted;
 use crate::findings::results::annotate;
 use crate::measure::batch::{calibrate, time_batch, Batch};
@@ -71,21 +71,23 @@ fn rate(b: &Batch) -> f64 {
 }
 
 /// The two results, the per-event one carrying the verdict.
+/// With `clock_cost_ns` the timing clock's cost and `kernel_clocksource` the clocksource in
+/// force (for the verdict's words); `clocksource` tags the params during a sweep.
 pub fn results(
     id: &str,
-    ctx: &RunContext,
+    clock_cost_ns: f64,
+    kernel_clocksource: Option<&str>,
     pe: &[Batch],
     batch: &[Batch],
     clocksource: Option<&str>,
 ) -> Option<(BenchResult, BenchResult)> {
     let make = |timing: &str, batches: &[Batch], reads_per_event: f64| {
-        let mut q = Quality::of(ctx.clock_cost_ns, batches);
+        let mut q = Quality::of(clock_cost_ns, batches);
         if reads_per_event > 0.0 {
             // Every event reads the clock, not only the batch edges.
             let events: u64 = batches.iter().map(|b| b.iterations).sum();
             let ns: u64 = batches.iter().map(|b| b.elapsed_ns).sum();
-            q.timer_share =
-                (ctx.clock_cost_ns * reads_per_event * events as f64 / ns as f64).min(1.0);
+            q.timer_share = (clock_cost_ns * reads_per_event * events as f64 / ns as f64).min(1.0);
         }
         let params = crate::result::Params::from_struct(&PerEventParams {
             timing: timing.into(),
@@ -102,10 +104,27 @@ pub fn results(
         &p,
         &b,
         BLOCK,
-        ctx.clock_cost_ns,
-        ctx.probe.clock.clocksource.as_deref(),
+        clock_cost_ns,
+        kernel_clocksource,
     ));
     Some((p, b))
+}
+
+/// The benchmark's id.
+pub const ID: &str = "memory.per-event@1";
+
+/// One round measured in this process (the child of a fresh process round, or its
+/// fallback), the verdict worded with the clocksource in force now.
+pub fn here(b: crate::bench::fresh_process::Batching) -> anyhow::Result<Vec<BenchResult>> {
+    let (pe, batch) = measure(b.samples, b.min_batch_ns);
+    if pe.len() < b.samples {
+        return Err(Interrupted.into());
+    }
+    let kernel = std::fs::read_to_string(crate::measure::clocksource::CURRENT).ok();
+    let kernel = kernel.as_deref().map(str::trim);
+    let (p, batch) = results(ID, b.clock_cost_ns, kernel, &pe, &batch, None)
+        .ok_or_else(|| anyhow::anyhow!("per-event: no valid samples"))?;
+    Ok(vec![p, batch])
 }
 
 impl Benchmark for PerEvent {
@@ -114,7 +133,7 @@ impl Benchmark for PerEvent {
     }
 
     fn id(&self) -> &'static str {
-        "memory.per-event@1"
+        ID
     }
 
     fn describe(&self) -> &'static str {
@@ -126,15 +145,14 @@ impl Benchmark for PerEvent {
     }
 
     fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(Emitted)) -> anyhow::Result<()> {
-        emit(Emitted::Running("per-event and batch".into()));
-        let (pe, b) = measure(ctx.samples, ctx.min_batch_ns);
-        if pe.len() < ctx.samples {
-            return Err(Interrupted.into());
+        // Each round in a fresh process (`fresh_process`): the clock reads it times every
+        // event with cost what they cost in that process.
+        emit(Emitted::Running(
+            "per-event and batch in a fresh process".into(),
+        ));
+        for r in fresh_process::measure_round(ID, fresh_process::Batching::of(ctx))? {
+            emit(Emitted::Result(Box::new(r)));
         }
-        let (p, b) = results(self.id(), ctx, &pe, &b, None)
-            .ok_or_else(|| anyhow::anyhow!("per-event: no valid samples"))?;
-        emit(Emitted::Result(Box::new(p)));
-        emit(Emitted::Result(Box::new(b)));
         Ok(())
     }
 }

@@ -1,11 +1,12 @@
 //! The repetition levels of the memory benchmarks (see `bench::levels`): which levels their
 //! samples draw afresh, so a confidence interval is read for what it covers. Latency and
 //! bandwidth samples each take a fresh allocation (physical pages, cache sets, TLB layout
-//! are inside the sample's variance); the process, the run, the boot and the host vary only
-//! between runs, which `calibrate` measures.
+//! are inside the sample's variance); the process (but for `per-event`, whose rounds run in
+//! fresh processes), the run, the boot and the host vary only between runs, which
+//! `calibrate` measures.
 
 use crate::bench::levels::{
-    between_runs, not_applicable, per_sample, Level, LevelUse, BOOT_AND_HOST,
+    between_runs, not_applicable, per_round, per_sample, Level, LevelUse, BOOT_AND_HOST,
 };
 
 const PROCESS: LevelUse = between_runs(
@@ -59,7 +60,10 @@ pub const PER_EVENT: &[LevelUse] = &[
         Level::Allocation,
         "a 1 KiB buffer in L1: page placement does not move it",
     ),
-    PROCESS,
+    per_round(
+        Level::Process,
+        "each round runs in a fresh process (`bench::fresh_process`): the clock reads it times every event with cost what they cost in that process",
+    ),
     RUN,
     BOOT_AND_HOST[0],
     BOOT_AND_HOST[1],
