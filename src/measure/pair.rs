@@ -15,8 +15,9 @@ const PONG: u64 = 2;
 const STOP: u64 = 3;
 
 /// The pair canary: round trips of warm-up, then [`CANARY_BATCHES`] timed batches of
-/// [`CANARY_ROUND_TRIPS`] each; the median batch counts. At 20-120 ns one way that is
-/// 0.1-0.5 ms in all with the two threads' start.
+/// [`CANARY_ROUND_TRIPS`] each; the median batch counts. At 23 ns one way it took
+/// 0.2-0.3 ms in all with the two threads' start (2026-11-27); 2,000 round trips at 120 ns
+/// one way are 0.5 ms. On a loaded machine waiting for the CPUs dominates.
 pub const CANARY_WARMUP: u64 = 1_000;
 pub const CANARY_BATCHES: usize = 5;
 pub const CANARY_ROUND_TRIPS: u64 = 200;
