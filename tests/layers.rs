@@ -53,7 +53,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("the run document", &["result"]),
     ("analyze: finding rules over documents", &["findings"]),
-    ("run: the benchmarks", &["bench", "measure/speed.rs"]),
+    (
+        "run: the benchmarks",
+        &["bench", "measure/speed.rs", "measure/pair.rs"],
+    ),
     ("compare: runs against each other", &["compare"]),
     (
         "store: the results database, and which stored runs make a calibration",

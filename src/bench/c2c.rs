@@ -1,6 +1,6 @@
 //! The `c2c` suite: `c2c.cacheline@1`, the hardware cost of talking between CPUs. Two
 //! threads pinned to CPUs A and B take turns swapping one cache line with compare-and-swap
-//! (A: PONG->PING, B: PING->PONG), as core-to-core-latency does; one-way latency is a
+//! (A: PONG->PING, B: PING->PONG, `measure::pair`), as core-to-core-latency does; one-way latency is a
 //! round trip's time over two, in ns. Every CPU pair is measured on machines of up to 16
 //! usable CPUs; beyond that a few pairs per relation (SMT sibling, same LLC, cross LLC,
 //! cross package, cross node), and the result says so. Next to `ctx`, the OS cost.
@@ -9,10 +9,9 @@ use super::{Benchmark, Emitted, RunContext, Skipped};
 use crate::error::Interrupted;
 use crate::findings::results::annotate;
 use crate::measure::batch::{calibrate, time_batch, Batch};
-use crate::placement::{pin_current_thread, Relation, Topo};
+use crate::measure::pair::{one_way_ns, ping_pong};
+use crate::placement::{Relation, Topo};
 use crate::result::{BenchResult, Placement, Quality};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Barrier;
 
 pub struct CacheLine;
 
@@ -20,14 +19,6 @@ pub struct CacheLine;
 pub const ALL_PAIRS_UP_TO: usize = 16;
 /// Pairs per relation on larger machines.
 pub const PAIRS_PER_RELATION: usize = 4;
-
-const PING: u64 = 1;
-const PONG: u64 = 2;
-const STOP: u64 = 3;
-
-/// One cache line to itself: no false sharing with anything else.
-#[repr(align(128))]
-struct Line(AtomicU64);
 
 /// The CPU pairs to measure and whether they are a sample.
 pub fn pairs(topo: &Topo) -> (Vec<([u32; 2], Relation)>, bool) {
@@ -67,72 +58,19 @@ pub fn pairs(topo: &Topo) -> (Vec<([u32; 2], Relation)>, bool) {
     (v, true)
 }
 
-/// Ping-pong between threads pinned to `a` and `b`; one batch per sample.
+/// Ping-pong between threads pinned to `a` and `b` (`measure::pair`); one batch per sample.
 fn measure_pair(a: u32, b: u32, samples: usize, min_batch_ns: f64) -> anyhow::Result<Vec<Batch>> {
-    let line = Line(AtomicU64::new(PONG));
-    let ready = Barrier::new(2);
-    std::thread::scope(|s| {
-        let pong = s.spawn(|| -> Result<(), String> {
-            let pinned = pin_current_thread(b);
-            ready.wait();
-            pinned?;
-            loop {
-                match line
-                    .0
-                    .compare_exchange(PING, PONG, Ordering::Relaxed, Ordering::Relaxed)
-                {
-                    Ok(_) => {}
-                    Err(STOP) => return Ok(()),
-                    Err(_) => std::hint::spin_loop(),
-                }
+    ping_pong(a, b, |work| {
+        work(10_000); // warm up: both lines of play in cache, both CPUs awake
+        let n = calibrate(work, min_batch_ns);
+        let mut out = Vec::with_capacity(samples);
+        for _ in 0..samples {
+            if crate::interrupt::requested() {
+                break;
             }
-        });
-        let ping = s.spawn(|| -> anyhow::Result<Vec<Batch>> {
-            let pinned = pin_current_thread(a);
-            ready.wait();
-            let result = pinned.map_err(anyhow::Error::msg).map(|()| {
-                let mut work = |n: u64| {
-                    for _ in 0..n {
-                        while line
-                            .0
-                            .compare_exchange(PONG, PING, Ordering::Relaxed, Ordering::Relaxed)
-                            .is_err()
-                        {
-                            std::hint::spin_loop();
-                        }
-                    }
-                };
-                work(10_000); // warm up: both lines of play in cache, both CPUs awake
-                let n = calibrate(&mut work, min_batch_ns);
-                let mut out = Vec::with_capacity(samples);
-                for _ in 0..samples {
-                    if crate::interrupt::requested() {
-                        break;
-                    }
-                    out.push(time_batch(&mut work, n));
-                }
-                out
-            });
-            // Let the last PING be answered, then stop the partner (also on failure).
-            while line
-                .0
-                .compare_exchange(PONG, STOP, Ordering::Relaxed, Ordering::Relaxed)
-                .is_err()
-            {
-                if line.0.load(Ordering::Relaxed) == STOP {
-                    break;
-                }
-                std::hint::spin_loop();
-            }
-            result
-        });
-        let batches = ping
-            .join()
-            .map_err(|_| anyhow::anyhow!("ping thread panicked"))?;
-        pong.join()
-            .map_err(|_| anyhow::anyhow!("pong thread panicked"))?
-            .map_err(anyhow::Error::msg)?;
-        batches
+            out.push(time_batch(work, n));
+        }
+        out
     })
 }
 
@@ -231,7 +169,7 @@ impl Benchmark for CacheLine {
                 return Err(Interrupted.into());
             }
             // One-way: half a round trip.
-            let samples: Vec<f64> = batches.iter().map(|b| b.ns_per_iteration() / 2.0).collect();
+            let samples: Vec<f64> = batches.iter().map(one_way_ns).collect();
             let quality = Quality::of(ctx.clock_cost_ns, &batches);
             let params = crate::result::Params::from_struct(&PairParams {
                 cpu_a: a,
@@ -314,19 +252,13 @@ mod tests {
 
     #[test]
     fn a_pair_measures_a_plausible_latency() {
-        let usable = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap();
-        let cpus: Vec<u32> = (0..64)
-            .filter(|&c| usable.is_set(c).unwrap_or(false))
-            .map(|c| c as u32)
-            .collect();
-        if cpus.len() < 2 {
-            eprintln!("skipped: one usable CPU");
+        let Some(cpus) = crate::measure::pair::two_usable_cpus() else {
             return;
-        }
+        };
         let b = measure_pair(cpus[0], cpus[1], 3, 1e6).unwrap();
         assert_eq!(b.len(), 3);
         for x in &b {
-            let one_way = x.ns_per_iteration() / 2.0;
+            let one_way = one_way_ns(x);
             // A cache line hand-off: tens of ns on bare metal, more in a busy VM; never sub-ns.
             assert!((5.0..1e6).contains(&one_way), "{one_way} ns one-way");
         }

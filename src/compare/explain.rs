@@ -18,11 +18,19 @@ pub const TIMER: &str = "timer";
 pub const CAPACITY: &str = "capacity";
 pub const NOISE: &str = "noise";
 pub const NEIGHBOUR: &str = "neighbour";
+pub const HOST_PLACEMENT: &str = "host-placement";
 pub const CPU_SPEED: &str = "cpu-speed";
 pub const CANDIDATE: &str = "candidate";
 /// The causes that can explain a row (a candidate only ever says "not measured").
 pub const MEASURED_CAUSES: &[&str] = &[
-    PLACEMENT, TOPOLOGY, TIMER, CAPACITY, NOISE, NEIGHBOUR, CPU_SPEED,
+    PLACEMENT,
+    TOPOLOGY,
+    TIMER,
+    CAPACITY,
+    NOISE,
+    NEIGHBOUR,
+    HOST_PLACEMENT,
+    CPU_SPEED,
 ];
 
 /// What a cause claims about a row.

@@ -220,6 +220,7 @@ pub fn with_speed(mut doc: RunDocument, ghz: f64) -> RunDocument {
             .collect(),
         unavailable: vec![],
         canaries: vec![],
+        pair_canaries: vec![],
     });
     doc
 }
@@ -307,5 +308,21 @@ pub fn beside(mut doc: RunDocument, percents: &[f64]) -> RunDocument {
             noise: None,
         });
     }
+    doc
+}
+
+/// The run with `n` pair canaries between `cpus` around `ns` (±2%), as `run` reads them
+/// before its rounds.
+pub fn with_pair_canaries(mut doc: RunDocument, cpus: [u32; 2], ns: f64, n: usize) -> RunDocument {
+    let speed = doc.cpu_speed.get_or_insert_with(|| CpuSpeed {
+        method: "dependent adds".into(),
+        ..Default::default()
+    });
+    speed.pair_canaries = (0..n)
+        .map(|i| crate::result::PairCanaryReading {
+            cpus,
+            ns: ns * (1.0 + 0.02 * ((i % 5) as f64 - 2.0) / 2.0),
+        })
+        .collect();
     doc
 }

@@ -226,6 +226,7 @@ mod tests {
             ],
             unavailable: vec![],
             canaries: vec![],
+            pair_canaries: vec![],
         };
         let f = cpu_speed_dropped(&speed);
         assert_eq!(f.len(), 1, "{f:?}");

@@ -35,7 +35,7 @@ impl Batch {
 }
 
 /// Time one batch of `iterations`; `work(n)` must do n iterations.
-pub fn time_batch<F: FnMut(u64)>(work: &mut F, iterations: u64) -> Batch {
+pub fn time_batch<F: FnMut(u64) + ?Sized>(work: &mut F, iterations: u64) -> Batch {
     let t0 = now_ns();
     work(iterations);
     let t1 = now_ns();
@@ -58,7 +58,7 @@ pub const CALIBRATION_LIMIT_NS: f64 = 5e9;
 /// what the time left allows: work whose time does not grow with the count (an emulator,
 /// a clock that does not move) cannot keep it spinning. The batches measured with a
 /// count that fell short show it in their quality (the timer's share).
-pub fn calibrate<F: FnMut(u64)>(work: &mut F, min_ns: f64) -> u64 {
+pub fn calibrate<F: FnMut(u64) + ?Sized>(work: &mut F, min_ns: f64) -> u64 {
     let start = now_ns();
     let limit = CALIBRATION_LIMIT_NS.max(200.0 * min_ns);
     let left = || limit - (now_ns() - start) as f64;

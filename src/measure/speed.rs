@@ -185,13 +185,18 @@ pub struct Recorder {
 }
 
 impl Recorder {
+    /// The run's speed record, begun on first use.
+    fn speed(&mut self) -> &mut CpuSpeed {
+        self.speed.get_or_insert_with(|| CpuSpeed {
+            method: method().into(),
+            ..Default::default()
+        })
+    }
+
     /// Sample every target CPU for `suite` at `point`; a CPU that cannot be pinned is
     /// recorded in `unavailable` with the reason.
     pub fn sample(&mut self, env: &crate::probe::ProbeDoc, suite: &str, point: SpeedPoint) {
-        let speed = self.speed.get_or_insert_with(|| CpuSpeed {
-            method: method().into(),
-            ..Default::default()
-        });
+        let speed = self.speed();
         for (cpu, kind) in targets(env) {
             match measure_on(cpu) {
                 Ok((cycles_per_ns, elapsed_ns)) => speed.samples.push(SpeedSample {
@@ -211,13 +216,18 @@ impl Recorder {
 
     /// Keep a round's canary reading on `cpu` (adds per ns).
     pub fn canary(&mut self, cpu: u32, cycles_per_ns: f64) {
-        let speed = self.speed.get_or_insert_with(|| CpuSpeed {
-            method: method().into(),
-            ..Default::default()
-        });
+        let speed = self.speed();
         speed
             .canaries
             .push(crate::result::CanaryReading { cpu, cycles_per_ns });
+    }
+
+    /// Keep a round's pair canary reading between `cpus` (ns one-way).
+    pub fn pair_canary(&mut self, cpus: [u32; 2], ns: f64) {
+        let speed = self.speed();
+        speed
+            .pair_canaries
+            .push(crate::result::PairCanaryReading { cpus, ns });
     }
 
     /// What was sampled; None when nothing was asked for.

@@ -88,6 +88,7 @@ mod tests {
             ],
             unavailable: vec!["memory end on CPU 8: could not pin".into()],
             canaries: vec![],
+            pair_canaries: vec![],
         });
         let l = lines(&doc);
         assert_eq!(

@@ -25,7 +25,7 @@ pub use indexes::{PlacementRange, SuiteIndexes};
 pub use observed::Observed;
 pub use params::{ParamValue, Params};
 pub use recording::Recording;
-pub use speed::{CanaryReading, CpuSpeed, SpeedPoint, SpeedSample};
+pub use speed::{CanaryReading, CpuSpeed, PairCanaryReading, SpeedPoint, SpeedSample};
 pub use start::{ClockSync, ScheduledStart};
 
 use crate::findings::Finding;
@@ -228,6 +228,14 @@ impl BenchResult {
     /// `family.name` without the version.
     pub fn base_id(&self) -> &str {
         self.benchmark.split('@').next().unwrap_or(&self.benchmark)
+    }
+
+    /// The distinct CPUs the row was pinned to, ascending; empty when it was not pinned.
+    pub fn pinned_cpus(&self) -> Vec<u32> {
+        let mut c = self.placement.cpus.clone().unwrap_or_default();
+        c.sort_unstable();
+        c.dedup();
+        c
     }
 }
 

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Cause {
-    /// The effective CPU speed canary at the round's start was below the run's best.
+    /// The effective CPU speed canary at the round's start was below the run's typical.
     CpuSpeed,
     /// The hypervisor ran something else on our virtual CPUs (steal).
     Steal,
@@ -24,6 +24,10 @@ pub enum Cause {
     Pressure,
     /// The round's median lies far from the others' and nothing recorded says why.
     Outlier,
+    /// The pair canary before the round read a cache line between two CPUs far from the
+    /// run's typical latency for them: the host placed the virtual CPUs differently (on
+    /// one core's SMT siblings, or apart). Only rows on two or more CPUs carry it.
+    HostPlacement,
 }
 
 impl Cause {
@@ -35,6 +39,7 @@ impl Cause {
             Cause::OtherTasks => "other-tasks",
             Cause::Pressure => "cpu-pressure",
             Cause::Outlier => "outlier",
+            Cause::HostPlacement => "host-placement",
         }
     }
 }

@@ -20,6 +20,42 @@ pub struct CpuSpeed {
     /// typical clock to a fraction of a percent. Absent in runs without rounds.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub canaries: Vec<CanaryReading>,
+    /// The pair canaries read before each round of a benchmark with a case pinned to two or
+    /// more CPUs (the one-way cache-line latency between the first two CPUs of such a case,
+    /// median of 5 short batches), in the order read: whether the host kept the two virtual
+    /// CPUs on one core or placed them apart. Absent in runs without such rounds and in
+    /// documents of earlier versions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pair_canaries: Vec<PairCanaryReading>,
+}
+
+/// Pair canary readings this many times apart (either way) mean the host placed the two
+/// CPUs differently: on this 2-vCPU KVM guest a cache line took 21-24 ns between the vCPUs
+/// on one core's SMT siblings and 119-120 ns between cores, and a quiet pair's readings
+/// move by well under 1.5x. `run` flags such a round (`session::rounds::pair_moved`),
+/// `compare` such a run (`compare::host_placement`).
+pub const PAIR_RATIO: f64 = 1.5;
+
+impl CpuSpeed {
+    /// The typical pair canary reading for `cpus` (the median, ns) and how many readings
+    /// it rests on; None without readings.
+    pub fn pair_typical(&self, cpus: [u32; 2]) -> Option<(f64, usize)> {
+        let v: Vec<f64> = self
+            .pair_canaries
+            .iter()
+            .filter(|p| p.cpus == cpus && p.ns.is_finite() && p.ns > 0.0)
+            .map(|p| p.ns)
+            .collect();
+        (!v.is_empty()).then(|| (super::rounds::median(&v), v.len()))
+    }
+}
+
+/// One pair canary reading before a round.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PairCanaryReading {
+    pub cpus: [u32; 2],
+    /// One-way cache-line latency between them, ns.
+    pub ns: f64,
 }
 
 /// One canary reading before a round.
@@ -96,9 +132,22 @@ mod tests {
             ],
             unavailable: vec!["ctx end on CPU 5: refused".into()],
             canaries: vec![],
+            pair_canaries: vec![PairCanaryReading {
+                cpus: [0, 1],
+                ns: 23.1,
+            }],
         });
         let v = serde_json::to_value(&doc).unwrap();
         assert_eq!(v["cpu_speed"]["samples"][0]["point"], "start");
+        assert_eq!(
+            v["cpu_speed"]["pair_canaries"],
+            serde_json::json!([{"cpus": [0, 1], "ns": 23.1}])
+        );
+        assert_eq!(
+            doc.cpu_speed.as_ref().unwrap().pair_typical([0, 1]),
+            Some((23.1, 1))
+        );
+        assert_eq!(doc.cpu_speed.as_ref().unwrap().pair_typical([1, 2]), None);
         assert!(v["cpu_speed"]["samples"][0].get("cpu_kind").is_none());
         let back = crate::result::validate(&v).unwrap();
         assert_eq!(back.cpu_speed, doc.cpu_speed);
@@ -106,8 +155,19 @@ mod tests {
         let mut bad = v.clone();
         bad["cpu_speed"]["samples"][0]["cycles_per_ns"] = serde_json::json!(0.0);
         assert!(crate::result::validate(&bad).is_err());
-        let mut bad = v;
+        let mut bad = v.clone();
         bad["cpu_speed"]["samples"][1]["point"] = serde_json::json!("middle");
         assert!(crate::result::validate(&bad).is_err());
+        let mut bad = v.clone();
+        bad["cpu_speed"]["pair_canaries"][0]["cpus"] = serde_json::json!([0, 1, 2]);
+        assert!(crate::result::validate(&bad).is_err());
+        // A document of an earlier version, without pair canaries, still loads.
+        let mut old = v;
+        old["cpu_speed"]
+            .as_object_mut()
+            .unwrap()
+            .remove("pair_canaries");
+        let back = crate::result::validate(&old).unwrap();
+        assert!(back.cpu_speed.unwrap().pair_canaries.is_empty());
     }
 }

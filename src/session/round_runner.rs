@@ -1,14 +1,15 @@
 //! The rounds of a run as they are measured (`run`'s loop, `session::suites`, and the
 //! rounds `--precision` buys, `session::precision`): per benchmark its rounds so far, the
-//! CPUs they use, and the CPU-speed canaries read per CPU. A round is one call of the
-//! benchmark with a share of the samples, the canary read before it and the disturbance
-//! readings around it (`session::rounds`); at the end each benchmark's rounds are pooled
-//! into its rows.
+//! CPUs they use, the CPU-speed canaries read per CPU and the pair canaries read per pair
+//! of CPUs. A round is one call of the benchmark with a share of the samples, the canaries
+//! read before it and the disturbance readings around it (`session::rounds`); at the end
+//! each benchmark's rounds are pooled into its rows.
 
 use super::progress::Progress;
-use super::rounds::{self, Canary, Readings};
+use super::rounds::{self, Canary, PairCanary, Readings};
 use super::Measuring;
 use crate::bench::{Benchmark, Emitted, RunContext};
+use crate::result::rounds::Cause;
 use crate::result::suite_cost::{self, SuiteMeter};
 use crate::result::BenchResult;
 use rand::seq::SliceRandom;
@@ -23,8 +24,12 @@ pub struct Runner<'a> {
     /// Per benchmark: the CPUs its rounds use (read for disturbances) and the canary's.
     cpus: Vec<Vec<u32>>,
     canary_cpus: Vec<Vec<u32>>,
+    /// Per benchmark: the CPU pair its pair canary reads (`pair_cpus`).
+    pair_cpus: Vec<Option<[u32; 2]>>,
     /// Every canary reading so far, per CPU.
     canaries: BTreeMap<u32, Vec<f64>>,
+    /// Every pair canary reading so far, per pair of CPUs.
+    pair_canaries: BTreeMap<[u32; 2], Vec<f64>>,
     /// Per benchmark: seconds its rounds took so far.
     pub spent_s: Vec<f64>,
     /// Per benchmark: its rounds before `--precision` added any (None: none added).
@@ -51,6 +56,22 @@ fn round_cpus(b: &dyn Benchmark, ctx: &RunContext) -> Vec<u32> {
     cpus
 }
 
+/// The CPU pair a benchmark's pair canary reads: the first two distinct CPUs of its first
+/// runnable case pinned to two or more CPUs; None when no case is (a pair pinned to one
+/// CPU, unpinned or single-CPU cases). On a machine of many CPUs this samples one pair of
+/// the benchmark's, not every pair it uses.
+fn pair_cpus(b: &dyn Benchmark, ctx: &RunContext) -> Option<[u32; 2]> {
+    b.plan(ctx)
+        .iter()
+        .filter(|p| p.skipped.is_none())
+        .find_map(|p| {
+            let cpus = p.cpus.as_ref()?;
+            let a = *cpus.first()?;
+            let b = *cpus.iter().find(|c| **c != a)?;
+            Some([a, b])
+        })
+}
+
 impl<'a> Runner<'a> {
     pub fn new(benches: &'a [&'static dyn Benchmark], ctx: &RunContext) -> Runner<'a> {
         let cpus: Vec<Vec<u32>> = benches.iter().map(|b| round_cpus(*b, ctx)).collect();
@@ -61,8 +82,10 @@ impl<'a> Runner<'a> {
                 .iter()
                 .map(|c| c.iter().take(CANARY_CPUS).copied().collect())
                 .collect(),
+            pair_cpus: benches.iter().map(|b| pair_cpus(*b, ctx)).collect(),
             cpus,
             canaries: BTreeMap::new(),
+            pair_canaries: BTreeMap::new(),
             spent_s: vec![0.0; benches.len()],
             stage1: vec![None; benches.len()],
             seq: 0,
@@ -95,6 +118,7 @@ impl<'a> Runner<'a> {
         let nth = self.measured[bench].len() + 1;
         progress.running(b.id());
         let mut canaries = vec![];
+        let mut pair = None;
         let mut disturbed = vec![];
         if in_rounds {
             for &cpu in &self.canary_cpus[bench] {
@@ -105,6 +129,16 @@ impl<'a> Runner<'a> {
                     seen.push(speed);
                     m.speed.canary(cpu, speed);
                     canaries.push(c);
+                }
+            }
+            if let Some(cpus) = self.pair_cpus[bench] {
+                if let Ok(ns) = crate::measure::pair::canary(cpus[0], cpus[1]) {
+                    let c = PairCanary { cpus, ns };
+                    let seen = self.pair_canaries.entry(cpus).or_default();
+                    disturbed.extend(rounds::pair_moved(&c, rounds::Typical::of(seen)));
+                    seen.push(ns);
+                    m.speed.pair_canary(cpus, ns);
+                    pair = Some(c);
                 }
             }
         }
@@ -159,6 +193,7 @@ impl<'a> Runner<'a> {
                 window_ns: (start_ns, after.t_ns),
                 at_s,
                 canaries,
+                pair,
                 disturbed,
                 others: rounds::others(&before, &after, &self.cpus[bench], self.ticks),
                 results,
@@ -181,8 +216,8 @@ impl<'a> Runner<'a> {
         out
     }
 
-    /// Benchmark `bench`'s rows pooled from its rounds, each round's canaries judged again
-    /// against the typical reading of the whole run.
+    /// Benchmark `bench`'s rows pooled from its rounds, each round's canaries (CPU speed
+    /// and pair) judged again against the typical reading of the whole run.
     pub fn pooled(&self, bench: usize) -> Vec<BenchResult> {
         let b = self.benches[bench];
         let rs: Vec<rounds::Measured> = self.measured[bench]
@@ -190,13 +225,20 @@ impl<'a> Runner<'a> {
             .map(|r| {
                 let mut r = r.clone();
                 r.disturbed
-                    .retain(|d| d.cause != crate::result::rounds::Cause::CpuSpeed);
+                    .retain(|d| !matches!(d.cause, Cause::CpuSpeed | Cause::HostPlacement));
                 for c in &r.canaries {
                     let typical = self
                         .canaries
                         .get(&c.cpu)
                         .and_then(|v| rounds::Typical::of(v));
                     r.disturbed.extend(rounds::canary_drop(c, typical));
+                }
+                if let Some(c) = &r.pair {
+                    let typical = self
+                        .pair_canaries
+                        .get(&c.cpus)
+                        .and_then(|v| rounds::Typical::of(v));
+                    r.disturbed.extend(rounds::pair_moved(c, typical));
                 }
                 r
             })

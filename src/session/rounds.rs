@@ -34,6 +34,13 @@ pub const CANARY_DROP: f64 = 0.03;
 pub const CANARY_SIGMAS: f64 = 4.0;
 /// Canary readings on a CPU before the typical one is known well enough to judge by.
 pub const CANARY_MIN_READINGS: usize = 3;
+/// A pair canary at least `PAIR_RATIO` times the run's typical reading for its CPU pair,
+/// or at most its inverse, disturbs the round's rows on two or more CPUs: the host placed
+/// the virtual CPUs differently (on one core's SMT siblings a cache line takes about 23 ns
+/// on this machine's host, between cores about 120 ns) ...
+pub use crate::result::speed::PAIR_RATIO;
+/// ... or more, where the pair's readings spread wider: this many robust σ of them.
+pub const PAIR_SIGMAS: f64 = 4.0;
 /// Re-measured rounds per benchmark at most, as a share of its rounds (rounded up).
 pub const REMEASURE_SHARE: f64 = 0.6;
 
@@ -315,17 +322,18 @@ pub struct Canary {
     pub speed: f64,
 }
 
-/// The typical canary reading on one CPU over a run and how far its readings spread: the
-/// median and the robust σ (relative), from every reading so far.
+/// The typical canary reading on one CPU (or pair canary reading for one pair of CPUs) over
+/// a run and how far its readings spread: the median and the robust σ (relative), from
+/// every reading so far.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Typical {
-    pub speed: f64,
+    pub median: f64,
     pub sigma: f64,
 }
 
 impl Typical {
-    /// From the readings on one CPU; None before `CANARY_MIN_READINGS` of them (the first
-    /// readings of a run are judged at its end, against all of them).
+    /// From the readings on one CPU (or pair); None before `CANARY_MIN_READINGS` of them
+    /// (the first readings of a run are judged at its end, against all of them).
     pub fn of(readings: &[f64]) -> Option<Typical> {
         let ok: Vec<f64> = readings
             .iter()
@@ -335,10 +343,10 @@ impl Typical {
         if ok.len() < CANARY_MIN_READINGS {
             return None;
         }
-        let speed = rounds::median(&ok);
-        let logs: Vec<f64> = ok.iter().map(|v| (v / speed).ln()).collect();
+        let median = rounds::median(&ok);
+        let logs: Vec<f64> = ok.iter().map(|v| (v / median).ln()).collect();
         Some(Typical {
-            speed,
+            median,
             sigma: rounds::robust_sigma(&logs),
         })
     }
@@ -349,10 +357,10 @@ impl Typical {
 /// and most rounds of a quiet run read a few percent below it.
 pub fn canary_drop(c: &Canary, typical: Option<Typical>) -> Option<Disturbance> {
     let t = typical?;
-    if !(t.speed > 0.0 && c.speed > 0.0) {
+    if !(t.median > 0.0 && c.speed > 0.0) {
         return None;
     }
-    let drop = 1.0 - c.speed / t.speed;
+    let drop = 1.0 - c.speed / t.median;
     let limit = CANARY_DROP.max(-(-CANARY_SIGMAS * t.sigma).exp_m1());
     (drop >= limit).then(|| Disturbance {
         cause: Cause::CpuSpeed,
@@ -363,9 +371,47 @@ pub fn canary_drop(c: &Canary, typical: Option<Typical>) -> Option<Disturbance> 
             c.cpu,
             c.speed,
             drop * 100.0,
-            t.speed
+            t.median
         ),
     })
+}
+
+/// A pair canary reading before a round: the one-way cache-line latency between two CPUs
+/// (`measure::pair::canary`), ns.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PairCanary {
+    pub cpus: [u32; 2],
+    pub ns: f64,
+}
+
+/// The pair canary's disturbance against the run's typical reading for its pair (the
+/// median of its readings, `Typical::of` on the latencies): a reading `PAIR_RATIO` times
+/// the typical one or more, or that much below it (or further than `PAIR_SIGMAS` robust σ
+/// out, whichever is wider). Either way the host placed the CPUs differently from most of
+/// the run; only the round's rows on two or more CPUs are disturbed by it
+/// (`uses_two_cpus`).
+pub fn pair_moved(c: &PairCanary, typical: Option<Typical>) -> Option<Disturbance> {
+    let t = typical?;
+    if !(t.median > 0.0 && c.ns > 0.0 && c.ns.is_finite()) {
+        return None;
+    }
+    let ratio = c.ns / t.median;
+    let limit = PAIR_RATIO.ln().max(PAIR_SIGMAS * t.sigma);
+    (ratio.ln().abs() >= limit).then(|| Disturbance {
+        cause: Cause::HostPlacement,
+        value: ratio,
+        limit: limit.exp(),
+        detail: format!(
+            "a cache line between CPU {} and {} took {:.0} ns before the round, {:.1}x the run's typical {:.0} ns: the host placed the CPUs differently",
+            c.cpus[0], c.cpus[1], c.ns, ratio, t.median
+        ),
+    })
+}
+
+/// Whether a row runs pinned on two or more distinct CPUs (a pair pinned to one CPU, or an
+/// unpinned row, does not: the host's placement of two CPUs is not what it measures).
+pub fn uses_two_cpus(r: &BenchResult) -> bool {
+    r.pinned_cpus().len() >= 2
 }
 
 /// One round of one benchmark as measured: when, what disturbed it, its results.
@@ -377,6 +423,10 @@ pub struct Measured {
     pub at_s: f64,
     /// The canaries read before it (judged against the run's typical reading at the end).
     pub canaries: Vec<Canary>,
+    /// The pair canary read before it, for a benchmark with a case pinned to two or more
+    /// CPUs (judged, too, against the run's typical reading for the pair at the end).
+    pub pair: Option<PairCanary>,
+    /// What disturbed it; a `HostPlacement` disturbance only its rows on two or more CPUs.
     pub disturbed: Vec<Disturbance>,
     /// Other tasks' CPU time on its CPUs, whether or not it disturbed the round.
     pub others: Option<Others>,
@@ -431,7 +481,12 @@ fn merge_row(
                     at_s: m.at_s,
                     median: r.stats.median,
                     samples: r.samples.len(),
-                    disturbed: m.disturbed.clone(),
+                    disturbed: m
+                        .disturbed
+                        .iter()
+                        .filter(|d| d.cause != Cause::HostPlacement || uses_two_cpus(r))
+                        .cloned()
+                        .collect(),
                     others: m.others.clone(),
                 },
                 r,
@@ -805,6 +860,94 @@ mod tests {
     }
 
     #[test]
+    fn a_pair_canary_five_times_the_typical_disturbs_and_one_ten_percent_off_does_not() {
+        // Five runs' rounds as measured (2026-11-27 11:59): 22-24 ns on one core's
+        // siblings, 119-120 ns in the rounds the host placed the CPUs apart.
+        let seen = [23.1, 22.4, 24.0, 23.5, 21.8, 119.0, 22.9, 23.8, 120.1, 23.0];
+        let t = Typical::of(&seen);
+        let c = |ns| PairCanary { cpus: [0, 1], ns };
+        let d = pair_moved(&c(119.0), t).expect("a 5x round is disturbed");
+        assert_eq!(d.cause, Cause::HostPlacement);
+        assert!(
+            d.detail.starts_with(
+                "a cache line between CPU 0 and 1 took 119 ns before the round, 5.1x the run's typical 23 ns"
+            ),
+            "{}",
+            d.detail
+        );
+        assert!(pair_moved(&c(23.1 * 1.1), t).is_none(), "10% off is not");
+        // Closer than the run's typical (apart for most of the run) counts too.
+        let apart = Typical::of(&[120.0, 119.0, 121.0, 118.5, 24.0]);
+        assert!(pair_moved(&c(24.0), apart).is_some());
+        assert!(pair_moved(&c(100.0), apart).is_none());
+        // Too few readings to know the typical one: nothing judged yet.
+        assert!(pair_moved(&c(119.0), Typical::of(&[23.0, 23.0])).is_none());
+        // Readings that spread wide raise the limit past 1.5x.
+        let wide: Vec<f64> = (0..20)
+            .map(|i| 40.0 * (1.0 + 0.15 * ((i % 5) as f64 - 2.0)))
+            .collect();
+        let t = Typical::of(&wide).unwrap();
+        assert!(PAIR_SIGMAS * t.sigma > PAIR_RATIO.ln(), "{t:?}");
+        assert!(pair_moved(&c(62.0), Some(t)).is_none());
+        assert!(pair_moved(&c(200.0), Some(t)).is_some());
+    }
+
+    /// A row of c2c (CPUs 0,1) or ctx on one CPU (0,0) with median `m`.
+    fn pinned(bench: &str, cpus: Vec<u32>, m: f64) -> BenchResult {
+        let mut r = testing::result(bench, "pinned", Some(cpus), json!({}), m);
+        r.samples = vec![m * 0.99, m * 1.01];
+        r.stats = crate::measure::stats::Stats::of(&r.samples).unwrap();
+        r
+    }
+
+    #[test]
+    fn a_host_placement_round_is_kept_out_of_rows_on_two_cpus_only() {
+        let moved = Disturbance {
+            cause: Cause::HostPlacement,
+            value: 5.2,
+            limit: 1.5,
+            detail: "a cache line between CPU 0 and 1 took 119 ns".into(),
+        };
+        let rounds: Vec<Measured> = [23.0, 119.0, 24.0, 23.5]
+            .iter()
+            .enumerate()
+            .map(|(i, c2c)| {
+                let mut m = measured(
+                    i,
+                    vec![
+                        pinned("c2c.cacheline@1", vec![0, 1], *c2c),
+                        pinned("ctx.pipe@1", vec![0, 0], 2000.0),
+                    ],
+                    false,
+                );
+                if i == 1 {
+                    m.disturbed.push(moved.clone());
+                }
+                m
+            })
+            .collect();
+        let rows = merge(&rounds, None, &|_| {});
+        let pair = rows
+            .iter()
+            .find(|r| r.benchmark.starts_with("c2c"))
+            .unwrap();
+        let one = rows
+            .iter()
+            .find(|r| r.benchmark.starts_with("ctx"))
+            .unwrap();
+        let rs = pair.rounds.as_ref().unwrap();
+        assert_eq!((rs.kept(), rs.disturbed()), (3, 1));
+        assert_eq!(rs.rounds[1].disturbed[0].cause, Cause::HostPlacement);
+        assert!(pair.stats.median < 25.0, "{}", pair.stats.median);
+        let rs = one.rounds.as_ref().unwrap();
+        assert_eq!(
+            (rs.kept(), rs.disturbed()),
+            (4, 0),
+            "a row on one CPU is untouched"
+        );
+    }
+
+    #[test]
     fn the_proc_texts_are_read() {
         let stat = "cpu  1 2 3 4 5 6 7 8 0 0\ncpu0 10 1 5 100 2 1 1 3 0 0\ncpu1 20 0 0 50 0 0 0 0 0 0\ncpu2 99 99 99 99 0 0 0 9\n";
         assert_eq!(stat_ticks(stat, &[0, 1]), (18 + 20, 3, 123 + 70));
@@ -834,6 +977,7 @@ mod tests {
             window_ns: (0, 0),
             at_s: seq as f64,
             canaries: vec![],
+            pair: None,
             disturbed: if disturbed {
                 vec![Disturbance {
                     cause: Cause::OtherTasks,

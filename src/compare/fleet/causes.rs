@@ -16,8 +16,8 @@ use serde_json::Value;
 /// The cause of an outlier's difference from the typical host.
 #[derive(Debug, Clone, Serialize)]
 pub struct Cause {
-    /// `placement`, `topology`, `timer`, `capacity`, `noise`, `neighbour`, `cpu-speed`, or
-    /// `unexplained`.
+    /// `placement`, `topology`, `timer`, `capacity`, `noise`, `neighbour`, `host-placement`,
+    /// `cpu-speed`, or `unexplained`.
     pub cause: String,
     /// What outliers of one group share: the cause and its evidence in the environment.
     pub label: String,
@@ -71,6 +71,7 @@ fn words(cause: &str) -> &str {
         NOISE => "other processes or steal time",
         CPU_SPEED => "CPU clock speed",
         NEIGHBOUR => "other tasks on the CPUs in use",
+        HOST_PLACEMENT => "the host's placement of the virtual CPUs",
         other => other,
     }
 }

@@ -1,0 +1,166 @@
+//! The one-way cache-line transfer latency between two CPUs: two threads pinned to CPUs A
+//! and B take turns swapping one cache line with compare-and-swap (A: PONG->PING, B:
+//! PING->PONG); a round trip is two transfers. `ping_pong` is the shared core: the c2c
+//! suite (`bench::c2c`) times it in calibrated batches, and the pair canary read before a
+//! round (`session::rounds`, [`canary`]) in a few short batches of a fixed count, to see
+//! whether the host placed the two virtual CPUs on one core or apart.
+
+use super::batch::{time_batch, Batch};
+use crate::placement::pin_current_thread;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Barrier;
+
+const PING: u64 = 1;
+const PONG: u64 = 2;
+const STOP: u64 = 3;
+
+/// The pair canary: round trips of warm-up, then [`CANARY_BATCHES`] timed batches of
+/// [`CANARY_ROUND_TRIPS`] each; the median batch counts. At 23 ns one way it took
+/// 0.2-0.3 ms in all with the two threads' start (2026-11-27); 2,000 round trips at 120 ns
+/// one way are 0.5 ms. On a loaded machine waiting for the CPUs dominates.
+pub const CANARY_WARMUP: u64 = 1_000;
+pub const CANARY_BATCHES: usize = 5;
+pub const CANARY_ROUND_TRIPS: u64 = 200;
+
+/// One cache line to itself: no false sharing with anything else.
+#[repr(align(128))]
+struct Line(AtomicU64);
+
+/// Run `timed` on a thread pinned to `a` while a thread pinned to `b` answers: `timed` gets
+/// `work(n)`, which passes the line to B and back n times. Err when either thread cannot be
+/// pinned or panics.
+pub fn ping_pong<T: Send>(
+    a: u32,
+    b: u32,
+    timed: impl FnOnce(&mut dyn FnMut(u64)) -> T + Send,
+) -> anyhow::Result<T> {
+    let line = Line(AtomicU64::new(PONG));
+    let ready = Barrier::new(2);
+    let partner_failed = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let pong = s.spawn(|| -> Result<(), String> {
+            let pinned = pin_current_thread(b);
+            // Said before the barrier, so the ping thread never waits for an answer that
+            // cannot come.
+            partner_failed.store(pinned.is_err(), Ordering::Relaxed);
+            ready.wait();
+            pinned?;
+            loop {
+                match line
+                    .0
+                    .compare_exchange(PING, PONG, Ordering::Relaxed, Ordering::Relaxed)
+                {
+                    Ok(_) => {}
+                    Err(STOP) => return Ok(()),
+                    Err(_) => std::hint::spin_loop(),
+                }
+            }
+        });
+        let ping = s.spawn(|| -> anyhow::Result<T> {
+            let pinned = pin_current_thread(a);
+            ready.wait();
+            let pinned = pinned.and_then(|()| {
+                if partner_failed.load(Ordering::Relaxed) {
+                    Err(format!("the partner thread could not be pinned to CPU {b}"))
+                } else {
+                    Ok(())
+                }
+            });
+            let result = pinned.map_err(anyhow::Error::msg).map(|()| {
+                let mut work = |n: u64| {
+                    for _ in 0..n {
+                        while line
+                            .0
+                            .compare_exchange(PONG, PING, Ordering::Relaxed, Ordering::Relaxed)
+                            .is_err()
+                        {
+                            std::hint::spin_loop();
+                        }
+                    }
+                };
+                timed(&mut work)
+            });
+            // Let the last PING be answered, then stop the partner (also on failure).
+            while line
+                .0
+                .compare_exchange(PONG, STOP, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+            {
+                if line.0.load(Ordering::Relaxed) == STOP {
+                    break;
+                }
+                std::hint::spin_loop();
+            }
+            result
+        });
+        let out = ping
+            .join()
+            .map_err(|_| anyhow::anyhow!("ping thread panicked"))?;
+        pong.join()
+            .map_err(|_| anyhow::anyhow!("pong thread panicked"))?
+            .map_err(anyhow::Error::msg)?;
+        out
+    })
+}
+
+/// A batch's one-way latency: half its round trip, ns.
+pub fn one_way_ns(b: &Batch) -> f64 {
+    b.ns_per_iteration() / 2.0
+}
+
+/// The pair canary between CPUs `a` and `b`: the median one-way latency of a few short
+/// batches, ns. Err(reason) when a thread cannot be pinned.
+pub fn canary(a: u32, b: u32) -> Result<f64, String> {
+    ping_pong(a, b, |work| {
+        work(CANARY_WARMUP);
+        let one_way: Vec<f64> = (0..CANARY_BATCHES)
+            .map(|_| one_way_ns(&time_batch(work, CANARY_ROUND_TRIPS)))
+            .collect();
+        crate::result::rounds::median(&one_way)
+    })
+    .map_err(|e| format!("{e:#}"))
+}
+
+/// The first two CPUs this process may run on, for the tests that measure a real pair;
+/// None, said on stderr, with fewer than two.
+#[cfg(test)]
+pub fn two_usable_cpus() -> Option<[u32; 2]> {
+    let usable = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap();
+    let cpus: Vec<u32> = (0..1024)
+        .filter(|&c| usable.is_set(c).unwrap_or(false))
+        .map(|c| c as u32)
+        .take(2)
+        .collect();
+    if cpus.len() < 2 {
+        eprintln!("skipped: one usable CPU, a pair needs two");
+        return None;
+    }
+    Some([cpus[0], cpus[1]])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pair_canary_reads_a_plausible_latency_quickly() {
+        let Some(cpus) = two_usable_cpus() else {
+            return;
+        };
+        let t0 = std::time::Instant::now();
+        let ns = canary(cpus[0], cpus[1]).unwrap();
+        let took = t0.elapsed();
+        // A cache line hand-off: tens of ns on bare metal or between SMT siblings, about
+        // 120 ns between cores of this VM's host; never sub-ns, never microseconds.
+        assert!((5.0..1000.0).contains(&ns), "{ns} ns one-way");
+        eprintln!(
+            "pair canary CPU {},{}: {ns:.1} ns in {took:?}",
+            cpus[0], cpus[1]
+        );
+        // A CPU that does not exist is refused with the reason, on either side.
+        let e = canary(cpus[0], 4000).unwrap_err();
+        assert!(e.contains("could not pin"), "{e}");
+        let e = canary(4000, cpus[1]).unwrap_err();
+        assert!(e.contains("could not pin"), "{e}");
+    }
+}
