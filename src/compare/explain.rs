@@ -18,6 +18,7 @@ pub const TIMER: &str = "timer";
 pub const CAPACITY: &str = "capacity";
 pub const NOISE: &str = "noise";
 pub const NEIGHBOUR: &str = "neighbour";
+pub const LLC_SHARE: &str = "llc-share";
 pub const CPU_SPEED: &str = "cpu-speed";
 pub const CANDIDATE: &str = "candidate";
 

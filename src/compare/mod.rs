@@ -6,7 +6,8 @@
 //! (the rows Benjamini-Hochberg keeps at the false discovery rate, 5% unless `--fdr`),
 //! equivalent (the interval inside ± the row's MDE), or cannot tell, with why. Every real difference is then
 //! explained, cause by cause, with evidence from both documents: placement, topology,
-//! timer, capacity, noise, a neighbour, CPU speed, and candidates nothing quantifies; each row ends
+//! timer, capacity, noise, a neighbour, the host's share of the last-level cache, CPU speed,
+//! and candidates nothing quantifies; each row ends
 //! explained, partly explained (what remains) or unexplained, and a summary gives each
 //! suite's sentence (`summary`). `ranking` compares several runs against a baseline;
 //! `fleet` judges many hosts against the fleet itself (outliers, causes, ranks).
@@ -20,6 +21,7 @@ pub mod explain;
 pub mod fleet;
 pub mod floor;
 pub mod index;
+pub mod llc_share;
 pub mod matching;
 pub mod neighbour;
 pub mod noise;
@@ -269,6 +271,7 @@ const CAUSES: &[fn(&RowCtx) -> Option<Explanation>] = &[
     capacity::explain,
     noise::explain,
     neighbour::explain,
+    llc_share::explain,
     speed::explain,
 ];
 

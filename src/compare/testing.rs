@@ -309,3 +309,23 @@ pub fn beside(mut doc: RunDocument, percents: &[f64]) -> RunDocument {
     }
     doc
 }
+
+/// A run of memory-latency rows, one per point of each (pages, curve) given.
+pub fn latency_curves_run(id: &str, curves: &[(&str, &[(u64, f64)])]) -> RunDocument {
+    let results = curves
+        .iter()
+        .flat_map(|(pages, curve)| {
+            curve.iter().map(move |(size, ns)| {
+                result(
+                    "memory.latency@1",
+                    "cpus",
+                    Some(vec![0]),
+                    json!({"size_bytes": size, "pages": pages}),
+                    *ns,
+                    true,
+                )
+            })
+        })
+        .collect();
+    testing::run(id, results, testing::env())
+}
