@@ -16,7 +16,8 @@ use serde_json::Value;
 /// The cause of an outlier's difference from the typical host.
 #[derive(Debug, Clone, Serialize)]
 pub struct Cause {
-    /// `placement`, `topology`, `timer`, `capacity`, `noise`, `cpu-speed`, or `unexplained`.
+    /// `placement`, `topology`, `timer`, `capacity`, `noise`, `neighbour`, `llc-share`,
+    /// `cpu-speed`, or `unexplained`.
     pub cause: String,
     /// What outliers of one group share: the cause and its evidence in the environment.
     pub label: String,
@@ -68,6 +69,7 @@ fn words(cause: &str) -> &str {
         "placement" => "task placement",
         "noise" => "other processes or steal time",
         "cpu-speed" => "CPU clock speed",
+        "llc-share" => "the host's share of the last-level cache",
         other => other,
     }
 }
