@@ -46,6 +46,7 @@ fn read_at(e: &EffectiveLlc) -> String {
     )
 }
 
+/// What the two runs' effective LLCs (of the row's page size) say about a latency row.
 pub fn explain(c: &RowCtx) -> Option<Explanation> {
     if c.ra.base_id() != "memory.latency" {
         return None;
@@ -111,8 +112,8 @@ mod tests {
     use crate::measure::hierarchy::tests::{aa_curve, aa_sizes, AA_4K, AA_THP};
     use crate::result::RunDocument;
 
-    /// Run `n` (1-5) of 2026-11-27: its 4 KiB curve, and its huge-page curve when the brief
-    /// recorded one (runs 1, 3, 5), plus a clock-read row.
+    /// Run `n` (1-5) of 2026-11-27: its 4 KiB curve, and its huge-page curve when the figures
+    /// kept one (runs 1, 3, 5), plus a clock-read row.
     fn run(n: usize) -> RunDocument {
         let small = aa_curve(&AA_4K[n - 1]);
         let huge = match n {
