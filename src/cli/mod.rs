@@ -82,7 +82,7 @@ pub enum Command {
     Import(runs::ImportArgs),
     /// Compare runs: medians, ratios, whether differences are real (beyond this host's
     /// run-to-run noise and its minimum detectable effect, at a false discovery rate), and each difference explained by placement, topology, timer, capacity,
-    /// noise or CPU speed with its evidence; several runs ranked against a baseline.
+    /// noise, a neighbour, the host's share of the LLC or CPU speed with its evidence; several runs ranked against a baseline.
     Compare(compare::Args),
     /// Write one self-contained HTML report (charts as inline SVG, no network) of runs.
     Report(report::Args),

@@ -19,6 +19,7 @@ pub const CAPACITY: &str = "capacity";
 pub const NOISE: &str = "noise";
 pub const NEIGHBOUR: &str = "neighbour";
 pub const HOST_PLACEMENT: &str = "host-placement";
+pub const LLC_SHARE: &str = "llc-share";
 pub const CPU_SPEED: &str = "cpu-speed";
 pub const CANDIDATE: &str = "candidate";
 /// The causes that can explain a row (a candidate only ever says "not measured").
@@ -30,6 +31,7 @@ pub const MEASURED_CAUSES: &[&str] = &[
     NOISE,
     NEIGHBOUR,
     HOST_PLACEMENT,
+    LLC_SHARE,
     CPU_SPEED,
 ];
 

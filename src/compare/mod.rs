@@ -7,7 +7,8 @@
 //! equivalent (the interval inside ± the row's MDE), or cannot tell, with why. Every real difference is then
 //! explained, cause by cause, with evidence from both documents: placement, topology,
 //! timer, capacity, noise, a neighbour, the host's placement of two CPUs (their pair
-//! canaries), CPU speed, and candidates nothing quantifies; each row ends
+//! canaries), the host's share of the last-level cache, CPU speed, and candidates nothing
+//! quantifies; each row ends
 //! explained, partly explained (what remains) or unexplained, and a summary gives each
 //! suite's sentence (`summary`). `ranking` compares several runs against a baseline;
 //! `fleet` judges many hosts against the fleet itself (outliers, causes, ranks).
@@ -22,6 +23,7 @@ pub mod fleet;
 pub mod floor;
 pub mod host_placement;
 pub mod index;
+pub mod llc_share;
 pub mod matching;
 pub mod neighbour;
 pub mod noise;
@@ -272,6 +274,7 @@ const CAUSES: &[fn(&RowCtx) -> Option<Explanation>] = &[
     noise::explain,
     neighbour::explain,
     host_placement::explain,
+    llc_share::explain,
     speed::explain,
 ];
 

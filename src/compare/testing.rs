@@ -326,3 +326,23 @@ pub fn with_pair_canaries(mut doc: RunDocument, cpus: [u32; 2], ns: f64, n: usiz
         .collect();
     doc
 }
+
+/// A run of memory-latency rows, one per point of each (pages, curve) given.
+pub fn latency_curves_run(id: &str, curves: &[(&str, &[(u64, f64)])]) -> RunDocument {
+    let results = curves
+        .iter()
+        .flat_map(|(pages, curve)| {
+            curve.iter().map(move |(size, ns)| {
+                result(
+                    "memory.latency@1",
+                    "cpus",
+                    Some(vec![0]),
+                    json!({"size_bytes": size, "pages": pages}),
+                    *ns,
+                    true,
+                )
+            })
+        })
+        .collect();
+    testing::run(id, results, testing::env())
+}

@@ -19,6 +19,9 @@
 //! - The last-level cache ends where the curve leaves the last cache plateau: between its
 //!   largest size and the next size measured. The huge-page curve judges it when there is
 //!   one (fewer TLB steps), else the 4 KiB curve.
+//! - The effective LLC ([`effective_llc`], per page size) is where the curve crosses the
+//!   geometric mean of the last cache plateau's latency and memory's: on a VM it follows how
+//!   much of the physical L3 the host left the guest in that run (`compare`'s `llc-share`).
 
 use crate::measure::plateaus::{self, Plateau};
 use serde::Serialize;
@@ -161,6 +164,59 @@ fn llc_of(c: &CurveLevels) -> Option<Llc> {
     })
 }
 
+/// The last-level cache a run effectively had, read from its own latency curve of one page
+/// size: the working set where the curve crosses the geometric mean of its last cache
+/// plateau's latency and the latency at the largest size measured (memory), interpolated
+/// between the two sizes measured around the crossing (log latency against log size). On a
+/// VM the host decides per run how much of the physical L3 the guest effectively gets (other
+/// tenants use it too), and this figure follows it between the sizes of the sweep, where
+/// [`Llc`] (the last size on the plateau) moves in √2 steps.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EffectiveLlc {
+    /// The effective size, bytes.
+    pub bytes: u64,
+    /// The curve it was read from (`4k` or `thp`).
+    pub pages: String,
+    /// The last cache plateau's latency, ns per load.
+    pub plateau_ns: f64,
+    /// The latency at the largest size measured (memory), ns per load.
+    pub far_ns: f64,
+    /// The two sizes measured around the crossing, bytes.
+    pub between: [u64; 2],
+}
+
+impl EffectiveLlc {
+    /// The latency the curve crosses there: the geometric mean of the plateau's and memory's.
+    pub fn crossing_ns(&self) -> f64 {
+        (self.plateau_ns * self.far_ns).sqrt()
+    }
+}
+
+/// The effective LLC of one curve (`pages`: `4k` or `thp`); None when the curve never leaves
+/// its caches (memory's latency below [`MEMORY_FLOOR_NS`]) or has no cache plateau.
+pub fn effective_llc(curve: &[(u64, f64)], pages: &str) -> Option<EffectiveLlc> {
+    let llc = llc_of(&by_latency(curve, pages))?;
+    let far_ns = curve.last()?.1;
+    let target = (llc.latency_ns * far_ns).sqrt();
+    // From the plateau's end on (a cache plateau lies at least 2x below memory, so the
+    // crossing, √2x above it or more, is past the plateau).
+    let start = curve.iter().position(|p| p.0 == llc.up_to_bytes)?;
+    let i = start + curve[start..].iter().position(|p| p.1 >= target)?;
+    let ((s0, y0), (s1, y1)) = (curve[i.checked_sub(1)?], curve[i]);
+    if !(y0 > 0.0 && s0 > 0) {
+        return None;
+    }
+    let f = (target / y0).ln() / (y1 / y0).ln();
+    let bytes = ((s0 as f64).ln() + f * ((s1 as f64) / (s0 as f64)).ln()).exp();
+    Some(EffectiveLlc {
+        bytes: bytes.round() as u64,
+        pages: pages.into(),
+        plateau_ns: llc.latency_ns,
+        far_ns,
+        between: [s0, s1],
+    })
+}
+
 /// Judge the hierarchy from the 4 KiB-page curve and, when measured, the huge-page curve
 /// (each: working set in bytes, ns per load, by size).
 pub fn judge(small: &[(u64, f64)], huge: Option<&[(u64, f64)]>) -> Hierarchy {
@@ -284,6 +340,100 @@ pub(crate) mod tests {
             synthetic(&levels(42.0, 150.0, 200.0, 280.0), 960 * MIB),
             synthetic(&levels(40.0, 128.0, 175.0, 240.0), 960 * MIB),
         )
+    }
+
+    /// Five default runs back to back on a 2-vCPU KVM guest of an AMD EPYC host (reported
+    /// L3 32 MiB), 2026-11-27: the latency (ns) from 2.83 MiB to 128 MiB in √2 steps, per
+    /// run, 4 KiB pages; the host left the guest a different share of the L3 in each run.
+    pub const AA_4K: [[f64; 12]; 5] = [
+        [
+            11.6, 12.3, 13.3, 13.8, 15.5, 104.9, 131.7, 144.8, 154.1, 155.3, 163.6, 171.4,
+        ],
+        [
+            11.6, 12.4, 13.3, 13.5, 21.9, 96.2, 130.1, 144.5, 150.6, 155.4, 162.2, 173.4,
+        ],
+        [
+            12.2, 12.4, 13.6, 21.0, 91.9, 115.1, 123.7, 146.6, 153.9, 160.1, 164.7, 176.0,
+        ],
+        [
+            11.7, 12.4, 13.5, 13.5, 16.4, 77.3, 113.2, 132.7, 150.2, 160.4, 160.2, 172.0,
+        ],
+        [
+            11.6, 12.3, 13.3, 13.3, 14.6, 32.2, 95.6, 116.6, 144.1, 152.3, 152.2, 161.1,
+        ],
+    ];
+    /// The same runs 1, 3 and 5 with huge pages.
+    pub const AA_THP: [[f64; 12]; 3] = [
+        [
+            11.7, 12.3, 13.1, 13.3, 13.9, 46.9, 114.6, 135.3, 140.6, 147.5, 153.3, 154.8,
+        ],
+        [
+            12.4, 12.4, 13.1, 13.9, 29.6, 108.6, 139.7, 144.9, 150.0, 151.2, 152.1, 154.7,
+        ],
+        [
+            11.8, 12.5, 12.9, 13.3, 14.3, 18.8, 73.8, 121.6, 127.6, 136.2, 144.8, 146.9,
+        ],
+    ];
+
+    /// The sweep's sizes from 2.83 MiB to 128 MiB.
+    pub fn aa_sizes() -> Vec<u64> {
+        let all = crate::bench::memory::latency::sizes(128 * MIB);
+        all[all.len() - 12..].to_vec()
+    }
+
+    /// A curve of [`aa_sizes`] with these latencies.
+    pub fn aa_curve(ns: &[f64; 12]) -> Curve {
+        aa_sizes().into_iter().zip(ns.iter().copied()).collect()
+    }
+
+    #[test]
+    fn the_effective_llc_follows_the_hosts_share_between_runs() {
+        let s = aa_sizes();
+        assert_eq!((s[0], s[11]), (2965760, 128 * MIB), "{s:?}");
+        let e = |ns: &[f64; 12], pages| effective_llc(&aa_curve(ns), pages).unwrap();
+        // Run 1: between 11.31 and 16 MiB; run 3 between 8 and 11.31; run 5 between 16 and
+        // 22.6 (the sweep's sizes at indexes 4, 5, 3 and 6).
+        for (run, lo, hi) in [(0, 4, 5), (2, 3, 4), (4, 5, 6)] {
+            let got = e(&AA_4K[run], "4k");
+            assert_eq!(got.between, [s[lo], s[hi]], "run {}: {got:?}", run + 1);
+            assert!(got.bytes > s[lo] && got.bytes < s[hi], "{got:?}");
+            assert_eq!(got.far_ns, AA_4K[run][11]);
+            assert!((11.0..14.0).contains(&got.plateau_ns), "{got:?}");
+            // The curve's latency at the crossing is the geometric mean.
+            let x = got.crossing_ns();
+            assert!(x > AA_4K[run][lo] && x <= AA_4K[run][hi], "{got:?}");
+        }
+        // Run 1: 13.3 ns plateau (its median), 171.4 ns memory: 47.7 ns, crossed 15.5 -> 104.9 ns,
+        // 59% of the way in log latency, so 59% of the way from 11.31 to 16 MiB in log size.
+        let r1 = e(&AA_4K[0], "4k");
+        let f = (r1.crossing_ns() / 15.5).ln() / (104.9f64 / 15.5).ln();
+        let want = s[4] as f64 * (s[5] as f64 / s[4] as f64).powf(f);
+        assert!(
+            (r1.bytes as f64 / want - 1.0).abs() < 1e-6,
+            "{r1:?} vs {want}"
+        );
+        // The huge-page curves: run 3 the smallest again, run 5 the largest.
+        let (h1, h3, h5) = (
+            e(&AA_THP[0], "thp"),
+            e(&AA_THP[1], "thp"),
+            e(&AA_THP[2], "thp"),
+        );
+        assert!(
+            h3.bytes < h1.bytes && h1.bytes < h5.bytes,
+            "{h1:?} {h3:?} {h5:?}"
+        );
+        assert_eq!(h5.pages, "thp");
+    }
+
+    #[test]
+    fn no_effective_llc_without_memory_or_a_cache_plateau() {
+        // Never leaves the caches: its far latency is below the memory floor.
+        let flat = synthetic(&[(32 * KIB, 1.3), (MIB, 4.5), (16 * MIB, 14.0)], 16 * MIB);
+        assert!(effective_llc(&flat, "4k").is_none());
+        // No cache plateau: a curve rising from its first point.
+        let rising: Curve = (0..8).map(|i| (MIB << i, 13.0 * 1.5f64.powi(i))).collect();
+        assert!(effective_llc(&rising, "4k").is_none(), "{rising:?}");
+        assert!(effective_llc(&[], "4k").is_none());
     }
 
     #[test]

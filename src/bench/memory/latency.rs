@@ -396,6 +396,20 @@ pub fn of_results<'a>(
     })
 }
 
+/// The effective LLC (`hierarchy::effective_llc`) a run's latency results show with pages
+/// `pages` (`4k` or `thp`), or None.
+pub fn effective_llc_of<'a>(
+    results: impl IntoIterator<Item = &'a crate::result::BenchResult>,
+    pages: &str,
+) -> Option<hierarchy::EffectiveLlc> {
+    let (small, huge) = curves_of(results);
+    match pages {
+        "4k" => hierarchy::effective_llc(&small, pages),
+        "thp" => hierarchy::effective_llc(&huge, pages),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,7 +17,7 @@ use serde_json::Value;
 #[derive(Debug, Clone, Serialize)]
 pub struct Cause {
     /// `placement`, `topology`, `timer`, `capacity`, `noise`, `neighbour`, `host-placement`,
-    /// `cpu-speed`, or `unexplained`.
+    /// `llc-share`, `cpu-speed`, or `unexplained`.
     pub cause: String,
     /// What outliers of one group share: the cause and its evidence in the environment.
     pub label: String,
@@ -72,6 +72,7 @@ fn words(cause: &str) -> &str {
         CPU_SPEED => "CPU clock speed",
         NEIGHBOUR => "other tasks on the CPUs in use",
         HOST_PLACEMENT => "the host's placement of the virtual CPUs",
+        LLC_SHARE => "the host's share of the last-level cache",
         other => other,
     }
 }
