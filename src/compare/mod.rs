@@ -176,10 +176,15 @@ pub struct Comparison {
 pub struct Fdr {
     /// The false discovery rate controlled (0.05 = 5%).
     pub q: f64,
-    /// Rows with a p-value (comparable rows).
+    /// Rows with a p-value (comparable rows, less those at the edge of the L2).
     pub tested: usize,
     /// Rows called better or worse.
     pub real: usize,
+    /// Comparable rows not tested: latency points at the edge of the L2 resting on the
+    /// runs' own rounds (`speed::cache_edge`), kept out of the family.
+    pub edge: usize,
+    /// Rows not comparable (no test): `tested + edge + not_comparable` is every row.
+    pub not_comparable: usize,
 }
 
 /// Which noise the rows' verdicts rest on.
@@ -626,6 +631,8 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
             q,
             tested: 0,
             real: 0,
+            edge: 0,
+            not_comparable: 0,
         },
         noise: NoiseSummary {
             calibration: None,
@@ -639,6 +646,15 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
     };
     c.fdr.tested = c.rows.iter().filter(|r| r.p_noise.is_some()).count();
     c.fdr.real = c.rows.iter().filter(|r| r.verdict.is_real()).count();
+    c.fdr.not_comparable = c
+        .rows
+        .iter()
+        .filter(|r| !r.comparability.is_empty())
+        .count();
+    c.fdr.edge = pending
+        .iter()
+        .filter(|p| p.edge.is_some() && p.comparability.is_empty())
+        .count();
     let count = |b: noise_model::Basis| c.rows.iter().filter(|r| r.noise.basis == b).count();
     c.noise = NoiseSummary {
         calibration: model
@@ -743,8 +759,9 @@ mod tests {
             .iter()
             .all(|r| r.mde > 0.2 && r.drift.fraction == r.mde));
         assert!(
-            c.summary[0]
-                .starts_with("41 rows, 1 real at FDR 5%; noise: conservative floor (41 rows"),
+            c.summary[0].starts_with(
+                "41 rows tested, 1 real at FDR 5%; noise: conservative floor (41 rows"
+            ),
             "{}",
             c.summary[0]
         );
@@ -754,6 +771,23 @@ mod tests {
         let j = serde_json::to_value(&strict).unwrap();
         assert!(j["rows"][0]["mde"].as_f64().unwrap() > 0.2);
         assert_eq!(j["rows"][0]["noise"]["basis"], "floor");
+    }
+
+    #[test]
+    fn the_summary_counts_a_row_not_comparable_beside_the_rows_tested() {
+        let a = curve("a", &[100.0, 200.0]);
+        let mut b = curve("b", &[100.0, 200.0]);
+        b.results[1].unit = "ms".into();
+        let c = compare(&a, &b);
+        assert_eq!((c.fdr.tested, c.fdr.edge, c.fdr.not_comparable), (1, 0, 1));
+        assert_eq!(c.noise.floor_rows, 2);
+        assert!(
+            c.summary[0].starts_with(
+                "1 rows tested, 0 real at FDR 5%; 1 not comparable; noise: conservative floor (2 rows"
+            ),
+            "{}",
+            c.summary[0]
+        );
     }
 
     #[test]
@@ -990,10 +1024,28 @@ mod tests {
         assert_eq!(r.verdict, Verdict::CannotTell, "{}", r.why);
         assert!(r.why.contains("at the edge of the L2"), "{}", r.why);
         assert!(r.p_noise.is_none() && c.fdr.tested == 0);
+        // The summary says the point was not tested, and why, beside the rows its noise
+        // counts; wrapped, no line is wider than the table.
+        assert_eq!((c.fdr.edge, c.noise.rounds_rows), (1, 1));
+        assert!(
+            c.summary[0].starts_with(
+                "0 rows tested, 0 real at FDR 5%; 1 more at the edge of the L2 not tested from one run a side; noise: each run's rounds (1 rows)"
+            ),
+            "{}",
+            c.summary[0]
+        );
+        let wrapped = crate::report::views::wrap(&format!("  {}", c.summary[0]));
+        assert!(wrapped.lines().all(|l| l.len() <= 100), "{wrapped}");
         // The sweep's next point, off the edge, is called.
         let off = l2 * 2;
         let c = compare(&at("a", &fits, off), &at("b", &spills, off));
         assert_eq!(c.rows[0].verdict, Verdict::Worse);
+        assert_eq!((c.fdr.tested, c.fdr.edge), (1, 0));
+        assert!(
+            c.summary[0].starts_with("1 rows tested, 1 real at FDR 5%; noise: "),
+            "{}",
+            c.summary[0]
+        );
     }
 
     #[test]
