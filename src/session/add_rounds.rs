@@ -142,11 +142,15 @@ impl Measurement for AddRounds {
 
     fn print(&self, doc: &RunDocument, stored: Option<&Location>) -> anyhow::Result<()> {
         if let Some(db) = stored {
-            eprintln!(
-                "truebench: stored the added rounds as run {} (adds to {}) in {}",
-                doc.run_id,
-                self.adds_to,
-                db.display()
+            // Wrapped to 100 columns: a store's path makes it long.
+            eprint!(
+                "{}",
+                crate::report::views::wrap(&format!(
+                    "truebench: stored the added rounds as run {} (adds to {}) in {}",
+                    doc.run_id,
+                    self.adds_to,
+                    db.display()
+                ))
             );
         }
         *self.stored.borrow_mut() = Some(doc.clone());
