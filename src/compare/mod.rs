@@ -471,7 +471,8 @@ fn causes(c: &RowCtx, cands: &[candidates::Candidate]) -> Vec<Explanation> {
         .map(|e| e.unless_below_drift(c.drift))
         .collect();
     if !out.iter().any(|e| e.claim == explain::Claim::Explains) {
-        out.extend(candidates::explain(cands, c.ra));
+        let found = candidates::explain(cands, c.ra, &out);
+        out.extend(found);
     }
     out
 }
@@ -771,6 +772,45 @@ mod tests {
         let j = serde_json::to_value(&strict).unwrap();
         assert!(j["rows"][0]["mde"].as_f64().unwrap() > 0.2);
         assert_eq!(j["rows"][0]["noise"]["basis"], "floor");
+    }
+
+    #[test]
+    fn a_clocksource_change_is_a_candidate_on_a_ctx_row_and_the_timers_on_a_clock_read_row() {
+        let clocked = |mut d: RunDocument, cs: &str| {
+            d.env.clock.clocksource = Some(cs.into());
+            d.env.clock.read_cost_ns.insert("monotonic".into(), 20.0);
+            d
+        };
+        let first = |d: &RunDocument| d.results[0].clone();
+        // A ctx.pipe row 40% slower beside tsc -> kvm-clock: nothing quantifies it, the
+        // clocksource is named, not measured.
+        let a = clocked(super::testing::ctx_run("a", 1.0, 10.0, None, None), "tsc");
+        let b = clocked(
+            super::testing::ctx_run("b", 1.0, 14.0, None, None),
+            "kvm-clock",
+        );
+        let named = |es: &[Explanation]| {
+            es.iter()
+                .any(|e| e.cause == explain::CANDIDATE && e.because.contains("clocksource"))
+        };
+        let es = explain_known(&a, &b, &first(&a), &first(&b), 0.05);
+        assert!(named(&es), "{es:?}");
+        // The same clocksource: not named.
+        let same = clocked(super::testing::ctx_run("b", 1.0, 14.0, None, None), "tsc");
+        assert!(!named(&explain_known(
+            &a,
+            &same,
+            &first(&a),
+            &first(&same),
+            0.05
+        )));
+        // A clock-read row: the timer cause measures the clocksource's read cost, and the
+        // candidate is not listed beside it.
+        let a = clocked(super::testing::timers_run("a", 20.0, None), "tsc");
+        let b = clocked(super::testing::timers_run("b", 23.5, None), "kvm-clock");
+        let es = explain_known(&a, &b, &first(&a), &first(&b), 0.05);
+        assert!(es.iter().any(|e| e.cause == explain::TIMER), "{es:?}");
+        assert!(!named(&es), "{es:?}");
     }
 
     #[test]
