@@ -179,12 +179,18 @@ fn side_work(doc: &RunDocument, shorts: &[Short], side: usize) -> Option<AddRoun
         .max_by_key(|(n, count)| (**count, **n))
         .map(|(n, _)| *n)
         .unwrap_or(crate::session::rounds::MIN_SAMPLES_PER_ROUND);
+    let benches: Vec<(&'static dyn Benchmark, usize)> = rounds
+        .into_iter()
+        .map(|(i, k)| (crate::bench::REGISTRY[i], k))
+        .collect();
+    let round_s = benches
+        .iter()
+        .map(|(b, _)| added_rounds::seconds_per_round(doc, b.id()))
+        .collect();
     Some(AddRounds::new(
         &doc.run_id,
-        rounds
-            .into_iter()
-            .map(|(i, k)| (crate::bench::REGISTRY[i], k))
-            .collect(),
+        benches,
+        round_s,
         samples,
         keep,
         0.0,
