@@ -234,14 +234,18 @@ pub fn compare(
     }
     let total: usize = work.iter().flatten().map(planned).sum();
     eprintln!(
-        "truebench: --precision {:.1}%: {} of {} rows above it; adding {total} rounds{}",
+        "truebench: --precision {:.1}%: {} of {} rows above it; adding {}",
         p.target * 100.0,
         shorts.len(),
         rows.len(),
+        // The plan's rounds are a most: the budget may stop them first.
         if total > 0 {
-            format!(" within {:.0} s", p.budget_s)
+            format!(
+                "at most {total} rounds, as many as fit within {:.0} s",
+                p.budget_s
+            )
         } else {
-            String::new()
+            "0 rounds".into()
         }
     );
     let t0 = std::time::Instant::now();
