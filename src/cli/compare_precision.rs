@@ -179,12 +179,18 @@ fn side_work(doc: &RunDocument, shorts: &[Short], side: usize) -> Option<AddRoun
         .max_by_key(|(n, count)| (**count, **n))
         .map(|(n, _)| *n)
         .unwrap_or(crate::session::rounds::MIN_SAMPLES_PER_ROUND);
+    let benches: Vec<(&'static dyn Benchmark, usize)> = rounds
+        .into_iter()
+        .map(|(i, k)| (crate::bench::REGISTRY[i], k))
+        .collect();
+    let round_s = benches
+        .iter()
+        .map(|(b, _)| added_rounds::seconds_per_round(doc, b.id()))
+        .collect();
     Some(AddRounds::new(
         &doc.run_id,
-        rounds
-            .into_iter()
-            .map(|(i, k)| (crate::bench::REGISTRY[i], k))
-            .collect(),
+        benches,
+        round_s,
         samples,
         keep,
         0.0,
@@ -228,14 +234,18 @@ pub fn compare(
     }
     let total: usize = work.iter().flatten().map(planned).sum();
     eprintln!(
-        "truebench: --precision {:.1}%: {} of {} rows above it; adding {total} rounds{}",
+        "truebench: --precision {:.1}%: {} of {} rows above it; adding {}",
         p.target * 100.0,
         shorts.len(),
         rows.len(),
+        // The plan's rounds are a most: the budget may stop them first.
         if total > 0 {
-            format!(" within {:.0} s", p.budget_s)
+            format!(
+                "at most {total} rounds, as many as fit within {:.0} s",
+                p.budget_s
+            )
         } else {
-            String::new()
+            "0 rounds".into()
         }
     );
     let t0 = std::time::Instant::now();

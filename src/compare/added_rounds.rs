@@ -45,6 +45,31 @@ pub fn remeasurable(doc: &RunDocument, here: &ProbeDoc) -> Result<(), String> {
     Ok(())
 }
 
+/// The seconds a round of `benchmark` took in `doc` (the median over its rounds of the time
+/// to the run's next round: `at_s` of round seq + 1 less its own); None when no round of it
+/// has a next one. What `compare --precision` expects a round added to it to take.
+pub fn seconds_per_round(doc: &RunDocument, benchmark: &str) -> Option<f64> {
+    let all = doc.results.iter().filter_map(|r| r.rounds.as_ref());
+    let at: std::collections::BTreeMap<usize, f64> = all
+        .flat_map(|rs| rs.rounds.iter().map(|r| (r.seq, r.at_s)))
+        .collect();
+    let mut mine: Vec<usize> = doc
+        .results
+        .iter()
+        .filter(|r| r.benchmark == benchmark)
+        .filter_map(|r| r.rounds.as_ref())
+        .flat_map(|rs| rs.rounds.iter().map(|r| r.seq))
+        .collect();
+    mine.sort_unstable();
+    mine.dedup();
+    let took: Vec<f64> = mine
+        .iter()
+        .filter_map(|s| Some(at.get(&(s + 1))? - at.get(s)?))
+        .filter(|t| *t >= 0.0)
+        .collect();
+    crate::measure::stats::Stats::of(&took).map(|s| s.median)
+}
+
 /// The seconds from `from` to `to` (RFC 3339 times); 0 when either cannot be read.
 fn seconds_between(from: &str, to: &str) -> f64 {
     let t = |s: &str| chrono::DateTime::parse_from_rfc3339(s).ok();
@@ -213,6 +238,26 @@ mod tests {
             121.0
         );
         assert_eq!(merged.results[1], other);
+    }
+
+    #[test]
+    fn a_round_takes_the_time_to_the_runs_next_round() {
+        // Rounds of two benchmarks interleaved: seq 0, 2, 4 of one at 0, 10, 20 s, the
+        // other's seq 1, 3, 5 at 4, 12, 22 s: one takes 4, 2 and 2 s, the other 6 and 8.
+        let at = |r: &mut BenchResult, seqs: [(usize, f64); 3]| {
+            for (round, (seq, at_s)) in r.rounds.as_mut().unwrap().rounds.iter_mut().zip(seqs) {
+                (round.seq, round.at_s) = (seq, at_s);
+            }
+        };
+        let mut x = row(&[100.0, 101.0, 99.0]);
+        at(&mut x, [(0, 0.0), (2, 10.0), (4, 20.0)]);
+        let mut y = row(&[100.0, 101.0, 99.0]);
+        y.benchmark = "timers.other@1".into();
+        at(&mut y, [(1, 4.0), (3, 12.0), (5, 22.0)]);
+        let doc = testing::run("a", vec![x, y], testing::env());
+        assert_eq!(seconds_per_round(&doc, "timers.clock@1"), Some(2.0));
+        assert_eq!(seconds_per_round(&doc, "timers.other@1"), Some(7.0));
+        assert_eq!(seconds_per_round(&doc, "timers.none@1"), None);
     }
 
     #[test]

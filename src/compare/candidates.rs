@@ -1,11 +1,12 @@
 //! Candidate causes that nothing in the documents quantifies: CPU model, microcode, kernel,
-//! mitigations, SMT on/off, cpufreq governor and driver, THP, idle driver. Each is listed
+//! mitigations, SMT on/off, cpufreq governor and driver, THP, idle driver, clocksource. Each is listed
 //! with what both documents say (or that they do not record it); one that differs is
 //! attached, marked "not measured", only to a row its mechanism can touch (`MECHANISMS`:
 //! THP to huge-page rows, not to 4 KiB-page rows that refuse it; mitigations to rows that
-//! enter the kernel; the idle driver to rows whose tasks sleep and wake...).
+//! enter the kernel; the idle driver to rows whose tasks sleep and wake; the clocksource to
+//! those and to clock-read rows, unless the timer cause measured it for the row...).
 
-use super::explain::{Claim, Explanation, CANDIDATE};
+use super::explain::{Claim, Explanation, CANDIDATE, TIMER};
 use crate::probe::ProbeDoc;
 use crate::result::BenchResult;
 use serde::Serialize;
@@ -124,7 +125,20 @@ const MECHANISMS: &[(&str, Read, Touches, &str)] = &[
         "huge-page rows (MADV_HUGEPAGE), and un-advised memory under `always`; never 4 KiB-page rows (MADV_NOHUGEPAGE)"),
     ("idle driver", |e| text(&e.kernel.idle_driver), |_, r| sleeps_and_wakes(r),
         "rows whose tasks sleep and are woken (wake-up latency from idle states)"),
+    ("clocksource", |e| text(&e.clock.clocksource), |_, r| sleeps_and_wakes(r) || super::timer::reads_clocksource(r),
+        "rows whose tasks sleep and wake or switch context (the kernel reads the clock at each switch and wake-up), and clock-read rows that read it"),
 ];
+
+/// Whether a cause already found for the row quantifies candidate `c` there: the timer
+/// cause measures a clock-read row's clocksource (the probe's read cost of that clock on
+/// each side), so the clocksource is not listed again as not measured beside it. On a row
+/// whose tasks sleep and wake the timer measures at most the benchmark's own clock reads,
+/// not the kernel's at each switch: there the clocksource stays a candidate.
+fn quantified(c: &Candidate, r: &BenchResult, found: &[Explanation]) -> bool {
+    c.what == "clocksource"
+        && super::timer::reads_clocksource(r)
+        && found.iter().any(|e| e.cause == TIMER)
+}
 
 /// Microcode is not recorded by the probe; it would touch every row.
 const MICROCODE: &str = "every row: all code runs on it";
@@ -162,12 +176,12 @@ pub fn list(a: &ProbeDoc, b: &ProbeDoc) -> Vec<Candidate> {
     v
 }
 
-/// The candidates that differ and can touch row `r`, as one "not measured" explanation;
-/// None when none does.
-pub fn explain(cands: &[Candidate], r: &BenchResult) -> Option<Explanation> {
+/// The candidates that differ and can touch row `r`, as one "not measured" explanation,
+/// less those a cause already `found` for the row quantifies; None when none is left.
+pub fn explain(cands: &[Candidate], r: &BenchResult, found: &[Explanation]) -> Option<Explanation> {
     let diff: Vec<&Candidate> = cands
         .iter()
-        .filter(|c| c.status == "differs" && touches(c, r))
+        .filter(|c| c.status == "differs" && touches(c, r) && !quantified(c, r, found))
         .collect();
     if diff.is_empty() {
         return None;
@@ -221,12 +235,12 @@ mod tests {
         let a = crate::result::testing::env();
         let mut b = a.clone();
         let r = named("ctx.pipe@1");
-        assert!(explain(&list(&a, &b), &r).is_none());
+        assert!(explain(&list(&a, &b), &r, &[]).is_none());
         assert!(list(&a, &b)
             .iter()
             .any(|c| c.what == "microcode" && c.status == "not recorded"));
         b.kernel.release = Some("9.9.9".into());
-        let e = explain(&list(&a, &b), &r).unwrap();
+        let e = explain(&list(&a, &b), &r, &[]).unwrap();
         assert_eq!(e.claim, Claim::NotMeasured);
         assert!(
             e.evidence[0].contains("kernel") && e.evidence[0].contains("9.9.9"),
@@ -241,20 +255,20 @@ mod tests {
         let mut b = a.clone();
         b.kernel.thp = Some("never".into());
         let c = list(&a, &b);
-        let e = explain(&c, &latency("thp")).expect("THP governs the huge-page curve");
+        let e = explain(&c, &latency("thp"), &[]).expect("THP governs the huge-page curve");
         assert!(e.because.contains("THP"), "{e:?}");
         assert!(
-            explain(&c, &latency("4k")).is_none(),
+            explain(&c, &latency("4k"), &[]).is_none(),
             "4 KiB pages refuse THP"
         );
         // Un-advised memory and other suites: only `always` reaches them.
         for bench in ["ctx.pipe@1", "memory.per-event@1", "classic.dhrystone@1"] {
-            assert!(explain(&c, &named(bench)).is_none(), "{bench}");
+            assert!(explain(&c, &named(bench), &[]).is_none(), "{bench}");
         }
         b.kernel.thp = Some("always".into());
         let c = list(&a, &b);
-        assert!(explain(&c, &named("memory.per-event@1")).is_some());
-        assert!(explain(&c, &latency("4k")).is_none());
+        assert!(explain(&c, &named("memory.per-event@1"), &[]).is_some());
+        assert!(explain(&c, &latency("4k"), &[]).is_none());
     }
 
     #[test]
@@ -266,17 +280,71 @@ mod tests {
             list(&a, &b)
         };
         let idle = with(|b| b.kernel.idle_driver = Some("haltpoll-x".into()));
-        assert!(explain(&idle, &named("ctx.pipe@1")).is_some());
-        assert!(explain(&idle, &named("classic.dhrystone@1")).is_none());
-        assert!(explain(&idle, &latency("4k")).is_none());
+        assert!(explain(&idle, &named("ctx.pipe@1"), &[]).is_some());
+        assert!(explain(&idle, &named("classic.dhrystone@1"), &[]).is_none());
+        assert!(explain(&idle, &latency("4k"), &[]).is_none());
         let mitig = with(|b| b.kernel.cmdline = Some("mitigations=off".into()));
-        assert!(explain(&mitig, &named("classic.syscall@1")).is_some());
-        assert!(explain(&mitig, &named("c2c.cacheline@1")).is_none());
-        assert!(explain(&mitig, &named("classic.whetstone@1")).is_none());
+        assert!(explain(&mitig, &named("classic.syscall@1"), &[]).is_some());
+        assert!(explain(&mitig, &named("c2c.cacheline@1"), &[]).is_none());
+        assert!(explain(&mitig, &named("classic.whetstone@1"), &[]).is_none());
         let kernel = with(|b| b.kernel.release = Some("9.9".into()));
-        assert!(explain(&kernel, &latency("4k")).is_some());
-        assert!(explain(&kernel, &named("classic.dhrystone@1")).is_none());
+        assert!(explain(&kernel, &latency("4k"), &[]).is_some());
+        assert!(explain(&kernel, &named("classic.dhrystone@1"), &[]).is_none());
         let gov = with(|b| b.kernel.cpufreq_governor = Some("powersave".into()));
-        assert!(explain(&gov, &named("classic.dhrystone@1")).is_some());
+        assert!(explain(&gov, &named("classic.dhrystone@1"), &[]).is_some());
+    }
+
+    fn clock_read(clock: &str, path: &str) -> BenchResult {
+        result(
+            "timers.clock-read@1",
+            "os",
+            None,
+            json!({"clock": clock, "path": path}),
+            20.0,
+        )
+    }
+
+    #[test]
+    fn a_clocksource_that_differs_is_a_candidate_for_rows_that_switch_or_read_it() {
+        let mut a = crate::result::testing::env();
+        a.clock.clocksource = Some("tsc".into());
+        let mut b = a.clone();
+        b.clock.clocksource = Some("kvm-clock".into());
+        let c = list(&a, &b);
+        // Two ctx.pipe rows called with no cause (tsc vs kvm-clock, 2026-11-27): the
+        // clocksource is named on them, with both values and what it touches.
+        let e = explain(&c, &named("ctx.pipe@1"), &[]).expect("ctx rows switch context");
+        assert_eq!(e.claim, Claim::NotMeasured);
+        assert!(e.because.contains("clocksource"), "{e:?}");
+        assert!(
+            e.evidence
+                .iter()
+                .any(|x| x.starts_with("clocksource: A tsc | B kvm-clock (not measured")),
+            "{e:?}"
+        );
+        assert!(explain(&c, &named("classic.context-switch@1"), &[]).is_some());
+        assert!(explain(&c, &clock_read("monotonic", "vdso"), &[]).is_some());
+        // Rows its mechanism does not reach: memory bandwidth, compute, clocks that never
+        // read it.
+        for r in [
+            named("memory.bandwidth@1"),
+            named("classic.dhrystone@1"),
+            latency("4k"),
+            clock_read("monotonic_coarse", "vdso"),
+            clock_read("rdtsc", "instruction"),
+        ] {
+            assert!(explain(&c, &r, &[]).is_none(), "{}", r.key());
+        }
+        // The same clocksource on both: no candidate.
+        let same = list(&a, &a.clone());
+        assert!(same
+            .iter()
+            .any(|x| x.what == "clocksource" && x.status == "same"));
+        assert!(explain(&same, &named("ctx.pipe@1"), &[]).is_none());
+        // Where the timer cause measured it (a clock-read row), it is not named again; on a
+        // ctx row the timer measures only the benchmark's own reads, and it stays.
+        let timer = [Explanation::new(TIMER, Claim::Contributes, "a slower read")];
+        assert!(explain(&c, &clock_read("monotonic", "vdso"), &timer).is_none());
+        assert!(explain(&c, &named("ctx.pipe@1"), &timer).is_some());
     }
 }

@@ -180,10 +180,15 @@ pub struct Comparison {
 pub struct Fdr {
     /// The false discovery rate controlled (0.05 = 5%).
     pub q: f64,
-    /// Rows with a p-value (comparable rows).
+    /// Rows with a p-value (comparable rows, less those at the edge of the L2).
     pub tested: usize,
     /// Rows called better or worse.
     pub real: usize,
+    /// Comparable rows not tested: latency points at the edge of the L2 resting on the
+    /// runs' own rounds (`speed::cache_edge`), kept out of the family.
+    pub edge: usize,
+    /// Rows not comparable (no test): `tested + edge + not_comparable` is every row.
+    pub not_comparable: usize,
 }
 
 /// Which noise the rows' verdicts rest on.
@@ -472,7 +477,8 @@ fn causes(c: &RowCtx, cands: &[candidates::Candidate]) -> Vec<Explanation> {
         .map(|e| e.unless_below_drift(c.drift))
         .collect();
     if !out.iter().any(|e| e.claim == explain::Claim::Explains) {
-        out.extend(candidates::explain(cands, c.ra));
+        let found = candidates::explain(cands, c.ra, &out);
+        out.extend(found);
     }
     out
 }
@@ -632,6 +638,8 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
             q,
             tested: 0,
             real: 0,
+            edge: 0,
+            not_comparable: 0,
         },
         noise: NoiseSummary {
             calibration: None,
@@ -645,6 +653,15 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
     };
     c.fdr.tested = c.rows.iter().filter(|r| r.p_noise.is_some()).count();
     c.fdr.real = c.rows.iter().filter(|r| r.verdict.is_real()).count();
+    c.fdr.not_comparable = c
+        .rows
+        .iter()
+        .filter(|r| !r.comparability.is_empty())
+        .count();
+    c.fdr.edge = pending
+        .iter()
+        .filter(|p| p.edge.is_some() && p.comparability.is_empty())
+        .count();
     let count = |b: noise_model::Basis| c.rows.iter().filter(|r| r.noise.basis == b).count();
     c.noise = NoiseSummary {
         calibration: model
@@ -749,8 +766,9 @@ mod tests {
             .iter()
             .all(|r| r.mde > 0.2 && r.drift.fraction == r.mde));
         assert!(
-            c.summary[0]
-                .starts_with("41 rows, 1 real at FDR 5%; noise: conservative floor (41 rows"),
+            c.summary[0].starts_with(
+                "41 rows tested, 1 real at FDR 5%; noise: conservative floor (41 rows"
+            ),
             "{}",
             c.summary[0]
         );
@@ -760,6 +778,62 @@ mod tests {
         let j = serde_json::to_value(&strict).unwrap();
         assert!(j["rows"][0]["mde"].as_f64().unwrap() > 0.2);
         assert_eq!(j["rows"][0]["noise"]["basis"], "floor");
+    }
+
+    #[test]
+    fn a_clocksource_change_is_a_candidate_on_a_ctx_row_and_the_timers_on_a_clock_read_row() {
+        let clocked = |mut d: RunDocument, cs: &str| {
+            d.env.clock.clocksource = Some(cs.into());
+            d.env.clock.read_cost_ns.insert("monotonic".into(), 20.0);
+            d
+        };
+        let first = |d: &RunDocument| d.results[0].clone();
+        // A ctx.pipe row 40% slower beside tsc -> kvm-clock: nothing quantifies it, the
+        // clocksource is named, not measured.
+        let a = clocked(super::testing::ctx_run("a", 1.0, 10.0, None, None), "tsc");
+        let b = clocked(
+            super::testing::ctx_run("b", 1.0, 14.0, None, None),
+            "kvm-clock",
+        );
+        let named = |es: &[Explanation]| {
+            es.iter()
+                .any(|e| e.cause == explain::CANDIDATE && e.because.contains("clocksource"))
+        };
+        let es = explain_known(&a, &b, &first(&a), &first(&b), 0.05);
+        assert!(named(&es), "{es:?}");
+        // The same clocksource: not named.
+        let same = clocked(super::testing::ctx_run("b", 1.0, 14.0, None, None), "tsc");
+        assert!(!named(&explain_known(
+            &a,
+            &same,
+            &first(&a),
+            &first(&same),
+            0.05
+        )));
+        // A clock-read row: the timer cause measures the clocksource's read cost, and the
+        // candidate is not listed beside it.
+        let a = clocked(super::testing::timers_run("a", 20.0, None), "tsc");
+        let b = clocked(super::testing::timers_run("b", 23.5, None), "kvm-clock");
+        let es = explain_known(&a, &b, &first(&a), &first(&b), 0.05);
+        assert!(es.iter().any(|e| e.cause == explain::TIMER), "{es:?}");
+        assert!(!named(&es), "{es:?}");
+    }
+
+    #[test]
+    fn the_summary_counts_a_row_not_comparable_beside_the_rows_tested() {
+        let a = curve("a", &[100.0, 200.0]);
+        let mut b = curve("b", &[100.0, 200.0]);
+        b.results[1].unit = "ms".into();
+        let c = compare(&a, &b);
+        assert_eq!((c.fdr.tested, c.fdr.edge, c.fdr.not_comparable), (1, 0, 1));
+        assert_eq!(c.noise.floor_rows, 2);
+        assert!(
+            c.summary[0].starts_with(
+                "1 rows tested, 0 real at FDR 5%; 1 not comparable; noise: conservative floor (2 rows"
+            ),
+            "{}",
+            c.summary[0]
+        );
     }
 
     #[test]
@@ -997,10 +1071,28 @@ mod tests {
         assert_eq!(r.verdict, Verdict::CannotTell, "{}", r.why);
         assert!(r.why.contains("at the edge of the L2"), "{}", r.why);
         assert!(r.p_noise.is_none() && c.fdr.tested == 0);
+        // The summary says the point was not tested, and why, beside the rows its noise
+        // counts; wrapped, no line is wider than the table.
+        assert_eq!((c.fdr.edge, c.noise.rounds_rows), (1, 1));
+        assert!(
+            c.summary[0].starts_with(
+                "0 rows tested, 0 real at FDR 5%; 1 more at the edge of the L2 not tested from one run a side; noise: each run's rounds (1 rows)"
+            ),
+            "{}",
+            c.summary[0]
+        );
+        let wrapped = crate::report::views::wrap(&format!("  {}", c.summary[0]));
+        assert!(wrapped.lines().all(|l| l.len() <= 100), "{wrapped}");
         // The sweep's next point, off the edge, is called.
         let off = l2 * 2;
         let c = compare(&at("a", &fits, off), &at("b", &spills, off));
         assert_eq!(c.rows[0].verdict, Verdict::Worse);
+        assert_eq!((c.fdr.tested, c.fdr.edge), (1, 0));
+        assert!(
+            c.summary[0].starts_with("1 rows tested, 1 real at FDR 5%; noise: "),
+            "{}",
+            c.summary[0]
+        );
     }
 
     #[test]

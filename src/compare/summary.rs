@@ -4,7 +4,8 @@
 //! observations and A's in 0% (placement); pinned, the two are within 3% (no real
 //! difference)"), then how many rows differ and how many of them are explained. The
 //! first line says how many rows were tested, how many are real at the false discovery
-//! rate, and which noise the verdicts rest on.
+//! rate, how many were not tested (at the edge of the L2, not comparable), and which noise
+//! the verdicts rest on.
 
 use super::explain::{Claim, Status};
 use super::verdict::in_words;
@@ -66,8 +67,26 @@ fn suite(r: &Row) -> &str {
     r.benchmark.split('.').next().unwrap_or(&r.benchmark)
 }
 
-/// "114 rows, 0 real at FDR 5%; noise: calibration X (110 rows), conservative floor (4
-/// rows: one run each)".
+/// The rows not tested, after the tested ones: "; 2 more at the edge of the L2 not tested
+/// from one run a side; 1 not comparable" (empty when every row was tested).
+fn untested(c: &Comparison) -> String {
+    let mut s = String::new();
+    if c.fdr.edge > 0 {
+        s.push_str(&format!(
+            "; {} more at the edge of the L2 not tested from one run a side",
+            c.fdr.edge
+        ));
+    }
+    if c.fdr.not_comparable > 0 {
+        s.push_str(&format!("; {} not comparable", c.fdr.not_comparable));
+    }
+    s
+}
+
+/// "114 rows tested, 0 real at FDR 5%; 2 more at the edge of the L2 not tested from one run
+/// a side; noise: calibration X (110 rows), conservative floor (6 rows: one run each)": the
+/// rows tested, at the edge of the L2 and not comparable add up to the rows the noise
+/// bases count.
 pub fn overall(c: &Comparison) -> String {
     let n = &c.noise;
     let mut bases = vec![];
@@ -99,10 +118,11 @@ pub fn overall(c: &Comparison) -> String {
         _ => String::new(),
     };
     format!(
-        "{} rows, {} real at FDR {}%; noise: {}.{per_cycle}",
+        "{} rows tested, {} real at FDR {}%{}; noise: {}.{per_cycle}",
         c.fdr.tested,
         c.fdr.real,
         percent(c.fdr.q),
+        untested(c),
         if bases.is_empty() {
             "none (no rows)".to_string()
         } else {

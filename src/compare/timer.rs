@@ -138,6 +138,16 @@ fn clock_changed(c: &RowCtx) -> bool {
     !same_clock(c.a, c.b) || !costs_known || (cb / ca).ln().abs() >= SAME_COST.ln()
 }
 
+/// Whether a clock-read row reads the clocksource: the vDSO and system-call paths of the fine
+/// clocks do; the rdtsc/cntvct instruction and the coarse clocks (the tick's time) never
+/// touch it.
+pub fn reads_clocksource(r: &BenchResult) -> bool {
+    let param = |k: &str| r.params.get(k).and_then(ParamValue::as_str);
+    r.base_id() == "timers.clock-read"
+        && param("path").is_some_and(|p| p != "instruction")
+        && param("clock").is_some_and(|c| !c.ends_with("_coarse"))
+}
+
 /// A clock-read row: the probe measured the same clock's read cost in each run.
 fn clock_read(c: &RowCtx) -> Option<Explanation> {
     let clock = c.ra.params.get("clock").and_then(ParamValue::as_str)?;
@@ -149,10 +159,7 @@ fn clock_read(c: &RowCtx) -> Option<Explanation> {
     let (ca, cb) = (costs(c.a)?, costs(c.b)?);
     let (csa, csb) = (clocksource(c.a), clocksource(c.b));
     let predicted = cb / ca;
-    // The clocksource is read by the vDSO and system-call paths of the fine clocks only: the
-    // rdtsc/cntvct instruction and the coarse clocks (the tick's time) never touch it.
-    let reads_clocksource = path != "instruction" && !clock.ends_with("_coarse");
-    if predicted.ln().abs() < SAME_COST.ln() && (same_clock(c.a, c.b) || !reads_clocksource) {
+    if predicted.ln().abs() < SAME_COST.ln() && (same_clock(c.a, c.b) || !reads_clocksource(c.ra)) {
         return None;
     }
     Some(

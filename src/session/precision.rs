@@ -54,7 +54,9 @@ pub struct Reached {
 }
 
 impl Reached {
-    /// "  row: MDE 4.1% in 12 rounds (3.2 s)", or "..., short of 5.0%: why".
+    /// "  row: MDE 4.1% in 12 rounds (3.2 s)", or "..., short of 5.0%: why", wrapped to
+    /// the 100 columns of the text output (`report::views::wrap`: no word or number cut),
+    /// without its last newline.
     pub fn line(&self, target: f64) -> String {
         let mde = self
             .mde
@@ -65,10 +67,11 @@ impl Reached {
             .map(|s| format!(" ({s:.1} s)"))
             .unwrap_or_default();
         let head = format!("  {}: MDE {mde} in {} rounds{took}", self.row, self.rounds);
-        match &self.short {
+        let line = match &self.short {
             None => head,
             Some(why) => format!("{head}, short of {:.1}%: {why}", target * 100.0),
-        }
+        };
+        crate::report::views::wrap(&line).trim_end().to_string()
     }
 }
 
@@ -274,6 +277,33 @@ mod tests {
         assert!(r
             .line(0.05)
             .ends_with("MDE unknown in A 5+7, B 5 rounds, short of 5.0%: why"));
+    }
+
+    #[test]
+    fn a_long_row_wraps_to_100_columns_and_keeps_every_word_and_number() {
+        let r = Reached {
+            row: "memory.latency@1 [cpus cpu=0] size_bytes=1468006,pages=4k,stride=random,chain=pointer-chase-with-a-long-name".into(),
+            mde: Some(0.123),
+            rounds: "A 5+55, B 5".into(),
+            took_s: Some(123.45),
+            short: Some(why_short(None, 5, 0, false, 60.0) + "; B cannot be given rounds (measured on host db1, this is vm)"),
+        };
+        let text = r.line(0.05);
+        assert!(text.lines().count() > 1, "{text}");
+        assert!(text.lines().all(|l| l.len() <= 100), "{text}");
+        assert!(!text.ends_with('\n'));
+        // Only the spaces between words changed: no word, name or number was cut.
+        let words = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
+        let r1 = Reached {
+            short: None,
+            ..r.clone()
+        };
+        let head = format!("  {}: MDE 12.3% in A 5+55, B 5 rounds (123.5 s)", r1.row);
+        assert_eq!(words(&r1.line(0.05)), words(&head));
+        assert!(words(&text).contains(
+            &"size_bytes=1468006,pages=4k,stride=random,chain=pointer-chase-with-a-long-name:"
+                .to_string()
+        ));
     }
 
     #[test]

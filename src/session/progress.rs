@@ -67,6 +67,18 @@ impl Progress {
         self.bar.set_length(self.total);
     }
 
+    /// Pieces of work finished so far.
+    pub fn done(&self) -> u64 {
+        self.done
+    }
+
+    /// The work now expected in all (what a budget lets start, re-estimated as it goes);
+    /// never below what is done.
+    pub fn set_total(&mut self, total: u64) {
+        self.total = total.max(self.done);
+        self.bar.set_length(self.total);
+    }
+
     /// Clear the bar.
     pub fn finish(&self) {
         self.bar.finish_and_clear();

@@ -69,14 +69,16 @@ pub fn with_params<'a, P: DeserializeOwned>(
 }
 
 /// A line wrapped to [`WIDTH`] columns: continuation lines indented 4 more than the first,
-/// words (and hyphenated names) never split; ends with a newline.
+/// words (and hyphenated names) never split, a word longer than the line on a line of its
+/// own; ends with a newline.
 pub fn wrap(line: &str) -> String {
     let lead = line.len() - line.trim_start().len();
     let indent = " ".repeat(lead + 4);
     let opts = textwrap::Options::new(WIDTH as usize)
         .initial_indent(&line[..lead])
         .subsequent_indent(&indent)
-        .word_splitter(textwrap::WordSplitter::NoHyphenation);
+        .word_splitter(textwrap::WordSplitter::NoHyphenation)
+        .break_words(false);
     textwrap::fill(line.trim_start(), opts) + "\n"
 }
 
