@@ -83,7 +83,7 @@ impl Benchmark for CacheLine {
         use super::levels::*;
         const L: &[LevelUse] = &[
             per_sample(Level::Sample, "consecutive timed batches of the pair's ping-pong"),
-            between_runs(Level::Allocation, "the line's address (which LLC slice or home agent owns it) is fixed for a pair's samples: separate runs (calibrate)"),
+            per_round(Level::Allocation, "each round draws the line afresh (`measure::pair`: a random line of a fresh mapping), so which LLC slice or home agent owns it varies between rounds as between runs; the samples of one round share it"),
             not_applicable(Level::Process, "both threads pinned to the pair's CPUs: the placement cannot vary"),
             between_runs(Level::Run, "frequency and neighbours of the run: separate runs (calibrate)"),
             BOOT_AND_HOST[0],

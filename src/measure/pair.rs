@@ -26,6 +26,23 @@ pub const CANARY_ROUND_TRIPS: u64 = 200;
 #[repr(align(128))]
 struct Line(AtomicU64);
 
+/// Lines in the pool one is drawn from per call: 256 KiB, which the allocator maps afresh
+/// (past its 128 KiB threshold), so each call's line lies on a fresh physical page at a
+/// random offset, and which LLC slice or home agent owns it is drawn afresh, as separate
+/// runs would draw it (on the stack every call of a run had the same line).
+const POOL_LINES: usize = 2048;
+
+/// A fresh pool of lines and the index of the one to use.
+fn fresh_line() -> (Vec<Line>, usize) {
+    let pool: Vec<Line> = (0..POOL_LINES)
+        .map(|_| Line(AtomicU64::new(PONG)))
+        .collect();
+    use rand::{Rng, SeedableRng};
+    let seed = super::clocks::now_ns() ^ pool.as_ptr() as u64;
+    let i = rand::rngs::SmallRng::seed_from_u64(seed).gen_range(0..POOL_LINES);
+    (pool, i)
+}
+
 /// Run `timed` on a thread pinned to `a` while a thread pinned to `b` answers: `timed` gets
 /// `work(n)`, which passes the line to B and back n times. Err when either thread cannot be
 /// pinned or panics.
@@ -34,7 +51,8 @@ pub fn ping_pong<T: Send>(
     b: u32,
     timed: impl FnOnce(&mut dyn FnMut(u64)) -> T + Send,
 ) -> anyhow::Result<T> {
-    let line = Line(AtomicU64::new(PONG));
+    let (pool, i) = fresh_line();
+    let line = &pool[i];
     let ready = Barrier::new(2);
     let partner_failed = AtomicBool::new(false);
     std::thread::scope(|s| {
