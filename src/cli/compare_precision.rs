@@ -111,6 +111,11 @@ fn side_now(
             df: s.df,
             first,
             floor,
+            run: if s.basis == Basis::Rounds {
+                noise_model::RUN_SIGMA.powi(2)
+            } else {
+                0.0
+            },
         },
         why,
     )
@@ -386,11 +391,18 @@ fn why_not(
             fixed(),
             mde * 100.0
         ),
-        Plan::Floor { mde } => format!(
-            "the host's {} noise for this row, which rounds do not narrow, leaves an MDE of {:.1}%",
-            now.map(|t| t.noise.basis.text()).unwrap_or("stored"),
-            mde * 100.0
-        ),
+        Plan::Floor { mde } => match now.map(|t| t.noise.basis) {
+            Some(Basis::Calibration | Basis::History) | None => format!(
+                "the host's {} noise for this row, which rounds do not narrow, leaves an MDE of {:.1}%",
+                now.map(|t| t.noise.basis.text()).unwrap_or("stored"),
+                mde * 100.0
+            ),
+            Some(_) => format!(
+                "what only separate runs sample ({:.1}% a run), which rounds do not narrow, leaves an MDE of {:.1}%",
+                noise_model::RUN_SIGMA * 100.0,
+                mde * 100.0
+            ),
+        },
         Plan::TooMany { side, needed } => {
             let n = now.and_then(|t| t.r[*side].run_noise());
             format!(

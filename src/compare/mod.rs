@@ -1107,7 +1107,8 @@ mod tests {
             (r.verdict, r.noise.basis),
             (Verdict::Equivalent, Basis::Rounds)
         );
-        assert!(r.mde < 0.02, "{}", r.mde);
+        // Rounds agreeing within 0.3%: the run level (0.6% a run) sets the MDE.
+        assert!(r.mde < 0.03, "{}", r.mde);
         assert!(r.why.starts_with("same within ±"), "{}", r.why);
         assert_eq!(c.noise.rounds_rows, 1);
         // 7% slower clock reads (the disturbed runs of the field): called, with its CI.
@@ -1117,7 +1118,7 @@ mod tests {
         assert_eq!(r.why, "B 7% slower");
         let [lo, hi] = r.ci.unwrap();
         assert!(
-            lo > 1.05 && hi < 1.09 && lo < r.ratio && r.ratio < hi,
+            lo > 1.04 && hi < 1.10 && lo < r.ratio && r.ratio < hi,
             "{lo} {hi}"
         );
         // Rounds that disagree by 20%: the same 7% cannot be told, and the row says why.

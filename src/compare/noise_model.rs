@@ -218,6 +218,21 @@ pub fn mde_log(se: f64, df: Option<f64>) -> f64 {
     crate::measure::mde::mde_log(se, df)
 }
 
+/// What moves a row between runs that the rounds of one run do not sample, as a σ of its
+/// log median per run, added to the rounds' own standard error: in A/A tests of five runs
+/// on one host (2026-11-27) the run medians of the clock reads spread 0.4-1.4% with their
+/// rounds' error at 0.3-0.6% (in fresh processes per round), the cache-line transfer 1-2.5%
+/// at 0.4%, and the 11:59 runs' latency, context-switch and per-event rows 1.8-2.7 times
+/// what their rounds gave. A calibration or history of the host, where present, measures
+/// it instead.
+pub const RUN_SIGMA: f64 = 0.006;
+
+/// The variance of a run's log median from its rounds' standard error `se`, with what only
+/// separate runs sample (`RUN_SIGMA`).
+pub fn rounds_var(se: f64) -> f64 {
+    se.powi(2) + RUN_SIGMA.powi(2)
+}
+
 /// One side of a row: the variance of its log median, its degrees of freedom (None:
 /// normal) and the basis it rests on.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -237,7 +252,7 @@ pub fn side(r: &BenchResult, model: &RowNoise) -> Side {
     let s2 = model.sigma.powi(2);
     if let Some(n) = r.run_noise() {
         let own = Side {
-            var: n.se.powi(2),
+            var: rounds_var(n.se),
             df: Some(n.df),
             basis: Basis::Rounds,
             two_stage: n.stage1.is_some(),

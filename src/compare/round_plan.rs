@@ -40,6 +40,9 @@ pub struct SideNow {
     /// The variance added rounds cannot take it below: the host's calibration or history
     /// σ² for the row (the test raises a side's rounds noise to it), else 0.
     pub floor: f64,
+    /// The variance only separate runs sample, added to its rounds' in the test
+    /// (`noise_model::RUN_SIGMA`²; 0 where none is added).
+    pub run: f64,
 }
 
 /// What a row short of the target gets.
@@ -91,6 +94,18 @@ pub fn plan(sides: [&SideNow; 2], target: f64, max_rounds: usize) -> Plan {
             mde: mde_log((fixed + floors).sqrt(), df).exp_m1(),
         };
     }
+    // What the growable sides' run level takes of the room, which no round narrows.
+    let run: f64 = sides
+        .iter()
+        .filter(|s| s.first.is_some())
+        .map(|s| s.run)
+        .sum();
+    if run >= room {
+        return Plan::Floor {
+            mde: mde_log((fixed + run).sqrt(), df).exp_m1(),
+        };
+    }
+    let room = room - run;
     let sum_sigma: f64 = sides.iter().filter_map(|s| s.first).map(|f| f.sigma).sum();
     let mut add = [0usize; 2];
     for (i, s) in sides.iter().enumerate() {
@@ -124,18 +139,22 @@ mod tests {
                 rounds: kept,
             }),
             floor: 0.0,
+            run: crate::compare::noise_model::RUN_SIGMA.powi(2),
         }
     }
 
     #[test]
     fn two_equal_sides_need_what_run_precision_gives_each() {
         let a = side(0.02, 5);
-        let Plan::Add([x, y]) = plan([&a, &a], 0.03, MAX_ROUNDS) else {
+        let Plan::Add([x, y]) = plan([&a, &a], 0.05, MAX_ROUNDS) else {
             panic!()
         };
         assert_eq!(x, y);
         assert!(x > 0);
-        assert_eq!(5 + x, rounds_needed(0.02, 4.0, 0.03, 5));
+        assert_eq!(5 + x, rounds_needed(0.02, 4.0, 0.05, 5));
+        // 3% at 4 degrees of freedom is below what the run level alone (0.6% a run) allows.
+        assert!(matches!(plan([&a, &a], 0.03, MAX_ROUNDS), Plan::Floor { mde } if mde > 0.03));
+        assert_eq!(rounds_needed(0.02, 4.0, 0.03, 5), usize::MAX);
         // A quiet row needs nothing more than it has.
         let q = side(0.001, 5);
         assert_eq!(plan([&q, &q], 0.05, MAX_ROUNDS), Plan::Add([0, 0]));
@@ -155,11 +174,11 @@ mod tests {
         let a = side(0.02, 5);
         let mut fixed = side(0.02, 5);
         fixed.first = None;
-        let Plan::Add([x, y]) = plan([&a, &fixed], 0.04, MAX_ROUNDS) else {
+        let Plan::Add([x, y]) = plan([&a, &fixed], 0.045, MAX_ROUNDS) else {
             panic!()
         };
         assert_eq!(y, 0);
-        let Plan::Add([both, _]) = plan([&a, &a], 0.04, MAX_ROUNDS) else {
+        let Plan::Add([both, _]) = plan([&a, &a], 0.045, MAX_ROUNDS) else {
             panic!()
         };
         assert!(
@@ -213,6 +232,8 @@ mod tests {
                     rounds: k,
                 }),
                 floor: 0.0,
+                // The simulated runs have no run level: the rounds' noise is all there is.
+                run: 0.0,
             });
             if let Plan::Add(add) = plan([&sides[0], &sides[1]], 0.05, MAX_ROUNDS) {
                 for s in 0..2 {

@@ -19,6 +19,7 @@ use super::progress::Progress;
 use super::round_runner::Runner;
 use super::Measuring;
 use crate::bench::RunContext;
+use crate::compare::noise_model::{rounds_var, RUN_SIGMA};
 use crate::measure::mde::mde_log;
 use crate::result::rounds::RoundNoise;
 use rand::seq::SliceRandom;
@@ -28,16 +29,23 @@ pub const MAX_ROUNDS: usize = 60;
 /// Budget `--precision` spends when `--budget` is not given, s.
 pub const DEFAULT_BUDGET_S: f64 = 60.0;
 
-/// The MDE (relative) of a row with this noise against an identical run.
+/// The MDE (relative) of a row with this noise against an identical run, as `compare`
+/// tests it (with what only separate runs sample, `noise_model::RUN_SIGMA`).
 pub fn row_mde(n: &RoundNoise) -> f64 {
-    mde_log(std::f64::consts::SQRT_2 * n.se, Some(n.df)).exp_m1()
+    mde_log((2.0 * rounds_var(n.se)).sqrt(), Some(n.df)).exp_m1()
 }
 
 /// Rounds a row needs in all for an MDE of `target` (Stein: from the first stage's σ and
-/// df), at least what it has.
+/// df), at least what it has; `usize::MAX` when the run-level σ alone leaves no room for
+/// the target (no number of rounds reaches it).
 pub fn rounds_needed(sigma1: f64, df1: f64, target: f64, have: usize) -> usize {
-    let want = mde_log(std::f64::consts::SQRT_2 * sigma1, Some(df1)) / target.ln_1p();
-    (want * want).ceil().max(have as f64) as usize
+    // The standard error per run the target allows, less the run level's share.
+    let se_t = target.ln_1p() / mde_log(std::f64::consts::SQRT_2, Some(df1));
+    let room = se_t * se_t - RUN_SIGMA * RUN_SIGMA;
+    if room <= 0.0 {
+        return usize::MAX;
+    }
+    (sigma1 * sigma1 / room).ceil().max(have as f64) as usize
 }
 
 /// One row's outcome, for the report on stderr (`run --precision`, `compare --precision`).
@@ -85,6 +93,11 @@ pub fn why_short(
 ) -> String {
     match noise {
         None => "fewer than two undisturbed rounds: no spread to narrow".into(),
+        Some(n) if needed == usize::MAX => format!(
+            "what only separate runs sample ({:.1}% per run) leaves it at an MDE of at least {:.1}%",
+            RUN_SIGMA * 100.0,
+            mde_log(std::f64::consts::SQRT_2 * RUN_SIGMA, Some(n.df)).exp_m1() * 100.0
+        ),
         Some(n) if needed > MAX_ROUNDS => format!(
             "rounds disagree ({:.1}% between rounds): it would need {needed} rounds, more than {MAX_ROUNDS}",
             n.sigma * 100.0
