@@ -29,8 +29,8 @@ pub struct Args {
     /// Rounds each benchmark's samples are drawn in, spread across the run in a shuffled
     /// order; a disturbed round is measured again and kept out of the figures, and the
     /// spread between rounds is each row's own noise (docs/methodology.md, Rounds). The
-    /// cheap timers and c2c suites draw twice as many; the classic suite is measured in one
-    /// piece.
+    /// cheap timers and c2c suites draw three and two times as many; the classic suite is
+    /// measured in one piece.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     rounds: u32,
     /// Add rounds to every row whose minimum detectable effect (against an identical run,
