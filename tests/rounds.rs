@@ -94,10 +94,21 @@ fn precision_says_for_every_row_what_it_reached_or_why_not() {
                 .collect::<Vec<_>>()
                 .join(",")
         );
-        let line = err
-            .lines()
-            .find(|l| l.trim_start().starts_with(&format!("{label}: MDE ")))
+        // The row's line and its continuation lines (wrapped to 100 columns, indented).
+        let lines: Vec<&str> = err.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.trim_start().starts_with(&format!("{label}: MDE ")))
             .unwrap_or_else(|| panic!("no precision line for {label}:\n{err}"));
+        let more = lines[at + 1..]
+            .iter()
+            .take_while(|l| l.starts_with("      "))
+            .map(|l| l.trim());
+        let line = std::iter::once(lines[at].trim_end())
+            .chain(more)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let line = line.as_str();
         // "MDE 3.1% in 8 rounds", or short of the target with the reason.
         let mde: f64 = line
             .split("MDE ")

@@ -6,8 +6,8 @@
 //! sampling error of 0.2% each, and the rounds within one process agreed within theirs. A
 //! row whose rounds all ran in one process therefore saw none of it, and two runs differed
 //! by more than their rounds allowed. Such a benchmark measures each round in a new process
-//! of truebench itself (`truebench __round BENCH`, hidden), which prints its results as one
-//! JSON array; the parent reads them as its own. The child dies with the parent
+//! of truebench itself (`truebench __round BENCH`, hidden), which prints each result as one
+//! JSON line as it finishes; the parent reads them as its own. The child dies with the parent
 //! (PR_SET_PDEATHSIG) and is killed at Ctrl-C. Where the executable cannot be run again (it
 //! was deleted, or an emulator without binfmt_misc runs it), the round is measured in this
 //! process and its results say so (finding `round-in-process`); one rebuilt or removed
@@ -50,10 +50,19 @@ pub enum Failed {
     CannotRun(String),
 }
 
-/// Measure one round of benchmark `id` in a fresh process of this executable.
-pub fn measure(id: &str, b: Batching) -> Result<Vec<BenchResult>, Failed> {
-    let exe = std::env::current_exe()
-        .map_err(|e| Failed::CannotRun(format!("the executable's path: {e}")))?;
+/// A round measured where it runs: each result handed to `emit` as it finishes.
+pub type Here<'a> = &'a mut dyn FnMut(Batching, &mut dyn FnMut(BenchResult)) -> anyhow::Result<()>;
+
+/// Measure one round of benchmark `id` in a fresh process of this executable, each result
+/// handed to `emit` as the child prints it (one JSON document per line), so a round stopped
+/// by Ctrl-C keeps the results it finished. Returns how many it handed over with the error.
+pub fn measure(
+    id: &str,
+    b: Batching,
+    emit: &mut dyn FnMut(BenchResult),
+) -> Result<(), (usize, Failed)> {
+    let cannot = |why: String| (0, Failed::CannotRun(why));
+    let exe = std::env::current_exe().map_err(|e| cannot(format!("the executable's path: {e}")))?;
     // Rebuilt or removed since it started ("… (deleted)"): the kernel's link still runs it.
     let exe = if exe.exists() {
         exe
@@ -80,80 +89,110 @@ pub fn measure(id: &str, b: Batching) -> Result<Vec<BenchResult>, Failed> {
     }
     let mut child = cmd
         .spawn()
-        .map_err(|e| Failed::CannotRun(format!("starting {}: {e}", exe.display())))?;
-    let mut out = child.stdout.take().expect("piped");
+        .map_err(|e| cannot(format!("starting {}: {e}", exe.display())))?;
+    let out = child.stdout.take().expect("piped");
     let mut err = child.stderr.take().expect("piped");
-    let reader = std::thread::spawn(move || {
-        let (mut o, mut e) = (String::new(), String::new());
-        let _ = out.read_to_string(&mut o);
-        let _ = err.read_to_string(&mut e);
-        (o, e)
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let lines = std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
     });
+    let stderr = std::thread::spawn(move || {
+        let mut e = String::new();
+        let _ = err.read_to_string(&mut e);
+        e
+    });
+    let mut handed = 0;
+    let mut bad: Option<String> = None;
+    let mut take = |line: &str, handed: &mut usize, bad: &mut Option<String>| {
+        if line.trim().is_empty() || bad.is_some() {
+            return;
+        }
+        match serde_json::from_str::<BenchResult>(line) {
+            Ok(r) => {
+                *handed += 1;
+                emit(r)
+            }
+            Err(e) => {
+                *bad = Some(format!(
+                    "the child round printed no result ({e}): {line:.80}"
+                ))
+            }
+        }
+    };
     let status = loop {
+        while let Ok(line) = rx.try_recv() {
+            take(&line, &mut handed, &mut bad);
+        }
         if crate::interrupt::requested() {
             let _ = child.kill();
             let _ = child.wait();
-            let _ = reader.join();
-            return Err(Failed::Interrupted);
+            let _ = lines.join();
+            return Err((handed, Failed::Interrupted));
         }
         match child.try_wait() {
             Ok(Some(s)) => break s,
             Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-            Err(e) => return Err(Failed::CannotRun(format!("waiting for the child: {e}"))),
+            Err(e) => {
+                return Err((
+                    handed,
+                    Failed::CannotRun(format!("waiting for the child: {e}")),
+                ))
+            }
         }
     };
-    let (stdout, stderr) = reader.join().unwrap_or_default();
-    parse(status.success(), &stdout, &stderr)
+    let _ = lines.join();
+    while let Ok(line) = rx.try_recv() {
+        take(&line, &mut handed, &mut bad);
+    }
+    let stderr = stderr.join().unwrap_or_default();
+    judge(status.success(), handed, bad, &stderr).map_err(|f| (handed, f))
 }
 
-/// The child's results from what it printed.
-fn parse(ok: bool, stdout: &str, stderr: &str) -> Result<Vec<BenchResult>, Failed> {
-    let said = || {
-        stderr
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("nothing on stderr")
-            .trim()
-            .to_string()
-    };
+/// Whether a child round that handed over `handed` results (and printed something else
+/// when `bad`) measured its round.
+fn judge(ok: bool, handed: usize, bad: Option<String>, stderr: &str) -> Result<(), Failed> {
+    let said = stderr
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("nothing on stderr")
+        .trim()
+        .to_string();
+    if let Some(bad) = bad {
+        return Err(Failed::CannotRun(format!("{bad}; {said}")));
+    }
     if !ok {
-        return Err(Failed::CannotRun(format!(
-            "the child round failed: {}",
-            said()
-        )));
+        return Err(Failed::CannotRun(format!("the child round failed: {said}")));
     }
-    match serde_json::from_str::<Vec<BenchResult>>(stdout.trim()) {
-        Ok(rs) if !rs.is_empty() => Ok(rs),
-        Ok(_) => Err(Failed::CannotRun("the child round gave no results".into())),
-        Err(e) => Err(Failed::CannotRun(format!(
-            "the child round's output is not results ({e}): {}",
-            said()
-        ))),
+    if handed == 0 {
+        return Err(Failed::CannotRun("the child round gave no results".into()));
     }
+    Ok(())
 }
 
-/// Measure one round of benchmark `id` here (the child's side, and the fallback).
-pub fn measure_here(id: &str, b: Batching) -> anyhow::Result<Vec<BenchResult>> {
-    match id {
-        super::timers::ID => super::timers::clock_reads_here(b),
-        super::memory::per_event::ID => super::memory::per_event::here(b),
-        other => anyhow::bail!("{other} is not measured in a fresh process"),
-    }
-}
-
-/// One round in a fresh process, or here when that cannot run, the results then carrying
-/// why (`round-in-process`).
-pub fn measure_round(id: &str, b: Batching) -> anyhow::Result<Vec<BenchResult>> {
-    match measure(id, b) {
-        Ok(rs) => Ok(rs),
-        Err(Failed::Interrupted) => Err(Interrupted.into()),
-        Err(Failed::CannotRun(why)) => {
-            let mut rs = measure_here(id, b)?;
-            for r in &mut rs {
-                r.findings.push(in_process(&why));
-            }
-            Ok(rs)
+/// One round in a fresh process, or, when that cannot start, here (`here`), the results
+/// then carrying why (`round-in-process`). A child that failed after handing over results
+/// ends the round with its reason (measuring the rest here would repeat those).
+pub fn measure_round(
+    id: &str,
+    b: Batching,
+    here: Here,
+    emit: &mut dyn FnMut(BenchResult),
+) -> anyhow::Result<()> {
+    match measure(id, b, emit) {
+        Ok(()) => Ok(()),
+        Err((_, Failed::Interrupted)) => Err(Interrupted.into()),
+        Err((0, Failed::CannotRun(why))) => here(b, &mut |mut r| {
+            r.findings.push(in_process(&why));
+            emit(r)
+        }),
+        Err((n, Failed::CannotRun(why))) => {
+            anyhow::bail!("{id}: a fresh-process round failed after {n} results: {why}")
         }
     }
 }
@@ -172,27 +211,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_childs_output_is_its_results_or_says_why_not() {
-        let r = crate::result::testing::result(
-            "timers.clock-read@1",
-            "os",
-            None,
-            serde_json::json!({"clock": "monotonic", "path": "vdso"}),
-            20.0,
-        );
-        let json = serde_json::to_string(&vec![r.clone()]).unwrap();
-        let got = parse(true, &json, "").unwrap();
-        assert_eq!(got, vec![r]);
-        match parse(false, "", "x\nerror: no such benchmark\n") {
+    fn a_child_that_printed_results_measured_its_round_and_others_say_why_not() {
+        assert!(judge(true, 11, None, "").is_ok());
+        match judge(false, 3, None, "x\nerror: no such benchmark\n") {
             Err(Failed::CannotRun(why)) => assert!(why.ends_with("error: no such benchmark")),
             other => panic!("{other:?}"),
         }
         // A test harness run as the child prints its own report, not results.
-        match parse(true, "running 0 tests\n", "") {
-            Err(Failed::CannotRun(why)) => assert!(why.contains("not results"), "{why}"),
+        match judge(
+            true,
+            0,
+            Some("the child round printed no result".into()),
+            "",
+        ) {
+            Err(Failed::CannotRun(why)) => assert!(why.contains("no result"), "{why}"),
             other => panic!("{other:?}"),
         }
-        assert!(matches!(parse(true, "[]", ""), Err(Failed::CannotRun(_))));
+        assert!(matches!(
+            judge(true, 0, None, ""),
+            Err(Failed::CannotRun(_))
+        ));
     }
 
     #[test]
@@ -204,7 +242,14 @@ mod tests {
             min_batch_ns: 2e5,
             clock_cost_ns: 20.0,
         };
-        let rs = measure_round(super::super::timers::ID, b).unwrap();
+        let mut rs = vec![];
+        measure_round(
+            super::super::timers::ID,
+            b,
+            &mut super::super::timers::clock_reads_here,
+            &mut |r| rs.push(r),
+        )
+        .unwrap();
         assert!(!rs.is_empty());
         for r in &rs {
             assert!(
@@ -223,6 +268,5 @@ mod tests {
                 f.evidence
             );
         }
-        assert!(measure_here("ctx.pipe@1", b).is_err());
     }
 }

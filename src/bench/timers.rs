@@ -85,10 +85,12 @@ impl Benchmark for ClockRead {
         if !ctx.options.clocksource_sweep {
             // Each round in a fresh process (`fresh_process`): the figures move per process.
             emit(Emitted::Running("clock reads in a fresh process".into()));
-            for r in fresh_process::measure_round(ID, fresh_process::Batching::of(ctx))? {
-                emit(Emitted::Result(Box::new(r)));
-            }
-            return Ok(());
+            return fresh_process::measure_round(
+                ID,
+                fresh_process::Batching::of(ctx),
+                &mut clock_reads_here,
+                &mut |r| emit(Emitted::Result(Box::new(r))),
+            );
         }
         // Every available clocksource in turn; the guard switches back whatever happens.
         let switch = Switch::take_recorded(clocksource::CURRENT, &clocksource::state_file())?;
@@ -128,14 +130,15 @@ impl Benchmark for ClockRead {
 /// One result per clock and read path; tagged with the clocksource during a sweep.
 /// One round of every clock and path measured in this process (the child of a fresh
 /// process round, or its fallback).
-pub fn clock_reads_here(b: fresh_process::Batching) -> anyhow::Result<Vec<BenchResult>> {
-    let mut out = vec![];
+pub fn clock_reads_here(
+    b: fresh_process::Batching,
+    emit: &mut dyn FnMut(BenchResult),
+) -> anyhow::Result<()> {
     clock_reads(ID, b, None, &mut |e| {
         if let Emitted::Result(r) = e {
-            out.push(*r)
+            emit(*r)
         }
-    })?;
-    Ok(out)
+    })
 }
 
 fn clock_reads(

@@ -1,7 +1,10 @@
 //! `truebench __round BENCH` (hidden): one round of a benchmark measured in a fresh process
-//! for `run` (`bench::fresh_process`), its results printed as one JSON array on stdout.
+//! for `run` (`bench::fresh_process`), each result printed as one JSON line on stdout as it
+//! finishes.
 
-use crate::bench::fresh_process::{self, Batching};
+use crate::bench::fresh_process::Batching;
+use crate::bench::memory::per_event;
+use crate::bench::timers;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -24,6 +27,20 @@ pub fn exec(a: Args) -> anyhow::Result<()> {
         min_batch_ns: a.min_batch_ns,
         clock_cost_ns: a.clock_cost_ns,
     };
-    let results = fresh_process::measure_here(&a.bench, b)?;
-    crate::stdout::line(&serde_json::to_string(&results)?)
+    // Each result on its own line as it finishes (the parent keeps those finished when
+    // the round is stopped).
+    let mut printed: anyhow::Result<()> = Ok(());
+    let mut emit = |r: crate::result::BenchResult| {
+        if printed.is_ok() {
+            printed = serde_json::to_string(&r)
+                .map_err(anyhow::Error::from)
+                .and_then(|line| crate::stdout::line(&line));
+        }
+    };
+    match a.bench.as_str() {
+        timers::ID => timers::clock_reads_here(b, &mut emit)?,
+        per_event::ID => per_event::here(b, &mut emit)?,
+        other => anyhow::bail!("{other} is not measured in a fresh process"),
+    }
+    printed
 }

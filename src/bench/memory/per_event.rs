@@ -115,7 +115,10 @@ pub const ID: &str = "memory.per-event@1";
 
 /// One round measured in this process (the child of a fresh process round, or its
 /// fallback), the verdict worded with the clocksource in force now.
-pub fn here(b: crate::bench::fresh_process::Batching) -> anyhow::Result<Vec<BenchResult>> {
+pub fn here(
+    b: crate::bench::fresh_process::Batching,
+    emit: &mut dyn FnMut(BenchResult),
+) -> anyhow::Result<()> {
     let (pe, batch) = measure(b.samples, b.min_batch_ns);
     if pe.len() < b.samples {
         return Err(Interrupted.into());
@@ -124,7 +127,9 @@ pub fn here(b: crate::bench::fresh_process::Batching) -> anyhow::Result<Vec<Benc
     let kernel = kernel.as_deref().map(str::trim);
     let (p, batch) = results(ID, b.clock_cost_ns, kernel, &pe, &batch, None)
         .ok_or_else(|| anyhow::anyhow!("per-event: no valid samples"))?;
-    Ok(vec![p, batch])
+    emit(p);
+    emit(batch);
+    Ok(())
 }
 
 impl Benchmark for PerEvent {
@@ -150,10 +155,9 @@ impl Benchmark for PerEvent {
         emit(Emitted::Running(
             "per-event and batch in a fresh process".into(),
         ));
-        for r in fresh_process::measure_round(ID, fresh_process::Batching::of(ctx))? {
-            emit(Emitted::Result(Box::new(r)));
-        }
-        Ok(())
+        fresh_process::measure_round(ID, fresh_process::Batching::of(ctx), &mut here, &mut |r| {
+            emit(Emitted::Result(Box::new(r)))
+        })
     }
 }
 
