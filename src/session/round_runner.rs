@@ -203,12 +203,16 @@ impl<'a> Runner<'a> {
         outcome
     }
 
-    /// The disturbed rounds to measure again: per benchmark as many as were disturbed, at
-    /// most its budget (`rounds::remeasure_budget`), in a shuffled order.
+    /// The disturbed rounds to measure again: per benchmark as many as were disturbed by
+    /// something passing (`rounds::worth_again`: not the host's placement alone), at most
+    /// its budget (`rounds::remeasure_budget`), in a shuffled order.
     pub fn remeasure_slots(&self, rng: &mut impl rand::Rng) -> Vec<usize> {
         let mut out = vec![];
         for (i, rs) in self.measured.iter().enumerate() {
-            let disturbed = rs.iter().filter(|r| !r.disturbed.is_empty()).count();
+            let disturbed = rs
+                .iter()
+                .filter(|r| rounds::worth_again(&r.disturbed))
+                .count();
             let n = disturbed.min(rounds::remeasure_budget(rs.len()));
             out.extend(std::iter::repeat_n(i, n));
         }

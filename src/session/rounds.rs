@@ -147,6 +147,15 @@ pub fn remeasure_budget(k: usize) -> usize {
     (k as f64 * REMEASURE_SHARE).ceil() as usize
 }
 
+/// Whether a round disturbed by `disturbed` is worth measuring again: not when only the
+/// host's placement of the CPUs disturbed it. The host keeps a placement for minutes (the
+/// rounds it moved came in runs of two to five in the A/A of 2026-11-27), so the round
+/// measured again would most likely see the same, and re-measuring bandwidth rounds so
+/// disturbed took a default run from about 33 s to 44 s.
+pub fn worth_again(disturbed: &[Disturbance]) -> bool {
+    disturbed.iter().any(|d| d.cause != Cause::HostPlacement)
+}
+
 /// Cumulative counters around a round, read from /proc.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Readings {
@@ -679,6 +688,20 @@ mod tests {
                 .unwrap()
         };
         assert!(pos("memory.latency") < pos("memory.bandwidth"));
+    }
+
+    #[test]
+    fn a_round_only_the_hosts_placement_disturbed_is_not_measured_again() {
+        let d = |cause| Disturbance {
+            cause,
+            value: 5.0,
+            limit: 1.5,
+            detail: String::new(),
+        };
+        assert!(!worth_again(&[]));
+        assert!(!worth_again(&[d(Cause::HostPlacement)]));
+        assert!(worth_again(&[d(Cause::HostPlacement), d(Cause::Steal)]));
+        assert!(worth_again(&[d(Cause::OtherTasks)]));
     }
 
     #[test]
