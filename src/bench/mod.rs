@@ -44,6 +44,9 @@ pub enum Emitted {
 
 pub use crate::result::Skipped;
 
+/// Fewest samples a round draws by default (a round median from two batches).
+pub const MIN_SAMPLES_PER_ROUND: usize = 2;
+
 /// What a benchmark gets to run with.
 pub struct RunContext<'a> {
     pub probe: &'a ProbeDoc,
@@ -118,6 +121,15 @@ pub trait Benchmark: Sync {
     /// freedom. Default: 1.
     fn round_weight(&self) -> usize {
         1
+    }
+    /// The fewest samples a round of it draws (`session::rounds::samples_in_round`):
+    /// `MIN_SAMPLES_PER_ROUND` by default, so that one slow batch cannot alone set a
+    /// round's median. One where a sample is a whole measurement drawn afresh (clock reads
+    /// in a fresh process, bandwidth passes in fresh arrays) and the rounds are many: the
+    /// rows' noise lies between rounds, so the run's samples go to more rounds, not to more
+    /// samples in each, and a round far off is kept out by the outlier test across them.
+    fn min_samples_per_round(&self) -> usize {
+        MIN_SAMPLES_PER_ROUND
     }
     /// Recompute what the benchmark derives from a result's median, after its rounds were
     /// pooled into one result. Default: nothing derived.

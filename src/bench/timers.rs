@@ -60,12 +60,17 @@ impl Benchmark for ClockRead {
         L
     }
 
-    /// Three times the rounds: a round of all the clock reads takes about 0.12 s here, and
-    /// the rows' noise is between rounds (the process, the effective CPU speed of the
-    /// moment): with ten rounds their median MDE in an A/A of five default runs was 3.2%,
-    /// against a target of 3%.
+    /// Five times the rounds, of one sample each: a round of all the clock reads takes
+    /// about 0.09 s here (0.11 s with two samples), and the rows' noise is between rounds
+    /// (the process, the effective CPU speed of the moment; a process's samples agree
+    /// within 0.2%): with fifteen rounds of two samples their median MDE in A/As of five
+    /// default runs was 3.0-3.2%, against a target of 3%.
     fn round_weight(&self) -> usize {
-        3
+        5
+    }
+
+    fn min_samples_per_round(&self) -> usize {
+        1
     }
 
     fn describe(&self) -> &'static str {

@@ -146,7 +146,8 @@ fn short_rows(rows: &[Tested], here: &[Result<(), String>; 2], target: f64) -> V
 fn side_work(doc: &RunDocument, shorts: &[Short], side: usize) -> Option<AddRounds> {
     let mut rounds: BTreeMap<usize, usize> = BTreeMap::new();
     let mut keep = vec![];
-    let mut per_round: BTreeMap<usize, usize> = BTreeMap::new();
+    // Per benchmark (registry index): how many of its rounds drew each count of samples.
+    let mut per_round: BTreeMap<usize, BTreeMap<usize, usize>> = BTreeMap::new();
     for s in shorts {
         let Plan::Add(add) = &s.plan else { continue };
         if add[side] == 0 {
@@ -163,7 +164,11 @@ fn side_work(doc: &RunDocument, shorts: &[Short], side: usize) -> Option<AddRoun
         *e = (*e).max(add[side]);
         keep.push(r.key());
         for round in r.rounds.iter().flat_map(|x| &x.rounds) {
-            *per_round.entry(round.samples).or_insert(0) += 1;
+            *per_round
+                .entry(i)
+                .or_default()
+                .entry(round.samples)
+                .or_insert(0) += 1;
         }
     }
     if rounds.is_empty() {
@@ -179,18 +184,25 @@ fn side_work(doc: &RunDocument, shorts: &[Short], side: usize) -> Option<AddRoun
             rounds.entry(i).or_insert(0);
         }
     }
-    let samples = per_round
-        .iter()
-        .max_by_key(|(n, count)| (**count, **n))
-        .map(|(n, _)| *n)
-        .unwrap_or(crate::session::rounds::MIN_SAMPLES_PER_ROUND);
     let benches: Vec<(&'static dyn Benchmark, usize)> = rounds
-        .into_iter()
-        .map(|(i, k)| (crate::bench::REGISTRY[i], k))
+        .iter()
+        .map(|(i, k)| (crate::bench::REGISTRY[*i], *k))
         .collect();
     let round_s = benches
         .iter()
         .map(|(b, _)| added_rounds::seconds_per_round(doc, b.id()))
+        .collect();
+    // Each benchmark's rounds draw the samples most of its rounds in the run drew.
+    let samples = rounds
+        .keys()
+        .zip(&benches)
+        .map(|(i, (b, _))| {
+            per_round
+                .get(i)
+                .and_then(|n| n.iter().max_by_key(|(n, count)| (**count, **n)))
+                .map(|(n, _)| *n)
+                .unwrap_or(b.min_samples_per_round())
+        })
         .collect();
     Some(AddRounds::new(
         &doc.run_id,

@@ -22,14 +22,15 @@ pub struct Args {
     #[arg(short, long)]
     verbose: bool,
     /// Samples (timed batches) per result; each batch lasts at least 2 ms and at least 10^4
-    /// clock reads. They are split over --rounds, at least 2 per round (10 in 5 rounds: 2
-    /// each; 10 in 4: 3 each, 12 in all).
+    /// clock reads. They are split over each benchmark's rounds, at least 2 per round (10
+    /// in 5 rounds: 2 each; 10 in 4: 3 each, 12 in all); the clock reads and memory
+    /// bandwidth, whose samples are whole measurements, take 1 per round, in more rounds.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(3..=1_000_000))]
     samples: u32,
     /// Rounds each benchmark's samples are drawn in, spread across the run in a shuffled
     /// order; a disturbed round is measured again and kept out of the figures, and the
     /// spread between rounds is each row's own noise (docs/methodology.md, Rounds). The
-    /// cheap timers and c2c suites draw three and two times as many; the classic suite is
+    /// timers draw five times as many, c2c and memory bandwidth twice; the classic suite is
     /// measured in one piece.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     rounds: u32,

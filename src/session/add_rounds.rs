@@ -25,8 +25,8 @@ pub struct AddRounds {
     /// The benchmarks to measure, and the rounds each gets (0: measured once first, for
     /// what later benchmarks of its suite use, its rows not kept).
     pub benches: Vec<(&'static dyn Benchmark, usize)>,
-    /// Samples per round (the earlier run's).
-    pub samples_per_round: usize,
+    /// Per benchmark, in `benches`' order: samples per round (the earlier run's).
+    pub samples_per_round: Vec<usize>,
     /// The keys (`BenchResult::key`) of the rows to keep.
     pub keep: Vec<String>,
     /// Seconds the added rounds may take.
@@ -48,7 +48,7 @@ impl AddRounds {
         adds_to: &str,
         benches: Vec<(&'static dyn Benchmark, usize)>,
         round_s: Vec<Option<f64>>,
-        samples_per_round: usize,
+        samples_per_round: Vec<usize>,
         keep: Vec<String>,
         budget_s: f64,
     ) -> AddRounds {
@@ -158,7 +158,7 @@ impl Measurement for AddRounds {
         let ctx = RunContext {
             probe: m.env,
             options: &options,
-            samples: self.samples_per_round,
+            samples: crate::bench::MIN_SAMPLES_PER_ROUND,
             clock_cost_ns,
             min_batch_ns: min_interval_ns(clock_cost_ns, BATCH_FLOOR_NS),
             measured: &measured,
@@ -174,7 +174,7 @@ impl Measurement for AddRounds {
             self.expected(&order, 0, &pieces, &self.spent_s, &none, 0.0),
             false,
         );
-        let mut state = Runner::new(&benches, &ctx);
+        let mut state = Runner::new(&benches, &ctx, self.samples_per_round.clone());
         let t0 = std::time::Instant::now();
         let mut outcome = Ok(());
         for (i, &b) in order.iter().enumerate() {
@@ -271,7 +271,7 @@ mod tests {
             "a",
             vec![(bench, 3), (bench, 2)],
             vec![Some(10.0), Some(5.0)],
-            4,
+            vec![4, 4],
             vec![],
             25.0,
         );

@@ -26,6 +26,8 @@ pub struct Runner<'a> {
     canary_cpus: Vec<Vec<u32>>,
     /// Per benchmark: the CPU pair its pair canary reads (`pair_cpus`).
     pair_cpus: Vec<Option<[u32; 2]>>,
+    /// Per benchmark: the samples each of its rounds draws (`rounds::samples_in_round`).
+    samples: Vec<usize>,
     /// Every canary reading so far, per CPU.
     canaries: BTreeMap<u32, Vec<f64>>,
     /// Every pair canary reading so far, per pair of CPUs.
@@ -73,7 +75,14 @@ fn pair_cpus(b: &dyn Benchmark, ctx: &RunContext) -> Option<[u32; 2]> {
 }
 
 impl<'a> Runner<'a> {
-    pub fn new(benches: &'a [&'static dyn Benchmark], ctx: &RunContext) -> Runner<'a> {
+    /// The runner of `benches`' rounds on the machine of `ctx`, each round of benchmark i
+    /// drawing `samples[i]` samples.
+    pub fn new(
+        benches: &'a [&'static dyn Benchmark],
+        ctx: &RunContext,
+        samples: Vec<usize>,
+    ) -> Runner<'a> {
+        assert_eq!(samples.len(), benches.len(), "samples per benchmark");
         let cpus: Vec<Vec<u32>> = benches.iter().map(|b| round_cpus(*b, ctx)).collect();
         Runner {
             benches,
@@ -83,6 +92,7 @@ impl<'a> Runner<'a> {
                 .map(|c| c.iter().take(CANARY_CPUS).copied().collect())
                 .collect(),
             pair_cpus: benches.iter().map(|b| pair_cpus(*b, ctx)).collect(),
+            samples,
             cpus,
             canaries: BTreeMap::new(),
             pair_canaries: BTreeMap::new(),
@@ -104,7 +114,8 @@ impl<'a> Runner<'a> {
     }
 
     /// Measure one round of benchmark `bench` (or, for a benchmark measured in one piece,
-    /// the whole of it), with the canary before it and the readings around it.
+    /// the whole of it) with its samples per round, the canary before it and the readings
+    /// around it.
     pub fn round(
         &mut self,
         m: &mut Measuring,
@@ -146,7 +157,11 @@ impl<'a> Runner<'a> {
         let before = Readings::now(&self.cpus[bench]);
         let start_ns = before.t_ns;
         let mut results = vec![];
-        let outcome = b.run(ctx, &mut |e| match e {
+        let ctx = RunContext {
+            samples: self.samples[bench],
+            ..*ctx
+        };
+        let outcome = b.run(&ctx, &mut |e| match e {
             Emitted::Running(case) => progress.running(&format!("{} {case}", b.id())),
             Emitted::Result(r) if in_rounds => {
                 progress.finished(&format!("{} {} (round {nth})", r.key(), r.unit));

@@ -15,8 +15,7 @@ use rand::seq::SliceRandom;
 
 /// Rounds per benchmark in a default run.
 pub const DEFAULT_ROUNDS: usize = 5;
-/// Fewest samples a round draws (a round median needs two).
-pub const MIN_SAMPLES_PER_ROUND: usize = 2;
+pub use crate::bench::MIN_SAMPLES_PER_ROUND;
 /// Other tasks using at least this share of the round's CPUs disturb it.
 pub const OTHERS_SHARE: f64 = 0.10;
 /// ... and at least this many clock ticks of them (the counters' resolution: 10 ms).
@@ -133,9 +132,16 @@ pub fn feeders_first(order: &mut Vec<usize>, benches: &[&'static dyn Benchmark])
     }
 }
 
-/// Samples per round for `samples` in all over `k` rounds.
-pub fn samples_per_round(samples: usize, k: usize) -> usize {
-    samples.div_ceil(k.max(1)).max(MIN_SAMPLES_PER_ROUND)
+/// Samples per round of benchmark `b` in a run of `samples` over `k` rounds: the run's
+/// samples over the benchmark's own rounds (`rounds_of`), at least its fewest
+/// (`Benchmark::min_samples_per_round`); all of them for a benchmark measured in one piece.
+pub fn samples_in_round(b: &dyn Benchmark, samples: usize, k: usize) -> usize {
+    if !b.in_rounds() || k <= 1 {
+        return samples;
+    }
+    samples
+        .div_ceil(rounds_of(b, k))
+        .max(b.min_samples_per_round())
 }
 
 /// The re-measured rounds a benchmark of `k` rounds may get (none for one round: a run
@@ -629,7 +635,8 @@ mod tests {
         assert!(once > 0, "the classic tests run in one piece");
         let each: Vec<usize> = rounded.iter().map(|b| rounds_of(benches[*b], 5)).collect();
         assert_eq!(s.len(), each.iter().sum::<usize>() + once);
-        // The cheap benchmarks draw more rounds (timers 3x, c2c 2x), the others the run's.
+        // Benchmarks whose rows' noise lies between cheap or whole rounds draw more of them
+        // (timers 5x, c2c and bandwidth 2x), the others the run's.
         let of = |id: &str| {
             rounded
                 .iter()
@@ -638,7 +645,11 @@ mod tests {
                 .map(|(_, n)| *n)
                 .unwrap()
         };
-        assert_eq!((of("timers"), of("c2c"), of("memory.latency")), (15, 10, 5));
+        assert_eq!(
+            (of("timers"), of("c2c"), of("memory.bandwidth")),
+            (25, 10, 10)
+        );
+        assert_eq!(of("memory.latency"), 5);
         for (b, n) in rounded.iter().zip(&each) {
             let mine: Vec<usize> = s
                 .iter()
@@ -648,8 +659,8 @@ mod tests {
             assert_eq!(mine, (0..*n).collect::<Vec<_>>());
         }
         // A benchmark of five rounds has no two of them without a round of every other
-        // benchmark of five between them, and one of fifteen has a round in each third of
-        // the space between two rounds of five.
+        // benchmark of five between them, and one of twenty-five has a round in each fifth
+        // of the space between two rounds of five.
         let at = |b: usize, j: usize| s.iter().position(|x| x.bench == b && x.round == j).unwrap();
         let five: Vec<usize> = rounded
             .iter()
@@ -676,7 +687,7 @@ mod tests {
             .find(|b| benches[*b].id().starts_with("memory.latency"))
             .unwrap();
         for j in 0..4 {
-            for t in [3 * j + 1, 3 * j + 2] {
+            for t in 5 * j + 1..5 * j + 5 {
                 assert!(at(timers, t) < at(latency, j + 1), "{s:?}");
                 assert!(at(timers, t) > at(latency, j), "{s:?}");
             }
@@ -739,10 +750,32 @@ mod tests {
 
     #[test]
     fn samples_are_spread_over_the_rounds() {
-        assert_eq!(samples_per_round(10, 5), 2);
-        assert_eq!(samples_per_round(11, 5), 3);
-        assert_eq!(samples_per_round(3, 5), 2);
-        assert_eq!(samples_per_round(40, 1), 40);
+        let bench = |base: &str| {
+            *crate::bench::REGISTRY
+                .iter()
+                .find(|b| b.id().split('@').next() == Some(base))
+                .unwrap()
+        };
+        let (latency, timers) = (bench("memory.latency"), bench("timers.clock-read"));
+        let (bandwidth, c2c) = (bench("memory.bandwidth"), bench("c2c.cacheline"));
+        // The run's samples over the benchmark's own rounds, at least two in each ...
+        assert_eq!(samples_in_round(latency, 10, 5), 2);
+        assert_eq!(samples_in_round(latency, 11, 5), 3);
+        assert_eq!(samples_in_round(latency, 3, 5), 2);
+        assert_eq!(samples_in_round(c2c, 10, 5), 2, "10 rounds, at least two");
+        // ... one where a sample is a whole measurement: more rounds, not more samples.
+        assert_eq!(rounds_of(timers, 5), 25);
+        assert_eq!(samples_in_round(timers, 10, 5), 1);
+        assert_eq!(samples_in_round(timers, 100, 5), 4);
+        assert_eq!(rounds_of(bandwidth, 5), 10);
+        assert_eq!(samples_in_round(bandwidth, 10, 5), 1);
+        // One round, or a benchmark measured in one piece: every sample.
+        assert_eq!(samples_in_round(timers, 40, 1), 40);
+        let classic = *crate::bench::REGISTRY
+            .iter()
+            .find(|b| !b.in_rounds())
+            .unwrap();
+        assert_eq!(samples_in_round(classic, 10, 5), 10);
         assert_eq!(remeasure_budget(5), 3);
         assert_eq!(remeasure_budget(1), 0);
     }

@@ -85,17 +85,12 @@ impl Measurement for SuiteRun {
             min_batch_ns: min_interval_ns(clock_cost_ns, BATCH_FLOOR_NS),
             measured: &measured,
         };
-        let per_round = RunContext {
-            samples: rounds::samples_per_round(self.samples, self.rounds),
-            ..base
-        };
-        let ctx_of = |b: &dyn Benchmark| if b.in_rounds() { &per_round } else { &base };
         // Progress counts results: each round's of a benchmark measured in rounds.
         let total: usize = self
             .benches
             .iter()
             .map(|b| {
-                b.planned(ctx_of(*b))
+                b.planned(&base)
                     * if b.in_rounds() {
                         rounds::rounds_of(*b, self.rounds)
                     } else {
@@ -107,7 +102,13 @@ impl Measurement for SuiteRun {
         let seed = now_ns() ^ u64::from(std::process::id());
         let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
         let slots = rounds::schedule(&self.benches, self.rounds, &mut rng);
-        let mut state = Runner::new(&self.benches, &per_round);
+        // Each benchmark's samples per round (the runner draws them; `base` holds the run's).
+        let samples = self
+            .benches
+            .iter()
+            .map(|b| rounds::samples_in_round(*b, self.samples, self.rounds))
+            .collect();
+        let mut state = Runner::new(&self.benches, &base, samples);
         // The effective CPU speed at the start of each suite's first round and the end of
         // its last.
         let first = |suite: &str, slots: &[Slot]| {
@@ -127,7 +128,7 @@ impl Measurement for SuiteRun {
                 progress.running(&format!("{}: CPU speed at the start", b.suite()));
                 m.speed(b.suite(), SpeedPoint::Start);
             }
-            outcome = state.round(m, slot.bench, ctx_of(b), &mut progress);
+            outcome = state.round(m, slot.bench, &base, &mut progress);
             if outcome.is_err() {
                 break;
             }
@@ -142,11 +143,11 @@ impl Measurement for SuiteRun {
             progress.add(
                 again
                     .iter()
-                    .map(|b| self.benches[*b].planned(&per_round) as u64)
+                    .map(|b| self.benches[*b].planned(&base) as u64)
                     .sum(),
             );
             for bench in again {
-                outcome = state.round(m, bench, &per_round, &mut progress);
+                outcome = state.round(m, bench, &base, &mut progress);
                 if outcome.is_err() {
                     break;
                 }
@@ -157,7 +158,7 @@ impl Measurement for SuiteRun {
                 outcome = super::precision::buy(
                     &mut state,
                     m,
-                    &per_round,
+                    &base,
                     target,
                     self.budget_s,
                     &mut rng,

@@ -310,6 +310,19 @@ impl Benchmark for Bandwidth {
         super::variance::BANDWIDTH
     }
 
+    /// Twice the rounds, of one sample each (the run's samples, in twice as many places
+    /// across it): each sample is a pass of every kernel in fresh arrays, and the rows'
+    /// noise lies between rounds (a round's two samples moved together with the host's
+    /// memory traffic of the moment); with five rounds the t quantile of four degrees of
+    /// freedom, fewer when the host's placement kept two rounds out, set most of the MDE.
+    fn round_weight(&self) -> usize {
+        2
+    }
+
+    fn min_samples_per_round(&self) -> usize {
+        1
+    }
+
     fn id(&self) -> &'static str {
         "memory.bandwidth@1"
     }
