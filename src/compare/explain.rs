@@ -20,6 +20,7 @@ pub const NOISE: &str = "noise";
 pub const NEIGHBOUR: &str = "neighbour";
 pub const HOST_PLACEMENT: &str = "host-placement";
 pub const LLC_SHARE: &str = "llc-share";
+pub const HOST_MEMORY: &str = "host-memory";
 pub const CPU_SPEED: &str = "cpu-speed";
 pub const CANDIDATE: &str = "candidate";
 /// The causes that can explain a row (a candidate only ever says "not measured").
@@ -32,6 +33,7 @@ pub const MEASURED_CAUSES: &[&str] = &[
     NEIGHBOUR,
     HOST_PLACEMENT,
     LLC_SHARE,
+    HOST_MEMORY,
     CPU_SPEED,
 ];
 

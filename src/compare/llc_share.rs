@@ -27,7 +27,7 @@ pub const DIFFER: f64 = 1.10;
 pub const ZONE: f64 = 1.5;
 
 /// How a page size is named in the evidence.
-fn pages_words(pages: &str) -> &str {
+pub fn pages_words(pages: &str) -> &str {
     match pages {
         "4k" => "4 KiB pages",
         "thp" => "huge pages",
@@ -107,7 +107,7 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{judged_rows, latency_curves_run, result};
+    use super::super::testing::{in_rounds, judged_rows, latency_curves_run, result};
     use super::*;
     use crate::measure::hierarchy::tests::{aa_curve, aa_sizes, AA_4K, AA_THP};
     use crate::result::RunDocument;
@@ -227,21 +227,6 @@ mod tests {
         });
         assert!(at(&run(3), &short, "4k", 4).is_none());
         assert!(at(&short, &run(3), "4k", 5).is_none());
-    }
-
-    /// The run with each result measured in three quiet rounds 1% apart, as `run` records
-    /// them (a sweep's rounds agree closely).
-    fn in_rounds(mut doc: RunDocument) -> RunDocument {
-        use crate::result::rounds::{noise_of, quiet_rounds, Rounds};
-        for r in &mut doc.results {
-            let m = r.stats.median.ln();
-            let rounds = quiet_rounds(&[m - 0.01, m, m + 0.01]);
-            r.rounds = Some(Rounds {
-                noise: noise_of(&rounds, Some(m), None),
-                rounds,
-            });
-        }
-        doc
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub mod comparability;
 pub mod explain;
 pub mod fleet;
 pub mod floor;
+pub mod host_memory;
 pub mod host_placement;
 pub mod index;
 pub mod llc_share;
@@ -280,6 +281,7 @@ const CAUSES: &[fn(&RowCtx) -> Option<Explanation>] = &[
     neighbour::explain,
     host_placement::explain,
     llc_share::explain,
+    host_memory::explain,
     speed::explain,
 ];
 

@@ -17,7 +17,7 @@ use serde_json::Value;
 #[derive(Debug, Clone, Serialize)]
 pub struct Cause {
     /// `placement`, `topology`, `timer`, `capacity`, `noise`, `neighbour`, `host-placement`,
-    /// `llc-share`, `cpu-speed`, or `unexplained`.
+    /// `llc-share`, `host-memory`, `cpu-speed`, or `unexplained`.
     pub cause: String,
     /// What outliers of one group share: the cause and its evidence in the environment.
     pub label: String,
@@ -73,6 +73,9 @@ fn words(cause: &str) -> &str {
         NEIGHBOUR => "other tasks on the CPUs in use",
         HOST_PLACEMENT => "the host's placement of the virtual CPUs",
         LLC_SHARE => "the host's share of the last-level cache",
+        HOST_MEMORY => {
+            "the host's memory (its placement of the guest's memory, other tenants' traffic)"
+        }
         other => other,
     }
 }

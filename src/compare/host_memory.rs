@@ -1,0 +1,387 @@
+//! The host's memory as a cause of a memory row's move. On a VM the host decides where the
+//! guest's memory lies and other tenants load the same memory controllers; the guest sees
+//! neither, but each run measures its own path to memory: its latency sweep's largest point,
+//! well past its effective LLC ([`memory_latency`]). When the two runs' memory latencies
+//! differ beyond their rounds' noise (the test a row gets, `noise_model::test`), the run with
+//! the higher one is predicted worse on every row that goes to memory: memory.bandwidth rows
+//! lower (Contributes, no figure: a bandwidth rests on many loads in flight, not one),
+//! memory.numa's latency rows slower and its read bandwidth lower, memory.latency rows past
+//! the LLC share's cliff (`llc_share::ZONE` × the larger effective LLC) slower. A latency row
+//! whose ratio matches the memory latency's within their combined noise is explained, one
+//! that moved less or more contributes; a row that moved the other way rules the cause out.
+//! When the memory latencies do not differ, those rows are ruled out with the figures that
+//! say so. Other benchmarks: nothing. The row stays called.
+
+use super::explain::{Claim, Explanation, RowCtx, HOST_MEMORY};
+use super::llc_share::{pages_words, ZONE};
+use super::noise_model::{test, RowNoise, RowTest};
+use crate::bench::memory::latency::{effective_llc_of, LatencyParams};
+use crate::bench::memory::numa::NumaParams;
+use crate::measure::mde::{two_sided, ALPHA};
+use crate::result::{BenchResult, RunDocument};
+use crate::units::bytes;
+
+/// A run's memory latency is read at its sweep's largest size only when that is at least
+/// this factor past its effective LLC: memory.bandwidth and memory.numa size their arrays
+/// the same way ("past the caches": 4x the LLC), and a random chain that large hits the L3
+/// in at most a quarter of its loads (at 128 MiB against the 9.7-18 MiB effective LLCs of
+/// 2026-11-27, 8-14%).
+pub const FAR: f64 = 4.0;
+
+/// The page size of the memory latency a bandwidth or NUMA row is held against: both map
+/// their arrays with 4 KiB pages (`Region::map(.., Pages::Small, ..)`).
+const ARRAY_PAGES: &str = "4k";
+
+/// A run's memory latency with one page size: its memory.latency row at the largest size
+/// measured, when that lies at least [`FAR`] × its effective LLC (which also says the
+/// curve reached memory). Also the effective LLC, bytes.
+pub fn memory_latency<'a>(doc: &'a RunDocument, pages: &str) -> Option<(&'a BenchResult, u64)> {
+    let llc = effective_llc_of(&doc.results, pages)?;
+    let (row, size) = doc
+        .results
+        .iter()
+        .filter(|r| r.base_id() == "memory.latency")
+        .filter_map(|r| Some((r, r.params.read::<LatencyParams>()?)))
+        .filter(|(_, p)| p.pages == pages)
+        .max_by_key(|(_, p)| p.size_bytes)
+        .map(|(r, p)| (r, p.size_bytes))?;
+    (size as f64 >= FAR * llc.bytes as f64).then_some((row, llc.bytes))
+}
+
+/// The two runs' memory latencies with one page size, tested against each other.
+struct Paths<'a> {
+    pages: &'a str,
+    a: &'a BenchResult,
+    b: &'a BenchResult,
+    /// The larger of the two effective LLCs, bytes.
+    larger_llc: u64,
+    test: RowTest,
+}
+
+impl Paths<'_> {
+    fn of<'a>(ca: &'a RunDocument, cb: &'a RunDocument, pages: &'a str) -> Option<Paths<'a>> {
+        let (a, la) = memory_latency(ca, pages)?;
+        let (b, lb) = memory_latency(cb, pages)?;
+        // Both at the same size, or the figures are not the same measurement.
+        if a.params != b.params {
+            return None;
+        }
+        Some(Paths {
+            pages,
+            a,
+            b,
+            larger_llc: la.max(lb),
+            test: test(a, b, &RowNoise::floor(a)),
+        })
+    }
+
+    /// Whether they differ beyond their noise: the 95% interval of ln(B/A) excludes 0.
+    fn differ(&self) -> bool {
+        self.test.p < ALPHA
+    }
+
+    /// The side whose loads from memory took longer.
+    fn slower(&self) -> &'static str {
+        if self.test.d > 0.0 {
+            "B"
+        } else {
+            "A"
+        }
+    }
+
+    /// Where the figures were read: "128 MiB, 4 KiB pages".
+    fn at(&self) -> String {
+        let size = self
+            .a
+            .params
+            .read::<LatencyParams>()
+            .map_or(0, |p| p.size_bytes);
+        format!("{}, {}", bytes(size), pages_words(self.pages))
+    }
+
+    /// The memory latencies in one sentence, with their ratio and its 95% interval.
+    fn figures(&self) -> String {
+        let (a, b) = (self.a.stats.median, self.b.stats.median);
+        let (slow, fast, ns_slow, ns_fast) = if self.slower() == "B" {
+            ("B", "A", b, a)
+        } else {
+            ("A", "B", a, b)
+        };
+        let half = two_sided(self.test.df) * self.test.se;
+        format!(
+            "{slow}'s loads from memory took {ns_slow:.1} ns against {fast}'s {ns_fast:.1} ns (memory.latency at {}; {:.2}x, ±{:.0}%)",
+            self.at(),
+            self.test.d.abs().exp(),
+            half.exp_m1() * 100.0
+        )
+    }
+}
+
+/// Which rows the cause speaks for, and the page size of the memory latency each is held
+/// against; a latency row must lie past the LLC share's cliff (checked with the paths).
+enum Row {
+    /// A latency figure (memory.latency past the cliff, memory.numa latency): its ratio is
+    /// the memory latency's prediction.
+    Latency,
+    /// A bandwidth: lower, no figure.
+    Bandwidth,
+}
+
+fn kind(r: &BenchResult) -> Option<(Row, String, Option<u64>)> {
+    match r.base_id() {
+        "memory.latency" => {
+            let p = r.params.read::<LatencyParams>()?;
+            Some((Row::Latency, p.pages, Some(p.size_bytes)))
+        }
+        "memory.numa" => match r.params.read::<NumaParams>()?.metric.as_str() {
+            "latency" => Some((Row::Latency, ARRAY_PAGES.into(), None)),
+            "read-bandwidth" => Some((Row::Bandwidth, ARRAY_PAGES.into(), None)),
+            _ => None,
+        },
+        "memory.bandwidth" => Some((Row::Bandwidth, ARRAY_PAGES.into(), None)),
+        _ => None,
+    }
+}
+
+/// What the two runs' memory latencies say about a memory row.
+pub fn explain(c: &RowCtx) -> Option<Explanation> {
+    let (row, pages, size) = kind(c.ra)?;
+    let paths = Paths::of(c.a, c.b, &pages)?;
+    if let Some(size) = size {
+        // Inside the cliff the LLC share speaks; past it both caches are left behind.
+        if (size as f64) <= ZONE * paths.larger_llc as f64 {
+            return None;
+        }
+    }
+    if !paths.differ() {
+        let (a, b) = (paths.a.stats.median, paths.b.stats.median);
+        return Some(
+            Explanation::new(
+                HOST_MEMORY,
+                Claim::RuledOut,
+                format!(
+                    "both runs' loads from memory took {a:.1} and {b:.1} ns ({}): the path to memory did not change",
+                    paths.at()
+                ),
+            )
+            .evidence(format!(
+                "A {a:.1} ns, B {b:.1} ns: B/A {:.3}, within the noise of their rounds (p = {:.2})",
+                paths.test.d.exp(),
+                paths.test.p
+            )),
+        );
+    }
+    let slow = paths.slower();
+    let fast = if slow == "B" { "A" } else { "B" };
+    let because = format!(
+        "the host's memory was further or busier during {slow}'s run (its loads from memory took {:.2}x as long)",
+        paths.test.d.abs().exp()
+    );
+    let figures = format!(
+        "{}: the host's memory was further or busier during {slow} (its placement of the guest's memory, or other tenants' traffic, which the guest cannot see)",
+        paths.figures()
+    );
+    if c.worse_side() != slow {
+        return Some(
+            Explanation::new(
+                HOST_MEMORY,
+                Claim::RuledOut,
+                format!("{because}, which makes {slow} worse here, not {fast}"),
+            )
+            .evidence(figures),
+        );
+    }
+    let e = Explanation::new(HOST_MEMORY, Claim::Contributes, because).evidence(figures);
+    Some(match row {
+        Row::Bandwidth => e.evidence(
+            "a bandwidth keeps many loads in flight: a slower path to memory lowers it, by no figure one load's latency gives",
+        ),
+        Row::Latency => held_against(e, c, &paths),
+    })
+}
+
+/// A latency row's ratio against the memory latency's: explained when they match within
+/// their combined noise, else it contributes (the direction is right).
+fn held_against(mut e: Explanation, c: &RowCtx, paths: &Paths) -> Explanation {
+    let own = test(c.ra, c.rb, &RowNoise::floor(c.ra));
+    let gap = own.d - paths.test.d;
+    let se = own.se.hypot(paths.test.se);
+    let df = match (own.df, paths.test.df) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        _ => None,
+    };
+    let half = two_sided(df) * se;
+    let predicted = paths.test.d.exp();
+    let words = format!(
+        "this row moved {:.2}x, the memory latency {:.2}x: {} within their combined noise (±{:.0}%)",
+        own.d.exp(),
+        predicted,
+        if gap.abs() <= half { "they match" } else { "they do not match" },
+        half.exp_m1() * 100.0
+    );
+    if gap.abs() <= half {
+        e.claim = Claim::Explains;
+        e.predicted = Some(predicted);
+        e.residual = Some(gap.exp());
+    }
+    e.evidence(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{in_rounds, judged_rows, latency_curves_run, result};
+    use super::*;
+    use crate::measure::hierarchy::tests::{aa_curve, AA_4K, AA_THP};
+    use serde_json::json;
+
+    /// Run 1 of the 2026-11-27 sweep (13.9 MiB effective LLC, 171.4 ns at 128 MiB with
+    /// 4 KiB pages) with its memory latencies scaled by `mem` past the LLC, a NUMA latency
+    /// and read-bandwidth row, a copy bandwidth and a context switch, each of its own
+    /// figure, measured in rounds.
+    fn run(id: &str, mem: f64, numa_ns: f64, numa_mb: f64, copy_mb: f64) -> RunDocument {
+        let scale = |ns: &[f64; 12]| {
+            let mut c = aa_curve(ns);
+            for p in c.iter_mut().skip(8) {
+                p.1 *= mem;
+            }
+            c
+        };
+        let (small, huge) = (scale(&AA_4K[0]), scale(&AA_THP[0]));
+        let mut doc = latency_curves_run(id, &[("4k", &small), ("thp", &huge)]);
+        let numa = |metric: &str| json!({"cpu_node": 0, "mem_node": 0, "metric": metric, "size_bytes": 128u64 << 20});
+        doc.results.extend([
+            result("memory.numa@1", "node0", Some(vec![0]), numa("latency"), numa_ns, true),
+            result("memory.numa@1", "node0", Some(vec![0, 1]), numa("read-bandwidth"), numa_mb, false),
+            result(
+                "memory.bandwidth@1",
+                "all",
+                Some(vec![0, 1]),
+                json!({"kernel": "copy", "stores": "regular", "threads": 2, "array_bytes": 128u64 << 20}),
+                copy_mb,
+                false,
+            ),
+            result("ctx.pipe@1", "same-cpu", Some(vec![0, 0]), json!({"mode": "process"}), 2000.0 * mem, true),
+        ]);
+        in_rounds(doc)
+    }
+
+    /// What the cause says about the row whose label holds `what`.
+    fn about(a: &RunDocument, b: &RunDocument, what: &str) -> Option<Explanation> {
+        judged_rows(a, b, explain)
+            .into_iter()
+            .find(|(l, _)| l.contains(what))
+            .unwrap_or_else(|| panic!("no row {what}"))
+            .1
+    }
+
+    const NUMA_LATENCY: &str = "metric=latency";
+    const COPY: &str = "kernel=copy";
+
+    #[test]
+    fn slower_memory_explains_a_numa_latency_and_contributes_a_bandwidth() {
+        // B's loads from memory took 1.2x as long (171.4 -> 205.7 ns), its NUMA latency
+        // 1.22x, its copy 13% lower (the 2026-11-27 A/A: 1.20x, 21-27%, 11-15%).
+        let (a, b) = (
+            run("a", 1.0, 176.7, 20000.0, 35000.0),
+            run("b", 1.2, 215.6, 17000.0, 30300.0),
+        );
+        let e = about(&a, &b, NUMA_LATENCY).expect("the memory latency speaks");
+        assert_eq!(e.claim, Claim::Explains, "{e:?}");
+        assert_eq!(
+            e.because,
+            "the host's memory was further or busier during B's run (its loads from memory took 1.20x as long)"
+        );
+        assert!(
+            e.evidence[0].starts_with("B's loads from memory took 205.7 ns against A's 171.4 ns (memory.latency at 128 MiB, 4 KiB pages; 1.20x, ±"),
+            "{e:?}"
+        );
+        assert!(
+            e.evidence[0].ends_with("which the guest cannot see)"),
+            "{e:?}"
+        );
+        assert!(e.evidence[1].contains("they match"), "{e:?}");
+        assert!((e.predicted.unwrap() - 1.2).abs() < 1e-9, "{e:?}");
+        let e = about(&a, &b, COPY).unwrap();
+        assert_eq!(e.claim, Claim::Contributes, "{e:?}");
+        assert!(e.predicted.is_none());
+        let e = about(&a, &b, "metric=read-bandwidth").unwrap();
+        assert_eq!(e.claim, Claim::Contributes, "{e:?}");
+        // A NUMA latency that moved 1.5x while memory moved 1.2x: the direction, no more.
+        let odd = run("b", 1.2, 265.0, 17000.0, 30300.0);
+        let e = about(&a, &odd, NUMA_LATENCY).unwrap();
+        assert_eq!(e.claim, Claim::Contributes, "{e:?}");
+        assert!(e.evidence[1].contains("they do not match"), "{e:?}");
+        // Either way round: A the slower.
+        let e = about(&b, &a, NUMA_LATENCY).unwrap();
+        assert_eq!(e.claim, Claim::Explains, "{e:?}");
+        assert!(e.because.contains("during A's run"), "{e:?}");
+    }
+
+    #[test]
+    fn a_row_that_moved_against_the_memory_latency_rules_it_out() {
+        // Memory 1.2x slower in B, its copy faster and its NUMA latency lower.
+        let (a, b) = (
+            run("a", 1.0, 176.7, 20000.0, 30000.0),
+            run("b", 1.2, 160.0, 20000.0, 35000.0),
+        );
+        for what in [COPY, NUMA_LATENCY] {
+            let e = about(&a, &b, what).unwrap();
+            assert_eq!(e.claim, Claim::RuledOut, "{e:?}");
+            assert!(
+                e.because.ends_with("which makes B worse here, not A"),
+                "{e:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn memory_latencies_within_noise_rule_it_out_with_their_figures() {
+        // 0.8% apart, against rounds 1% apart and the 0.6% run level.
+        let (a, b) = (
+            run("a", 1.0, 176.7, 20000.0, 35000.0),
+            run("b", 1.008, 215.6, 17000.0, 30300.0),
+        );
+        let e = about(&a, &b, NUMA_LATENCY).unwrap();
+        assert_eq!(e.claim, Claim::RuledOut, "{e:?}");
+        assert_eq!(
+            e.because,
+            "both runs' loads from memory took 171.4 and 172.8 ns (128 MiB, 4 KiB pages): the path to memory did not change"
+        );
+        assert_eq!(about(&a, &b, COPY).unwrap().claim, Claim::RuledOut);
+    }
+
+    #[test]
+    fn context_switches_and_the_llc_shares_cliff_are_left_alone() {
+        let (a, b) = (
+            run("a", 1.0, 176.7, 20000.0, 35000.0),
+            run("b", 1.2, 215.6, 17000.0, 30300.0),
+        );
+        assert!(about(&a, &b, "ctx.pipe").is_none());
+        // The sweep's points: 11.3 and 16 MiB (indexes 4, 5) lie in the LLC share's cliff
+        // (up to 1.5 × the larger effective LLC, about 14 MiB); 45.3, 90.5 and 128 MiB
+        // (indexes 8, 10, 11) past it, 1.2x slower like memory.
+        let s = crate::measure::hierarchy::tests::aa_sizes();
+        let at = |i: usize| about(&a, &b, &format!("size_bytes={}", s[i]));
+        assert!(at(4).is_none());
+        assert!(at(5).is_none());
+        for i in [8, 10, 11] {
+            let e = at(i).unwrap_or_else(|| panic!("no claim at {}", s[i]));
+            assert_eq!(e.claim, Claim::Explains, "{e:?}");
+        }
+    }
+
+    #[test]
+    fn a_sweep_that_stops_short_of_memory_gives_no_memory_latency() {
+        let mut short = run("b", 1.2, 215.6, 17000.0, 30300.0);
+        let cut = crate::measure::hierarchy::tests::aa_sizes()[8];
+        short.results.retain(|r| {
+            r.params
+                .get("size_bytes")
+                .and_then(|v| v.as_u64())
+                .is_none_or(|s| s <= cut || r.base_id() != "memory.latency")
+        });
+        assert!(memory_latency(&short, "4k").is_none());
+        let a = run("a", 1.0, 176.7, 20000.0, 35000.0);
+        assert!(about(&a, &short, NUMA_LATENCY).is_none());
+    }
+}
