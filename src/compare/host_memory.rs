@@ -28,50 +28,170 @@ use crate::units::bytes;
 /// 2026-11-27, 8-14%).
 pub const FAR: f64 = 4.0;
 
+/// Memory latencies whose 95% interval lies within this factor either way are alike (the
+/// cause is ruled out); a wider interval that holds 1 says nothing either way.
+pub const SAME: f64 = 1.10;
+
 /// The page size of the memory latency a bandwidth or NUMA row is held against: both map
 /// their arrays with 4 KiB pages (`Region::map(.., Pages::Small, ..)`).
 const ARRAY_PAGES: &str = "4k";
 
-/// A run's memory latency with one page size: its memory.latency row at the largest size
-/// measured, when that lies at least [`FAR`] × its effective LLC (which also says the
-/// curve reached memory). Also the effective LLC, bytes.
-pub fn memory_latency<'a>(doc: &'a RunDocument, pages: &str) -> Option<(&'a BenchResult, u64)> {
+/// A run's memory latency with one page size: its memory.latency rows at sizes at least
+/// [`FAR`] × its effective LLC (the largest last), when its largest size measured lies that
+/// far (which also says the curve reached memory). Also the effective LLC, bytes.
+pub fn memory_latency<'a>(
+    doc: &'a RunDocument,
+    pages: &str,
+) -> Option<(Vec<&'a BenchResult>, u64)> {
     let llc = effective_llc_of(&doc.results, pages)?;
-    let (row, size) = doc
+    let mut far: Vec<(&BenchResult, u64)> = doc
         .results
         .iter()
         .filter(|r| r.base_id() == "memory.latency")
         .filter_map(|r| Some((r, r.params.read::<LatencyParams>()?)))
-        .filter(|(_, p)| p.pages == pages)
-        .max_by_key(|(_, p)| p.size_bytes)
-        .map(|(r, p)| (r, p.size_bytes))?;
-    (size as f64 >= FAR * llc.bytes as f64).then_some((row, llc.bytes))
+        .filter(|(_, p)| p.pages == pages && p.size_bytes as f64 >= FAR * llc.bytes as f64)
+        .map(|(r, p)| (r, p.size_bytes))
+        .collect();
+    far.sort_by_key(|(_, size)| *size);
+    let largest = doc
+        .results
+        .iter()
+        .filter(|r| r.base_id() == "memory.latency")
+        .filter_map(|r| r.params.read::<LatencyParams>())
+        .filter(|p| p.pages == pages)
+        .map(|p| p.size_bytes)
+        .max()?;
+    (far.last().map(|f| f.1) == Some(largest))
+        .then(|| (far.into_iter().map(|f| f.0).collect(), llc.bytes))
+}
+
+/// One run's memory latency from its rounds: per round kept in every size, the mean log
+/// latency over the sizes; their mean, spread and count.
+struct RoundMeans {
+    mean: f64,
+    sd: f64,
+    n: usize,
+}
+
+impl RoundMeans {
+    /// The variance of the run's mean, with the run level no round samples.
+    fn var(&self) -> f64 {
+        super::noise_model::rounds_var(self.sd / (self.n as f64).sqrt())
+    }
+
+    fn df(&self) -> f64 {
+        (self.n - 1) as f64
+    }
+}
+
+/// The per-round means of `rows` (one run's rows at the sizes past its LLC); None with fewer
+/// than two rounds kept in every row.
+fn round_means(rows: &[&BenchResult]) -> Option<RoundMeans> {
+    let first = rows.first()?.rounds.as_ref()?;
+    let means: Vec<f64> = first
+        .rounds
+        .iter()
+        .filter(|r| r.kept())
+        .filter_map(|r0| {
+            let logs: Option<Vec<f64>> = rows
+                .iter()
+                .map(|row| {
+                    row.rounds
+                        .as_ref()?
+                        .rounds
+                        .iter()
+                        .find(|r| r.seq == r0.seq && r.kept() && r.median > 0.0)
+                        .map(|r| r.median.ln())
+                })
+                .collect();
+            logs.map(|l| l.iter().sum::<f64>() / l.len() as f64)
+        })
+        .collect();
+    if means.len() < 2 {
+        return None;
+    }
+    let n = means.len();
+    let mean = means.iter().sum::<f64>() / n as f64;
+    let sd = (means.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
+    Some(RoundMeans { mean, sd, n })
 }
 
 /// The two runs' memory latencies with one page size, tested against each other.
 struct Paths<'a> {
     pages: &'a str,
+    /// The two runs' rows at the largest size (the figures quoted).
     a: &'a BenchResult,
     b: &'a BenchResult,
+    /// How many sizes past both runs' LLCs the test rests on.
+    points: usize,
     /// The larger of the two effective LLCs, bytes.
     larger_llc: u64,
     test: RowTest,
 }
 
 impl Paths<'_> {
+    /// The sizes both runs measured past [`FAR`] × their own effective LLC, combined into one
+    /// memory latency per run: per round, the mean log latency over those sizes (the rounds
+    /// kept in every one of them), its standard error from the spread of those per-round
+    /// means (so that what moves all sizes of a round together is counted once, and what
+    /// moves one alone is averaged down), with the run level (`RUN_SIGMA`) added, tested as
+    /// a row is (Welch's t). Where the rounds are not there (a run measured in one piece),
+    /// the sizes' own tests averaged, their errors taken as moving together. One size is
+    /// noisy where the host's memory is busy (rounds 156-248 ns at 128 MiB in one run of
+    /// 2026-11-27); the mean over three or four tells a 1.13x move from it.
     fn of<'a>(ca: &'a RunDocument, cb: &'a RunDocument, pages: &'a str) -> Option<Paths<'a>> {
-        let (a, la) = memory_latency(ca, pages)?;
-        let (b, lb) = memory_latency(cb, pages)?;
-        // Both at the same size, or the figures are not the same measurement.
-        if a.params != b.params {
+        let (fa, la) = memory_latency(ca, pages)?;
+        let (fb, lb) = memory_latency(cb, pages)?;
+        let pairs: Vec<(&BenchResult, &BenchResult)> = fa
+            .iter()
+            .filter_map(|a| fb.iter().find(|b| b.params == a.params).map(|b| (*a, *b)))
+            .collect();
+        // Both at the same largest size, or the figures are not the same measurement.
+        let (a, b) = *pairs.last()?;
+        if fa.last()?.params != a.params || fb.last()?.params != b.params {
             return None;
         }
+        let tests: Vec<RowTest> = pairs
+            .iter()
+            .map(|(a, b)| test(a, b, &RowNoise::floor(a)))
+            .collect();
+        let sides = (
+            round_means(&pairs.iter().map(|p| p.0).collect::<Vec<_>>()),
+            round_means(&pairs.iter().map(|p| p.1).collect::<Vec<_>>()),
+        );
+        let (d, se, df) = match sides {
+            (Some(ma), Some(mb)) => {
+                let (va, vb) = (ma.var(), mb.var());
+                let df = crate::measure::mde::welch_df(&[(va, Some(ma.df())), (vb, Some(mb.df()))]);
+                (mb.mean - ma.mean, (va + vb).sqrt(), df)
+            }
+            _ => {
+                let n = tests.len() as f64;
+                (
+                    tests.iter().map(|t| t.d).sum::<f64>() / n,
+                    tests.iter().map(|t| t.se).sum::<f64>() / n,
+                    tests
+                        .iter()
+                        .map(|t| t.df)
+                        .try_fold(f64::INFINITY, |m, df| df.map(|x| m.min(x))),
+                )
+            }
+        };
+        let largest = tests[tests.len() - 1];
         Some(Paths {
             pages,
             a,
             b,
+            points: tests.len(),
             larger_llc: la.max(lb),
-            test: test(a, b, &RowNoise::floor(a)),
+            test: RowTest {
+                d,
+                se,
+                df,
+                p: crate::measure::mde::p_value(d, se, df),
+                mde_log: crate::measure::mde::mde_log(se, df),
+                basis: largest.basis,
+            },
         })
     }
 
@@ -108,8 +228,13 @@ impl Paths<'_> {
             ("A", "B", a, b)
         };
         let half = two_sided(self.test.df) * self.test.se;
+        let over = if self.points > 1 {
+            format!(" over the {} sizes past both LLCs", self.points)
+        } else {
+            String::new()
+        };
         format!(
-            "{slow}'s loads from memory took {ns_slow:.1} ns against {fast}'s {ns_fast:.1} ns (memory.latency at {}; {:.2}x, ±{:.0}%)",
+            "{slow}'s loads from memory took {ns_slow:.1} ns against {fast}'s {ns_fast:.1} ns (memory.latency at {}; {:.2}x{over}, ±{:.0}%)",
             self.at(),
             self.test.d.abs().exp(),
             half.exp_m1() * 100.0
@@ -155,6 +280,29 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
     }
     if !paths.differ() {
         let (a, b) = (paths.a.stats.median, paths.b.stats.median);
+        let half = two_sided(paths.test.df) * paths.test.se;
+        if half > SAME.ln() {
+            // Not told apart, and not shown alike either: a busy host's memory spreads
+            // one run's rounds too widely to say.
+            return Some(
+                Explanation::new(
+                    HOST_MEMORY,
+                    Claim::NotMeasured,
+                    format!(
+                        "the path to memory may have changed: the runs' loads from memory took {a:.1} and {b:.1} ns ({}), {:.2}x over the {} sizes past both LLCs, within the noise of their rounds (±{:.0}%)",
+                        paths.at(),
+                        paths.test.d.exp(),
+                        paths.points,
+                        half.exp_m1() * 100.0
+                    ),
+                )
+                .evidence(format!(
+                    "A {a:.1} ns, B {b:.1} ns; p = {:.2}: neither a difference nor the same within {:.0}%",
+                    paths.test.p,
+                    (SAME - 1.0) * 100.0
+                )),
+            );
+        }
         return Some(
             Explanation::new(
                 HOST_MEMORY,
@@ -165,8 +313,9 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
                 ),
             )
             .evidence(format!(
-                "A {a:.1} ns, B {b:.1} ns: B/A {:.3}, within the noise of their rounds (p = {:.2})",
+                "A {a:.1} ns, B {b:.1} ns; B/A {:.3} over the {} sizes past both LLCs, within the noise of their rounds (p = {:.2})",
                 paths.test.d.exp(),
+                paths.points,
                 paths.test.p
             )),
         );
@@ -174,11 +323,11 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
     let slow = paths.slower();
     let fast = if slow == "B" { "A" } else { "B" };
     let because = format!(
-        "the host's memory was further or busier during {slow}'s run (its loads from memory took {:.2}x as long)",
+        "the path to memory was slower during {slow}'s run (its loads from memory took {:.2}x as long)",
         paths.test.d.abs().exp()
     );
     let figures = format!(
-        "{}: the host's memory was further or busier during {slow} (its placement of the guest's memory, or other tenants' traffic, which the guest cannot see)",
+        "{}: memory was further or busier during {slow} (the host's placement of the guest's memory or other tenants' traffic, which the guest cannot see, or a neighbour's traffic in the guest)",
         paths.figures()
     );
     if c.worse_side() != slow {
@@ -289,14 +438,14 @@ mod tests {
         assert_eq!(e.claim, Claim::Explains, "{e:?}");
         assert_eq!(
             e.because,
-            "the host's memory was further or busier during B's run (its loads from memory took 1.20x as long)"
+            "the path to memory was slower during B's run (its loads from memory took 1.20x as long)"
         );
         assert!(
-            e.evidence[0].starts_with("B's loads from memory took 205.7 ns against A's 171.4 ns (memory.latency at 128 MiB, 4 KiB pages; 1.20x, ±"),
+            e.evidence[0].starts_with("B's loads from memory took 205.7 ns against A's 171.4 ns (memory.latency at 128 MiB, 4 KiB pages; 1.20x over the 3 sizes past both LLCs, ±"),
             "{e:?}"
         );
         assert!(
-            e.evidence[0].ends_with("which the guest cannot see)"),
+            e.evidence[0].ends_with("or a neighbour's traffic in the guest)"),
             "{e:?}"
         );
         assert!(e.evidence[1].contains("they match"), "{e:?}");
@@ -348,6 +497,36 @@ mod tests {
             "both runs' loads from memory took 171.4 and 172.8 ns (128 MiB, 4 KiB pages): the path to memory did not change"
         );
         assert_eq!(about(&a, &b, COPY).unwrap().claim, Claim::RuledOut);
+    }
+
+    #[test]
+    fn memory_latencies_too_noisy_to_tell_say_so_and_rule_nothing_out() {
+        // B's memory 1.12x slower, but its latency rounds spread 15% either way (a busy
+        // host's memory): neither a difference nor alike.
+        let a = run("a", 1.0, 176.7, 20000.0, 35000.0);
+        let mut b = run("b", 1.12, 200.0, 18000.0, 31000.0);
+        for r in b
+            .results
+            .iter_mut()
+            .filter(|r| r.base_id() == "memory.latency")
+        {
+            use crate::result::rounds::{noise_of, quiet_rounds, Rounds};
+            let m = r.stats.median.ln();
+            let rounds = quiet_rounds(&[m - 0.15, m, m + 0.15]);
+            r.rounds = Some(Rounds {
+                noise: noise_of(&rounds, Some(m), None),
+                rounds,
+            });
+        }
+        let e = about(&a, &b, COPY).unwrap();
+        assert_eq!(e.claim, Claim::NotMeasured, "{e:?}");
+        assert!(
+            e.because.starts_with("the path to memory may have changed"),
+            "{e:?}"
+        );
+        // The same move with quiet rounds is told apart.
+        let quiet = run("b", 1.12, 200.0, 18000.0, 31000.0);
+        assert_eq!(about(&a, &quiet, COPY).unwrap().claim, Claim::Contributes);
     }
 
     #[test]
