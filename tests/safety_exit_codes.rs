@@ -87,6 +87,49 @@ fn an_empty_suite_list_is_refused() {
     }
 }
 
+/// `__round` (the child of a fresh-process round) refuses what no round can be measured
+/// with: one `error:` line, exit 2, nothing on stdout (where its parent reads results).
+#[test]
+fn a_child_round_refuses_bad_input_with_one_line() {
+    let env = Env::new();
+    let ok = ["timers.clock-read@1", "2", "2e6", "20"];
+    let bad = [
+        ["probe.nothing@1", "2", "2e6", "20"],
+        ["memory.latency@1", "2", "2e6", "20"],
+        ["timers.clock-read@1", "0", "2e6", "20"],
+        ["timers.clock-read@1", "2", "NaN", "20"],
+        ["timers.clock-read@1", "2", "inf", "20"],
+        ["timers.clock-read@1", "2", "0", "20"],
+        ["timers.clock-read@1", "2", "-1", "20"],
+        ["memory.per-event@1", "2", "2e6", "-1"],
+        ["memory.per-event@1", "2", "2e6", "0"],
+    ];
+    let run = |a: [&str; 4]| {
+        env.cmd()
+            .args(["__round", a[0], "--samples", a[1]])
+            .args(["--min-batch-ns", a[2], "--clock-cost-ns", a[3]])
+            .output()
+            .unwrap()
+    };
+    for a in bad {
+        let out = run(a);
+        no_panic(&out);
+        common::assert_refused(&env, &out, &a);
+        assert!(out.stdout.is_empty(), "{a:?}");
+        assert_eq!(stderr(&out).lines().count(), 1, "{a:?}: {}", stderr(&out));
+    }
+    let out = run(ok);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lines: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(String::from)
+        .collect();
+    assert!(!lines.is_empty());
+    for l in &lines {
+        serde_json::from_str::<serde_json::Value>(l).unwrap();
+    }
+}
+
 /// Defect 16: `record -- false` has no 0 s interval and claims no recorder share from a
 /// few milliseconds (it said "recorder used 4871.89%").
 #[test]

@@ -93,6 +93,7 @@ impl Benchmark for ClockRead {
             return fresh_process::measure_round(
                 ID,
                 fresh_process::Batching::of(ctx),
+                cases().len(),
                 &mut clock_reads_here,
                 &mut |r| emit(Emitted::Result(Box::new(r))),
             );

@@ -5,6 +5,7 @@
 use crate::bench::fresh_process::Batching;
 use crate::bench::memory::per_event;
 use crate::bench::timers;
+use crate::error::usage;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -14,14 +15,39 @@ pub struct Args {
     #[arg(long)]
     pub samples: usize,
     /// The shortest timed batch, ns.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub min_batch_ns: f64,
     /// The cost of one read of the timing clock, ns.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub clock_cost_ns: f64,
 }
 
+/// Refuse (exit 2, nothing printed) what no round can be measured with.
+fn check(a: &Args) -> anyhow::Result<()> {
+    if ![timers::ID, per_event::ID].contains(&a.bench.as_str()) {
+        return Err(usage(format!(
+            "{} is not measured in a fresh process (only {} and {})",
+            a.bench,
+            timers::ID,
+            per_event::ID
+        )));
+    }
+    if a.samples == 0 {
+        return Err(usage("--samples must be at least 1"));
+    }
+    for (flag, v) in [
+        ("--min-batch-ns", a.min_batch_ns),
+        ("--clock-cost-ns", a.clock_cost_ns),
+    ] {
+        if !(v.is_finite() && v > 0.0) {
+            return Err(usage(format!("{flag} {v} is not a positive number of ns")));
+        }
+    }
+    Ok(())
+}
+
 pub fn exec(a: Args) -> anyhow::Result<()> {
+    check(&a)?;
     let b = Batching {
         samples: a.samples,
         min_batch_ns: a.min_batch_ns,
@@ -40,7 +66,7 @@ pub fn exec(a: Args) -> anyhow::Result<()> {
     match a.bench.as_str() {
         timers::ID => timers::clock_reads_here(b, &mut emit)?,
         per_event::ID => per_event::here(b, &mut emit)?,
-        other => anyhow::bail!("{other} is not measured in a fresh process"),
+        other => unreachable!("{other} refused by check"),
     }
     printed
 }

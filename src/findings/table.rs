@@ -43,7 +43,7 @@ pub const KINDS: &[Kind] = &[
     Kind { id: "timer-bound", severities: W, meaning: "reading the clock is more than 1% of the measured time" },
     Kind { id: "high-variation", severities: I, meaning: "the samples' coefficient of variation exceeds 10%" },
     Kind { id: "disturbed-rounds", severities: IW, meaning: "rounds of a result were disturbed (other tasks, steal, CPU pressure, a slow CPU-speed canary, or an unexplained outlier) and kept out of its figures" },
-    Kind { id: "round-in-process", severities: I, meaning: "a round meant to run in a fresh process ran in truebench's own (the executable could not be run again): its row's rounds do not sample what moves between processes" },
+    Kind { id: "round-in-process", severities: I, meaning: "results of a round meant to run in a fresh process were measured in truebench's own (the executable could not be run again, or its process passed its deadline and was killed): its row's rounds do not sample what moves between processes" },
     Kind { id: "per-event-timing", severities: IW, meaning: "timing every small event (as sysbench memory does) against timing the batch" },
     Kind { id: "cache-levels", severities: I, meaning: "the cache levels a latency sweep measured" },
     Kind { id: "llc-size-mismatch", severities: W, meaning: "the last-level cache size reported differs from the one measured" },

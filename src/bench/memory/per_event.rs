@@ -155,7 +155,8 @@ impl Benchmark for PerEvent {
         emit(Emitted::Running(
             "per-event and batch in a fresh process".into(),
         ));
-        fresh_process::measure_round(ID, fresh_process::Batching::of(ctx), &mut here, &mut |r| {
+        let b = fresh_process::Batching::of(ctx);
+        fresh_process::measure_round(ID, b, self.planned(ctx), &mut here, &mut |r| {
             emit(Emitted::Result(Box::new(r)))
         })
     }
