@@ -136,7 +136,7 @@ pub fn export(a: ExportArgs, db: Option<&Location>) -> anyhow::Result<()> {
         Some(p) => {
             super::output::write_file(&p, &bytes, exporter.replaces_file())?;
             let ids: Vec<&str> = docs.iter().map(|d| d.run_id.as_str()).collect();
-            let runs = if ids.len() == 1 { "run" } else { "runs" };
+            let runs = crate::units::noun(ids.len(), "run");
             eprintln!(
                 "truebench: wrote {runs} {} to {} ({name})",
                 ids.join(", "),

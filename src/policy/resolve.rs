@@ -118,8 +118,10 @@ fn slices(
     let n = n.unwrap_or(order.len() / k);
     if n == 0 || n * k > order.len() {
         return Err(format!(
-            "{what}: {k} instance(s) x {n} CPUs, and this process may use {} CPUs",
-            order.len()
+            "{what}: {} x {}, and this process may use {}",
+            crate::units::count(k, "instance"),
+            crate::units::count(n, "CPU"),
+            crate::units::count(order.len(), "CPU")
         ));
     }
     Ok((0..k)

@@ -230,8 +230,8 @@ pub fn section(f: &FleetView) -> String {
     let mut s = String::from("<h2>Fleet</h2>\n");
     let _ = write!(
         s,
-        "<p>{} hosts against the fleet median of each row; typical host {}. Outlier: a row beyond both the fleet's spread (robust z on log ratios, 1.4826 MAD) and the host's own noise (false discovery rate {:.0}%), at least {:.0}% from the median; called only with {}+ hosts on a row. {} Score: geometric mean of host/fleet over rows, &gt; 1 better.</p>\n<ul class=\"groups\">",
-        f.runs.len(),
+        "<p>{} against the fleet median of each row; typical host {}. Outlier: a row beyond both the fleet's spread (robust z on log ratios, 1.4826 MAD) and the host's own noise (false discovery rate {:.0}%), at least {:.0}% from the median; called only with {}+ hosts on a row. {} Score: geometric mean of host/fleet over rows, &gt; 1 better.</p>\n<ul class=\"groups\">",
+        crate::units::count(f.runs.len(), "host"),
         esc(f.typical_host.as_deref().unwrap_or("none")),
         f.fdr_q * 100.0,
         f.floor * 100.0,

@@ -111,9 +111,9 @@ pub fn render(f: &FleetView, verbose: bool) -> String {
         .or_else(|| f.typical_host.clone())
         .unwrap_or_else(|| "none".into());
     out.push(clip(format!(
-        "Fleet of {} hosts, {} rows; baseline: the fleet median of each row; typical host {typical}",
-        f.runs.len(),
-        f.rows.len()
+        "Fleet of {}, {}; baseline: the fleet median of each row; typical host {typical}",
+        crate::units::count(f.runs.len(), "host"),
+        crate::units::count(f.rows.len(), "row")
     )));
     out.push(
         "Score: geometric mean over rows of host/fleet, > 1 better. Outlier: a row, or a host's mean over"
@@ -188,7 +188,7 @@ pub fn render(f: &FleetView, verbose: bool) -> String {
                     .collect::<Vec<_>>()
                     .join("; "),
                 if more > 0 {
-                    format!("; +{more} rows")
+                    format!("; +{}", crate::units::count(more, "row"))
                 } else {
                     String::new()
                 }

@@ -143,8 +143,8 @@ pub fn render(p: &ProbeDoc) -> String {
             } else {
                 let _ = writeln!(
                     s,
-                    "      {} cores like {} — {}",
-                    cores.len(),
+                    "      {} like {} — {}",
+                    crate::units::count(cores.len(), "core"),
                     list(&cores[0]),
                     private_caches(p, &cores[0])
                 );
@@ -251,8 +251,12 @@ pub fn render(p: &ProbeDoc) -> String {
     if let Some(l) = &p.load {
         let _ = writeln!(
             s,
-            "Load average: {:.2} {:.2} {:.2} ({} runnable of {} tasks)",
-            l.one, l.five, l.fifteen, l.runnable, l.tasks
+            "Load average: {:.2} {:.2} {:.2} ({} runnable of {})",
+            l.one,
+            l.five,
+            l.fifteen,
+            l.runnable,
+            crate::units::count(l.tasks as usize, "task")
         );
     }
     if !p.unavailable.0.is_empty() {

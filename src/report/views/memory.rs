@@ -65,7 +65,7 @@ fn bandwidth_table(doc: &RunDocument) -> Option<String> {
     header.extend(
         threads
             .iter()
-            .map(|t| format!("{t} thread{}", if *t == 1 { "" } else { "s" })),
+            .map(|t| crate::units::count(*t as usize, "thread")),
     );
     let mut t = narrow_table(&header.iter().map(String::as_str).collect::<Vec<_>>());
     for (k, s) in kernels {

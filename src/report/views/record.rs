@@ -17,8 +17,8 @@ pub struct Record;
 /// up to `threads` threads of the NUMA view.
 pub fn lines(rec: &Recording, threads: usize) -> Vec<String> {
     let mut s = vec![format!(
-        "Recording: {} intervals of {} s over {:.1} s; {}",
-        rec.rows.len(),
+        "Recording: {} of {} s over {:.1} s; {}",
+        crate::units::count(rec.rows.len(), "interval"),
         rec.interval_s,
         rec.duration_s,
         match rec.recorder_cpu_share {
@@ -111,13 +111,16 @@ fn numa_lines(v: &NumaView, listed: usize) -> Vec<String> {
     )];
     if let Some(m) = &v.memory {
         s.push(format!(
-            "  memory of pid {} per node (numa_maps at {:.1} s, {} mappings{}):",
+            "  memory of pid {} per node (numa_maps at {:.1} s, {}{}):",
             m.pid,
             m.read_at_s,
-            m.mappings,
+            crate::units::count(m.mappings as usize, "mapping"),
             match m.skipped_lines {
                 0 => String::new(),
-                n => format!(", {n} unreadable lines left out"),
+                n => format!(
+                    ", {} left out",
+                    crate::units::count(n as usize, "unreadable line")
+                ),
             }
         ));
         for n in &m.nodes {
@@ -170,8 +173,8 @@ fn numa_lines(v: &NumaView, listed: usize) -> Vec<String> {
     }
     if v.threads.len() > listed {
         s.push(format!(
-            "  and {} more threads (`show --all` and the document list them all)",
-            v.threads.len() - listed
+            "  and {} more (`show --all` and the document list them all)",
+            crate::units::count(v.threads.len() - listed, "thread")
         ));
     }
     s
