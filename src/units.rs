@@ -75,8 +75,8 @@ pub fn pct(v: f64) -> String {
 /// `noun` as a count of `n` needs it: "row" for one, "rows" for any other count (0 too).
 /// The plural follows English spelling: "copy" -> "copies", "process" -> "processes",
 /// "CPU" -> "CPUs". For a noun after "X of Y" give Y ("1 of 3 rows").
-pub fn noun(n: usize, noun: &str) -> String {
-    if n == 1 {
+pub fn noun(n: impl TryInto<u64>, noun: &str) -> String {
+    if n.try_into().ok() == Some(1) {
         return noun.to_string();
     }
     let consonant_y = noun.ends_with('y')
@@ -91,7 +91,7 @@ pub fn noun(n: usize, noun: &str) -> String {
 }
 
 /// A count with its noun: count(1, "row") is "1 row", count(2, "row") "2 rows".
-pub fn count(n: usize, what: &str) -> String {
+pub fn count<N: TryInto<u64> + std::fmt::Display + Copy>(n: N, what: &str) -> String {
     format!("{n} {}", noun(n, what))
 }
 
@@ -131,6 +131,10 @@ mod tests {
         assert_eq!(count(2, "day"), "2 days");
         assert_eq!(noun(1, "round"), "round");
         assert_eq!(noun(5, "round"), "rounds");
+        // Any integer type, a negative count plural.
+        assert_eq!(count(1u32, "die"), "1 die");
+        assert_eq!(count(2u64, "die"), "2 dies");
+        assert_eq!(count(-1i64, "step"), "-1 steps");
     }
 
     #[test]

@@ -358,9 +358,9 @@ fn cannot_tell_why(p: &Pending) -> String {
     for (side, r) in [("A", p.m.a), ("B", p.m.b)] {
         if let Some(s) = SideRounds::of(r).filter(|s| s.disturbed * 2 > s.rounds) {
             return format!(
-                "{} of {} rounds of {side} disturbed ({})",
+                "{} of {} of {side} disturbed ({})",
                 s.disturbed,
-                s.rounds,
+                crate::units::count(s.rounds, "round"),
                 s.causes.join(", ")
             );
         }

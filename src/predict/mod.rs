@@ -220,7 +220,8 @@ fn contention(e: &Evidence) -> Contention {
             sigma: 0.0,
             kappa: 0.0,
             source: format!(
-                "assumed none (σ = κ = 0): no run measured a scaling curve; the runs used at most {measured_parallel} CPU(s) in parallel"
+                "assumed none (σ = κ = 0): no run measured a scaling curve; the runs used at most {} in parallel",
+                crate::units::count(measured_parallel, "CPU")
             ),
             measured_parallel,
         },

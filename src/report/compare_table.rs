@@ -286,9 +286,9 @@ pub fn render_fleet(f: &Fleet) -> String {
         s.push_str(&format!("{t}\n"));
         for g in &r.groups {
             s.push_str(&format!(
-                "  group {}: {} run(s), median {} {} (range {} – {})\n",
+                "  group {}: {}, median {} {} (range {} – {})\n",
                 g.group,
-                g.runs,
+                crate::units::count(g.runs, "run"),
                 num(g.median),
                 r.unit,
                 num(g.min),

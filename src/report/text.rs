@@ -181,8 +181,9 @@ fn findings_wrapped(doc: &RunDocument, detail: Detail) -> String {
             }
             let list: Vec<String> = counts.iter().map(|(b, n)| format!("{b} x{n}")).collect();
             s.push_str(&wrap(&format!(
-                "      and on {} more result(s): {} (show --all lists each)",
+                "      and on {} more {}: {} (show --all lists each)",
                 on.len() - 1,
+                crate::units::noun(on.len() - 1, "result"),
                 list.join(", ")
             )));
         }

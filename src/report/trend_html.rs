@@ -76,8 +76,8 @@ pub fn section(docs: &[RunDocument]) -> String {
         let shown: Vec<String> = quiet.iter().take(NAMES_SHOWN).map(|h| esc(h)).collect();
         let _ = writeln!(
             s,
-            "<p>{} host(s) with no change, not drawn: {}{}.</p>",
-            quiet.len(),
+            "<p>{} with no change, not drawn: {}{}.</p>",
+            count(quiet.len(), "host"),
             shown.join(", "),
             if quiet.len() > NAMES_SHOWN {
                 ", ..."

@@ -56,8 +56,9 @@ fn change(out: &mut String, c: &Explained, verbose: bool) {
     }
     if c.rows.len() > shown {
         out.push_str(&format!(
-            "    and {} more (--verbose lists them)\n",
-            count(c.rows.len() - shown, "row")
+            "    and {} more {} (--verbose lists them)\n",
+            c.rows.len() - shown,
+            crate::units::noun(c.rows.len() - shown, "row")
         ));
     }
 }

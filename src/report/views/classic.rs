@@ -84,7 +84,7 @@ fn index_lines(ix: &SuiteIndexes) -> String {
             "Index, {label}: {} (median of passes); UnixBench-style {} (lowest third dropped); {}\n",
             v(ix.by_copies.get(k)),
             v(ix.unixbench_style.get(k)),
-            crate::units::count(ix.tests.get(k).copied().unwrap_or(0) as usize, "test"),
+            crate::units::count(ix.tests.get(k).copied().unwrap_or(0), "test"),
         ));
         if let Some(r) = ix.placement_range.get(k) {
             let o = |x: Option<f64>| x.map(num).unwrap_or_else(|| "-".into());
@@ -249,7 +249,7 @@ impl View for Classic {
                 .filter_map(|(k, v)| {
                     let v = v?;
                     Some((
-                        format!("suite index, {}", crate::units::count(k as usize, "copy")),
+                        format!("suite index, {}", crate::units::count(k, "copy")),
                         v,
                         v,
                         v,

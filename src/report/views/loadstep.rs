@@ -48,7 +48,7 @@ fn variant_title(v: &VariantResult) -> String {
     format!(
         "Policy {} with {}{}{}",
         v.policy,
-        crate::units::count(v.workers as usize, "worker"),
+        crate::units::count(v.workers, "worker"),
         v.pinned_cpus
             .as_ref()
             .map(|c| format!(", pinned to CPUs {}", crate::probe::cpulist::format_list(c)))
@@ -118,7 +118,7 @@ fn fits(v: &VariantResult) -> String {
         };
         out.push_str(&format!(
             "{label} on completed rate vs Little's-law concurrency ({} of 100 ms in the steady steps): σ {} ± {}, κ {}{}, γ {}/s; {}\n",
-            crate::units::count(u.points as usize, "interval"),
+            crate::units::count(u.points, "interval"),
             num(u.sigma),
             num(u.sigma_se),
             num(u.kappa),
@@ -270,8 +270,9 @@ fn tail(ls: &Experiment) -> String {
             .iter()
             .map(|p| {
                 format!(
-                    "{} {}/s",
-                    crate::units::count(p.workers as usize, "worker"),
+                    "{} {} {}/s",
+                    p.workers,
+                    crate::units::noun(u64::from(p.workers == 1.0), "worker"),
                     num(p.max_valid_completed_rate)
                 )
             })
