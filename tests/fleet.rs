@@ -733,7 +733,7 @@ fn fifty_hosts_import_at_once_and_the_fleet_view_names_the_planted_outliers_by_c
         err.contains("zz-broken.json") && err.contains("not valid JSON"),
         "{err}"
     );
-    assert!(err.contains("1 of 51 document(s) refused"), "{err}");
+    assert!(err.contains("1 of 51 documents refused"), "{err}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("imported 50 runs"));
     assert_eq!(
         env.json(&["history", "--json", "--limit", "1000"])

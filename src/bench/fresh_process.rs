@@ -192,7 +192,10 @@ pub fn measure_round(
             emit(r)
         }),
         Err((n, Failed::CannotRun(why))) => {
-            anyhow::bail!("{id}: a fresh-process round failed after {n} results: {why}")
+            anyhow::bail!(
+                "{id}: a fresh-process round failed after {}: {why}",
+                crate::units::count(n, "result")
+            )
         }
     }
 }

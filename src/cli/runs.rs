@@ -196,9 +196,9 @@ fn import_one(file: PathBuf, db: Option<&Location>) -> anyhow::Result<()> {
         .insert(&doc)
         .with_context(|| format!("importing {name}"))?;
     crate::stdout::line(&format!(
-        "imported run {} ({} results) into {}",
+        "imported run {} ({}) into {}",
         doc.run_id,
-        doc.results.len(),
+        crate::units::count(doc.results.len(), "result"),
         path.display()
     ))
 }

@@ -72,10 +72,11 @@ pub fn of(r: &BenchResult) -> Noise<'_> {
 fn load(doc: &RunDocument) -> String {
     match &doc.env.load {
         Some(l) => format!(
-            "load average {:.2} with {} runnable at the probe, on {} usable",
+            "load average {:.2} with {} runnable at the probe, on {} usable {}",
             l.one,
             l.runnable,
-            crate::units::count(doc.env.cpus.usable_width, "CPU")
+            doc.env.cpus.usable_width,
+            crate::units::noun(doc.env.cpus.usable_width, "CPU")
         ),
         None => "load not recorded".into(),
     }

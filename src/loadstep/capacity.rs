@@ -337,8 +337,8 @@ impl Group {
     ) -> Result<Group, String> {
         if setting.width == 0 || setting.width > order.len() {
             return Err(format!(
-                "a cpuset of {} CPUs: this process may use {}",
-                setting.width,
+                "a cpuset of {}: this process may use {}",
+                crate::units::count(setting.width, "CPU"),
                 order.len()
             ));
         }

@@ -57,11 +57,11 @@ pub fn render(p: &Prediction) -> String {
     }
     if let Some(i) = &p.inputs {
         line(format!(
-            "  CPU cost per message: {} over {} steps; utilisation-law efficiency {} ({} saturated steps){}",
+            "  CPU cost per message: {} over {}; utilisation-law efficiency {} ({}){}",
             est(&i.cost_us, "CPU-µs"),
-            i.cost_steps,
+            crate::units::count(i.cost_steps, "step"),
             est(&i.efficiency, ""),
-            i.saturated_steps,
+            crate::units::count(i.saturated_steps, "saturated step"),
             if i.saturated_steps == 0 {
                 " (no step saturated: assumed 1)"
             } else {

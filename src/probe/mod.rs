@@ -127,8 +127,8 @@ fn cpus_doc(
         Some(q) if q < width as f64 => (
             q,
             format!(
-                "cgroup quota {q:.2} CPUs (narrower than the {} usable)",
-                crate::units::count(width, "CPU")
+                "cgroup quota {q:.2} CPUs (narrower than the {width} usable {})",
+                crate::units::noun(width, "CPU")
             ),
         ),
         _ => (

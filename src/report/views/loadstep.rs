@@ -272,6 +272,7 @@ fn tail(ls: &Experiment) -> String {
                 format!(
                     "{} {} {}/s",
                     p.workers,
+                    // The worker count is an f64 here: one reads "worker", any other "workers".
                     crate::units::noun(u64::from(p.workers == 1.0), "worker"),
                     num(p.max_valid_completed_rate)
                 )
