@@ -246,7 +246,8 @@ pub fn compare(
         // The plan's rounds are a most: the budget may stop them first.
         if total > 0 {
             format!(
-                "at most {total} rounds, as many as fit within {:.0} s",
+                "at most {}, as many as fit within {:.0} s",
+                crate::units::count(total, "round"),
                 p.budget_s
             )
         } else {
