@@ -17,8 +17,8 @@ pub fn after_killed_runs() -> Vec<String> {
         let removed = capacity::remove_stale(&layout);
         if !removed.is_empty() {
             said.push(format!(
-                "removed {} cgroup(s) left by a killed run: {}",
-                removed.len(),
+                "removed {} left by a killed run: {}",
+                crate::units::count(removed.len(), "cgroup"),
                 removed
                     .iter()
                     .map(|p| p.display().to_string())

@@ -161,8 +161,8 @@ pub fn stop(scope: Scope, grace: Duration) -> usize {
 /// The sentence for stderr when `n` processes outlived `what`.
 pub fn said(n: usize, what: &str) -> String {
     format!(
-        "truebench: {n} process{} started by '{what}' outlived it and {} stopped (SIGTERM, SIGKILL after {} s)",
-        if n == 1 { "" } else { "es" },
+        "truebench: {} started by '{what}' outlived it and {} stopped (SIGTERM, SIGKILL after {} s)",
+        crate::units::count(n, "process"),
         if n == 1 { "was" } else { "were" },
         GRACE.as_secs()
     )

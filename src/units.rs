@@ -1,4 +1,5 @@
-//! Numbers with their units: byte sizes and durations in the scale a reader expects.
+//! Numbers with their units: byte sizes and durations in the scale a reader expects, and
+//! counts with their noun ("1 row", "2 rows"): the one place a count's noun is made plural.
 
 /// 32768 -> "32 KiB", 503316480 -> "480 MiB".
 pub fn bytes(n: u64) -> String {
@@ -71,6 +72,29 @@ pub fn pct(v: f64) -> String {
     }
 }
 
+/// `noun` as a count of `n` needs it: "row" for one, "rows" for any other count (0 too).
+/// The plural follows English spelling: "copy" -> "copies", "process" -> "processes",
+/// "CPU" -> "CPUs". For a noun after "X of Y" give Y ("1 of 3 rows").
+pub fn noun(n: impl TryInto<u64>, noun: &str) -> String {
+    if n.try_into().ok() == Some(1) {
+        return noun.to_string();
+    }
+    let consonant_y = noun.ends_with('y')
+        && !noun[..noun.len() - 1].ends_with(|c: char| "aeiouAEIOU".contains(c));
+    if consonant_y {
+        format!("{}ies", &noun[..noun.len() - 1])
+    } else if ["s", "x", "ch", "sh"].iter().any(|e| noun.ends_with(e)) {
+        format!("{noun}es")
+    } else {
+        format!("{noun}s")
+    }
+}
+
+/// A count with its noun: count(1, "row") is "1 row", count(2, "row") "2 rows".
+pub fn count<N: TryInto<u64> + std::fmt::Display + Copy>(n: N, what: &str) -> String {
+    format!("{n} {}", noun(n, what))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,6 +116,25 @@ mod tests {
         assert_eq!(duration_ns(2.5e9), "2.50 s");
         assert_eq!(mb_per_s(12_345.0), "12.35 GB/s");
         assert_eq!(mb_per_s(950.0), "950.0 MB/s");
+    }
+
+    #[test]
+    fn a_count_of_one_is_singular_and_any_other_plural() {
+        assert_eq!(count(1, "row"), "1 row");
+        assert_eq!(count(2, "row"), "2 rows");
+        assert_eq!(count(0, "row"), "0 rows");
+        assert_eq!(count(1, "CPU"), "1 CPU");
+        assert_eq!(count(4, "CPU"), "4 CPUs");
+        assert_eq!(count(3, "copy"), "3 copies");
+        assert_eq!(count(1, "copy"), "1 copy");
+        assert_eq!(count(2, "process"), "2 processes");
+        assert_eq!(count(2, "day"), "2 days");
+        assert_eq!(noun(1, "round"), "round");
+        assert_eq!(noun(5, "round"), "rounds");
+        // Any integer type, a negative count plural.
+        assert_eq!(count(1u32, "die"), "1 die");
+        assert_eq!(count(2u64, "die"), "2 dies");
+        assert_eq!(count(-1i64, "step"), "-1 steps");
     }
 
     #[test]

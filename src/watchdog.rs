@@ -189,8 +189,8 @@ pub fn main(args: &[String]) -> i32 {
     let n = sweep(mark, parent, &roots(&said));
     if n > 0 {
         eprintln!(
-            "truebench: {n} process{} started by truebench (pid {parent}) outlived it and {} killed by its watchdog",
-            if n == 1 { "" } else { "es" },
+            "truebench: {} started by truebench (pid {parent}) outlived it and {} killed by its watchdog",
+            crate::units::count(n, "process"),
             if n == 1 { "was" } else { "were" },
         );
     }

@@ -97,7 +97,7 @@ fn probe_text_draws_the_topology() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("Package 0 [0-31]"), "{text}");
     assert!(
-        text.contains("L3 16 MiB (LLC) [0-3,16-19]: 4 core(s)"),
+        text.contains("L3 16 MiB (LLC) [0-3,16-19]: 4 cores"),
         "{text}"
     );
     assert!(

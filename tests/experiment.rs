@@ -227,7 +227,10 @@ fn two_instances_report_a_makespan_and_per_node_is_skipped_on_one_node() {
             .iter()
             .find(|s| s["case"] == "per-node")
             .expect("per-node skipped on one node");
-        assert!(sk["reason"].as_str().unwrap().contains("1 node(s)"), "{sk}");
+        assert!(
+            sk["reason"].as_str().unwrap().contains("1 node with"),
+            "{sk}"
+        );
     }
 }
 
@@ -253,11 +256,11 @@ fn per_node_partitions_a_two_node_plan_and_degenerates_on_one() {
     assert!(cases[0]["why"]
         .as_str()
         .unwrap()
-        .contains("memory on node(s) [0]"));
+        .contains("memory on node [0]"));
     assert!(cases[1]["why"]
         .as_str()
         .unwrap()
-        .contains("memory on node(s) [1]"));
+        .contains("memory on node [1]"));
     let one = common::fixture("this-vm");
     let plan = env.json(&[
         "plan",
@@ -270,7 +273,7 @@ fn per_node_partitions_a_two_node_plan_and_degenerates_on_one() {
         "--json",
     ]);
     let skipped = plan["cases"][0]["skipped"].as_str().unwrap();
-    assert!(skipped.contains("1 node(s)"), "{skipped}");
+    assert!(skipped.contains("1 node with"), "{skipped}");
 }
 
 #[test]

@@ -733,7 +733,7 @@ fn fifty_hosts_import_at_once_and_the_fleet_view_names_the_planted_outliers_by_c
         err.contains("zz-broken.json") && err.contains("not valid JSON"),
         "{err}"
     );
-    assert!(err.contains("1 of 51 document(s) refused"), "{err}");
+    assert!(err.contains("1 of 51 documents refused"), "{err}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("imported 50 runs"));
     assert_eq!(
         env.json(&["history", "--json", "--limit", "1000"])
@@ -796,7 +796,7 @@ fn fifty_hosts_import_at_once_and_the_fleet_view_names_the_planted_outliers_by_c
         assert!(text.contains(h.as_str()), "{h}: {text}");
     }
     assert!(
-        text.contains("44 host(s) within the fleet's spread"),
+        text.contains("44 hosts within the fleet's spread"),
         "{text}"
     );
     // --top caps the lists; -v adds the per-row table and each outlier's evidence.
@@ -917,7 +917,7 @@ fn compare_by_tag_with_no_ids_ranks_the_tagged_runs_and_ndjson_imports_on_stdin(
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(out.stdout.is_empty());
-    assert!(err.contains("1 stored run(s) carry tag inv=web-1"), "{err}");
+    assert!(err.contains("1 stored run carries tag inv=web-1"), "{err}");
 }
 
 /// The planted fleet's outliers (host names) against what was planted: (missed planted,

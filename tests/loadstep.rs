@@ -258,7 +258,7 @@ fn a_grid_combination_whose_quota_is_above_its_width_is_named_and_not_measured()
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(
-        err.contains("not measured: --cpu-quota 1.5 --cpuset-width 1: a quota of 1.50 CPUs on a cpuset of 1 CPU(s) cannot be used"),
+        err.contains("not measured: --cpu-quota 1.5 --cpuset-width 1: a quota of 1.50 CPUs on a cpuset of 1 CPU cannot be used"),
         "{err}"
     );
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

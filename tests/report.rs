@@ -174,10 +174,10 @@ fn the_fleet_picture_of_10000_hosts_is_small_and_renders_with_no_two_labels_over
     // The groups above the strips in their order, each with its letter.
     let legend = &section[..section.find("<svg").unwrap()];
     let a = legend
-        .find("<b style=\"color:#d62728\">A</b> 200 host(s): slower on")
+        .find("<b style=\"color:#d62728\">A</b> 200 hosts: slower on")
         .unwrap();
     let b = legend
-        .find("<b style=\"color:#ff7f0e\">B</b> 200 host(s)")
+        .find("<b style=\"color:#ff7f0e\">B</b> 200 hosts")
         .unwrap();
     assert!(a < b, "{legend}");
     // The page, with a script added here only (the report has none) that writes every

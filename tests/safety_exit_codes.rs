@@ -253,7 +253,8 @@ fn an_impossible_cpu_quota_is_refused() {
 #[test]
 fn a_quota_above_its_width_is_refused_the_same_way_everywhere() {
     let env = Env::new();
-    let rule = "a quota of 5.00 CPUs on a cpuset of 1 CPU(s) cannot be used: the quota is at most the width";
+    let rule =
+        "a quota of 5.00 CPUs on a cpuset of 1 CPU cannot be used: the quota is at most the width";
     for args in [
         vec![
             "loadstep",

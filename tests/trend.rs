@@ -339,7 +339,7 @@ fn the_report_draws_each_changed_row_with_its_change_point_between_the_right_run
     assert!(html.contains("<h3>Host vm: 36 runs, 2026-10-01 to 2026-11-05</h3>"));
     // The 4 clock rows and the 5 system-call rows; the other 2 are counted, not drawn.
     assert!(
-        html.contains("9 of 11 rows changed and are drawn; 2 row(s) with no change are not."),
+        html.contains("9 of 11 rows changed and are drawn; 2 rows with no change are not."),
         "{html}"
     );
     let charts = charts.as_array().unwrap();

@@ -266,7 +266,10 @@ fn round_of(
         Err((_, Failed::Interrupted)) => return Err(Interrupted.into()),
         Err((0, Failed::CannotRun(why))) => format!("a fresh process could not run it: {why}"),
         Err((n, Failed::CannotRun(why))) => {
-            anyhow::bail!("{id}: a fresh-process round failed after {n} results: {why}")
+            anyhow::bail!(
+                "{id}: a fresh-process round failed after {}: {why}",
+                crate::units::count(n, "result")
+            )
         }
         Err((n, Failed::Expired(spent))) => format!(
             "the fresh process printed {n} of {results} results in {:.1} s, its deadline; killed",

@@ -51,9 +51,9 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
         detail: super::detail(false),
     };
     eprintln!(
-        "truebench: calibrating {} with {} runs (each stored as a run tagged {CALIBRATION_TAG}=...)",
+        "truebench: calibrating {} with {} (each stored as a run tagged {CALIBRATION_TAG}=...)",
         names.join(","),
-        a.runs
+        crate::units::count(a.runs, "run")
     );
     session::calibrate::calibrate(&make, a.runs as usize, a.json, db, &common)
 }

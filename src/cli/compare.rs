@@ -179,8 +179,8 @@ fn select(a: &Args, by: Option<&str>, store: &Store) -> anyhow::Result<Vec<Strin
             .collect();
         if ids.len() < 2 {
             return Err(usage(format!(
-                "--latest-per-host found {} host(s) in the database{}: nothing to compare",
-                ids.len(),
+                "--latest-per-host found {} in the database{}: nothing to compare",
+                crate::units::count(ids.len(), "host"),
                 if a.tags.is_empty() {
                     ""
                 } else {
@@ -210,8 +210,10 @@ fn select(a: &Args, by: Option<&str>, store: &Store) -> anyhow::Result<Vec<Strin
             .collect();
         return Err(usage_hint(
             format!(
-                "{} stored run(s) carry {}: compare needs at least two",
+                "{} stored {} {} {}: compare needs at least two",
                 ids.len(),
+                crate::units::noun(ids.len(), "run"),
+                if ids.len() == 1 { "carries" } else { "carry" },
                 what.join(" and ")
             ),
             "see `truebench history --tag KEY=VALUE`",

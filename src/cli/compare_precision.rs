@@ -251,14 +251,15 @@ pub fn compare(
     }
     let total: usize = work.iter().flatten().map(planned).sum();
     eprintln!(
-        "truebench: --precision {:.1}%: {} of {} rows above it; adding {}",
+        "truebench: --precision {:.1}%: {} of {} above it; adding {}",
         p.target * 100.0,
         shorts.len(),
-        rows.len(),
+        crate::units::count(rows.len(), "row"),
         // The plan's rounds are a most: the budget may stop them first.
         if total > 0 {
             format!(
-                "at most {total} rounds, as many as fit within {:.0} s",
+                "at most {}, as many as fit within {:.0} s",
+                crate::units::count(total, "round"),
                 p.budget_s
             )
         } else {

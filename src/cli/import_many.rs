@@ -377,13 +377,14 @@ pub fn import(args: &[PathBuf], db: Option<&Location>) -> anyhow::Result<()> {
     }
     match (t.stored, &t.last) {
         (1, Some(id)) => crate::stdout::line(&format!(
-            "imported run {id} ({} results) into {}",
-            t.results,
+            "imported run {id} ({}) into {}",
+            crate::units::count(t.results, "result"),
             path.display()
         ))?,
         (n, _) => crate::stdout::line(&format!(
-            "imported {n} runs ({} results) into {}",
-            t.results,
+            "imported {} ({}) into {}",
+            crate::units::count(n, "run"),
+            crate::units::count(t.results, "result"),
             path.display()
         ))?,
     }
@@ -391,9 +392,11 @@ pub fn import(args: &[PathBuf], db: Option<&Location>) -> anyhow::Result<()> {
         Ok(())
     } else {
         Err(usage(format!(
-            "{} of {total} document(s) refused (listed above); the other {} are stored",
+            "{} of {} refused (listed above); the other {} {} stored",
             t.refused.len(),
-            t.stored
+            crate::units::count(total, "document"),
+            t.stored,
+            if t.stored == 1 { "is" } else { "are" }
         )))
     }
 }

@@ -65,10 +65,10 @@ pub fn exec(a: Args) -> anyhow::Result<()> {
                 )
             })?;
             eprintln!(
-                "truebench: captured {} files, {} directories and {} links ({} bytes) into {}; read it back with: mkdir DIR && tar xzf {} -C DIR && truebench probe --root DIR",
-                n.files,
-                n.dirs,
-                n.links,
+                "truebench: captured {}, {} and {} ({} bytes) into {}; read it back with: mkdir DIR && tar xzf {} -C DIR && truebench probe --root DIR",
+                crate::units::count(n.files, "file"),
+                crate::units::count(n.dirs, "directory"),
+                crate::units::count(n.links, "link"),
                 n.bytes,
                 out.display(),
                 out.display()

@@ -22,8 +22,8 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
         Some(p) => {
             super::output::write_file(&p, html.as_bytes(), true)?;
             eprintln!(
-                "truebench: wrote the report of {} run(s) to {}",
-                docs.len(),
+                "truebench: wrote the report of {} to {}",
+                crate::units::count(docs.len(), "run"),
                 p.display()
             );
         }

@@ -136,7 +136,7 @@ pub fn export(a: ExportArgs, db: Option<&Location>) -> anyhow::Result<()> {
         Some(p) => {
             super::output::write_file(&p, &bytes, exporter.replaces_file())?;
             let ids: Vec<&str> = docs.iter().map(|d| d.run_id.as_str()).collect();
-            let runs = if ids.len() == 1 { "run" } else { "runs" };
+            let runs = crate::units::noun(ids.len(), "run");
             eprintln!(
                 "truebench: wrote {runs} {} to {} ({name})",
                 ids.join(", "),
@@ -196,9 +196,9 @@ fn import_one(file: PathBuf, db: Option<&Location>) -> anyhow::Result<()> {
         .insert(&doc)
         .with_context(|| format!("importing {name}"))?;
     crate::stdout::line(&format!(
-        "imported run {} ({} results) into {}",
+        "imported run {} ({}) into {}",
         doc.run_id,
-        doc.results.len(),
+        crate::units::count(doc.results.len(), "result"),
         path.display()
     ))
 }

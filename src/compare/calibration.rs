@@ -36,7 +36,11 @@ impl std::fmt::Display for Unusable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Unusable::Incomplete { runs, asked } => {
-                write!(f, "it has {runs} of the {asked} runs asked for")
+                write!(
+                    f,
+                    "it has {runs} of the {} asked for",
+                    crate::units::count(*asked, "run")
+                )
             }
             Unusable::Interrupted => write!(f, "a run of it was interrupted"),
             Unusable::Imported => write!(f, "its runs were imported (tag {IMPORTED_TAG})"),

@@ -51,7 +51,9 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
         CAPACITY,
         Claim::Contributes,
         format!(
-            "its {tb} task(s) could use {avail_b:.2} CPUs and A's {ta} task(s) {avail_a:.2}{}",
+            "its {} could use {avail_b:.2} CPUs and A's {} {avail_a:.2}{}",
+            crate::units::count(tb, "task"),
+            crate::units::count(ta, "task"),
             match (tha.is_some(), thb.is_some()) {
                 (false, true) => ", and the quota throttled it",
                 (true, false) => ", and the quota throttled A",

@@ -360,9 +360,9 @@ fn cannot_tell_why(p: &Pending) -> String {
     for (side, r) in [("A", p.m.a), ("B", p.m.b)] {
         if let Some(s) = SideRounds::of(r).filter(|s| s.disturbed * 2 > s.rounds) {
             return format!(
-                "{} of {} rounds of {side} disturbed ({})",
+                "{} of {} of {side} disturbed ({})",
                 s.disturbed,
-                s.rounds,
+                crate::units::count(s.rounds, "round"),
                 s.causes.join(", ")
             );
         }
@@ -831,7 +831,7 @@ mod tests {
         assert_eq!(c.noise.floor_rows, 2);
         assert!(
             c.summary[0].starts_with(
-                "1 rows tested, 0 real at FDR 5%; 1 not comparable; noise: conservative floor (2 rows"
+                "1 row tested, 0 real at FDR 5%; 1 not comparable; noise: conservative floor (2 rows"
             ),
             "{}",
             c.summary[0]
@@ -1078,7 +1078,7 @@ mod tests {
         assert_eq!((c.fdr.edge, c.noise.rounds_rows), (1, 1));
         assert!(
             c.summary[0].starts_with(
-                "0 rows tested, 0 real at FDR 5%; 1 more at the edge of the L2 not tested from one run a side; noise: each run's rounds (1 rows)"
+                "0 rows tested, 0 real at FDR 5%; 1 more at the edge of the L2 not tested from one run a side; noise: each run's rounds (1 row)"
             ),
             "{}",
             c.summary[0]
@@ -1091,7 +1091,7 @@ mod tests {
         assert_eq!(c.rows[0].verdict, Verdict::Worse);
         assert_eq!((c.fdr.tested, c.fdr.edge), (1, 0));
         assert!(
-            c.summary[0].starts_with("1 rows tested, 1 real at FDR 5%; noise: "),
+            c.summary[0].starts_with("1 row tested, 1 real at FDR 5%; noise: "),
             "{}",
             c.summary[0]
         );

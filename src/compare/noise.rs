@@ -72,8 +72,11 @@ pub fn of(r: &BenchResult) -> Noise<'_> {
 fn load(doc: &RunDocument) -> String {
     match &doc.env.load {
         Some(l) => format!(
-            "load average {:.2} with {} runnable at the probe, on {} usable CPU(s)",
-            l.one, l.runnable, doc.env.cpus.usable_width
+            "load average {:.2} with {} runnable at the probe, on {} usable {}",
+            l.one,
+            l.runnable,
+            doc.env.cpus.usable_width,
+            crate::units::noun(doc.env.cpus.usable_width, "CPU")
         ),
         None => "load not recorded".into(),
     }

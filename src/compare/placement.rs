@@ -77,14 +77,14 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
         ),
     )
     .evidence(format!(
-        "A: both tasks on one CPU in {} of {} observations",
+        "A: both tasks on one CPU in {} of {}",
         pct(fa),
-        oa.observations()
+        crate::units::count(oa.observations(), "observation")
     ))
     .evidence(format!(
-        "B: both tasks on one CPU in {} of {} observations",
+        "B: both tasks on one CPU in {} of {}",
         pct(fb),
-        ob.observations()
+        crate::units::count(ob.observations(), "observation")
     ));
     // Each run's own prediction of its unpinned figure, beside the measured one.
     for (side, f, r, same, apart) in [

@@ -176,8 +176,9 @@ impl RunClock {
             "slower"
         };
         format!(
-            "B's clock {pct:.1}% {way} than A's (canaries: {} and {} readings)",
-            self.readings[0], self.readings[1]
+            "B's clock {pct:.1}% {way} than A's (canaries: {} and {})",
+            self.readings[0],
+            crate::units::count(self.readings[1], "reading")
         )
     }
 
@@ -283,8 +284,11 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
     let speed = gb.mean / ga.mean;
     let of_kind = k.map(|k| format!(" ({k} CPUs)")).unwrap_or_default();
     let evidence = format!(
-        "effective clock{of_kind}: A {:.2} GHz ({} samples), B {:.2} GHz ({} samples), B/A {speed:.3}",
-        ga.mean, ga.samples, gb.mean, gb.samples
+        "effective clock{of_kind}: A {:.2} GHz ({}), B {:.2} GHz ({}), B/A {speed:.3}",
+        ga.mean,
+        crate::units::count(ga.samples, "sample"),
+        gb.mean,
+        crate::units::count(gb.samples, "sample")
     );
     let within = SAME.ln().max(ga.spread).max(gb.spread);
     if speed.ln().abs() < within {

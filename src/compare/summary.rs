@@ -10,6 +10,7 @@
 use super::explain::{Claim, Status};
 use super::verdict::in_words;
 use super::{Comparison, Row};
+use crate::units::count;
 
 /// A row's one sentence: what differs, by how much, and why.
 pub fn row_sentence(r: &Row) -> String {
@@ -91,35 +92,40 @@ pub fn overall(c: &Comparison) -> String {
     let n = &c.noise;
     let mut bases = vec![];
     if n.rounds_rows > 0 {
-        bases.push(format!("each run's rounds ({} rows)", n.rounds_rows));
+        bases.push(format!(
+            "each run's rounds ({})",
+            count(n.rounds_rows, "row")
+        ));
     }
     if n.calibration_rows > 0 {
         bases.push(format!(
-            "calibration {} ({} rows)",
+            "calibration {} ({})",
             n.calibration.as_deref().unwrap_or("?"),
-            n.calibration_rows
+            count(n.calibration_rows, "row")
         ));
     }
     if n.history_rows > 0 {
-        bases.push(format!("stored history ({} rows)", n.history_rows));
+        bases.push(format!("stored history ({})", count(n.history_rows, "row")));
     }
     if n.floor_rows > 0 {
         bases.push(format!(
-            "conservative floor ({} rows: no calibration or history, the verdict rests on one run each; run `truebench calibrate` once on this host)",
-            n.floor_rows
+            "conservative floor ({}: no calibration or history, the verdict rests on one run each; run `truebench calibrate` once on this host)",
+            count(n.floor_rows, "row")
         ));
     }
-    let per_cycle = match &n.clock {
-        Some(clock) if n.per_cycle_rows > 0 => format!(
-            " {} rows that move with the core clock compared per cycle: one host, one setting, and {}.",
-            n.per_cycle_rows,
+    let per_cycle =
+        match &n.clock {
+            Some(clock) if n.per_cycle_rows > 0 => format!(
+            " {} that {} with the core clock compared per cycle: one host, one setting, and {}.",
+            count(n.per_cycle_rows, "row"),
+            if n.per_cycle_rows == 1 { "moves" } else { "move" },
             clock.text()
         ),
-        _ => String::new(),
-    };
+            _ => String::new(),
+        };
     format!(
-        "{} rows tested, {} real at FDR {}%{}; noise: {}.{per_cycle}",
-        c.fdr.tested,
+        "{} tested, {} real at FDR {}%{}; noise: {}.{per_cycle}",
+        count(c.fdr.tested, "row"),
         c.fdr.real,
         percent(c.fdr.q),
         untested(c),
@@ -162,7 +168,7 @@ pub fn sentences(c: &Comparison) -> Vec<String> {
     for s in suites {
         let rows: Vec<&Row> = c.rows.iter().filter(|r| suite(r) == s).collect();
         let real: Vec<&&Row> = rows.iter().filter(|r| r.verdict.is_real()).collect();
-        let count = |st: Status| real.iter().filter(|r| r.status == st).count();
+        let with = |st: Status| real.iter().filter(|r| r.status == st).count();
         match real
             .iter()
             .max_by(|x, y| x.ratio.ln().abs().total_cmp(&y.ratio.ln().abs()))
@@ -170,12 +176,13 @@ pub fn sentences(c: &Comparison) -> Vec<String> {
             Some(top) => {
                 let mut line = format!("{s}: {}", row_sentence(top));
                 line.push_str(&format!(
-                    " {} of {} rows differ: {} explained, {} partly, {} unexplained.",
+                    " {} of {} {}: {} explained, {} partly, {} unexplained.",
                     real.len(),
-                    rows.len(),
-                    count(Status::Explained),
-                    count(Status::Partly),
-                    count(Status::Unexplained)
+                    count(rows.len(), "row"),
+                    if real.len() == 1 { "differs" } else { "differ" },
+                    with(Status::Explained),
+                    with(Status::Partly),
+                    with(Status::Unexplained)
                 ));
                 out.push(line);
             }
@@ -217,8 +224,8 @@ pub fn sentences(c: &Comparison) -> Vec<String> {
                     parts.push(format!("{not_comparable} not comparable"));
                 }
                 out.push(format!(
-                    "{s}: no difference called in {} rows: {}.",
-                    rows.len(),
+                    "{s}: no difference called in {}: {}.",
+                    count(rows.len(), "row"),
                     parts.join(", ")
                 ));
             }

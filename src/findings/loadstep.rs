@@ -28,9 +28,9 @@ pub fn throttled(variants: &[VariantResult], step_duration_s: f64) -> Vec<Findin
                 "throttled",
                 Severity::Warning,
                 format!(
-                    "Under a quota of {} CPUs on {} CPUs, the service was throttled: its latency includes waiting for the next quota period ({}), not only for a CPU.",
+                    "Under a quota of {} CPUs on {}, the service was throttled: its latency includes waiting for the next quota period ({}), not only for a CPU.",
                     c.quota,
-                    c.width,
+                    crate::units::count(c.width, "CPU"),
                     crate::loadstep::capacity::period_words(c.period_us)
                 ),
                 hit,

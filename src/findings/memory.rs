@@ -69,16 +69,20 @@ pub fn evaluate(
     let (tlb, paging) = (count(Kind::Tlb), count(Kind::Paging));
     let mut not_caches = Vec::new();
     if tlb > 0 {
-        not_caches.push(format!("{tlb} TLB step(s)"));
+        not_caches.push(crate::units::count(tlb, "TLB step"));
     }
     if paging > 0 {
-        not_caches.push(format!("{paging} page-walk step(s) past the last cache"));
+        not_caches.push(format!(
+            "{} past the last cache",
+            crate::units::count(paging, "page-walk step")
+        ));
     }
     out.push(Finding::new(
         "cache-levels",
         Severity::Info,
         format!(
-            "The latency curves show {caches} cache level(s){}{}.",
+            "The latency curves show {}{}{}.",
+            crate::units::count(caches, "cache level"),
             match &h.llc {
                 Some(l) => format!(
                     ", the last ending between {} and {} ({} pages)",
@@ -88,10 +92,10 @@ pub fn evaluate(
                 ),
                 None => ", and never leave the last one: the LLC is not measured".into(),
             },
-            if not_caches.is_empty() {
-                String::new()
-            } else {
-                format!("; {} are not caches", not_caches.join(" and "))
+            match (not_caches.len(), tlb + paging) {
+                (0, _) => String::new(),
+                (_, 1) => format!("; {} is not a cache", not_caches[0]),
+                _ => format!("; {} are not caches", not_caches.join(" and ")),
             }
         ),
         evidence.clone(),
@@ -194,11 +198,15 @@ mod tests {
         let h = judge(&small, Some(&huge));
         let f = evaluate(&h, Some(32 * MIB), &["L3 32 MiB".into()]);
         assert!(
-            f[0].message.contains("4 cache level(s)") || f[0].message.contains("3 cache level(s)"),
+            f[0].message.contains("4 cache levels") || f[0].message.contains("3 cache levels"),
             "{}",
             f[0].message
         );
-        assert!(f[0].message.contains("1 TLB step(s)"), "{}", f[0].message);
+        assert!(
+            f[0].message.contains("1 TLB step is not a cache"),
+            "{}",
+            f[0].message
+        );
         assert!(f[0]
             .evidence
             .iter()
@@ -218,11 +226,7 @@ mod tests {
         let m = mismatch(&h, 480 * MIB).expect("llc-size-mismatch");
         assert!(m.message.contains("480 MiB"), "{}", m.message);
         let f = evaluate(&h, Some(480 * MIB), &[]);
-        assert!(
-            f[0].message.contains("page-walk step(s)"),
-            "{}",
-            f[0].message
-        );
+        assert!(f[0].message.contains("page-walk step"), "{}", f[0].message);
     }
 
     #[test]

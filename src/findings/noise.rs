@@ -55,9 +55,10 @@ pub fn evaluate(before: &Sample, after: &Sample, usable: usize, ticks_per_s: f64
     let share = others as f64 / capacity;
     if capacity > 0.0 && share >= NOISY_SHARE {
         let mut evidence = vec![format!(
-            "other processes: {:.2} CPU-s of {:.2} CPU-s available on {usable} usable CPU(s), {span}",
+            "other processes: {:.2} CPU-s of {:.2} CPU-s available on {usable} usable {}, {span}",
             others as f64 / ticks_per_s,
-            capacity / ticks_per_s
+            capacity / ticks_per_s,
+            crate::units::noun(usable, "CPU")
         )];
         evidence.extend(
             busy.iter().take(3).map(|(n, pid, t)| {

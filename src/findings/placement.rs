@@ -22,12 +22,15 @@ pub const CROSS_ORDER: &[&str] = &[
 
 /// What the two sides of an observed pair are, in a finding's words: `{share}` is replaced
 /// by the percentage the message is about, `{between}` by the pinned figures the os run
-/// sits between (or nothing), `{n}` by the number of observations.
+/// sits between (or nothing), `{n}` by the number of observations with their noun
+/// (`counted`: "1 fork", "40 forks").
 pub struct PairWords {
     /// Side A and side B, for the CPUs-seen evidence.
     pub sides: [&'static str; 2],
     /// The evidence line of the colocated share.
     pub seen: &'static str,
+    /// What one observation is called.
+    pub counted: &'static str,
     pub colocated: &'static str,
     /// `{share}` here is the share apart.
     pub spread: &'static str,
@@ -38,7 +41,8 @@ pub struct PairWords {
 /// both tasks' CPUs.
 pub const TASKS: PairWords = PairWords {
     sides: ["A", "B"],
-    seen: "both tasks on one CPU in {share} of {n} observations",
+    seen: "both tasks on one CPU in {share} of {n}",
+    counted: "observation",
     colocated: "Unpinned, the scheduler kept both tasks on one CPU in {share} of observations: the os figure measures same-CPU switching, not communication between CPUs{between}. A machine whose scheduler spreads the pair will score far worse on the same hardware; compare the pinned rows.",
     spread: "Unpinned, the tasks ran on different CPUs in {share} of observations and pay the cross-CPU price{between}.",
     mixed: "Unpinned, the tasks shared one CPU in {share} of observations and ran apart in the rest: the os figure mixes same-CPU and cross-CPU costs{between}, and changes from run to run with the scheduler's choice.",
@@ -48,7 +52,8 @@ pub const TASKS: PairWords = PairWords {
 /// observation is one fork, colocated when the child started on the CPU the fork ran on.
 pub const FORKS: PairWords = PairWords {
     sides: ["parents", "children"],
-    seen: "children started on the CPU of their fork in {share} of {n} forks",
+    seen: "children started on the CPU of their fork in {share} of {n}",
+    counted: "fork",
     colocated: "Unpinned, {share} of the forked children started on the CPU their parent forked on: the figure measures process creation kept on one CPU{between}. A scheduler that starts children on other CPUs gives another figure on the same hardware (each wait then ends with a wake-up across CPUs); the pinned pair=same-cpu row is the steady figure.",
     spread: "Unpinned, {share} of the forked children started on another CPU than the one their parent forked on, so each wait ended with a wake-up across CPUs{between}: the figure depends on where the scheduler starts children; the pinned pair=same-cpu row is the steady figure.",
     mixed: "Unpinned, {share} of the forked children started on the CPU their parent forked on and the rest on another CPU: the figure mixes both costs{between} and changes from run to run with the scheduler's choice; the pinned pair=same-cpu row is the steady figure.",
@@ -78,7 +83,7 @@ pub fn explain_pair(
     let say = |t: &str, share: f64, between: &str| {
         t.replace("{share}", &format!("{:.0}%", share * 100.0))
             .replace("{between}", between)
-            .replace("{n}", &n.to_string())
+            .replace("{n}", &crate::units::count(n, words.counted))
     };
     let (seen_a, seen_b) = obs.sides().unwrap_or_default();
     let list = |v: &[u32]| serde_json::to_string(v).unwrap_or_default();

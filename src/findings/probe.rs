@@ -51,7 +51,8 @@ fn llc_not_shared(p: &ProbeDoc) -> Option<Finding> {
             return None;
         }
         evidence.push(format!(
-            "package {pkg}: {pkg_cores} cores, LLC groups {}",
+            "package {pkg}: {}, LLC groups {}",
+            crate::units::count(pkg_cores, "core"),
             groups
                 .iter()
                 .map(|g| format!("[{}]", format_list(g)))
@@ -106,7 +107,12 @@ fn single_core_packages(p: &ProbeDoc) -> Option<Finding> {
         "single-core-packages",
         Severity::Warning,
         "Every package has a single core: the machine is presented as many one-core sockets (a common VM layout), so the scheduler sees no shared cache between CPUs and cross-package numbers mean nothing physical.",
-        vec![format!("{} packages, {} cores, {} CPUs", t.packages, t.cores, t.threads)],
+        vec![format!(
+            "{}, {}, {}",
+            crate::units::count(t.packages, "package"),
+            crate::units::count(t.cores, "core"),
+            crate::units::count(t.threads, "CPU")
+        )],
     ))
 }
 
@@ -170,11 +176,16 @@ fn cpu_quota_below_cpuset(p: &ProbeDoc) -> Option<Finding> {
         "cpu-quota-below-cpuset",
         Severity::Warning,
         format!(
-            "The CPU quota grants {quota:.2} CPUs but this process may run on {width} CPUs: parallel work is throttled once it uses the quota in a period, so latency rises while utilisation looks low (entitlement below virtual processors)."
+            "The CPU quota grants {quota:.2} CPUs but this process may run on {}: parallel work is throttled once it uses the quota in a period, so latency rises while utilisation looks low (entitlement below virtual processors).",
+            crate::units::count(width, "CPU")
         ),
         vec![
             format!("quota {quota:.2} CPUs from {source}"),
-            format!("affinity ∩ cpuset ∩ online = [{}] ({width} CPUs)", format_list(&p.cpus.usable)),
+            format!(
+                "affinity ∩ cpuset ∩ online = [{}] ({})",
+                format_list(&p.cpus.usable),
+                crate::units::count(width, "CPU")
+            ),
         ],
     ))
 }

@@ -90,19 +90,21 @@ pub fn memory_remote(view: &NumaView) -> Result<Option<Finding>, String> {
     }
     if remote.len() > LISTED_THREADS {
         evidence.push(format!(
-            "and {} more threads",
-            remote.len() - LISTED_THREADS
+            "and {} more {}",
+            remote.len() - LISTED_THREADS,
+            crate::units::noun(remote.len() - LISTED_THREADS, "thread")
         ));
     }
     Ok(Some(Finding::new(
         "memory-remote",
         Severity::Warning,
         format!(
-            "{} thread(s) ran mostly away from node {}, which holds {} ({:.0}%) of the process's memory: their accesses cross nodes (bind CPUs and memory together: numactl --cpunodebind=N --membind=N).",
-            remote.len(),
+            "{} ran mostly away from node {}, which holds {} ({:.0}%) of the process's memory: {} accesses cross nodes (bind CPUs and memory together: numactl --cpunodebind=N --membind=N).",
+            crate::units::count(remote.len(), "thread"),
             most.node,
             bytes(most.total_bytes()),
             share(most.total_bytes()),
+            if remote.len() == 1 { "its" } else { "their" },
         ),
         evidence,
     )))

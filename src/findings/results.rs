@@ -44,8 +44,9 @@ pub fn disturbed_rounds(r: &BenchResult) -> Option<Finding> {
         "disturbed-rounds",
         severity,
         format!(
-            "{n} of {} rounds were disturbed ({}): {left}.",
-            rounds.rounds.len(),
+            "{n} of {} {} disturbed ({}): {left}.",
+            crate::units::count(rounds.rounds.len(), "round"),
+            if n == 1 { "was" } else { "were" },
             causes.join(", ")
         ),
         rounds

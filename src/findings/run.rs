@@ -26,7 +26,10 @@ pub fn steal_during(
             "steal-time",
             Severity::Warning,
             format!("The hypervisor took {:.1}% of the CPU time during this run: results include waiting for the physical CPU.", share * 100.0),
-            vec![format!("/proc/stat steal grew by {stolen:.2} s over {secs:.1} s on {cpus} CPUs")],
+            vec![format!(
+                "/proc/stat steal grew by {stolen:.2} s over {secs:.1} s on {}",
+                crate::units::count(cpus, "CPU")
+            )],
         )
     })
 }

@@ -75,8 +75,9 @@ pub fn check_quota(cpus: f64, period_us: u64) -> Result<(), String> {
 pub fn check_within_width(quota: f64, width: usize) -> Result<(), String> {
     if quota > width as f64 + 1e-9 {
         return Err(format!(
-            "a quota of {} CPUs on a cpuset of {width} CPU(s) cannot be used: the quota is at most the width (above it the group is never throttled; give a quota up to {width} or a wider cpuset)",
-            crate::units::num(quota)
+            "a quota of {} CPUs on a cpuset of {} cannot be used: the quota is at most the width (above it the group is never throttled; give a quota up to {width} or a wider cpuset)",
+            crate::units::num(quota),
+            crate::units::count(width, "CPU")
         ));
     }
     Ok(())
@@ -336,8 +337,8 @@ impl Group {
     ) -> Result<Group, String> {
         if setting.width == 0 || setting.width > order.len() {
             return Err(format!(
-                "a cpuset of {} CPUs: this process may use {}",
-                setting.width,
+                "a cpuset of {}: this process may use {}",
+                crate::units::count(setting.width, "CPU"),
                 order.len()
             ));
         }

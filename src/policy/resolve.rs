@@ -118,8 +118,10 @@ fn slices(
     let n = n.unwrap_or(order.len() / k);
     if n == 0 || n * k > order.len() {
         return Err(format!(
-            "{what}: {k} instance(s) x {n} CPUs, and this process may use {} CPUs",
-            order.len()
+            "{what}: {} x {}, and this process may use {}",
+            crate::units::count(k, "instance"),
+            crate::units::count(n, "CPU"),
+            crate::units::count(order.len(), "CPU")
         ));
     }
     Ok((0..k)
@@ -164,8 +166,9 @@ pub fn instances(policy: &Policy, k: usize, probe: &ProbeDoc) -> Result<Vec<Inst
             if groups.len() < k {
                 let refused: Vec<String> = refused_nodes(probe).into_iter().map(|r| r.1).collect();
                 return Err(format!(
-                    "per-node needs one NUMA node per instance: {k} instance(s), and this machine has {} node(s) with usable CPUs and memory{}",
-                    groups.len(),
+                    "per-node needs one NUMA node per instance: {}, and this machine has {} with usable CPUs and memory{}",
+                    crate::units::count(k, "instance"),
+                    crate::units::count(groups.len(), "node"),
                     if refused.is_empty() { String::new() } else { format!(" ({})", refused.join("; ")) }
                 ));
             }
@@ -182,8 +185,9 @@ pub fn instances(policy: &Policy, k: usize, probe: &ProbeDoc) -> Result<Vec<Inst
             let groups = llc_groups(probe);
             if groups.len() < k {
                 return Err(format!(
-                    "per-llc needs one LLC group per instance: {k} instance(s), and this process may use {} LLC group(s)",
-                    groups.len()
+                    "per-llc needs one LLC group per instance: {}, and this process may use {}",
+                    crate::units::count(k, "instance"),
+                    crate::units::count(groups.len(), "LLC group")
                 ));
             }
             groups
@@ -307,12 +311,12 @@ mod tests {
         assert_ne!(two[0].memory_nodes, two[1].memory_nodes);
         assert!(instances(&pol("per-node"), 3, &p)
             .unwrap_err()
-            .contains("2 node(s)"));
+            .contains("2 nodes"));
         // One node: one instance is the whole machine, two cannot exist.
         let one = crate::probe::fixture("this-vm");
         assert_eq!(instances(&pol("per-node"), 1, &one).unwrap().len(), 1);
         let e = instances(&pol("per-node"), 2, &one).unwrap_err();
-        assert!(e.contains("1 node(s)"), "{e}");
+        assert!(e.contains("1 node with"), "{e}");
     }
 
     #[test]

@@ -220,7 +220,8 @@ fn contention(e: &Evidence) -> Contention {
             sigma: 0.0,
             kappa: 0.0,
             source: format!(
-                "assumed none (σ = κ = 0): no run measured a scaling curve; the runs used at most {measured_parallel} CPU(s) in parallel"
+                "assumed none (σ = κ = 0): no run measured a scaling curve; the runs used at most {} in parallel",
+                crate::units::count(measured_parallel, "CPU")
             ),
             measured_parallel,
         },
@@ -257,8 +258,9 @@ fn setting_refusal(
     let most = *workers.last().unwrap_or(&1);
     if width > e.machine_cpus {
         return Some(format!(
-            "a width of {width} CPUs: the runs' machine has {} usable CPUs (a prediction is for the machine measured)",
-            e.machine_cpus
+            "a width of {width} CPUs: the runs' machine has {} usable {} (a prediction is for the machine measured)",
+            e.machine_cpus,
+            crate::units::noun(e.machine_cpus, "CPU")
         ));
     }
     if let Err(why) = crate::loadstep::capacity::check_within_width(quota, width) {
@@ -266,8 +268,10 @@ fn setting_refusal(
     }
     if width > most && c.measured_parallel < width {
         return Some(format!(
-            "the runs measured {} worker(s) only: at a width of {width} CPUs the service would need more workers, and how it scales across them was not measured (run loadstep with --workers {width} or a list)",
-            workers.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(",")
+            "the runs measured {} {} only: at a width of {width} CPUs the service would need more workers, and how it scales across them was not measured (run loadstep with --workers {width} or a list)",
+            workers.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(","),
+            // One count of one worker reads "1 worker"; "2" or "1,2" the plural.
+            crate::units::noun(if workers == [1] { 1 } else { 2 }, "worker")
         ));
     }
     if let Some((f, _)) = &e.scaling {
@@ -401,7 +405,8 @@ pub fn answer(e: &Evidence, q: &Question) -> Prediction {
         .count();
     if with_cost < MIN_STEPS {
         out.why_not = Some(format!(
-            "only {with_cost} valid steady step(s) with a CPU cost per message (at least {MIN_STEPS} are needed): the others were past saturation, or in them the load generator could not keep its schedule (a busy machine?) or the step was interrupted"
+            "only {} with a CPU cost per message (at least {MIN_STEPS} are needed): the others were past saturation, or in them the load generator could not keep its schedule (a busy machine?) or the step was interrupted",
+            crate::units::count(with_cost, "valid steady step")
         ));
         return out;
     }

@@ -26,17 +26,20 @@ pub fn render(p: &Prediction) -> String {
     let mut out = String::new();
     let mut line = |s: String| out.push_str(&crate::report::views::wrap(&s));
     line(format!(
-        "Prediction from run(s) {}{}: the highest rate held at a p99 of at most {} µs ({} ms)",
+        "Prediction from {} {}{}: the highest rate held at a p99 of at most {} µs ({} ms)",
+        crate::units::noun(p.runs.len(), "run"),
         p.runs.join(", "),
         match (&p.workload, p.service_us) {
             (Some(w), Some(s)) => format!(
-                " ({w}, {} µs of service, {} worker(s))",
+                " ({w}, {} µs of service, {} {})",
                 num(s),
                 p.workers
                     .iter()
                     .map(|w| w.to_string())
                     .collect::<Vec<_>>()
-                    .join(",")
+                    .join(","),
+                // One count of one worker reads "1 worker"; "2" or "1,2,4" the plural.
+                crate::units::noun(if p.workers == [1] { 1 } else { 2 }, "worker")
             ),
             _ => String::new(),
         },
@@ -54,11 +57,11 @@ pub fn render(p: &Prediction) -> String {
     }
     if let Some(i) = &p.inputs {
         line(format!(
-            "  CPU cost per message: {} over {} steps; utilisation-law efficiency {} ({} saturated steps){}",
+            "  CPU cost per message: {} over {}; utilisation-law efficiency {} ({}){}",
             est(&i.cost_us, "CPU-µs"),
-            i.cost_steps,
+            crate::units::count(i.cost_steps, "step"),
             est(&i.efficiency, ""),
-            i.saturated_steps,
+            crate::units::count(i.saturated_steps, "saturated step"),
             if i.saturated_steps == 0 {
                 " (no step saturated: assumed 1)"
             } else {

@@ -126,12 +126,16 @@ fn cpus_doc(
     let (capacity, basis) = match quota {
         Some(q) if q < width as f64 => (
             q,
-            format!("cgroup quota {q:.2} CPUs (narrower than the {width} usable CPUs)"),
+            format!(
+                "cgroup quota {q:.2} CPUs (narrower than the {width} usable {})",
+                crate::units::noun(width, "CPU")
+            ),
         ),
         _ => (
             width as f64,
             format!(
-                "{width} CPUs in affinity ∩ {}online{}",
+                "{} in affinity ∩ {}online{}",
+                crate::units::count(width, "CPU"),
                 if cpuset.is_some() { "cpuset ∩ " } else { "" },
                 if quota.is_some() {
                     "; the quota is wider"

@@ -241,18 +241,18 @@ fn packages(raws: &[Raw]) -> (Vec<i64>, String) {
                 (
                     ids,
                     format!(
-                        "packages from physical_package_id ({} groups): the package sibling masks split them into {} groups, but each package's core_ids are distinct (masks cut per node, as kernels wrote core_siblings on Cluster-on-Die Xeons)",
-                        by_id.len(),
-                        by_masks.len()
+                        "packages from physical_package_id ({}): the package sibling masks split them into {}, but each package's core_ids are distinct (masks cut per node, as kernels wrote core_siblings on Cluster-on-Die Xeons)",
+                        crate::units::count(by_id.len(), "group"),
+                        crate::units::count(by_masks.len(), "group")
                     ),
                 )
             } else {
                 (
                     by_mask(),
                     format!(
-                        "packages from the sibling masks (package_cpus/core_siblings: {} groups): physical_package_id gives {} groups that contradict them",
-                        by_masks.len(),
-                        by_id.len()
+                        "packages from the sibling masks (package_cpus/core_siblings: {}): physical_package_id gives {} that contradict them",
+                        crate::units::count(by_masks.len(), "group"),
+                        crate::units::count(by_id.len(), "group")
                     ),
                 )
             }

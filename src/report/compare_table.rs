@@ -228,7 +228,11 @@ fn claim(c: crate::compare::explain::Claim) -> &'static str {
 
 /// Several runs: the ranking per benchmark, then each run against the baseline.
 pub fn render_fleet(f: &Fleet) -> String {
-    let mut s = format!("Baseline = {} ({} runs)\n", f.baseline, f.runs.len());
+    let mut s = format!(
+        "Baseline = {} ({})\n",
+        f.baseline,
+        crate::units::count(f.runs.len(), "run")
+    );
     for r in &f.ranking {
         s.push_str(&format!(
             "\n{} [{}] {} ({}, {} is better)\n",
@@ -273,7 +277,7 @@ pub fn render_fleet(f: &Fleet) -> String {
         if r.omitted > 0 {
             t.add_row(vec![
                 "…".to_string(),
-                format!("{} runs omitted (--top)", r.omitted),
+                format!("{} omitted (--top)", crate::units::count(r.omitted, "run")),
             ]);
             for e in &r.entries[half..] {
                 t.add_row(row(e));
@@ -282,9 +286,9 @@ pub fn render_fleet(f: &Fleet) -> String {
         s.push_str(&format!("{t}\n"));
         for g in &r.groups {
             s.push_str(&format!(
-                "  group {}: {} run(s), median {} {} (range {} – {})\n",
+                "  group {}: {}, median {} {} (range {} – {})\n",
                 g.group,
-                g.runs,
+                crate::units::count(g.runs, "run"),
                 num(g.median),
                 r.unit,
                 num(g.min),

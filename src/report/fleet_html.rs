@@ -11,6 +11,7 @@
 use super::svg::esc;
 use crate::compare::fleet::FleetView;
 use crate::compare::verdict::in_words;
+use crate::units::count;
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -194,7 +195,8 @@ fn strip(f: &FleetView, r: usize, groups: &HashMap<&str, usize>) -> String {
     let typical = pts.iter().filter(|p| p.1.is_none()).count();
     let _ = write!(
         s,
-        r##"<path class="typical" d="{path}" stroke="#1f77b4" stroke-opacity="0.5" stroke-width="4" stroke-linecap="round"><title>{typical} host(s) within the fleet's spread on this row</title></path>"##
+        r##"<path class="typical" d="{path}" stroke="#1f77b4" stroke-opacity="0.5" stroke-width="4" stroke-linecap="round"><title>{} within the fleet's spread on this row</title></path>"##,
+        count(typical, "host")
     );
     // Outliers on this row: a dot each, coloured by group, named on hover.
     for (i, (v, g, name)) in pts.iter().enumerate() {
@@ -213,12 +215,13 @@ fn strip(f: &FleetView, r: usize, groups: &HashMap<&str, usize>) -> String {
     for (p, g, n) in &labels {
         let _ = write!(
             s,
-            r#"<text class="glabel" x="{:.1}" y="{}" font-size="{LABEL_SIZE}" font-family="sans-serif" fill="{}">{} ×{n}<title>group {}: {n} host(s) off on this row</title></text>"#,
+            r#"<text class="glabel" x="{:.1}" y="{}" font-size="{LABEL_SIZE}" font-family="sans-serif" fill="{}">{} ×{n}<title>group {}: {} off on this row</title></text>"#,
             p.x0,
             lane_y(p.lane),
             colour(*g),
             letter(*g),
-            letter(*g)
+            letter(*g),
+            count(*n, "host")
         );
     }
     s.push_str("</svg>");
@@ -230,8 +233,8 @@ pub fn section(f: &FleetView) -> String {
     let mut s = String::from("<h2>Fleet</h2>\n");
     let _ = write!(
         s,
-        "<p>{} hosts against the fleet median of each row; typical host {}. Outlier: a row beyond both the fleet's spread (robust z on log ratios, 1.4826 MAD) and the host's own noise (false discovery rate {:.0}%), at least {:.0}% from the median; called only with {}+ hosts on a row. {} Score: geometric mean of host/fleet over rows, &gt; 1 better.</p>\n<ul class=\"groups\">",
-        f.runs.len(),
+        "<p>{} against the fleet median of each row; typical host {}. Outlier: a row beyond both the fleet's spread (robust z on log ratios, 1.4826 MAD) and the host's own noise (false discovery rate {:.0}%), at least {:.0}% from the median; called only with {}+ hosts on a row. {} Score: geometric mean of host/fleet over rows, &gt; 1 better.</p>\n<ul class=\"groups\">",
+        count(f.runs.len(), "host"),
         esc(f.typical_host.as_deref().unwrap_or("none")),
         f.fdr_q * 100.0,
         f.floor * 100.0,
@@ -245,10 +248,10 @@ pub fn section(f: &FleetView) -> String {
     for (i, g) in f.cause_groups.iter().enumerate() {
         let _ = write!(
             s,
-            "<li><b style=\"color:{}\">{}</b> {} host(s): {}; score {:.3}-{:.3}{}</li>",
+            "<li><b style=\"color:{}\">{}</b> {}: {}; score {:.3}-{:.3}{}</li>",
             colour(i),
             letter(i),
-            g.hosts.len(),
+            count(g.hosts.len(), "host"),
             esc(&g.label),
             g.score_min,
             g.score_max,
@@ -261,8 +264,10 @@ pub fn section(f: &FleetView) -> String {
     }
     let _ = write!(
         s,
-        "<li>{} host(s) within the fleet's spread: score {:.3}-{:.3}</li></ul>\n<div class=\"charts\">",
-        f.typical.hosts, f.typical.score_min, f.typical.score_max
+        "<li>{} within the fleet's spread: score {:.3}-{:.3}</li></ul>\n<div class=\"charts\">",
+        count(f.typical.hosts, "host"),
+        f.typical.score_min,
+        f.typical.score_max
     );
     let groups = host_groups(f);
     for r in 0..f.rows.len() {
@@ -315,8 +320,8 @@ pub fn section(f: &FleetView) -> String {
     if others.len() > keep.len() {
         let _ = writeln!(
             s,
-            "<p>{} host(s) within the fleet's spread not listed (the best and worst {} are).</p>",
-            others.len() - keep.len(),
+            "<p>{} within the fleet's spread not listed (the best and worst {} are).</p>",
+            count(others.len() - keep.len(), "host"),
             TABLE_TYPICAL / 2
         );
     }

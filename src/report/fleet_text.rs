@@ -8,7 +8,7 @@
 
 use crate::compare::fleet::{FleetView, Host};
 use crate::compare::verdict::in_words;
-use crate::units::num;
+use crate::units::{count, noun, num};
 
 /// What a fleet without a row common to enough hosts says instead of scores and ranks.
 pub const NO_ROWS: &str =
@@ -111,9 +111,9 @@ pub fn render(f: &FleetView, verbose: bool) -> String {
         .or_else(|| f.typical_host.clone())
         .unwrap_or_else(|| "none".into());
     out.push(clip(format!(
-        "Fleet of {} hosts, {} rows; baseline: the fleet median of each row; typical host {typical}",
-        f.runs.len(),
-        f.rows.len()
+        "Fleet of {}, {}; baseline: the fleet median of each row; typical host {typical}",
+        count(f.runs.len(), "host"),
+        count(f.rows.len(), "row")
     )));
     out.push(
         "Score: geometric mean over rows of host/fleet, > 1 better. Outlier: a row, or a host's mean over"
@@ -151,8 +151,9 @@ pub fn render(f: &FleetView, verbose: bool) -> String {
         out.push("No outlier: every host is within the fleet's spread.".into());
     } else {
         out.push(clip(format!(
-            "{outliers} outlier(s) in {} group(s): uniformly off first, then by recorded cause (against the",
-            f.cause_groups.len()
+            "{} in {}: uniformly off first, then by recorded cause (against the",
+            count(outliers, "outlier"),
+            count(f.cause_groups.len(), "group")
         )));
         out.push("typical host), then off on a few rows:".into());
     }
@@ -164,8 +165,8 @@ pub fn render(f: &FleetView, verbose: bool) -> String {
     for g in &f.cause_groups {
         for line in textwrap::wrap(
             &format!(
-                "{} host(s), score {:.3}-{:.3}: {}",
-                g.hosts.len(),
+                "{}, score {:.3}-{:.3}: {}",
+                count(g.hosts.len(), "host"),
                 g.score_min,
                 g.score_max,
                 g.label
@@ -188,7 +189,7 @@ pub fn render(f: &FleetView, verbose: bool) -> String {
                     .collect::<Vec<_>>()
                     .join("; "),
                 if more > 0 {
-                    format!("; +{more} rows")
+                    format!("; +{}", count(more, "row"))
                 } else {
                     String::new()
                 }
@@ -218,8 +219,10 @@ pub fn render(f: &FleetView, verbose: bool) -> String {
     let t = &f.typical;
     if t.hosts > 0 {
         out.push(clip(format!(
-            "{} host(s) within the fleet's spread: score {:.3}-{:.3}",
-            t.hosts, t.score_min, t.score_max
+            "{} within the fleet's spread: score {:.3}-{:.3}",
+            count(t.hosts, "host"),
+            t.score_min,
+            t.score_max
         )));
     }
     if !f.tag_groups.is_empty() {
@@ -230,8 +233,14 @@ pub fn render(f: &FleetView, verbose: bool) -> String {
         ));
         for g in &f.tag_groups {
             out.push(clip(format!(
-                "  {:<20} {:>4} host(s), score {:.3} ({:.3}-{:.3}), {} outlier(s)",
-                g.group, g.hosts, g.score_median, g.score_min, g.score_max, g.outliers
+                "  {:<20} {:>4} {:<5} score {:.3} ({:.3}-{:.3}), {}",
+                g.group,
+                g.hosts,
+                format!("{},", noun(g.hosts, "host")),
+                g.score_median,
+                g.score_min,
+                g.score_max,
+                count(g.outliers, "outlier")
             )));
         }
     }

@@ -3,7 +3,7 @@
 
 use crate::probe::cpulist::format_list;
 use crate::probe::ProbeDoc;
-use crate::units::{bytes, num};
+use crate::units::{bytes, count, num};
 use std::fmt::Write;
 
 fn list(v: &[u32]) -> String {
@@ -94,14 +94,14 @@ pub fn render(p: &ProbeDoc) -> String {
     }
     let _ = writeln!(
         s,
-        "Topology: {} package(s), {} die(s), {} core(s), {} CPU(s), {} thread(s) per core{}",
-        t.packages,
-        t.dies,
-        t.cores,
-        t.threads,
-        t.threads_per_core,
+        "Topology: {}, {}, {}, {}, {} per core{}",
+        count(t.packages, "package"),
+        count(t.dies, "die"),
+        count(t.cores, "core"),
+        count(t.threads, "CPU"),
+        count(t.threads_per_core, "thread"),
         t.clusters
-            .map(|n| format!(", {n} cluster(s)"))
+            .map(|n| format!(", {}", count(n, "cluster")))
             .unwrap_or_default()
     );
     if !t.caches.is_empty() {
@@ -132,9 +132,9 @@ pub fn render(p: &ProbeDoc) -> String {
                 .collect();
             let _ = writeln!(
                 s,
-                "    L{llc_level} {size} (LLC) {}: {} core(s)",
+                "    L{llc_level} {size} (LLC) {}: {}",
                 list(g),
-                cores.len()
+                count(cores.len(), "core")
             );
             if cores.len() <= 16 {
                 for core in &cores {
@@ -143,8 +143,8 @@ pub fn render(p: &ProbeDoc) -> String {
             } else {
                 let _ = writeln!(
                     s,
-                    "      {} cores like {} — {}",
-                    cores.len(),
+                    "      {} like {} — {}",
+                    count(cores.len(), "core"),
                     list(&cores[0]),
                     private_caches(p, &cores[0])
                 );
@@ -166,9 +166,9 @@ pub fn render(p: &ProbeDoc) -> String {
     }
     let _ = writeln!(
         s,
-        "NUMA ({}): {} node(s)",
+        "NUMA ({}): {}",
         p.numa.source,
-        p.numa.nodes.len()
+        count(p.numa.nodes.len(), "node")
     );
     for (i, n) in p.numa.nodes.iter().enumerate() {
         let _ = writeln!(
@@ -251,8 +251,12 @@ pub fn render(p: &ProbeDoc) -> String {
     if let Some(l) = &p.load {
         let _ = writeln!(
             s,
-            "Load average: {:.2} {:.2} {:.2} ({} runnable of {} tasks)",
-            l.one, l.five, l.fifteen, l.runnable, l.tasks
+            "Load average: {:.2} {:.2} {:.2} ({} runnable of {})",
+            l.one,
+            l.five,
+            l.fifteen,
+            l.runnable,
+            count(l.tasks, "task")
         );
     }
     if !p.unavailable.0.is_empty() {

@@ -181,8 +181,9 @@ fn findings_wrapped(doc: &RunDocument, detail: Detail) -> String {
             }
             let list: Vec<String> = counts.iter().map(|(b, n)| format!("{b} x{n}")).collect();
             s.push_str(&wrap(&format!(
-                "      and on {} more result(s): {} (show --all lists each)",
+                "      and on {} more {}: {} (show --all lists each)",
                 on.len() - 1,
+                crate::units::noun(on.len() - 1, "result"),
                 list.join(", ")
             )));
         }
@@ -277,7 +278,7 @@ pub fn render(doc: &RunDocument, detail: Detail) -> String {
 /// What `history` prints when no run matched: why, with the number of runs stored (None:
 /// the database does not exist yet).
 pub fn render_no_history(tags: &[(String, String)], stored: Option<usize>) -> String {
-    let runs = |n: usize| format!("{n} run{} stored", if n == 1 { "" } else { "s" });
+    let runs = |n: usize| format!("{} stored", crate::units::count(n, "run"));
     match stored {
         None | Some(0) => "No runs stored yet: `truebench run` makes one.\n".into(),
         Some(n) if tags.is_empty() => format!("No runs listed; {}.\n", runs(n)),

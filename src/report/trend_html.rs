@@ -15,6 +15,7 @@ use crate::trend::explain::{self, day};
 use crate::trend::group::{self, HostChange, RowChange};
 use crate::trend::series::{self, HostSeries, Series};
 use crate::trend::{Method, ALGORITHM};
+use crate::units::count;
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -75,8 +76,8 @@ pub fn section(docs: &[RunDocument]) -> String {
         let shown: Vec<String> = quiet.iter().take(NAMES_SHOWN).map(|h| esc(h)).collect();
         let _ = writeln!(
             s,
-            "<p>{} host(s) with no change, not drawn: {}{}.</p>",
-            quiet.len(),
+            "<p>{} with no change, not drawn: {}{}.</p>",
+            count(quiet.len(), "host"),
             shown.join(", "),
             if quiet.len() > NAMES_SHOWN {
                 ", ..."
@@ -99,9 +100,9 @@ fn host_part(
     let last = h.runs.last().map_or("", |r| day(&r.started_at));
     let _ = writeln!(
         s,
-        "<h3>Host {}: {} runs, {first} to {last}</h3>\n<ul class=\"summary\">",
+        "<h3>Host {}: {}, {first} to {last}</h3>\n<ul class=\"summary\">",
         esc(&h.host),
-        h.runs.len()
+        count(h.runs.len(), "run")
     );
     for c in changes {
         let e = explain::explain(h, c, load);
@@ -120,9 +121,12 @@ fn host_part(
     let left = h.rows.len() - per_row.len();
     let _ = writeln!(
         s,
-        "<p>{} of {} rows changed and are drawn; {left} row(s) with no change are not.</p>\n<div class=\"charts\">",
+        "<p>{} of {} changed and {} drawn; {} with no change {} not.</p>\n<div class=\"charts\">",
         per_row.len(),
-        h.rows.len()
+        count(h.rows.len(), "row"),
+        if per_row.len() == 1 { "is" } else { "are" },
+        count(left, "row"),
+        if left == 1 { "is" } else { "are" }
     );
     for (i, rc) in &mut per_row {
         rc.sort_by_key(|r| r.change.at);
@@ -176,10 +180,10 @@ fn chart(h: &HostSeries, row: &Series, changes: &[&RowChange]) -> String {
     }
     let _ = write!(
         s,
-        r#"<text x="{}" y="{}" font-size="10" text-anchor="middle">run, oldest first ({} runs)</text>"#,
+        r#"<text x="{}" y="{}" font-size="10" text-anchor="middle">run, oldest first ({})</text>"#,
         (ML + W - MR) / 2.0,
         H - 4.0,
-        h.runs.len()
+        count(h.runs.len(), "run")
     );
     // The segments' levels, between the change points.
     let mut cuts: Vec<usize> = vec![0];
@@ -193,10 +197,10 @@ fn chart(h: &HostSeries, row: &Series, changes: &[&RowChange]) -> String {
         let level = median(&row.median[a..b]);
         let _ = write!(
             s,
-            r##"<line class="level" x1="{:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#1f77b4" stroke-width="2"><title>{} runs at {}</title></line>"##,
+            r##"<line class="level" x1="{:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#1f77b4" stroke-width="2"><title>{} at {}</title></line>"##,
             sx(row.run[a] as f64),
             sx(row.run[b - 1] as f64),
-            b - a,
+            count(b - a, "run"),
             esc(&crate::units::num(level)),
             y = sy(level)
         );

@@ -78,7 +78,7 @@ impl PlacementRange {
 /// How a copy count reads: "4 copies (2 per CPU)" when there are more copies than the N
 /// usable CPUs, else "1 copy" or "2 copies".
 pub fn copies_label(copies: u64, n: u64) -> String {
-    let base = format!("{copies} cop{}", if copies == 1 { "y" } else { "ies" });
+    let base = crate::units::count(copies, "copy");
     if n > 0 && copies > n {
         let per = copies as f64 / n as f64;
         let per = if per.fract() == 0.0 {

@@ -466,8 +466,9 @@ pub fn validate(doc: &Value) -> Result<RunDocument, String> {
         if let Some((name, a, b)) = differs {
             return Err(format!(
                 "results[{i}] ({}): stats do not match the samples ({name} {a} recorded, \
-                 {b} recomputed from the {} samples)",
-                r.benchmark, s.n
+                 {b} recomputed from the {})",
+                r.benchmark,
+                crate::units::count(s.n, "sample")
             ));
         }
     }

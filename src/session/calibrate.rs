@@ -54,10 +54,10 @@ impl Measurement for CalibrationRun {
     fn print(&self, doc: &RunDocument, stored: Option<&Location>) -> anyhow::Result<()> {
         *self.done.borrow_mut() = Some(doc.clone());
         eprintln!(
-            "truebench: calibration run {} of {}: {} results{}{}",
+            "truebench: calibration run {} of {}: {}{}{}",
             self.index + 1,
             self.of,
-            doc.results.len(),
+            crate::units::count(doc.results.len(), "result"),
             if doc.interrupted {
                 " (interrupted)"
             } else {
@@ -177,10 +177,10 @@ const UNTELLABLE: f64 = 9.0;
 /// The calibration as text: one line per row, the sentence a user acts on.
 pub fn render(c: &Calibration) -> String {
     let mut s = format!(
-        "Calibration {} of host {}: {} runs ({}).\n",
+        "Calibration {} of host {}: {} ({}).\n",
         c.id,
         c.host.as_deref().unwrap_or("?"),
-        c.runs.len(),
+        crate::units::count(c.runs.len(), "run"),
         c.runs.join(", ")
     );
     for r in &c.rows {
@@ -209,8 +209,8 @@ pub fn render(c: &Calibration) -> String {
                 noise_model::mde_text(mde)
             )),
             _ => s.push_str(&format!(
-                "  {what}: measured in {} run(s), fewer than {}: no spread\n",
-                r.runs,
+                "  {what}: measured in {}, fewer than {}: no spread\n",
+                crate::units::count(r.runs, "run"),
                 noise_model::MIN_RUNS
             )),
         }
@@ -218,9 +218,9 @@ pub fn render(c: &Calibration) -> String {
     let host = c.host.as_deref().unwrap_or("?");
     if !c.whole {
         s.push_str(&format!(
-            "This calibration is not whole ({} of {} runs{}): `truebench compare` does not use it.\n",
+            "This calibration is not whole ({} of {}{}): `truebench compare` does not use it.\n",
             c.runs.len(),
-            c.asked,
+            crate::units::count(c.asked, "run"),
             if c.interrupted { ", interrupted" } else { "" }
         ));
     }

@@ -121,7 +121,8 @@ pub fn plan(policies: &[Policy], k: usize, env: &ProbeDoc) -> Vec<crate::placeme
                         .as_ref()
                         .map(|m| {
                             format!(
-                                "; memory on node(s) [{}]",
+                                "; memory on {} [{}]",
+                                crate::units::noun(m.len(), "node"),
                                 crate::probe::cpulist::format_list(m)
                             )
                         })

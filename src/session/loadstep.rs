@@ -121,8 +121,8 @@ impl Measurement for LoadStep {
             if let Some(c) = p.capacity {
                 if c.width > env.cpus.usable.len() {
                     return Err(usage(format!(
-                        "--policy {p}: a cpuset of {} CPUs, and this process may use {}",
-                        c.width,
+                        "--policy {p}: a cpuset of {}, and this process may use {}",
+                        crate::units::count(c.width, "CPU"),
                         env.cpus.usable.len()
                     )));
                 }
@@ -137,8 +137,8 @@ impl Measurement for LoadStep {
                 if *w as usize > env.cpus.usable.len() {
                     return Err(usage_hint(
                         format!(
-                            "--cpuset-width {w}: this process may use {} CPUs",
-                            env.cpus.usable.len()
+                            "--cpuset-width {w}: this process may use {}",
+                            crate::units::count(env.cpus.usable.len(), "CPU")
                         ),
                         "give widths up to the usable CPUs (truebench probe shows them)",
                     ));

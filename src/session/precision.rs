@@ -74,7 +74,12 @@ impl Reached {
             .took_s
             .map(|s| format!(" ({s:.1} s)"))
             .unwrap_or_default();
-        let head = format!("  {}: MDE {mde} in {} rounds{took}", self.row, self.rounds);
+        // A count ("1") takes the singular; per side ("A 5+7, B 5") the plural.
+        let rounds = crate::units::noun(self.rounds.parse().unwrap_or(2), "round");
+        let head = format!(
+            "  {}: MDE {mde} in {} {rounds}{took}",
+            self.row, self.rounds
+        );
         let line = match &self.short {
             None => head,
             Some(why) => format!("{head}, short of {:.1}%: {why}", target * 100.0),
@@ -103,7 +108,10 @@ pub fn why_short(
             n.sigma * 100.0
         ),
         Some(_) if budget_out => {
-            format!("the budget of {budget_s:.0} s ran out after {rounds} rounds")
+            format!(
+                "the budget of {budget_s:.0} s ran out after {}",
+                crate::units::count(rounds, "round")
+            )
         }
         Some(_) => format!("disturbed rounds left it at {rounds} undisturbed"),
     }

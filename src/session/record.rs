@@ -658,9 +658,9 @@ impl Measurement for Recording {
                     .map(|s| format!("recorder used {:.2}% of one CPU", s * 100.0))
                     .unwrap_or_else(|| "too short to state the recorder's CPU share".into());
                 eprintln!(
-                    "truebench: stored recording {} ({} intervals, {cpu}) in {}",
+                    "truebench: stored recording {} ({}, {cpu}) in {}",
                     doc.run_id,
-                    self.rows.len(),
+                    crate::units::count(self.rows.len(), "interval"),
                     db_path.display()
                 );
                 Ok(())

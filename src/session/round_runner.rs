@@ -195,13 +195,8 @@ impl<'a> Runner<'a> {
                 &self.cpus[bench],
                 self.ticks,
             ));
-            if !disturbed.is_empty() {
-                let causes: Vec<&str> = disturbed.iter().map(|d| d.cause.text()).collect();
-                progress.note(&format!(
-                    "{} round {nth} disturbed: {}",
-                    b.id(),
-                    causes.join(", ")
-                ));
+            if let Some(line) = rounds::disturbed_line(b.id(), nth, &disturbed, pair.as_ref()) {
+                progress.note(&line);
             }
             self.measured[bench].push(rounds::Measured {
                 seq: self.seq,

@@ -162,6 +162,39 @@ pub fn worth_again(disturbed: &[Disturbance]) -> bool {
     disturbed.iter().any(|d| d.cause != Cause::HostPlacement)
 }
 
+/// The progress line on a round something disturbed (None for an undisturbed round). A
+/// round only the host's placement disturbed is not disturbed as a whole: the line says
+/// what the pair canary read and that the round's rows on two or more CPUs are kept out
+/// (its rows on one CPU keep it, `uses_two_cpus`); any other cause disturbs the round.
+pub fn disturbed_line(
+    bench: &str,
+    nth: usize,
+    disturbed: &[Disturbance],
+    pair: Option<&PairCanary>,
+) -> Option<String> {
+    if disturbed.is_empty() {
+        return None;
+    }
+    if worth_again(disturbed) {
+        let causes: Vec<&str> = disturbed.iter().map(|d| d.cause.text()).collect();
+        return Some(format!(
+            "{bench} round {nth} disturbed: {}",
+            causes.join(", ")
+        ));
+    }
+    let seen = match (pair, disturbed.first()) {
+        (Some(p), Some(d)) if d.value > 0.0 => format!(
+            " (pair canary {:.0} ns against {:.0} ns typical)",
+            p.ns,
+            p.ns / d.value
+        ),
+        _ => String::new(),
+    };
+    Some(format!(
+        "{bench} round {nth}: the host placed the CPUs differently{seen}; its rows on two or more CPUs are kept out"
+    ))
+}
+
 /// Cumulative counters around a round, read from /proc.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Readings {
@@ -948,6 +981,34 @@ mod tests {
         assert!(PAIR_SIGMAS * t.sigma > PAIR_RATIO.ln(), "{t:?}");
         assert!(pair_moved(&c(62.0), Some(t)).is_none());
         assert!(pair_moved(&c(200.0), Some(t)).is_some());
+    }
+
+    #[test]
+    fn the_progress_line_on_a_host_placement_says_only_the_rows_on_two_cpus_are_kept_out() {
+        let t = Typical::of(&[23.1, 22.4, 24.0, 23.5, 21.8, 22.9, 23.8, 23.0]);
+        let pair = PairCanary {
+            cpus: [0, 1],
+            ns: 119.0,
+        };
+        let moved = pair_moved(&pair, t).expect("a 5x round is disturbed");
+        assert_eq!(
+            disturbed_line("ctx", 3, std::slice::from_ref(&moved), Some(&pair)).unwrap(),
+            "ctx round 3: the host placed the CPUs differently (pair canary 119 ns against 23 ns typical); its rows on two or more CPUs are kept out"
+        );
+        // Any other cause disturbs the whole round, and the line says so.
+        let steal = Disturbance {
+            cause: Cause::Steal,
+            value: 5.0,
+            limit: 2.0,
+            detail: "steal".into(),
+        };
+        let line = disturbed_line("ctx", 4, &[steal.clone(), moved], Some(&pair)).unwrap();
+        assert_eq!(line, "ctx round 4 disturbed: steal, host-placement");
+        assert_eq!(
+            disturbed_line("ctx", 5, &[steal], None).unwrap(),
+            "ctx round 5 disturbed: steal"
+        );
+        assert!(disturbed_line("ctx", 6, &[], Some(&pair)).is_none());
     }
 
     /// A row of c2c (CPUs 0,1) or ctx on one CPU (0,0) with median `m`.

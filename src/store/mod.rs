@@ -195,8 +195,8 @@ impl Store {
                 let stored = self.count()?;
                 return Err(usage_hint(
                     format!(
-                        "no run '{id}' in the database ({stored} run{} stored)",
-                        if stored == 1 { "" } else { "s" }
+                        "no run '{id}' in the database ({} stored)",
+                        crate::units::count(stored, "run")
                     ),
                     "see `truebench history`",
                 ));

@@ -329,12 +329,13 @@ pub fn explain(
         cause.changed.join("; ")
     };
     let summary = format!(
-        "{} -> {}: {} of {} {} rows {how}{drift}; {why}",
+        "{} -> {}: {} of {} {} {} {how}{drift}; {why}",
         day(&before.started_at),
         day(&after.started_at),
         rows.len(),
         of_suites,
         suites.join("+"),
+        crate::units::noun(of_suites, "row"),
     );
     Explained {
         host: h.host.clone(),

@@ -94,9 +94,8 @@ pub fn group(changes: &[Explained], within_days: f64) -> Vec<FleetChange> {
                 format!("between {} and {}", day(&from), day(&to))
             };
             let summary = format!(
-                "{} host{}: {} rows {how} {when}; {why}",
-                g.len(),
-                if g.len() == 1 { "" } else { "s" },
+                "{}: {} rows {how} {when}; {why}",
+                crate::units::count(g.len(), "host"),
                 first.suites.join("+"),
             );
             FleetChange {

@@ -6,7 +6,7 @@
 use super::explain::{day, Explained};
 use super::Trend;
 use crate::report::views::wrap;
-use crate::units::num;
+use crate::units::{count, num};
 
 /// Rows listed per change unless verbose.
 const ROWS: usize = 5;
@@ -56,8 +56,9 @@ fn change(out: &mut String, c: &Explained, verbose: bool) {
     }
     if c.rows.len() > shown {
         out.push_str(&format!(
-            "    and {} more rows (--verbose lists them)\n",
-            c.rows.len() - shown
+            "    and {} more {} (--verbose lists them)\n",
+            c.rows.len() - shown,
+            crate::units::noun(c.rows.len() - shown, "row")
         ));
     }
 }
@@ -67,21 +68,20 @@ pub fn render(t: &Trend, verbose: bool) -> String {
     let m = &t.method;
     let runs: usize = t.hosts.iter().map(|h| h.runs).sum();
     let mut out = wrap(&format!(
-        "trend: {} host{}, {runs} runs, {} change{}",
-        t.hosts.len(),
-        if t.hosts.len() == 1 { "" } else { "s" },
-        t.changes.len(),
-        if t.changes.len() == 1 { "" } else { "s" },
+        "trend: {}, {}, {}",
+        count(t.hosts.len(), "host"),
+        count(runs, "run"),
+        count(t.changes.len(), "change"),
     ));
     out.push_str(&wrap(&format!(
-        "method: {}; segments of at least {} runs, p <= {}, window {} runs, noise at least {}% \
-         a run (or the runs' own); rows within {} runs are one change",
+        "method: {}; segments of at least {}, p <= {}, window {}, noise at least {}% \
+         a run (or the runs' own); rows within {} are one change",
         m.algorithm,
-        m.params.min_segment,
+        count(m.params.min_segment, "run"),
         m.params.max_p,
-        m.params.window,
+        count(m.params.window, "run"),
         m.params.sigma_floor * 100.0,
-        m.group_within
+        count(m.group_within, "run")
     )));
     if let Some(fleet) = &t.fleet {
         out.push_str("\nfleet\n");
@@ -98,14 +98,13 @@ pub fn render(t: &Trend, verbose: bool) -> String {
     for h in &t.hosts {
         out.push('\n');
         out.push_str(&wrap(&format!(
-            "host {}: {} runs ({} .. {}), {} rows, {} change{}",
+            "host {}: {} ({} .. {}), {}, {}",
             h.host,
-            h.runs,
+            count(h.runs, "run"),
             h.first.as_deref().map(day).unwrap_or("-"),
             h.last.as_deref().map(day).unwrap_or("-"),
-            h.rows,
-            h.changes,
-            if h.changes == 1 { "" } else { "s" }
+            count(h.rows, "row"),
+            count(h.changes, "change"),
         )));
         for c in t.changes.iter().filter(|c| c.host == h.host) {
             change(&mut out, c, verbose);

@@ -16,6 +16,7 @@ use super::baseline::median;
 use super::table::Table;
 use super::{range, Host};
 use crate::compare::verdict::{in_words, speedup};
+use crate::units::count;
 use serde::Serialize;
 
 /// What a group is, in the order groups are listed.
@@ -98,12 +99,13 @@ pub fn factor_words(lo: f64, hi: f64) -> String {
     }
 }
 
-/// "all 11 rows", "9-11 of 11 rows", "1 of 11 rows".
+/// "all 11 rows", "9-11 of 11 rows", "1 of 11 rows", "the only row".
 fn rows_words(lo: usize, hi: usize, total: usize) -> String {
     match (lo == hi, lo == total) {
+        (true, true) if total == 1 => "the only row".into(),
         (true, true) => format!("all {total} rows"),
-        (true, false) => format!("{lo} of {total} rows"),
-        _ => format!("{lo}-{hi} of {total} rows"),
+        (true, false) => format!("{lo} of {}", count(total, "row")),
+        _ => format!("{lo}-{hi} of {}", count(total, "row")),
     }
 }
 
@@ -256,5 +258,7 @@ mod tests {
         assert_eq!(factor_words(0.9, 1.1), "off by 10% slower to 10% faster");
         assert_eq!(rows_words(11, 11, 11), "all 11 rows");
         assert_eq!(rows_words(1, 3, 11), "1-3 of 11 rows");
+        assert_eq!(rows_words(1, 1, 1), "the only row");
+        assert_eq!(rows_words(1, 1, 11), "1 of 11 rows");
     }
 }

@@ -366,7 +366,8 @@ fn t_p(z: f64, df: f64) -> f64 {
 pub fn refusal(most: usize) -> Option<String> {
     (most < MIN_FLEET).then(|| {
         format!(
-            "refused: {most} hosts, fewer than {MIN_FLEET}; a spread (MAD) of so few hosts cannot tell an outlier from the fleet (ranks only)"
+            "refused: {}, fewer than {MIN_FLEET}; a spread (MAD) of so few hosts cannot tell an outlier from the fleet (ranks only)",
+            crate::units::count(most, "host")
         )
     })
 }

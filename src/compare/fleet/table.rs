@@ -159,9 +159,9 @@ pub fn build(docs: &[RunDocument]) -> Table {
     for (r, k) in keep.iter().enumerate() {
         if !k {
             t.left_out.push(format!(
-                "{}: measured comparably by {} host(s), fewer than {MIN_HOSTS}",
+                "{}: measured comparably by {}, fewer than {MIN_HOSTS}",
                 t.rows[r].key,
-                t.measured(r)
+                crate::units::count(t.measured(r), "host")
             ));
         }
     }

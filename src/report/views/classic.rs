@@ -81,10 +81,10 @@ fn index_lines(ix: &SuiteIndexes) -> String {
             Err(_) => format!("{k} copies"),
         };
         out.push_str(&format!(
-            "Index, {label}: {} (median of passes); UnixBench-style {} (lowest third dropped); {} tests\n",
+            "Index, {label}: {} (median of passes); UnixBench-style {} (lowest third dropped); {}\n",
             v(ix.by_copies.get(k)),
             v(ix.unixbench_style.get(k)),
-            ix.tests.get(k).copied().unwrap_or(0),
+            crate::units::count(ix.tests.get(k).copied().unwrap_or(0), "test"),
         ));
         if let Some(r) = ix.placement_range.get(k) {
             let o = |x: Option<f64>| x.map(num).unwrap_or_else(|| "-".into());
@@ -249,7 +249,7 @@ impl View for Classic {
                 .filter_map(|(k, v)| {
                     let v = v?;
                     Some((
-                        format!("suite index, {k} cop{}", if k == 1 { "y" } else { "ies" }),
+                        format!("suite index, {}", crate::units::count(k, "copy")),
                         v,
                         v,
                         v,

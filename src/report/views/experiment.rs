@@ -49,9 +49,9 @@ fn seen(cpus: &[u32]) -> String {
 
 fn lines(e: &BatchExperiment) -> Vec<String> {
     let mut s = vec![format!(
-        "Experiment: `{}`, {} run(s) per variant{}, shuffled order",
+        "Experiment: `{}`, {} per variant{}, shuffled order",
         crate::stdout::field(&crate::policy::launch::words(&e.command)),
-        e.runs,
+        crate::units::count(e.runs, "run"),
         if e.instances > 1 {
             format!(", {} instances at once (figure: makespan)", e.instances)
         } else {

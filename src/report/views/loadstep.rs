@@ -46,10 +46,9 @@ fn variant_name(v: &VariantResult) -> String {
 
 fn variant_title(v: &VariantResult) -> String {
     format!(
-        "Policy {} with {} worker{}{}{}",
+        "Policy {} with {}{}{}",
         v.policy,
-        v.workers,
-        if v.workers == 1 { "" } else { "s" },
+        crate::units::count(v.workers, "worker"),
         v.pinned_cpus
             .as_ref()
             .map(|c| format!(", pinned to CPUs {}", crate::probe::cpulist::format_list(c)))
@@ -80,11 +79,14 @@ fn knees(v: &VariantResult) -> String {
             0 => "Knee: none (latency and cost per transaction grew no faster than load)\n"
                 .to_string(),
             n if n == v.steps.len() => {
-                format!("Knee: not determined: none of the {n} steps is valid\n")
+                format!(
+                    "Knee: not determined: none of the {} is valid\n",
+                    crate::units::count(n, "step")
+                )
             }
             n => format!(
-                "Knee: none among the {} valid steps (latency and cost per transaction grew no faster than load); {n} invalid\n",
-                v.steps.len() - n
+                "Knee: none among the {} (latency and cost per transaction grew no faster than load); {n} invalid\n",
+                crate::units::count(v.steps.len() - n, "valid step")
             ),
         }
     } else {
@@ -115,8 +117,8 @@ fn fits(v: &VariantResult) -> String {
             continue;
         };
         out.push_str(&format!(
-            "{label} on completed rate vs Little's-law concurrency ({} intervals of 100 ms in the steady steps): σ {} ± {}, κ {}{}, γ {}/s; {}\n",
-            u.points,
+            "{label} on completed rate vs Little's-law concurrency ({} of 100 ms in the steady steps): σ {} ± {}, κ {}{}, γ {}/s; {}\n",
+            crate::units::count(u.points, "interval"),
             num(u.sigma),
             num(u.sigma_se),
             num(u.kappa),
@@ -268,8 +270,10 @@ fn tail(ls: &Experiment) -> String {
             .iter()
             .map(|p| {
                 format!(
-                    "{} workers {}/s",
+                    "{} {} {}/s",
                     p.workers,
+                    // The worker count is an f64 here: one reads "worker", any other "workers".
+                    crate::units::noun(u64::from(p.workers == 1.0), "worker"),
                     num(p.max_valid_completed_rate)
                 )
             })

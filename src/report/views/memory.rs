@@ -62,11 +62,7 @@ fn bandwidth_table(doc: &RunDocument) -> Option<String> {
         *e = e.max(r.stats.median);
     }
     let mut header = vec!["kernel".to_string(), "stores".to_string()];
-    header.extend(
-        threads
-            .iter()
-            .map(|t| format!("{t} thread{}", if *t == 1 { "" } else { "s" })),
-    );
+    header.extend(threads.iter().map(|t| crate::units::count(*t, "thread")));
     let mut t = narrow_table(&header.iter().map(String::as_str).collect::<Vec<_>>());
     for (k, s) in kernels {
         let mut row = vec![k.clone(), s.clone()];

@@ -17,8 +17,8 @@ pub struct Record;
 /// up to `threads` threads of the NUMA view.
 pub fn lines(rec: &Recording, threads: usize) -> Vec<String> {
     let mut s = vec![format!(
-        "Recording: {} intervals of {} s over {:.1} s; {}",
-        rec.rows.len(),
+        "Recording: {} of {} s over {:.1} s; {}",
+        crate::units::count(rec.rows.len(), "interval"),
         rec.interval_s,
         rec.duration_s,
         match rec.recorder_cpu_share {
@@ -100,9 +100,9 @@ const LISTED_THREADS: usize = 8;
 /// The NUMA view: nodes and balancing, memory per node by kind, up to `listed` threads' homes.
 fn numa_lines(v: &NumaView, listed: usize) -> Vec<String> {
     let mut s = vec![format!(
-        "  NUMA: {} node(s), {} LLC group(s); automatic balancing {}",
-        v.nodes,
-        v.llc_groups,
+        "  NUMA: {}, {}; automatic balancing {}",
+        crate::units::count(v.nodes, "node"),
+        crate::units::count(v.llc_groups, "LLC group"),
         match v.balancing {
             Some(0) => "off (kernel.numa_balancing 0)".to_string(),
             Some(n) => format!("on (kernel.numa_balancing {n})"),
@@ -111,13 +111,13 @@ fn numa_lines(v: &NumaView, listed: usize) -> Vec<String> {
     )];
     if let Some(m) = &v.memory {
         s.push(format!(
-            "  memory of pid {} per node (numa_maps at {:.1} s, {} mappings{}):",
+            "  memory of pid {} per node (numa_maps at {:.1} s, {}{}):",
             m.pid,
             m.read_at_s,
-            m.mappings,
+            crate::units::count(m.mappings, "mapping"),
             match m.skipped_lines {
                 0 => String::new(),
-                n => format!(", {n} unreadable lines left out"),
+                n => format!(", {} left out", crate::units::count(n, "unreadable line")),
             }
         ));
         for n in &m.nodes {
@@ -170,8 +170,9 @@ fn numa_lines(v: &NumaView, listed: usize) -> Vec<String> {
     }
     if v.threads.len() > listed {
         s.push(format!(
-            "  and {} more threads (`show --all` and the document list them all)",
-            v.threads.len() - listed
+            "  and {} more {} (`show --all` and the document list them all)",
+            v.threads.len() - listed,
+            crate::units::noun(v.threads.len() - listed, "thread")
         ));
     }
     s
