@@ -1,93 +1,88 @@
 #!/usr/bin/env bash
-# The A/A test of `compare` with the full default suites: three back-to-back `run`s of
-# the same command, each pair compared (1) in a database holding only the pair (no
-# history: the conservative floor) and (2) against a calibration of this host made first
-# (`calibrate --runs K`). Every row called "B better" or "B worse" is a false alarm; it
-# prints, per pair, the rows called real, and how many of them a noisy-neighbour or
-# steal-time finding marks as disturbed. Then, per row, the within-run 95% CI half-width
-# (median over the three runs) beside the spread of the runs' medians. Run it under the
-# measurement lock; figures are recorded in docs/methodology.md.
-# Usage: flock /tmp/truebench-measure.lock bench/aa_compare.sh [CALIBRATION_RUNS] [SUITES]
-#        bench/aa_compare.sh --docs DIR   (no measuring: DIR holds exported documents,
-#        calibration-*.json or calib*.json tagged by `calibrate`, and the three back-to-back
-#        runs aa-1..3.json or aa1..3.json, as tests/fixtures/aa/)
+# The A/A test of `compare` on runs measured in rounds, with no calibration: RUNS default
+# `run`s back to back in a fresh store (default 5), every pair compared (10 for 5 runs).
+# Every row called "B better" or "B worse" is a false alarm unless a measured cause claims
+# it (the machine itself moved between runs: an effective CPU speed 3% apart is real).
+# Prints, per pair, the rows called with the causes that claim them and the verdict
+# counts, then per family the median MDE of its rows over all pairs, and the wall time and
+# peak memory of each run. Run it on a quiet machine and say
+# the load (it prints the load average at start and end).
+# Usage: bench/aa_compare.sh [RUNS] [SUITES]      (TRUEBENCH_BIN: the binary to use)
+#        bench/aa_compare.sh --docs DIR            (no measuring: DIR holds run documents *.json)
 set -euo pipefail
 docs=
 if [ "${1:-}" = "--docs" ]; then
   docs=$(cd "${2:?--docs needs a directory}" && pwd)
   shift 2
 fi
-k=${1:-5}
+runs=${1:-5}
 suites=${2:-}
 cd "$(dirname "$0")/.."
 . bench/truebench_bin.sh
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# AA_KEEP=DIR keeps the run documents there (for `--docs DIR` later).
+trap '[ -n "${AA_KEEP:-}" ] && mkdir -p "$AA_KEEP" && cp "$tmp"/run*.json "$AA_KEEP"/ 2>/dev/null; rm -rf "$tmp"' EXIT
 export TRUEBENCH_LOCK=$tmp/run.lock
 if [ -n "$docs" ]; then
-  cal=$(ls "$docs"/calibration-*.json "$docs"/calib[0-9]*.json 2>/dev/null || true)
-  k=$(echo "$cal" | grep -c . || true)
   i=0
-  for f in $(ls "$docs"/aa-[0-9].json "$docs"/aa[0-9].json 2>/dev/null | head -3); do
-    i=$((i+1)); cp "$f" "$tmp/run$i.json"
+  for f in "$docs"/*.json; do
+    i=$((i + 1)); cp "$f" "$tmp/run$i.json"
   done
-  [ "$i" -eq 3 ] || { echo "error: $docs holds $i of the 3 runs aa-1..3.json" >&2; exit 2; }
-  "$tb" --db "$tmp/all.db" import $cal "$tmp"/run[123].json > /dev/null
-  echo "documents of $docs: $k calibration runs, 3 runs"
+  runs=$i
+  echo "documents of $docs: $runs runs"
 else
   echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-  if [ "$k" -gt 0 ]; then
-    "$tb" --db "$tmp/all.db" calibrate $suites --runs "$k" --json > "$tmp/calibration.json" 2>/dev/null
-  fi
-  for i in 1 2 3; do
-    "$tb" --db "$tmp/all.db" run $suites --json > "$tmp/run$i.json" 2>/dev/null
+  for i in $(seq 1 "$runs"); do
+    /usr/bin/time -f "%e %M" -o "$tmp/time$i" "$tb" --db "$tmp/runs.db" run $suites --json >"$tmp/run$i.json" 2>/dev/null
+    read -r wall kb <"$tmp/time$i"
+    echo "run $i: ${wall} s, peak RSS $((kb / 1024)) MiB"
   done
   echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
-python3 - "$tmp" "$tb" "$k" "$docs" <<'PY'
-import json, subprocess, sys, os, itertools, math, statistics, glob
-tmp, tb, k, docs = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-runs = [json.load(open(f"{tmp}/run{i}.json")) for i in (1, 2, 3)]
-def disturbed(doc, r):
-    return any(x["benchmark"] == r["benchmark"] and x["placement"]["name"] == r["placement"]
-               and any(f["id"] in ("noisy-neighbour", "steal-time") for f in x["findings"])
-               for x in doc["results"])
-def compare(db, a, b):
-    out = subprocess.run([tb, "--db", db, "compare", a["run_id"], b["run_id"], "--json"],
-                         capture_output=True, text=True, check=True).stdout
-    return json.loads(out)
-for (i, j) in itertools.combinations(range(3), 2):
-    alone = f"{tmp}/pair{i}{j}.db"
-    for d in (runs[i], runs[j]):
+python3 - "$tmp" "$tb" "$runs" <<'PY'
+import json, subprocess, sys, itertools, statistics, collections
+tmp, tb, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+docs = [json.load(open(f"{tmp}/run{i}.json")) for i in range(1, n + 1)]
+mdes = collections.defaultdict(list)
+def family(r):
+    b = r["benchmark"].split("@")[0]
+    if b.startswith("ctx."):
+        return "ctx same-cpu" if r["placement"] == "same-cpu" else "ctx (other placements)"
+    if b == "timers.clock-read":
+        return "timers"
+    return b
+called_per_pair = []
+explained = collections.Counter()
+for i, j in itertools.combinations(range(n), 2):
+    db = f"{tmp}/pair{i}{j}.db"
+    for d in (docs[i], docs[j]):
         f = f"{tmp}/doc.json"; json.dump(d, open(f, "w"))
-        subprocess.run([tb, "--db", alone, "import", f], capture_output=True, check=True)
-    for label, db in (("floor", alone), ("calibrated", f"{tmp}/all.db")):
-        if label == "calibrated" and k == 0:
-            continue
-        c = compare(db, runs[i], runs[j])
-        real = [r for r in c["rows"] if r["verdict"] in ("B better", "B worse")]
-        dist = sum(1 for r in real if disturbed(runs[i], r) or disturbed(runs[j], r))
-        print(f"pair {i+1}-{j+1} {label}: {c['summary'][0]}")
-        print(f"  rows called real: {len(real)} ({dist} disturbed by a neighbour)")
-        for r in real:
-            print(f"    {r['benchmark']} [{r['placement']}] {r['params']}: B/A {r['ratio']:.3f}, MDE {r['mde']*100:.0f}% ({r['noise']['basis']})")
-# Within-run CI half-width against the spread of the runs' medians, per row: the
-# calibration's runs when there are documents of one, else the three runs.
-spread_runs = runs
-if docs:
-    cal = sorted(glob.glob(f"{docs}/calibration-*.json") + glob.glob(f"{docs}/calib[0-9]*.json"))
-    if len(cal) >= 3:
-        spread_runs = [json.load(open(f)) for f in cal]
-n = len(spread_runs)
-print(f"\nrow | within-run 95% CI half-width (median of {n} runs) | spread of the {n} medians (sd of logs) | ratio")
-def key(r): return (r["benchmark"], r["placement"]["name"], json.dumps(r["params"], sort_keys=True))
-rows = {}
-for d in spread_runs:
-    for r in d["results"]:
-        rows.setdefault(key(r), []).append(r)
-for kk, rs in rows.items():
-    if len(rs) < min(3, n): continue
-    hw = statistics.median((math.log(r["stats"]["ci95_high"]) - math.log(r["stats"]["ci95_low"])) / 2 for r in rs)
-    sd = statistics.stdev(math.log(r["stats"]["median"]) for r in rs)
-    print(f"{kk[0]} [{kk[1]}] {kk[2]} | {hw*100:.1f}% | {sd*100:.1f}% | {sd/hw if hw > 0 else float('inf'):.1f}")
+        subprocess.run([tb, "--db", db, "import", f], capture_output=True, check=True)
+    c = json.loads(subprocess.run([tb, "--db", db, "compare", docs[i]["run_id"], docs[j]["run_id"], "--json"],
+                                  capture_output=True, text=True, check=True).stdout)
+    counts = collections.Counter(r["verdict"] for r in c["rows"])
+    why_not = collections.Counter(r["why"] for r in c["rows"] if r["verdict"] == "not comparable")
+    for w, k in why_not.most_common(3):
+        print(f"    not comparable ({k} rows): {w}")
+    real = [r for r in c["rows"] if r["verdict"] in ("B better", "B worse")]
+    called_per_pair.append(len(real))
+    print(f"pair {i+1}-{j+1}: {len(real)} called of {len(c['rows'])}; " +
+          ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+    for r in real:
+        causes = [f"{e['cause']} {e['claim']}" for e in r["explanations"]
+                  if e["claim"] in ("explains", "partly", "contributes")]
+        explained[bool(causes)] += 1
+        print(f"    {r['benchmark']} [{r['placement']}] {r['params']}: {r['why']} (B/A {r['ratio']:.3f}, "
+              f"MDE {r['mde']*100:.1f}%); {', '.join(causes) or 'no cause'}")
+    if c["noise"].get("clock"):
+        k = c["noise"]["clock"]
+        print(f"    {c['noise']['per_cycle_rows']} rows per cycle: B's clock / A's {k['ratio']:.4f} (±{k['se']*100:.2f}%)")
+    for r in c["rows"]:
+        if r["verdict"] != "not comparable":
+            mdes[family(r)].append(r["mde"])
+print(f"\nrows called per pair: max {max(called_per_pair)}, total {sum(called_per_pair)} over {len(called_per_pair)} pairs"
+      f" ({explained[True]} with a measured cause that claims them, {explained[False]} with none)")
+print("family | median MDE of its rows over all pairs | rows")
+for fam, v in sorted(mdes.items()):
+    print(f"{fam} | {statistics.median(v)*100:.1f}% | {len(v)}")
 PY

@@ -40,6 +40,9 @@ pub const CANARY_MIN_READINGS: usize = 3;
 pub use crate::result::speed::PAIR_RATIO;
 /// ... or more, where the pair's readings spread wider: this many robust σ of them.
 pub const PAIR_SIGMAS: f64 = 4.0;
+/// Findings a single round's results carry about how that round was measured: the merged
+/// row keeps them whichever round it is based on.
+pub const ROUND_FINDINGS: &[&str] = &["round-in-process"];
 /// Re-measured rounds per benchmark at most, as a share of its rounds (rounded up).
 pub const REMEASURE_SHARE: f64 = 0.6;
 
@@ -578,6 +581,19 @@ fn merge_row(
         noise: rounds::noise_of(&rs, Some(out.stats.median.ln()), stage1),
         rounds: rs,
     });
+    // How any one round was measured (in truebench's own process, say) stays with the
+    // row, once per id, whichever round the base is.
+    for (_, r) in &entries {
+        for f in r
+            .findings
+            .iter()
+            .filter(|f| ROUND_FINDINGS.contains(&f.id.as_str()))
+        {
+            if !out.findings.iter().any(|x| x.id == f.id) {
+                out.findings.push(f.clone());
+            }
+        }
+    }
     // What depends on the statistics is judged again on the pooled samples.
     out.findings
         .retain(|f| !crate::findings::results::SAMPLE_FINDINGS.contains(&f.id.as_str()));
@@ -1157,6 +1173,30 @@ mod tests {
             .findings
             .iter()
             .any(|f| f.id == "disturbed-rounds" && f.message.contains("every round")));
+    }
+
+    #[test]
+    fn a_finding_of_one_round_stays_with_the_merged_row() {
+        let mut odd = lat(10.1, 0.01);
+        odd.findings.push(crate::findings::Finding::new(
+            "round-in-process",
+            crate::findings::Severity::Info,
+            "measured in-process",
+            vec![],
+        ));
+        // The round carrying it is not the one nearest the pooled median.
+        let rounds = vec![
+            measured(0, vec![lat(10.0, 0.01)], false),
+            measured(1, vec![odd], false),
+            measured(2, vec![lat(10.0, 0.01)], false),
+        ];
+        let r = &merge(&rounds, None, &|_| {})[0];
+        let n = r
+            .findings
+            .iter()
+            .filter(|f| f.id == "round-in-process")
+            .count();
+        assert_eq!(n, 1, "{:?}", r.findings);
     }
 
     #[test]

@@ -59,7 +59,7 @@ impl TestEnv {
     /// Run suites with `--json`, validate the document, return it.
     /// `run --json ARGS`, in one round unless ARGS say `--rounds`: these tests check what a
     /// run measures (counts, placements, bounds, the order of its suites); the rounds
-    /// themselves are tested in src/session/rounds.rs and by bench/aa_rounds.sh.
+    /// themselves are tested in src/session/rounds.rs and by bench/aa_compare.sh.
     pub fn run(&self, args: &[&str]) -> Value {
         let one: &[&str] = if args.contains(&"--rounds") {
             &[]
