@@ -10,8 +10,12 @@
 //! the canary measures, so the canaries' ratio is its prediction (Explains within `MATCH`);
 //! a ctx ping-pong across them wakes its partner over the same distance and moves the same
 //! way (further apart: slower), so it Contributes when it moved that way and is RuledOut
-//! when it moved the other; any other row on both CPUs may move either way (a bandwidth
-//! pair shares less cache on one core): NotMeasured. Silent for rows on one CPU, unpinned
+//! when it moved the other; a memory bandwidth of two or more threads on them moves the
+//! other way (further apart, each thread has a core of its own: its own L1 and L2 and the
+//! misses they keep in flight; on one core's siblings they share them — on 2026-11-27 a run
+//! the host kept apart, its canary 5x the others', read every two-thread bandwidth row
+//! 1.4-1.6x higher), so it Contributes when it moved that way and is RuledOut when it moved
+//! the other; any other row on both CPUs: NotMeasured. Silent for rows on one CPU, unpinned
 //! rows, rows on CPUs the canaries did not sample, and runs whose typicals are alike.
 
 use super::explain::{Claim, Explanation, RowCtx, HOST_PLACEMENT};
@@ -38,6 +42,17 @@ fn pairs(doc: &RunDocument) -> Vec<[u32; 2]> {
 /// distance between them sets: a cache line (c2c) or a wake-up (ctx pinned across CPUs).
 fn crosses(base_id: &str) -> bool {
     base_id == "c2c.cacheline" || base_id.starts_with("ctx.")
+}
+
+/// Whether the row is a memory bandwidth of two or more threads, which the distance between
+/// its CPUs moves the other way: further apart, each thread has a core of its own.
+fn shares_a_core(c: &RowCtx) -> bool {
+    c.ra.base_id() == "memory.bandwidth"
+        && c.ra
+            .params
+            .get("threads")
+            .and_then(|t| t.as_u64())
+            .is_some_and(|t| t >= 2)
 }
 
 pub fn explain(c: &RowCtx) -> Option<Explanation> {
@@ -81,9 +96,12 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
             1.0 / canaries
         };
         Explanation::new(HOST_PLACEMENT, Claim::Contributes, because).predict(predicted, c.ratio())
-    } else if crosses(base) {
-        // Further apart: a cache line or a wake-up between them takes longer.
-        let slower = if canaries > 1.0 { "B" } else { "A" };
+    } else if crosses(base) || shares_a_core(c) {
+        // Further apart: a cache line or a wake-up between them takes longer, and a
+        // bandwidth of several threads gains a core per thread.
+        let apart = if canaries > 1.0 { "B" } else { "A" };
+        let closer = if canaries > 1.0 { "A" } else { "B" };
+        let slower = if crosses(base) { apart } else { closer };
         let claim = if c.worse_side() == slower {
             Claim::Contributes
         } else {
@@ -92,7 +110,7 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
         let mut e = Explanation::new(HOST_PLACEMENT, claim, because);
         if claim == Claim::RuledOut {
             e.evidence.push(format!(
-                "it makes {slower} slower across the CPUs, and {} was",
+                "it makes {slower} worse on its CPUs, and {} was",
                 c.worse_side()
             ));
         }
@@ -175,6 +193,43 @@ mod tests {
         assert_eq!(e.claim, Claim::Explains, "{e:?}");
         assert!(e.because.contains("closer together"), "{}", e.because);
         assert_eq!(row(&a, &b, "same-llc").unwrap().claim, Claim::Contributes);
+    }
+
+    #[test]
+    fn cpus_placed_apart_contribute_to_a_higher_bandwidth_of_two_threads() {
+        // The 18:06 A/A of 2026-11-27: the run the host kept apart read its two-thread
+        // bandwidth rows 1.4-1.6x higher; one thread on one CPU is not the placement's.
+        let with_bw = |id: &str, c2c: f64, canary: f64, two: f64, one: f64| {
+            let mut doc = run(id, c2c, 20.0, None);
+            for (threads, cpus, mb) in [(2, vec![0, 1], two), (1, vec![0], one)] {
+                doc.results.push(result(
+                    "memory.bandwidth@1",
+                    "compact",
+                    Some(cpus),
+                    json!({"kernel": "copy", "stores": "regular", "threads": threads, "array_bytes": 128u64 << 20}),
+                    mb,
+                    false,
+                ));
+            }
+            with_pair_canaries(doc, [0, 1], canary, 40)
+        };
+        let a = with_bw("a", 23.0, 23.0, 30000.0, 20000.0);
+        let b = with_bw("b", 118.0, 119.0, 45000.0, 20500.0);
+        let e = row(&a, &b, "threads=2").expect("two threads on the pair");
+        assert_eq!(e.claim, Claim::Contributes, "{e:?}");
+        assert!(row(&a, &b, "threads=1").is_none());
+        // The other way round: closer together, lower.
+        assert_eq!(row(&b, &a, "threads=2").unwrap().claim, Claim::Contributes);
+        // Apart and lower: not this.
+        let lower = with_bw("b", 118.0, 119.0, 24000.0, 20500.0);
+        let e = row(&a, &lower, "threads=2").unwrap();
+        assert_eq!(e.claim, Claim::RuledOut, "{e:?}");
+        assert!(
+            e.evidence
+                .iter()
+                .any(|x| x == "it makes A worse on its CPUs, and B was"),
+            "{e:?}"
+        );
     }
 
     #[test]
