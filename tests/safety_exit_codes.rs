@@ -102,7 +102,7 @@ fn a_child_round_refuses_bad_input_with_one_line() {
         ["timers.clock-read@1", "2", "0", "20"],
         ["timers.clock-read@1", "2", "-1", "20"],
         ["memory.per-event@1", "2", "2e6", "-1"],
-        ["memory.per-event@1", "2", "2e6", "0"],
+        ["memory.per-event@1", "2", "2e6", "NaN"],
     ];
     let run = |a: [&str; 4]| {
         env.cmd()

@@ -35,13 +35,18 @@ fn check(a: &Args) -> anyhow::Result<()> {
     if a.samples == 0 {
         return Err(usage("--samples must be at least 1"));
     }
-    for (flag, v) in [
-        ("--min-batch-ns", a.min_batch_ns),
-        ("--clock-cost-ns", a.clock_cost_ns),
-    ] {
-        if !(v.is_finite() && v > 0.0) {
-            return Err(usage(format!("{flag} {v} is not a positive number of ns")));
-        }
+    if !(a.min_batch_ns.is_finite() && a.min_batch_ns > 0.0) {
+        return Err(usage(format!(
+            "--min-batch-ns {} is not a positive number of ns",
+            a.min_batch_ns
+        )));
+    }
+    // A coarse clocksource can read as costing nothing: 0 is a cost, a negative one is not.
+    if !(a.clock_cost_ns.is_finite() && a.clock_cost_ns >= 0.0) {
+        return Err(usage(format!(
+            "--clock-cost-ns {} is not a number of ns (0 or more)",
+            a.clock_cost_ns
+        )));
     }
     Ok(())
 }

@@ -24,7 +24,8 @@ pub struct Args {
     /// Samples (timed batches) per result; each batch lasts at least 2 ms and at least 10^4
     /// clock reads. They are split over each benchmark's rounds, at least 2 per round (10
     /// in 5 rounds: 2 each; 10 in 4: 3 each, 12 in all); the clock reads and memory
-    /// bandwidth, whose samples are whole measurements, take 1 per round, in more rounds.
+    /// bandwidth, whose samples are whole measurements, take at least 1 per round, in more
+    /// rounds (1 each by default).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(3..=1_000_000))]
     samples: u32,
     /// Rounds each benchmark's samples are drawn in, spread across the run in a shuffled

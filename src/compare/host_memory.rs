@@ -1,16 +1,18 @@
 //! The host's memory as a cause of a memory row's move. On a VM the host decides where the
 //! guest's memory lies and other tenants load the same memory controllers; the guest sees
-//! neither, but each run measures its own path to memory: its latency sweep's largest point,
-//! well past its effective LLC ([`memory_latency`]). When the two runs' memory latencies
-//! differ beyond their rounds' noise (the test a row gets, `noise_model::test`), the run with
-//! the higher one is predicted worse on every row that goes to memory: memory.bandwidth rows
-//! lower (Contributes, no figure: a bandwidth rests on many loads in flight, not one),
-//! memory.numa's latency rows slower and its read bandwidth lower, memory.latency rows past
-//! the LLC share's cliff (`llc_share::ZONE` × the larger effective LLC) slower. A latency row
-//! whose ratio matches the memory latency's within their combined noise is explained, one
-//! that moved less or more contributes; a row that moved the other way rules the cause out.
-//! When the memory latencies do not differ, those rows are ruled out with the figures that
-//! say so. Other benchmarks: nothing. The row stays called.
+//! neither, but each run measures its own path to memory: its latency sweep's points well
+//! past its effective LLC ([`memory_latency`]), combined per round ([`Paths`]). When the two
+//! runs' memory latencies differ beyond their rounds' noise (Welch's t, as a row is
+//! tested), the run with the higher one is predicted worse on every row that goes to
+//! memory: memory.bandwidth rows lower (Contributes, no figure: a bandwidth rests on many
+//! loads in flight, not one), memory.numa's latency rows slower and its read bandwidth
+//! lower, memory.latency rows past the LLC share's cliff (`llc_share::ZONE` × the larger
+//! effective LLC) slower. A latency row whose ratio matches the memory latency's within
+//! their combined noise is explained, one that moved less or more contributes; a row that
+//! moved the other way rules the cause out. When the memory latencies do not differ and
+//! their interval lies within [`SAME`] either way, those rows are ruled out with the figures
+//! that say so; a wider interval says the path may have changed (NotMeasured). Other
+//! benchmarks: nothing. The row stays called.
 
 use super::explain::{Claim, Explanation, RowCtx, HOST_MEMORY};
 use super::llc_share::{pages_words, ZONE};
@@ -200,6 +202,14 @@ impl Paths<'_> {
         self.test.p < ALPHA
     }
 
+    /// "3 sizes past both LLCs", "1 size past both LLCs".
+    fn sizes(&self) -> String {
+        format!(
+            "{} past both LLCs",
+            crate::units::count(self.points, "size")
+        )
+    }
+
     /// The side whose loads from memory took longer.
     fn slower(&self) -> &'static str {
         if self.test.d > 0.0 {
@@ -229,7 +239,7 @@ impl Paths<'_> {
         };
         let half = two_sided(self.test.df) * self.test.se;
         let over = if self.points > 1 {
-            format!(" over the {} sizes past both LLCs", self.points)
+            format!(" over the {}", self.sizes())
         } else {
             String::new()
         };
@@ -281,18 +291,18 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
     if !paths.differ() {
         let (a, b) = (paths.a.stats.median, paths.b.stats.median);
         let half = two_sided(paths.test.df) * paths.test.se;
-        if half > SAME.ln() {
-            // Not told apart, and not shown alike either: a busy host's memory spreads
-            // one run's rounds too widely to say.
+        if paths.test.d.abs() + half > SAME.ln() {
+            // Not told apart, and not shown alike either (the interval reaches past 10%
+            // one way): a busy host's memory spreads one run's rounds too widely to say.
             return Some(
                 Explanation::new(
                     HOST_MEMORY,
                     Claim::NotMeasured,
                     format!(
-                        "the path to memory may have changed: the runs' loads from memory took {a:.1} and {b:.1} ns ({}), {:.2}x over the {} sizes past both LLCs, within the noise of their rounds (±{:.0}%)",
+                        "the path to memory may have changed: the runs' loads from memory took {a:.1} and {b:.1} ns ({}), {:.2}x over the {}, within the noise of their rounds (±{:.0}%)",
                         paths.at(),
                         paths.test.d.exp(),
-                        paths.points,
+                        paths.sizes(),
                         half.exp_m1() * 100.0
                     ),
                 )
@@ -313,9 +323,9 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
                 ),
             )
             .evidence(format!(
-                "A {a:.1} ns, B {b:.1} ns; B/A {:.3} over the {} sizes past both LLCs, within the noise of their rounds (p = {:.2})",
+                "A {a:.1} ns, B {b:.1} ns; B/A {:.3} over the {}, within the noise of their rounds (p = {:.2})",
                 paths.test.d.exp(),
-                paths.points,
+                paths.sizes(),
                 paths.test.p
             )),
         );
@@ -354,7 +364,8 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
 fn held_against(mut e: Explanation, c: &RowCtx, paths: &Paths) -> Explanation {
     let own = test(c.ra, c.rb, &RowNoise::floor(c.ra));
     let gap = own.d - paths.test.d;
-    let se = own.se.hypot(paths.test.se);
+    // Not f64::hypot: glibc versions it 2.35, past the C library the dist binary needs.
+    let se = (own.se.powi(2) + paths.test.se.powi(2)).sqrt();
     let df = match (own.df, paths.test.df) {
         (Some(x), Some(y)) => Some(x.min(y)),
         _ => None,

@@ -233,7 +233,7 @@ pub fn render(f: &FleetView, verbose: bool) -> String {
         ));
         for g in &f.tag_groups {
             out.push(clip(format!(
-                "  {:<20} {:>4} {:<5} score {:.3} ({:.3}-{:.3}), {}",
+                "  {:<20} {:>4} {:<6} score {:.3} ({:.3}-{:.3}), {}",
                 g.group,
                 g.hosts,
                 format!("{},", noun(g.hosts, "host")),

@@ -581,17 +581,23 @@ fn merge_row(
         noise: rounds::noise_of(&rs, Some(out.stats.median.ln()), stage1),
         rounds: rs,
     });
-    // How any one round was measured (in truebench's own process, say) stays with the
-    // row, once per id, whichever round the base is.
-    for (_, r) in &entries {
-        for f in r
-            .findings
+    // How a round the figures rest on was measured (in truebench's own process, say) stays
+    // with the row, once per id, whichever round the base is, with how many such rounds.
+    out.findings
+        .retain(|f| !ROUND_FINDINGS.contains(&f.id.as_str()));
+    for id in ROUND_FINDINGS {
+        let with: Vec<&crate::findings::Finding> = pool
             .iter()
-            .filter(|f| ROUND_FINDINGS.contains(&f.id.as_str()))
-        {
-            if !out.findings.iter().any(|x| x.id == f.id) {
-                out.findings.push(f.clone());
-            }
+            .filter_map(|(_, r)| r.findings.iter().find(|f| f.id == *id))
+            .collect();
+        if let Some(f) = with.first() {
+            let mut f = (*f).clone();
+            f.evidence.push(format!(
+                "{} of the {} the row's figures rest on",
+                crate::units::count(with.len(), "round"),
+                crate::units::count(pool.len(), "round")
+            ));
+            out.findings.push(f);
         }
     }
     // What depends on the statistics is judged again on the pooled samples.
@@ -1187,16 +1193,32 @@ mod tests {
         // The round carrying it is not the one nearest the pooled median.
         let rounds = vec![
             measured(0, vec![lat(10.0, 0.01)], false),
-            measured(1, vec![odd], false),
+            measured(1, vec![odd.clone()], false),
             measured(2, vec![lat(10.0, 0.01)], false),
         ];
         let r = &merge(&rounds, None, &|_| {})[0];
-        let n = r
+        let f: Vec<_> = r
             .findings
             .iter()
             .filter(|f| f.id == "round-in-process")
-            .count();
-        assert_eq!(n, 1, "{:?}", r.findings);
+            .collect();
+        assert_eq!(f.len(), 1, "{:?}", r.findings);
+        assert_eq!(
+            f[0].evidence.last().unwrap(),
+            "1 round of the 3 rounds the row's figures rest on"
+        );
+        // Kept out (disturbed), its round says nothing of the row's figures.
+        let rounds = vec![
+            measured(0, vec![lat(10.0, 0.01)], false),
+            measured(1, vec![odd], true),
+            measured(2, vec![lat(10.0, 0.01)], false),
+        ];
+        let r = &merge(&rounds, None, &|_| {})[0];
+        assert!(
+            r.findings.iter().all(|f| f.id != "round-in-process"),
+            "{:?}",
+            r.findings
+        );
     }
 
     #[test]
