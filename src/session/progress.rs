@@ -57,7 +57,11 @@ impl Progress {
     /// A line of its own beside the progress (a disturbed round), in line mode only.
     pub fn note(&self, what: &str) {
         if self.lines {
-            eprintln!("truebench: {what}");
+            // Wrapped to 100 columns: a disturbance's words run long.
+            eprint!(
+                "{}",
+                crate::report::views::wrap(&format!("truebench: {what}"))
+            );
         }
     }
 
