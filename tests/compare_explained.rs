@@ -717,6 +717,24 @@ fn others_share(doc: &Value) -> f64 {
         .unwrap_or(0.0)
 }
 
+/// The median of a run's pair canary readings (ns one-way; every reading of this 2-CPU
+/// machine is of its one pair).
+fn pair_typical(doc: &Value) -> f64 {
+    let mut ns: Vec<f64> = doc["cpu_speed"]["pair_canaries"]
+        .as_array()
+        .expect("host-placement blamed on a run without pair canaries")
+        .iter()
+        .map(|p| p["ns"].as_f64().unwrap())
+        .collect();
+    assert!(
+        !ns.is_empty(),
+        "host-placement blamed without pair canaries"
+    );
+    ns.sort_by(f64::total_cmp);
+    let n = ns.len();
+    (ns[(n - 1) / 2] + ns[n / 2]) / 2.0
+}
+
 /// What the two runs' results of one row recorded about noise (finding messages).
 fn noise_of(doc: &Value, r: &Value) -> Vec<String> {
     doc["results"]
@@ -763,6 +781,13 @@ fn the_same_command_twice_blames_no_cause_that_did_not_change() {
                             _ => panic!("neighbour blamed without both sides' figures: {r}"),
                         };
                         assert!(hi >= 5.0 && hi >= 3.0 * lo, "{lo}% vs {hi}%: {r}");
+                    }
+                    // The host kept the vCPUs apart in one run and close in the other:
+                    // both documents' pair canaries must say so.
+                    "host-placement" => {
+                        let (ta, tb) = (pair_typical(&a), pair_typical(&b));
+                        let (lo, hi) = (ta.min(tb), ta.max(tb));
+                        assert!(hi >= 1.5 * lo, "pair canaries {ta} vs {tb} ns: {r}");
                     }
                     other => {
                         panic!("{other} ({claim}) blamed between two runs of one command: {r}")
