@@ -66,8 +66,14 @@ pub fn evaluate(
         .map(|c| c.levels.iter().filter(|l| l.kind == Kind::Cache).count())
         .max()
         .unwrap_or(0);
-    let (tlb, paging) = (count(Kind::Tlb), count(Kind::Paging));
+    let (tlb, paging, cliff) = (count(Kind::Tlb), count(Kind::Paging), count(Kind::Cliff));
     let mut not_caches = Vec::new();
+    if cliff > 0 {
+        not_caches.push(format!(
+            "{} on the last cache's cliff",
+            crate::units::count(cliff, "step")
+        ));
+    }
     if tlb > 0 {
         not_caches.push(crate::units::count(tlb, "TLB step"));
     }
@@ -92,7 +98,7 @@ pub fn evaluate(
                 ),
                 None => ", and never leave the last one: the LLC is not measured".into(),
             },
-            match (not_caches.len(), tlb + paging) {
+            match (not_caches.len(), tlb + paging + cliff) {
                 (0, _) => String::new(),
                 (_, 1) => format!("; {} is not a cache", not_caches[0]),
                 _ => format!("; {} are not caches", not_caches.join(" and ")),

@@ -45,6 +45,10 @@ pub enum Kind {
     /// Past the last cache and within 2x of memory's latency: a page-walk step (TLB
     /// reach or nested paging in a VM) on the way to memory, not a cache.
     Paging,
+    /// A short step past the geometric mean of the cache before it and memory: part of the
+    /// working set still hits that cache (on a VM, a share of the L3 the host changed
+    /// during the sweep), not a cache of its own.
+    Cliff,
     /// The last plateau, past every cache: memory.
     Memory,
 }
@@ -56,6 +60,7 @@ impl Kind {
             Kind::Cache => "cache",
             Kind::Tlb => "TLB step, not a cache",
             Kind::Paging => "page walks, not a cache",
+            Kind::Cliff => "on the cache's cliff, not a cache",
             Kind::Memory => "",
         }
     }
@@ -67,6 +72,9 @@ impl Kind {
             Kind::Tlb => "TLB step (absent or later with huge pages): not a cache",
             Kind::Paging => {
                 "page-walk step past the last cache (TLB reach or nested paging): not a cache"
+            }
+            Kind::Cliff => {
+                "a step on the last cache's way down to memory (part of it still hits): not a cache"
             }
             Kind::Memory => "memory",
         }
@@ -129,14 +137,29 @@ fn by_latency(curve: &[(u64, f64)], pages: &str) -> CurveLevels {
     let reached = far_ns >= MEMORY_FLOOR_NS;
     let cache =
         |p: &Plateau| !reached || (p.next_bytes.is_some() && p.latency_ns * CACHE_VS_FAR <= far_ns);
-    let last_cache = found.iter().rposition(cache);
+    // A short plateau past the crossing of the cache before it is on that cache's cliff.
+    let mut cliff = vec![false; found.len()];
+    if reached {
+        let mut before: Option<f64> = None;
+        for (i, p) in found.iter().enumerate() {
+            if !cache(p) {
+                continue;
+            }
+            match before {
+                Some(ns) if on_cliff(p, ns, far_ns) => cliff[i] = true,
+                _ => before = Some(p.latency_ns),
+            }
+        }
+    }
+    let last_cache = (0..found.len()).rposition(|i| cache(&found[i]) && !cliff[i]);
     let n = found.len();
     let levels = found
         .into_iter()
         .enumerate()
         .map(|(i, plateau)| {
             let kind = match last_cache {
-                Some(l) if i <= l => Kind::Cache,
+                Some(l) if i <= l && !cliff[i] => Kind::Cache,
+                _ if cliff[i] => Kind::Cliff,
                 _ if i + 1 == n => Kind::Memory,
                 _ => Kind::Paging,
             };
@@ -148,6 +171,23 @@ fn by_latency(curve: &[(u64, f64)], pages: &str) -> CurveLevels {
         levels,
         far_ns,
     }
+}
+
+/// A plateau shorter than this (largest size over smallest) can be a step on a cache's cliff;
+/// a cache level holds a working set several times its predecessor's.
+pub const CLIFF_SPAN: f64 = 4.0;
+
+/// Whether plateau `p`, after a cache plateau at `before_ns` on a curve reaching `far_ns`,
+/// is a step on that cache's way down to memory rather than a cache of its own: it spans
+/// less than [`CLIFF_SPAN`] in size and lies at or above the geometric mean of the cache's
+/// latency and memory's, past the crossing [`effective_llc`] reads. Measured on a VM whose
+/// host's L3 share wavered during one run: 13-14 ns to 8 MiB, 80 and 78 ns at 11.3 and
+/// 16 MiB, 140-190 ns from 22.6 MiB (2026-11-27). A cache level, even one slow against
+/// its predecessor (a VM's 42 ns L3 after a 5 ns L2), holds many times its predecessor's
+/// working set.
+fn on_cliff(p: &Plateau, before_ns: f64, far_ns: f64) -> bool {
+    let span = p.up_to_bytes as f64 / p.from_bytes.max(1) as f64;
+    span < CLIFF_SPAN && p.latency_ns >= (before_ns * far_ns).sqrt()
 }
 
 /// The last cache level of a labelled curve, when the curve leaves it.
@@ -183,6 +223,9 @@ pub struct EffectiveLlc {
     pub far_ns: f64,
     /// The two sizes measured around the crossing, bytes.
     pub between: [u64; 2],
+    /// The smallest working set on the last cache plateau, bytes: from there on a chain
+    /// lives in the LLC.
+    pub plateau_from: u64,
 }
 
 impl EffectiveLlc {
@@ -195,7 +238,14 @@ impl EffectiveLlc {
 /// The effective LLC of one curve (`pages`: `4k` or `thp`); None when the curve never leaves
 /// its caches (memory's latency below [`MEMORY_FLOOR_NS`]) or has no cache plateau.
 pub fn effective_llc(curve: &[(u64, f64)], pages: &str) -> Option<EffectiveLlc> {
-    let llc = llc_of(&by_latency(curve, pages))?;
+    let levels = by_latency(curve, pages);
+    let llc = llc_of(&levels)?;
+    let plateau_from = levels
+        .levels
+        .iter()
+        .find(|l| l.kind == Kind::Cache && l.plateau.up_to_bytes == llc.up_to_bytes)?
+        .plateau
+        .from_bytes;
     let far_ns = curve.last()?.1;
     let target = (llc.latency_ns * far_ns).sqrt();
     // From the plateau's end on (a cache plateau lies at least 2x below memory, so the
@@ -214,6 +264,7 @@ pub fn effective_llc(curve: &[(u64, f64)], pages: &str) -> Option<EffectiveLlc> 
         plateau_ns: llc.latency_ns,
         far_ns,
         between: [s0, s1],
+        plateau_from,
     })
 }
 
@@ -236,6 +287,9 @@ pub fn judge(small: &[(u64, f64)], huge: Option<&[(u64, f64)]>) -> Hierarchy {
                 .collect();
             for (l, next) in c.levels.iter_mut().zip(next) {
                 let Some((from, after)) = next else { continue };
+                if l.kind == Kind::Cliff {
+                    continue;
+                }
                 let step = after / l.plateau.latency_ns;
                 if let (Some(a), Some(b)) = (at(h, l.plateau.up_to_bytes), at(h, from)) {
                     if step > 1.0 && b / a < step.sqrt() {
@@ -423,6 +477,41 @@ pub(crate) mod tests {
             "{h1:?} {h3:?} {h5:?}"
         );
         assert_eq!(h5.pages, "thp");
+    }
+
+    /// A run whose L3 share wavered during its sweep (2026-11-27, 18:06, 4 KiB pages): the
+    /// latency (ns) from 2.83 MiB to 128 MiB, two points at 80 ns half-way down the cliff.
+    pub const MID_CLIFF_4K: [f64; 12] = [
+        11.3, 12.0, 12.7, 13.5, 80.0, 78.0, 140.0, 148.0, 151.0, 160.0, 178.0, 190.0,
+    ];
+
+    #[test]
+    fn a_step_half_way_down_the_cliff_is_not_the_last_cache() {
+        let kinds = |c: &[(u64, f64)]| -> Vec<Kind> {
+            by_latency(c, "4k").levels.iter().map(|l| l.kind).collect()
+        };
+        let s = aa_sizes();
+        let curve = aa_curve(&MID_CLIFF_4K);
+        let e = effective_llc(&curve, "4k").unwrap();
+        // The crossing of the 13 ns plateau and 190 ns memory (50 ns), between 8 and 11.3
+        // MiB, not that of the 80 ns step (123 ns, past 16 MiB).
+        assert_eq!(e.between, [s[3], s[4]], "{e:?}");
+        assert!(e.plateau_ns < 14.0, "{e:?}");
+        let k = kinds(&curve);
+        assert!(k.contains(&Kind::Cliff), "{k:?}");
+        assert_eq!(k.iter().filter(|k| **k == Kind::Cache).count(), 1);
+        // The same curve judged with a huge-page curve keeps the step on the cliff.
+        let h = judge(&curve, Some(&aa_curve(&AA_THP[0])));
+        assert!(h.curves[0].levels.iter().any(|l| l.kind == Kind::Cliff));
+        // A slow cache that holds many times its predecessor's working set is still a
+        // cache (the 480 MiB VM's 42 ns L3 after a 5 ns L2, memory 280 ns), and so is a
+        // short plateau below the crossing (a 2-point L2 of the EPYC curves).
+        for c in [vm_480_rising().0, epyc().0]
+            .into_iter()
+            .chain(AA_4K.iter().chain(AA_THP.iter()).map(aa_curve))
+        {
+            assert!(!kinds(&c).contains(&Kind::Cliff), "{c:?}");
+        }
     }
 
     #[test]
