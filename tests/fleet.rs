@@ -562,7 +562,7 @@ fn the_playbook_measures_three_hosts_at_one_start_and_reports_each_failure_with_
         log.contains("skipped the document of garbled:") && log.contains("not valid JSON"),
         "{log}"
     );
-    assert!(log.contains("4 host(s) measured"), "{log}");
+    assert!(log.contains("4 hosts measured"), "{log}");
     let missing = log
         .lines()
         .find(|l| l.contains("no document from"))

@@ -5,7 +5,7 @@
 //! runs' memory latencies differ beyond their rounds' noise (Welch's t, as a row is
 //! tested), the run with the higher one is predicted worse on every row that goes to
 //! memory: memory.bandwidth rows lower (Contributes, no figure: a bandwidth rests on many
-//! loads in flight, not one), memory.numa's latency rows slower and its read bandwidth
+//! loads in flight, not one; arrays at least [`ARRAY_PAST_LLC`] × the larger effective LLC), memory.numa's latency rows slower and its read bandwidth
 //! lower, memory.latency rows past the LLC share's cliff (`llc_share::ZONE` × the larger
 //! effective LLC) slower. A latency row whose ratio matches the memory latency's within
 //! their combined noise is explained, one that moved less or more contributes; a row that
@@ -17,6 +17,7 @@
 use super::explain::{Claim, Explanation, RowCtx, HOST_MEMORY};
 use super::llc_share::{pages_words, ZONE};
 use super::noise_model::{test, RowNoise, RowTest};
+use crate::bench::memory::bandwidth::BandwidthParams;
 use crate::bench::memory::latency::{effective_llc_of, LatencyParams};
 use crate::bench::memory::numa::NumaParams;
 use crate::measure::mde::{two_sided, ALPHA};
@@ -273,18 +274,36 @@ fn kind(r: &BenchResult) -> Option<(Row, String, Option<u64>)> {
             "read-bandwidth" => Some((Row::Bandwidth, ARRAY_PAGES.into(), None)),
             _ => None,
         },
-        "memory.bandwidth" => Some((Row::Bandwidth, ARRAY_PAGES.into(), None)),
+        "memory.bandwidth" => {
+            // Earlier documents did not record the size (0): their arrays were sized past
+            // the caches, as today's default is.
+            let array = r.params.read::<BandwidthParams>()?.array_bytes;
+            Some((
+                Row::Bandwidth,
+                ARRAY_PAGES.into(),
+                (array > 0).then_some(array),
+            ))
+        }
         _ => None,
     }
 }
+
+/// A bandwidth array smaller than this many times the larger effective LLC is streamed in
+/// part from the cache (a user's `--array-size`): the path to memory does not set it.
+pub const ARRAY_PAST_LLC: f64 = 2.0;
 
 /// What the two runs' memory latencies say about a memory row.
 pub fn explain(c: &RowCtx) -> Option<Explanation> {
     let (row, pages, size) = kind(c.ra)?;
     let paths = Paths::of(c.a, c.b, &pages)?;
     if let Some(size) = size {
-        // Inside the cliff the LLC share speaks; past it both caches are left behind.
-        if (size as f64) <= ZONE * paths.larger_llc as f64 {
+        // Inside the cliff the LLC share speaks; past it both caches are left behind. An
+        // array that fits in part in the cache is not the memory's to explain.
+        let past = match row {
+            Row::Latency => ZONE,
+            Row::Bandwidth => ARRAY_PAST_LLC,
+        };
+        if (size as f64) <= past * paths.larger_llc as f64 {
             return None;
         }
     }
@@ -464,6 +483,21 @@ mod tests {
         let e = about(&a, &b, COPY).unwrap();
         assert_eq!(e.claim, Claim::Contributes, "{e:?}");
         assert!(e.predicted.is_none());
+        // Arrays of 16 MiB (a user's --array-size) fit in part in the 13.9 MiB LLC: the
+        // path to memory does not set their bandwidth. One of earlier documents, with no
+        // size recorded, was sized past the caches.
+        for (bytes, said) in [(16u64 << 20, false), (0, true)] {
+            let small = |mut d: RunDocument| {
+                let r = d
+                    .results
+                    .iter_mut()
+                    .find(|r| r.base_id() == "memory.bandwidth");
+                r.unwrap().params.insert("array_bytes", bytes);
+                d
+            };
+            let e = about(&small(a.clone()), &small(b.clone()), COPY);
+            assert_eq!(e.is_some(), said, "{bytes}: {e:?}");
+        }
         let e = about(&a, &b, "metric=read-bandwidth").unwrap();
         assert_eq!(e.claim, Claim::Contributes, "{e:?}");
         // A NUMA latency that moved 1.5x while memory moved 1.2x: the direction, no more.
