@@ -925,6 +925,12 @@ fn figures_out_of_any_measurable_range_and_rounds_other_than_the_samples_are_ref
             {"kept": noise[0] as u64, "sigma": noise[1], "se": noise[2], "df": noise[3]});
         cases.push((what, d, why));
     }
+    let mut d: Value =
+        serde_json::from_slice(&std::fs::read(document("loadstep.json")).unwrap()).unwrap();
+    for s in d["loadstep"]["steps"].as_array_mut().unwrap() {
+        s["planned_rate"] = serde_json::json!(1e300);
+    }
+    cases.push(("steps at 1e300/s", d, "holds the step at 1.000e300/s twice"));
     for (what, doc, why) in cases {
         let f = env.file("doc.json", &doc.to_string());
         let out = import(&env, &f);
