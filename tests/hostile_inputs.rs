@@ -452,8 +452,8 @@ fn figures_that_cannot_be_measured_or_stats_other_than_the_samples_are_refused()
     let env = Env::new();
     let mut cases: Vec<(String, Value, &str)> = vec![];
     for (v, why) in [
-        (0.0, "less than or equal to the minimum of 0"),
-        (-3.0, "minimum of 0"),
+        (0.0, "less than the minimum of 1e-6"),
+        (-3.0, "minimum of 1e-6"),
     ] {
         let mut d = timers_doc();
         let r = &mut d["results"][0];
@@ -824,4 +824,146 @@ fn many_refusals_of_one_kind_are_counted_not_listed() {
         said.lines().count()
     );
     assert!(said.contains("more of the same kind"), "{said}");
+}
+
+/// `doc` with each result drawn in one round per sample (a round's median its sample), as
+/// a run writes rounds: the rounds agree with the samples.
+fn with_rounds(mut doc: Value) -> Value {
+    for r in doc["results"].as_array_mut().unwrap() {
+        let rounds: Vec<Value> = r["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .map(|(i, s)| serde_json::json!({"seq": i, "at_s": i, "median": s, "samples": 1}))
+            .collect();
+        r["rounds"] = serde_json::json!({ "rounds": rounds });
+    }
+    doc
+}
+
+/// Figures no measurement makes (a sample of 1e300 or 5e-324, a CPU speed of 1e300 adds per
+/// ns) were taken: `compare` printed a ratio of 300 digits or "inf", `show` a speed of 300
+/// digits. Rounds that disagree with the samples (medians outside them, more samples drawn
+/// than held, a noise on 50 rounds of 3 or with a σ of 1e300) were taken too, and compare
+/// tested against that noise ("inf" MDE). All refused at import, nothing written; rounds
+/// that agree with the samples import.
+#[test]
+fn figures_out_of_any_measurable_range_and_rounds_other_than_the_samples_are_refused() {
+    let env = Env::new();
+    let mut cases: Vec<(&str, Value, &str)> = vec![];
+    for (what, v, why) in [
+        (
+            "huge samples",
+            1e300,
+            "greater than the maximum of 1000000000000",
+        ),
+        ("denormal samples", 5e-324, "less than the minimum of 1e-6"),
+    ] {
+        let mut d = timers_doc();
+        let n = d["results"][0]["samples"].as_array().unwrap().len();
+        d["results"][0]["samples"] = serde_json::json!(vec![v; n]);
+        cases.push((what, d, why));
+    }
+    let speed = |cycles: f64, pair: Value| {
+        let mut d = timers_doc();
+        d["cpu_speed"] = serde_json::json!({"method": "chain", "samples": [
+            {"suite": "timers", "point": "start", "cpu": 0, "cycles_per_ns": cycles, "elapsed_ns": 2e6}],
+            "pair_canaries": [pair]});
+        d
+    };
+    let pair = |cpus: [u32; 2], ns: f64| serde_json::json!({"cpus": cpus, "ns": ns});
+    cases.push((
+        "speed of 1e300",
+        speed(1e300, pair([0, 1], 23.0)),
+        "/cpu_speed/samples/0/cycles_per_ns",
+    ));
+    cases.push((
+        "pair canary of 1e-300 ns",
+        speed(3.0, pair([0, 1], 1e-300)),
+        "/cpu_speed/pair_canaries/0/ns",
+    ));
+    cases.push((
+        "pair canary of one CPU",
+        speed(3.0, pair([0, 0], 23.0)),
+        "/cpu_speed/pair_canaries/0/cpus",
+    ));
+    let rounds = with_rounds(timers_doc());
+    let mut d = rounds.clone();
+    d["results"][0]["rounds"]["rounds"][0]["median"] = serde_json::json!(1e6);
+    cases.push((
+        "a round far from the samples",
+        d,
+        "round 0's median 1000000 lies outside its samples",
+    ));
+    let mut d = rounds.clone();
+    d["results"][0]["rounds"]["rounds"][0]["samples"] = serde_json::json!(50);
+    cases.push((
+        "rounds drawing more",
+        d,
+        "its rounds drew 52 samples but it holds 3 samples",
+    ));
+    for (what, noise, why) in [
+        (
+            "noise of 50 rounds",
+            [50.0, 0.01, 0.005, 2.0],
+            "rests on 50 rounds but 3",
+        ),
+        (
+            "noise of 1e300",
+            [3.0, 1e300, 1e300, 2.0],
+            "is wider than its samples",
+        ),
+        (
+            "noise of 1e300 df",
+            [3.0, 0.0, 0.0, 1e300],
+            "1.000e300 degrees of freedom",
+        ),
+    ] {
+        let mut d = rounds.clone();
+        d["results"][0]["rounds"]["noise"] = serde_json::json!(
+            {"kept": noise[0] as u64, "sigma": noise[1], "se": noise[2], "df": noise[3]});
+        cases.push((what, d, why));
+    }
+    let mut d: Value =
+        serde_json::from_slice(&std::fs::read(document("loadstep.json")).unwrap()).unwrap();
+    for s in d["loadstep"]["steps"].as_array_mut().unwrap() {
+        s["planned_rate"] = serde_json::json!(1e300);
+    }
+    cases.push(("steps at 1e300/s", d, "holds the step at 1.000e300/s twice"));
+    for (what, doc, why) in cases {
+        let f = env.file("doc.json", &doc.to_string());
+        let out = import(&env, &f);
+        common::assert_refused(&env, &out, &what);
+        let err = stderr(&out);
+        assert!(err.contains(why), "{what}: {err}");
+        assert_eq!(err.lines().count(), 1, "{what}: {err}");
+        assert!(err.len() < 1000, "{what}: {err}");
+    }
+    // Rounds that agree with the samples, and a speed within range, import.
+    let mut d = with_rounds(timers_doc());
+    d["cpu_speed"] = speed(3.0, pair([0, 1], 23.0))["cpu_speed"].take();
+    let f = env.file("doc.json", &d.to_string());
+    let out = import(&env, &f);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+/// `compare` printed its environment and candidate lines unwrapped: an imported run's CPU
+/// model and kernel release ran past 100 columns. They wrap as the summary does.
+#[test]
+fn compare_environment_lines_fit_100_columns() {
+    let env = Env::new();
+    let a = timers_doc();
+    let mut b = a.clone();
+    b["run_id"] = "20990101T000000Z-long".into();
+    b["env"]["kernel"]["release"] = "6.8.0-1017-azure-fips-debug+".into();
+    b["env"]["kernel"]["cpu_model"] = "Intel(R) Xeon(R) Platinum 8370C CPU @ 2.80GHz".into();
+    for (name, d) in [("a.json", &a), ("b.json", &b)] {
+        env.text(&["import", env.file(name, &d.to_string()).to_str().unwrap()]);
+    }
+    let ids = [&a, &b].map(|d| d["run_id"].as_str().unwrap().to_string());
+    let text = env.text(&["compare", &ids[0], &ids[1]]);
+    assert!(text.contains("Platinum 8370C"), "{text}");
+    let wide: Vec<&str> = text.lines().filter(|l| l.chars().count() > 100).collect();
+    assert!(wide.is_empty(), "{wide:?}");
 }

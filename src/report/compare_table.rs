@@ -3,6 +3,7 @@
 //! evidence, the classic index's shares, and the environment differences. Several runs:
 //! the ranking per benchmark, then each run's summary against the baseline.
 
+use super::views::wrap;
 use crate::compare::explain::Status;
 use crate::compare::ranking::Fleet;
 use crate::compare::verdict::Verdict;
@@ -184,17 +185,17 @@ fn render_with(c: &Comparison, t: comfy_table::Table, verbose: bool) -> String {
         }
     }
     for k in &c.only_in_a {
-        s.push_str(&format!("only in A: {k}\n"));
+        s.push_str(&wrap(&format!("only in A: {k}")));
     }
     for k in &c.only_in_b {
-        s.push_str(&format!("only in B: {k}\n"));
+        s.push_str(&wrap(&format!("only in B: {k}")));
     }
     if c.env_differences.is_empty() {
         s.push_str("Environment: no differences in topology, virtualization, clocksource, kernel or quota.\n");
     } else {
         s.push_str("Environment differences that could explain the results:\n");
         for d in &c.env_differences {
-            s.push_str(&format!("  {}: A {} | B {}\n", d.what, d.a, d.b));
+            s.push_str(&wrap(&format!("  {}: A {} | B {}", d.what, d.a, d.b)));
         }
     }
     let unmeasured: Vec<String> = c
@@ -204,10 +205,10 @@ fn render_with(c: &Comparison, t: comfy_table::Table, verbose: bool) -> String {
         .map(|x| format!("{} ({}: A {} | B {})", x.what, x.status, x.a, x.b))
         .collect();
     if !unmeasured.is_empty() {
-        s.push_str(&format!(
-            "Candidates not measured: {}\n",
+        s.push_str(&wrap(&format!(
+            "Candidates not measured: {}",
             unmeasured.join("; ")
-        ));
+        )));
     }
     if !verbose {
         s.push_str("(-v: every column, and the evidence of each cause)\n");

@@ -50,7 +50,11 @@ pub fn check(e: &Experiment) -> Option<String> {
         steps
             .iter()
             .find(|s| !seen.insert(s.planned_rate.to_bits()))
-            .map(|s| format!("{what} holds the step at {}/s twice", s.planned_rate))
+            .map(|s| {
+                // As a person reads it: a hand-edited rate of 1e300 is not 300 digits.
+                let rate = crate::units::num(s.planned_rate);
+                format!("{what} holds the step at {rate}/s twice")
+            })
     };
     let single = e
         .single

@@ -471,6 +471,10 @@ pub fn validate(doc: &Value) -> Result<RunDocument, String> {
                 crate::units::count(s.n, "sample")
             ));
         }
+
+        if let Some(why) = r.rounds.as_ref().and_then(|ro| ro.check(&r.samples).err()) {
+            return Err(format!("results[{i}] ({}): {why}", r.benchmark));
+        }
     }
     if let Some(why) = run.loadstep.as_ref().and_then(experiment::check) {
         return Err(why);

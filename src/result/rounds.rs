@@ -147,6 +147,68 @@ impl Rounds {
             .collect()
     }
 
+    /// Whether these can be the rounds `samples` were drawn in, as `run` writes them: the
+    /// pooled rounds drew every sample (their counts add up to the samples'), each pooled
+    /// round's median lies among the samples, and the noise rests on the pooled rounds with
+    /// a spread no wider than the samples'. Why not, otherwise: an imported document whose
+    /// rounds disagree with its samples gave `compare` a noise of its own making (a σ of
+    /// 1e300 printed an infinite MDE).
+    pub fn check(&self, samples: &[f64]) -> Result<(), String> {
+        use crate::units::num;
+        let pooled = self.pooled();
+        let drawn: usize = pooled.iter().map(|r| r.samples).sum();
+        if drawn != samples.len() {
+            return Err(format!(
+                "its rounds drew {} but it holds {}",
+                crate::units::count(drawn, "sample"),
+                crate::units::count(samples.len(), "sample")
+            ));
+        }
+        let lo = samples.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = samples.iter().copied().fold(0.0, f64::max);
+        let slack = 1e-9 * hi;
+        if let Some(r) = pooled
+            .iter()
+            .find(|r| r.median < lo - slack || r.median > hi + slack)
+        {
+            return Err(format!(
+                "round {}'s median {} lies outside its samples ({} to {})",
+                r.seq,
+                num(r.median),
+                num(lo),
+                num(hi)
+            ));
+        }
+        let Some(n) = &self.noise else {
+            return Ok(());
+        };
+        // Every pooled median and the row's median lie within [lo, hi]: no log deviation
+        // exceeds ln(hi/lo), and σ (over n - 1 >= n/2) at most √2 times it.
+        let widest = std::f64::consts::SQRT_2 * (hi / lo).ln() * (1.0 + 1e-9) + 1e-12;
+        if n.kept != pooled.len() {
+            Err(format!(
+                "its noise rests on {} but {} of its rounds are pooled",
+                crate::units::count(n.kept, "round"),
+                pooled.len()
+            ))
+        } else if n.df > (n.kept - 1) as f64 {
+            Err(format!(
+                "its noise has {} degrees of freedom from {}",
+                num(n.df),
+                crate::units::count(n.kept, "round")
+            ))
+        } else if n.sigma > widest || n.se > widest {
+            Err(format!(
+                "its noise (sigma {}, se {}) is wider than its samples spread (at most {})",
+                num(n.sigma),
+                num(n.se),
+                num(widest)
+            ))
+        } else {
+            Ok(())
+        }
+    }
+
     /// How many rounds each cause disturbed, most first ("3 cpu-speed, 1 steal").
     pub fn causes(&self) -> Vec<(Cause, usize)> {
         let mut out: Vec<(Cause, usize)> = vec![];
