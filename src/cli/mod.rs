@@ -43,7 +43,8 @@ pub struct Cli {
     /// Results database: a SQLite file, or a PostgreSQL database as
     /// postgresql://USER@HOST[:PORT]/DB[?sslmode=require] (password from ~/.pgpass or
     /// PGPASSWORD). Default: $TRUEBENCH_DB, else $XDG_DATA_HOME/truebench/results.db, else
-    /// ~/.local/share/truebench/results.db.
+    /// ~/.local/share/truebench/results.db. A measuring command or import creates the file
+    /// and its directory when missing.
     #[arg(long, global = true, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
 
