@@ -74,6 +74,7 @@ pub enum Command {
     /// class, memory policy, capacity) in shuffled repeated order: medians, CIs, winner.
     Experiment(experiment::Args),
     /// List stored runs, newest first.
+    #[command(visible_alias = "list")]
     History(runs::HistoryArgs),
     /// Show one stored run's results and findings.
     Show(runs::ShowArgs),

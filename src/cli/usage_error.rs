@@ -32,7 +32,8 @@ fn subcommand(args: &[std::ffi::OsString]) -> Option<String> {
     let names: Vec<String> = command()
         .get_subcommands()
         .filter(|s| !s.is_hide_set())
-        .map(|s| s.get_name().to_string())
+        .flat_map(|s| std::iter::once(s.get_name()).chain(s.get_all_aliases()))
+        .map(str::to_string)
         .collect();
     let mut args = args.iter().filter_map(|a| a.to_str());
     while let Some(a) = args.next() {
@@ -99,7 +100,7 @@ mod tests {
             "{e}"
         );
         let e = refusal(&["histroy"]);
-        assert!(e.contains("a similar subcommand exists: 'history'"), "{e}");
+        assert!(e.contains("similar") && e.contains("'history'"), "{e}");
         assert!(e.contains("`truebench --help`"), "{e}");
         let e = refusal(&["show"]);
         assert!(
@@ -109,6 +110,11 @@ mod tests {
         let e = refusal(&["--db", "show", "run", "--frob"]);
         assert!(
             e.ends_with("(hint: `truebench run --help` lists the options)"),
+            "{e}"
+        );
+        let e = refusal(&["list", "--frob"]);
+        assert!(
+            e.ends_with("(hint: `truebench list --help` lists the options)"),
             "{e}"
         );
         let e = refusal(&["record", "--json", "--csv"]);
