@@ -390,6 +390,38 @@ fn bad_inputs_exit_2_with_one_error_line_and_change_nothing() {
             existing.display().to_string(),
         ],
         vec!["history".into(), "--limit".into(), "0".into()],
+        vec!["history".into(), "--limit".into(), "-3".into()],
+        vec!["compare".into(), id.clone()],
+        vec![
+            "run".into(),
+            "timers".into(),
+            "--samples".into(),
+            "-1".into(),
+        ],
+        vec!["run".into(), "timers".into(), "--rounds".into(), "0".into()],
+        vec![
+            "run".into(),
+            "timers".into(),
+            "--precision".into(),
+            "200%".into(),
+        ],
+        vec![
+            "run".into(),
+            "timers".into(),
+            "--precision".into(),
+            "5%".into(),
+            "--budget".into(),
+            "abc".into(),
+        ],
+        vec![
+            "run".into(),
+            "ctx".into(),
+            "--cpus".into(),
+            "0,99999".into(),
+        ],
+        vec!["run".into(), "--frobnicate".into()],
+        vec!["record".into(), "--json".into(), "--csv".into()],
+        vec!["show".into()],
         vec!["--db".into(), dir.clone(), "history".into()],
         vec!["--db".into(), db_in_proc, "run".into(), "timers".into()],
         vec![
@@ -413,6 +445,11 @@ fn bad_inputs_exit_2_with_one_error_line_and_change_nothing() {
         assert!(
             first.starts_with("error:"),
             "{args:?}: stderr starts {first:?}"
+        );
+        assert_eq!(
+            err.lines().count(),
+            1,
+            "{args:?}: more than one line: {err}"
         );
         assert!(
             out.stdout.is_empty(),

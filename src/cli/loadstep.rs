@@ -41,6 +41,7 @@ pub struct Args {
         long,
         value_delimiter = ',',
         value_name = "LIST",
+        value_parser = parse_rate,
         conflicts_with = "ramp"
     )]
     rates: Option<Vec<f64>>,
@@ -108,6 +109,15 @@ fn parse_service(s: &str) -> Result<f64, String> {
     } else {
         Err(format!("{} µs is outside 0 to 10^6", crate::units::num(v)))
     }
+}
+
+/// One planned rate, messages per second (its range is checked with the plan).
+fn parse_rate(s: &str) -> Result<f64, String> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|r| r.is_finite())
+        .ok_or_else(|| format!("'{s}' is not a rate in messages per second (e.g. 2000)"))
 }
 
 fn parse_ramp(s: &str) -> Result<Vec<f64>, String> {

@@ -19,9 +19,10 @@ mod round;
 mod run;
 mod runs;
 mod trend;
+mod usage_error;
 
 use crate::error::{exit_code, EXIT_OK};
-use clap::{Parser, Subcommand};
+use clap::{FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
@@ -42,7 +43,8 @@ pub struct Cli {
     /// Results database: a SQLite file, or a PostgreSQL database as
     /// postgresql://USER@HOST[:PORT]/DB[?sslmode=require] (password from ~/.pgpass or
     /// PGPASSWORD). Default: $TRUEBENCH_DB, else $XDG_DATA_HOME/truebench/results.db, else
-    /// ~/.local/share/truebench/results.db.
+    /// ~/.local/share/truebench/results.db. A measuring command or import creates the file
+    /// and its directory when missing.
     #[arg(long, global = true, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
 
@@ -72,6 +74,7 @@ pub enum Command {
     /// class, memory policy, capacity) in shuffled repeated order: medians, CIs, winner.
     Experiment(experiment::Args),
     /// List stored runs, newest first.
+    #[command(visible_alias = "list")]
     History(runs::HistoryArgs),
     /// Show one stored run's results and findings.
     Show(runs::ShowArgs),
@@ -100,11 +103,22 @@ pub enum Command {
 
 /// Run the command line; returns the process exit code.
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
-        Ok(c) => c,
-        Err(e) => e.exit(), // clap: --help/--version exit 0, usage errors exit 2 with `error:`
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match usage_error::command()
+        .try_get_matches_from(&args)
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
+        Ok(c) => Ok(c),
+        // --help and --version print and exit 0; no command at all prints the help, exit 2.
+        Err(e)
+            if !e.use_stderr()
+                || e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
+        {
+            e.exit()
+        }
+        Err(e) => Err(anyhow::Error::new(usage_error::from_clap(&e, &args[1..]))),
     };
-    match dispatch(cli) {
+    match cli.and_then(dispatch) {
         Ok(()) => EXIT_OK,
         Err(e) if e.downcast_ref::<crate::stdout::StdoutClosed>().is_some() => EXIT_OK,
         Err(e) if e.downcast_ref::<crate::error::CommandExit>().is_some() => exit_code(&e),

@@ -21,7 +21,7 @@ pub struct Args {
     /// observed) and each suite's full tables, instead of the summary per suite.
     #[arg(short, long)]
     verbose: bool,
-    /// Samples (timed batches) per result; each batch lasts at least 2 ms and at least 10^4
+    /// Samples (timed batches) per result, 3 to 10^6; each batch lasts at least 2 ms and 10^4
     /// clock reads. They are split over each benchmark's rounds, at least 2 per round (10
     /// in 5 rounds: 2 each; 10 in 4: 3 each, 12 in all); the clock reads and memory
     /// bandwidth, whose samples are whole measurements, take at least 1 per round, in more
@@ -49,7 +49,8 @@ pub struct Args {
     /// ctx suite: placements, comma-separated (default: every applicable one and os).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     placement: Vec<Placement>,
-    /// ctx suite: an explicit CPU pair (`--cpus 0,3`), as placement `cpus`.
+    /// ctx suite: an explicit CPU pair (`--cpus 0,3`), as placement `cpus`; one CPU
+    /// (`--cpus 2`) puts both tasks on it.
     #[arg(long, value_delimiter = ',', value_name = "A,B")]
     cpus: Option<Vec<u32>>,
     /// ctx suite: task mode, process (fork), thread, or both [default: both].

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 #[derive(clap::Args, Debug)]
 pub struct HistoryArgs {
     /// At most this many runs, newest first.
-    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     limit: u32,
     /// Print the list as JSON.
     #[arg(long)]

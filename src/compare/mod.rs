@@ -1149,7 +1149,7 @@ mod tests {
             noise
                 .evidence
                 .iter()
-                .any(|e| e.starts_with("B: round 7 at 6.0 s: other tasks used 48% of CPU 0-1")),
+                .any(|e| e.starts_with("B: round 2 of 5 at 6.0 s: other tasks used 48% of CPU 0-1")),
             "{:?}",
             noise.evidence
         );

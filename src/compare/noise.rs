@@ -59,11 +59,8 @@ pub fn of(r: &BenchResult) -> Noise<'_> {
                 .map(|d| d.value / 100.0)
                 .sum();
             n.share += taken / rs.rounds.len() as f64;
-            n.rounds.extend(rs.rounds.iter().flat_map(|x| {
-                x.disturbed
-                    .iter()
-                    .map(move |d| format!("round {} at {:.1} s: {}", x.seq, x.at_s, d.detail))
-            }));
+            n.rounds
+                .extend(crate::result::rounds::disturbed_evidence(&rs.rounds));
         }
     }
     n

@@ -49,15 +49,7 @@ pub fn disturbed_rounds(r: &BenchResult) -> Option<Finding> {
             if n == 1 { "was" } else { "were" },
             causes.join(", ")
         ),
-        rounds
-            .rounds
-            .iter()
-            .flat_map(|x| {
-                x.disturbed
-                    .iter()
-                    .map(move |d| format!("round {} at {:.1} s: {}", x.seq, x.at_s, d.detail))
-            })
-            .collect(),
+        crate::result::rounds::disturbed_evidence(&rounds.rounds).collect(),
     ))
 }
 

@@ -293,33 +293,96 @@ pub fn render_no_history(tags: &[(String, String)], stored: Option<usize>) -> St
     }
 }
 
+/// The stored runs, newest first, each on a line of its own (id, start, host, suites,
+/// results) with its headline and tags indented below, every line no wider than 100
+/// columns (`views::wrap`): a table of the seven wrapped its headlines to a few letters a
+/// line.
 pub fn render_history(runs: &[RunSummary]) -> String {
     if runs.is_empty() {
         return render_no_history(&[], None);
     }
-    let mut t = super::table(&[
-        "run",
-        "started (UTC)",
-        "host",
-        "suites",
-        "results",
-        "tags",
-        "headline",
-    ]);
+    let mut s = String::new();
     for r in runs {
-        t.add_row(vec![
-            r.run_id.clone(),
-            r.started_at.clone(),
-            r.host.clone().unwrap_or_default(),
+        let host = r.host.as_deref().unwrap_or("unknown host");
+        let interrupted = if r.interrupted { ", interrupted" } else { "" };
+        s.push_str(&super::views::wrap(&format!(
+            "{}  {} UTC  {host}  {}  {}{interrupted}",
+            r.run_id,
+            started(&r.started_at),
             r.suites.join(","),
-            format!(
-                "{}{}",
-                r.results,
-                if r.interrupted { " (interrupted)" } else { "" }
-            ),
-            crate::result::tags::text(&r.tags),
-            r.headline.clone(),
-        ]);
+            crate::units::count(r.results, "result"),
+        )));
+        if !r.headline.is_empty() {
+            s.push_str(&super::views::wrap(&format!("    {}", r.headline)));
+        }
+        if !r.tags.is_empty() {
+            let tags = crate::result::tags::text(&r.tags);
+            s.push_str(&super::views::wrap(&format!("    tags: {tags}")));
+        }
     }
-    format!("{t}\n")
+    s
+}
+
+/// A start time to the second (`2026-11-27 19:57:17`), from the stored RFC 3339 text; a
+/// text that is not one is shown as it is.
+fn started(at: &str) -> String {
+    match chrono::DateTime::parse_from_rfc3339(at) {
+        Ok(t) => t
+            .with_timezone(&chrono::Utc)
+            .format("%Y-%m-%d %H:%M:%S")
+            .to_string(),
+        Err(_) => at.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod history_tests {
+    use super::render_history;
+    use crate::store::RunSummary;
+
+    #[test]
+    fn history_fits_100_columns_and_counts_grammatically() {
+        let run = |id: &str, results, interrupted, tags: &[(&str, &str)]| RunSummary {
+            run_id: id.into(),
+            started_at: "2026-11-27T19:57:12.497Z".into(),
+            host: Some("web-01".into()),
+            suites: vec!["timers".into(), "ctx".into(), "c2c".into(), "memory".into()],
+            results,
+            interrupted,
+            headline: format!(
+                "timers.clock-read@1 clock=monotonic,path=vdso 21.39 ns/read {}",
+                "x ".repeat(40)
+            ),
+            tags: tags
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        };
+        let text = render_history(&[
+            run(
+                "20261127T195712Z-361f",
+                1,
+                true,
+                &[("group", "db,web"), ("host", "web-01")],
+            ),
+            run("20261127T195709Z-5363", 11, false, &[]),
+        ]);
+        for line in text.lines() {
+            assert!(line.chars().count() <= 100, "{line}");
+        }
+        assert!(text.starts_with("20261127T195712Z-361f  2026-11-27 19:57:12 UTC  web-01  timers,ctx,c2c,memory  1 result, interrupted\n"), "{text}");
+        assert!(
+            text.contains("\n20261127T195709Z-5363  2026-11-27 19:57:12 UTC"),
+            "{text}"
+        );
+        assert!(text.contains("  11 results\n"), "{text}");
+        assert!(
+            text.contains("    tags: group=db,web, host=web-01\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n    timers.clock-read@1 clock=monotonic,path=vdso 21.39 ns/read x"),
+            "{text}"
+        );
+    }
 }

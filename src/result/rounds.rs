@@ -95,6 +95,23 @@ impl Round {
     }
 }
 
+/// What disturbed a row's rounds, one line per disturbance, each round numbered among the
+/// row's (`round 2 of 5 at 1.9 s: ...`, as the finding counts them and progress names
+/// them; `seq`, 0-based across the run, read "round 0" beside "2 of 2 rounds").
+pub fn disturbed_evidence(rounds: &[Round]) -> impl Iterator<Item = String> + '_ {
+    let total = rounds.len();
+    rounds.iter().enumerate().flat_map(move |(i, x)| {
+        x.disturbed.iter().map(move |d| {
+            format!(
+                "round {} of {total} at {:.1} s: {}",
+                i + 1,
+                x.at_s,
+                d.detail
+            )
+        })
+    })
+}
+
 /// The row's own noise from its kept rounds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RoundNoise {
@@ -373,6 +390,23 @@ pub fn quiet_rounds(logs: &[f64]) -> Vec<Round> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn disturbed_rounds_are_numbered_among_the_rows_from_1() {
+        let mut r = rounds(&[1.0, 2.0]);
+        r[0].seq = 7;
+        r[0].disturbed.push(Disturbance {
+            cause: Cause::OtherTasks,
+            value: 74.0,
+            limit: 20.0,
+            detail: "other tasks used 74% of CPU 0-1".into(),
+        });
+        let lines: Vec<String> = disturbed_evidence(&r).collect();
+        assert_eq!(
+            lines,
+            ["round 1 of 2 at 0.0 s: other tasks used 74% of CPU 0-1"]
+        );
+    }
 
     fn rounds(medians: &[f64]) -> Vec<Round> {
         medians
