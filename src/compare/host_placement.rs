@@ -45,14 +45,24 @@ fn crosses(base_id: &str) -> bool {
 }
 
 /// Whether the row is a memory bandwidth of two or more threads, which the distance between
-/// its CPUs moves the other way: further apart, each thread has a core of its own.
+/// its CPUs moves the other way: further apart, each thread has a core of its own. That is
+/// memory.bandwidth with `threads` of 2 or more, and memory.numa's read bandwidth (a thread
+/// on each CPU of its node: pinned to the pair, as `explain` checks).
 fn shares_a_core(c: &RowCtx) -> bool {
-    c.ra.base_id() == "memory.bandwidth"
-        && c.ra
-            .params
-            .get("threads")
-            .and_then(|t| t.as_u64())
-            .is_some_and(|t| t >= 2)
+    match c.ra.base_id() {
+        "memory.bandwidth" => {
+            c.ra.params
+                .get("threads")
+                .and_then(|t| t.as_u64())
+                .is_some_and(|t| t >= 2)
+        }
+        "memory.numa" => {
+            c.ra.params
+                .read::<crate::bench::memory::numa::NumaParams>()
+                .is_some_and(|p| p.metric == "read-bandwidth")
+        }
+        _ => false,
+    }
 }
 
 pub fn explain(c: &RowCtx) -> Option<Explanation> {
@@ -218,6 +228,28 @@ mod tests {
         let e = row(&a, &b, "threads=2").expect("two threads on the pair");
         assert_eq!(e.claim, Claim::Contributes, "{e:?}");
         assert!(row(&a, &b, "threads=1").is_none());
+        // The NUMA read bandwidth, a thread on each CPU of the node (the 20:49 A/A: 1.35-1.48x
+        // in the two runs kept apart), likewise; its latency, on one CPU, is not.
+        let numa = |mut doc: RunDocument, mb: f64| {
+            for (metric, cpus, v) in [
+                ("read-bandwidth", vec![0, 1], mb),
+                ("latency", vec![0], 180.0),
+            ] {
+                doc.results.push(result(
+                    "memory.numa@1",
+                    "node0",
+                    Some(cpus),
+                    json!({"cpu_node": 0, "mem_node": 0, "metric": metric, "size_bytes": 128u64 << 20}),
+                    v,
+                    metric == "latency",
+                ));
+            }
+            doc
+        };
+        let (na, nb) = (numa(a.clone(), 20000.0), numa(b.clone(), 28000.0));
+        let e = row(&na, &nb, "metric=read-bandwidth").expect("a thread on each CPU of the pair");
+        assert_eq!(e.claim, Claim::Contributes, "{e:?}");
+        assert!(row(&na, &nb, "metric=latency").is_none());
         // The other way round: closer together, lower.
         assert_eq!(row(&b, &a, "threads=2").unwrap().claim, Claim::Contributes);
         // Apart and lower: not this.
