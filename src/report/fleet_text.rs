@@ -20,6 +20,12 @@ pub const GROUP_LINES: usize = 8;
 /// The widest line written.
 pub const WIDTH: usize = 100;
 
+/// A line of prose wrapped to [`WIDTH`] (its words whole), as lines of `out`.
+fn wrapped(s: &str) -> String {
+    crate::report::views::wrap(s).trim_end().to_string()
+}
+
+/// A one-line entry of a list cut at [`WIDTH`] (the JSON holds it whole).
 fn clip(s: String) -> String {
     if s.chars().count() <= WIDTH {
         s
@@ -110,9 +116,23 @@ pub fn render(f: &FleetView, verbose: bool) -> String {
         .map(name)
         .or_else(|| f.typical_host.clone())
         .unwrap_or_else(|| "none".into());
-    out.push(clip(format!(
-        "Fleet of {}, {}; baseline: the fleet median of each row; typical host {typical}",
-        count(f.runs.len(), "host"),
+    // Runs of one host compared together are members of the fleet too: say so.
+    let names: std::collections::BTreeSet<&str> = f
+        .hosts
+        .iter()
+        .map(|h| h.host.as_deref().unwrap_or(&h.run))
+        .collect();
+    let members = if names.len() == f.runs.len() {
+        count(f.runs.len(), "host")
+    } else {
+        format!(
+            "{} of {}",
+            count(f.runs.len(), "run"),
+            count(names.len(), "host")
+        )
+    };
+    out.push(wrapped(&format!(
+        "Fleet of {members}, {}; baseline: the fleet median of each row; typical host {typical}",
         count(f.rows.len(), "row")
     )));
     out.push(
@@ -128,7 +148,7 @@ pub fn render(f: &FleetView, verbose: bool) -> String {
         f.floor * 100.0,
         f.min_fleet,
     )));
-    out.push(clip(noise_words(&f.noise)));
+    out.push(wrapped(&noise_words(&f.noise)));
     // The first few of each reason whole, the rest counted (a fleet of many rows each
     // measured by too few hosts); the JSON lists every one.
     for line in crate::repeated::Repeated::lines(f.rows_left_out.iter().map(|why| {
@@ -146,7 +166,7 @@ pub fn render(f: &FleetView, verbose: bool) -> String {
     let outliers: usize = f.cause_groups.iter().map(|g| g.hosts.len()).sum();
     out.push(String::new());
     if let Some(why) = &f.outlier_calls {
-        out.push(clip(format!("Outlier calls {why}.")));
+        out.push(wrapped(&format!("Outlier calls {why}.")));
     } else if outliers == 0 {
         out.push("No outlier: every host is within the fleet's spread.".into());
     } else {

@@ -104,5 +104,19 @@ mod tests {
         assert!(why.contains("4 hosts, fewer than 10"), "{why}");
         let text = crate::report::fleet_text::render(&v, false);
         assert!(text.contains("Outlier calls refused: 4 hosts"), "{text}");
+        // The refusal is wrapped whole within 100 columns, not cut.
+        assert!(text.contains("(ranks only)."), "{text}");
+        assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+        assert!(text.starts_with("Fleet of 4 hosts,"), "{text}");
+        // Four runs of one host are four runs, not four hosts.
+        let one: Vec<RunDocument> = docs
+            .into_iter()
+            .map(|mut d| {
+                d.host = Some("vm".into());
+                d
+            })
+            .collect();
+        let text = crate::report::fleet_text::render(&view(&one, &Options::default()), false);
+        assert!(text.starts_with("Fleet of 4 runs of 1 host,"), "{text}");
     }
 }
