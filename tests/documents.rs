@@ -194,7 +194,19 @@ fn every_document_renders_alone_in_every_pair_and_all_together() {
         "no explanation without a prediction was rendered"
     );
     let fleet = ranking::rank(&docs, 0, None, None, &|_| Default::default());
-    assert!(compare_table::render_fleet(&fleet).contains(&docs[0].run_id));
+    let text = compare_table::render_fleet(&fleet);
+    assert!(text.contains(&docs[0].run_id));
+    // The ranking fits 100 columns (its table ran to 134, its headings to 118), run ids whole.
+    for l in text.lines() {
+        assert!(
+            l.chars().count() <= 100,
+            "{} columns: {l}",
+            l.chars().count()
+        );
+    }
+    for d in &docs {
+        assert!(text.contains(&d.run_id), "{} cut: {text}", d.run_id);
+    }
     let page = html::render(&docs).unwrap_or_else(|e| panic!("report of all: {e:#}"));
     for d in &docs {
         assert!(page.contains(&d.run_id));

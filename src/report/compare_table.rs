@@ -235,37 +235,44 @@ pub fn render_fleet(f: &Fleet) -> String {
         crate::units::count(f.runs.len(), "run")
     );
     for r in &f.ranking {
-        s.push_str(&format!(
-            "\n{} [{}] {} ({}, {} is better)\n",
+        s.push('\n');
+        s.push_str(&wrap(&format!(
+            "{} [{}] {} ({}, {} is better)",
             r.benchmark,
             r.placement,
             r.params,
             r.unit,
             if r.lower_is_better { "lower" } else { "higher" }
-        ));
-        let mut t = super::table(&[
-            "rank",
-            "run",
-            "host",
-            "group",
-            "median",
-            "95% CI",
-            "vs baseline",
-            "verdict",
-            "explained",
-        ]);
+        )));
+        // Within 100 columns: the unit is in the heading above, the group column only when
+        // a run has one, and the run id kept whole (cells of the others wrap).
+        let grouped = r.entries.iter().any(|e| e.group.is_some());
+        let mut header = vec!["rank", "run", "host"];
+        if grouped {
+            header.push("group");
+        }
+        header.extend(["median", "95% CI", "vs baseline", "verdict", "explained"]);
+        let mut t = super::views::narrow_table(&header);
+        if let Some(c) = t.column_mut(1) {
+            c.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
+        }
         let row = |e: &crate::compare::ranking::Entry| {
-            vec![
+            let mut cells = vec![
                 e.rank.to_string(),
                 e.run.clone(),
                 e.host.clone().unwrap_or_default(),
-                e.group.clone().unwrap_or_default(),
-                format!("{} {}", num(e.median), r.unit),
+            ];
+            if grouped {
+                cells.push(e.group.clone().unwrap_or_default());
+            }
+            cells.extend([
+                num(e.median),
                 format!("{} – {}", num(e.ci95_low), num(e.ci95_high)),
                 format!("{:.3}", e.ratio),
                 e.verdict.clone(),
                 e.status.clone(),
-            ]
+            ]);
+            cells
         };
         let half = if r.omitted > 0 {
             r.entries.len() / 2
