@@ -116,12 +116,9 @@ pub fn render(f: &FleetView, verbose: bool) -> String {
         .map(name)
         .or_else(|| f.typical_host.clone())
         .unwrap_or_else(|| "none".into());
-    // Runs of one host compared together are members of the fleet too: say so.
-    let names: std::collections::BTreeSet<&str> = f
-        .hosts
-        .iter()
-        .map(|h| h.host.as_deref().unwrap_or(&h.run))
-        .collect();
+    // Runs of one host compared together are members of the fleet too: say so (a host is
+    // its name, with the `--by` tag's value when that tells runs of one name apart).
+    let names: std::collections::BTreeSet<String> = f.hosts.iter().map(name).collect();
     let members = if names.len() == f.runs.len() {
         count(f.runs.len(), "host")
     } else {
