@@ -1033,6 +1033,16 @@ fn a_planted_fleet_of_500_with_rounds_noise_names_the_20_and_puts_the_uniform_te
     for h in planted_of(&fleet, Kind::Slower) {
         assert!(verbose.contains(&h), "{h}");
     }
+    // Each explained host's line names its cause whole (wrapped, not cut at 100 columns).
+    let flat = verbose.split_whitespace().collect::<Vec<_>>().join(" ");
+    for h in v.hosts.iter().filter_map(|h| h.cause.as_ref()) {
+        let said = format!("differing rows explained by {}", h.cause);
+        assert!(flat.contains(&said), "{said}");
+    }
+    assert!(
+        v.hosts.iter().any(|h| h.cause.is_some()),
+        "no explained host"
+    );
 }
 
 #[test]

@@ -152,7 +152,7 @@ pub fn render(f: &FleetView, verbose: bool) -> String {
         let reason = why.rsplit_once(": ").map_or(why.as_str(), |(_, r)| r);
         (crate::repeated::kind_of(reason), format!("Left out: {why}"))
     })) {
-        out.push(clip(line));
+        out.push(wrapped(&line));
     }
     if f.rows.is_empty() {
         // No score exists without a row: not "score inf--inf" for every host.
@@ -298,7 +298,7 @@ fn verbose_part(f: &FleetView, out: &mut Vec<String>) {
     for h in f.hosts.iter().filter(|h| h.cause.is_some()) {
         let c = h.cause.as_ref().expect("filtered");
         out.push(String::new());
-        out.push(clip(format!(
+        out.push(wrapped(&format!(
             "{} ({}), score {:.3}, against the typical host {}: {} of {} differing rows explained by {}",
             name(h),
             h.run,
