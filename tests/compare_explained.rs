@@ -813,7 +813,7 @@ fn fleet(env: &TestEnv) -> Vec<String> {
         let mut d: Value = serde_json::from_str(&text).unwrap();
         let id = format!("20990101T00000{i}Z-f{i:03}");
         d["run_id"] = id.clone().into();
-        d["started_at"] = format!("2099-01-01T00:00:0{i}Z").into();
+        d["started_at"] = format!("2026-01-01T00:00:0{i}Z").into();
         d["host"] = (*host).into();
         d["tags"] = serde_json::json!({"rack": rack});
         let f = env.file(&format!("{i}.json"), &d.to_string());

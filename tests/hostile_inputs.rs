@@ -967,3 +967,170 @@ fn compare_environment_lines_fit_100_columns() {
     let wide: Vec<&str> = text.lines().filter(|l| l.chars().count() > 100).collect();
     assert!(wide.is_empty(), "{wide:?}");
 }
+
+/// A document dated 9999 imported and was `latest` and the end of every series for ever; a
+/// start written with an offset (`23:00-05:00`) was ordered by its text, before a run five
+/// hours earlier. A time more than a day after this machine's clock, before 1970, or a
+/// finish more than a day before its start is refused naming the field and value; a
+/// clock a few hours ahead still imports; every time is stored in UTC.
+#[test]
+fn times_from_the_future_are_refused_and_offsets_are_ordered_in_time() {
+    let env = Env::new();
+    let now = chrono::Utc::now();
+    let at = |d: chrono::Duration| (now + d).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let cases = [
+        (
+            "9999-12-31T23:59:59Z".to_string(),
+            None,
+            "started_at 9999-12-31T23:59:59Z is ",
+        ),
+        (
+            at(chrono::Duration::days(3)),
+            None,
+            "days after this machine's clock",
+        ),
+        ("1969-07-20T20:17:00Z".into(), None, "is before 1970-01-01"),
+        (
+            at(chrono::Duration::days(-1)),
+            Some("2026-01-01T00:00:00Z"),
+            "finished_at 2026-01-01T00:00:00Z is ",
+        ),
+        (
+            at(chrono::Duration::zero()),
+            Some("9999-01-01T00:00:00Z"),
+            "finished_at 9999",
+        ),
+    ];
+    for (start, finish, why) in cases {
+        let mut d = timers_doc();
+        d["started_at"] = start.clone().into();
+        d["finished_at"] = finish.map_or(Value::Null, Into::into);
+        let out = import(&env, &env.file("doc.json", &d.to_string()));
+        common::assert_refused(&env, &out, &start);
+        let err = stderr(&out);
+        assert!(err.contains(why), "{start} {finish:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    // A clock 5 h ahead imports; an offset is stored in UTC and ordered by its instant.
+    let runs = [
+        ("ahead-run", at(chrono::Duration::hours(5))),
+        ("offset-run", "2026-11-23T23:00:00-05:00".to_string()),
+        ("utc-run", "2026-11-24T01:00:00Z".to_string()),
+    ];
+    for (id, start) in &runs {
+        let mut d = timers_doc();
+        d["run_id"] = (*id).into();
+        d["started_at"] = start.clone().into();
+        d["finished_at"] = Value::Null;
+        env.text(&[
+            "import",
+            env.file("doc.json", &d.to_string()).to_str().unwrap(),
+        ]);
+    }
+    let history = env.text(&["history"]);
+    let order: Vec<usize> = ["ahead-run", "offset-run", "utc-run"]
+        .iter()
+        .map(|id| history.find(id).unwrap())
+        .collect();
+    assert!(order[0] < order[1] && order[1] < order[2], "{history}");
+    let stored = env.json(&["export", "offset-run"]);
+    assert_eq!(stored["started_at"], "2026-11-24T04:00:00Z");
+}
+
+/// `truebench help --help` (and `help run -h`) was clap's "unrecognized subcommand
+/// '--help'", exit 2: they print the help `help` prints, exit 0.
+#[test]
+fn help_flags_after_help_print_the_help() {
+    let env = Env::new();
+    for (args, first) in [
+        (
+            &["help", "--help"][..],
+            "truebench benchmarks a Linux machine",
+        ),
+        (&["help", "-h"], "truebench benchmarks a Linux machine"),
+        (&["help", "import", "--help"], "Add a run document"),
+    ] {
+        let out = env.cmd().args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.starts_with(first), "{args:?}: {text}");
+    }
+}
+
+/// `import A B` (or a directory, or `-`) read a pretty-printed document as a stream bounded
+/// at 4 GiB: an 80 MB document (over the 64 MiB a file may hold) was parsed into 270 MB of
+/// memory and stored. Each document of a stream is bounded as a file is; the others are
+/// stored.
+#[test]
+fn a_document_over_the_limit_is_refused_in_a_stream_too() {
+    let env = Env::new();
+    let mut d = timers_doc();
+    d["run_id"] = "big-document".into();
+    let mut text = serde_json::to_string_pretty(&d).unwrap();
+    text.truncate(text.trim_end().len() - 1);
+    let line = format!("\"{}\"", "a".repeat(1 << 20));
+    text += &format!(",\n\"pad\": [\n{}\n]\n}}\n", vec![line; 65].join(",\n"));
+    let big = env.file("big.json", &text);
+    let small = env.file("small.json", &timers_doc().to_string());
+    let out = env
+        .cmd()
+        .arg("import")
+        .arg(&big)
+        .arg(&small)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("refused") && err.contains("big.json: holds more than 67108864 bytes"),
+        "{err}"
+    );
+    let history = env.text(&["history"]);
+    assert!(
+        !history.contains("big-document") && history.contains("results"),
+        "{history}"
+    );
+}
+
+/// A load average of 1e300 (a 32-bit figure) was imported as infinity and stored as null:
+/// `show`, `compare` and `export` of that run then failed ("stored run ... is unreadable").
+/// A number that does not fit its field is refused naming where; a key no field holds (a
+/// newer version's) is imported without it, and named on stderr.
+#[test]
+fn numbers_that_do_not_fit_are_refused_and_unknown_keys_are_named() {
+    let env = Env::new();
+    let mut d = timers_doc();
+    d["env"]["load"]["one"] = serde_json::json!(1e300);
+    let out = import(&env, &env.file("doc.json", &d.to_string()));
+    common::assert_refused(&env, &out, &"load 1e300");
+    assert!(
+        stderr(&out).contains("1e+300 at '/env/load/one' does not fit its field"),
+        "{}",
+        stderr(&out)
+    );
+    let mut d = timers_doc();
+    d["from_the_future"] = serde_json::json!({"a": 1});
+    d["results"][0]["new_stat"] = serde_json::json!(2.5);
+    let out = import(&env, &env.file("doc.json", &d.to_string()));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("not stored, as no field of truebench.result/1 holds them")
+            && err.contains("/from_the_future, /results/0/new_stat"),
+        "{err}"
+    );
+    let id = d["run_id"].as_str().unwrap();
+    assert!(env.text(&["show", id]).contains("Clock read cost"));
+    // truebench's own documents lose nothing: no such line.
+    let other = Env::new();
+    for f in common::documents() {
+        let out = import(&other, &f);
+        assert!(out.status.success(), "{}: {}", f.display(), stderr(&out));
+        assert!(
+            !stderr(&out).contains("not stored"),
+            "{}: {}",
+            f.display(),
+            stderr(&out)
+        );
+    }
+}

@@ -1541,3 +1541,125 @@ fn agrees_with_hwloc_on_every_tree() {
         "not every tree compared:\n{text}"
     );
 }
+
+/// A cgroup file holding what the kernel never writes there (a period of 0, a quota of 0 or
+/// garbage, an empty cpuset) was read as no quota or no cpuset: the capacity said "no
+/// quota" and the text "quota unlimited" of a container whose limit was not read. Such a
+/// fact is unknown now, with its reason; `max` and v1's -1 are still no quota.
+#[test]
+fn cgroup_values_the_kernel_never_writes_are_unknown_not_absent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("v2");
+    copy_tree(&fixture("container-quota"), &root);
+    let cg = root.join("sys/fs/cgroup");
+    let text = |p: &ProbeDoc| truebench::report::probe_text::render(p);
+    for (cpu_max, unknown) in [
+        ("max 100000", false),
+        ("150000 0", true),
+        ("0 100000", true),
+        ("-1 100000", true),
+        ("lots", true),
+        ("", true),
+    ] {
+        std::fs::write(cg.join("cpu.max"), cpu_max).unwrap();
+        let p = probe(&SysRoot::captured(&root));
+        assert_eq!(p.cpus.cgroup_quota, None, "{cpu_max}");
+        let why = p.unavailable.0.get("cpus.cgroup_quota");
+        let basis = &p.cpus.capacity_basis;
+        if unknown {
+            let why = why.unwrap_or_else(|| panic!("{cpu_max}: no reason"));
+            assert!(
+                why.starts_with(&format!("/sys/fs/cgroup/cpu.max reads '{cpu_max}'")),
+                "{why}"
+            );
+            assert!(!basis.contains("no quota"), "{cpu_max}: {basis}");
+            assert!(
+                text(&p).contains("quota unknown (see below)"),
+                "{}",
+                text(&p)
+            );
+        } else {
+            assert_eq!(why, None, "{cpu_max}");
+            assert!(basis.ends_with("; no quota"), "{basis}");
+            assert!(text(&p).contains("quota unlimited"));
+        }
+    }
+    // An empty cpuset: unknown, not "none".
+    std::fs::write(cg.join("cpuset.cpus.effective"), "\n").unwrap();
+    let p = probe(&SysRoot::captured(&root));
+    assert_eq!(p.cpus.cgroup_cpuset, None);
+    let why = &p.unavailable.0["cpus.cgroup_cpuset"];
+    assert!(
+        why.starts_with("/sys/fs/cgroup/cpuset.cpus.effective is empty"),
+        "{why}"
+    );
+    assert!(text(&p).contains("cgroup cpuset unknown (see below)"));
+
+    // v1: the child's period of 0 is unreadable; the parent's 4 CPUs still bind, and the
+    // reason says a tighter quota may apply.
+    let root = tmp.path().join("v1");
+    copy_tree(&fixture("offline-cpus"), &root);
+    let job = root.join("sys/fs/cgroup/cpu,cpuacct/batch/job1");
+    std::fs::write(job.join("cpu.cfs_quota_us"), "200000\n").unwrap();
+    std::fs::write(job.join("cpu.cfs_period_us"), "0\n").unwrap();
+    let p = probe(&SysRoot::captured(&root));
+    assert_eq!(p.cpus.cgroup_quota, Some(4.0));
+    let why = &p.unavailable.0["cpus.cgroup_quota"];
+    assert!(
+        why.contains("job1/cpu.cfs_quota_us reads '200000' with a period of '0'")
+            && why.contains("a quota tighter than the one read may apply"),
+        "{why}"
+    );
+    // -1 everywhere: no quota, nothing unavailable.
+    std::fs::write(job.join("cpu.cfs_quota_us"), "-1\n").unwrap();
+    std::fs::write(job.join("cpu.cfs_period_us"), "100000\n").unwrap();
+    std::fs::write(job.join("../cpu.cfs_quota_us"), "-1\n").unwrap();
+    let p = probe(&SysRoot::captured(&root));
+    assert_eq!(p.cpus.cgroup_quota, None);
+    assert!(!p.unavailable.0.contains_key("cpus.cgroup_quota"));
+}
+
+/// A cache whose size file is absent, `0K` or not a size was shown as "0 B" (a size of 0)
+/// or as "?" with no reason. It has no size now, and `unavailable` names it.
+#[test]
+fn caches_without_a_readable_size_are_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("t");
+    copy_tree(&fixture("two-socket-smt"), &root);
+    let mut files = Vec::new();
+    files_under(&root, &mut files);
+    let sizes: Vec<_> = files
+        .iter()
+        .filter(|f| f.ends_with("size") && f.display().to_string().contains("/cache/index"))
+        .collect();
+    assert!(!sizes.is_empty());
+    let p = probe(&SysRoot::captured(&root));
+    assert!(!p.unavailable.0.contains_key("topology.caches.size_bytes"));
+    let llc = p.topology.llc_level.unwrap();
+    for f in &sizes {
+        // The LLC's size: 0K; the L1's: absent; the rest: M and plain bytes read as sizes.
+        let level: u32 = std::fs::read_to_string(f.with_file_name("level"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        match level {
+            l if l == llc => std::fs::write(f, "0K\n").unwrap(),
+            1 => std::fs::remove_file(f).unwrap(),
+            _ => std::fs::write(f, "1M\n").unwrap(),
+        }
+    }
+    let p = probe(&SysRoot::captured(&root));
+    for c in &p.topology.caches {
+        match c.level {
+            l if l == llc || l == 1 => assert_eq!(c.size_bytes, None, "{c:?}"),
+            _ => assert_eq!(c.size_bytes, Some(1 << 20), "{c:?}"),
+        }
+    }
+    let why = &p.unavailable.0["topology.caches.size_bytes"];
+    assert!(
+        why.contains(&format!("L{llc} Unified")) && why.contains("L1 Data"),
+        "{why}"
+    );
+    truebench::result::validate_probe(&serde_json::to_value(&p).unwrap()).unwrap();
+}

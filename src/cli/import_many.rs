@@ -131,10 +131,19 @@ fn documents(src: &Source, each: &mut dyn FnMut(Read1)) {
         match serde_json::from_str::<Value>(text) {
             Ok(v) => each((here, Ok(v))),
             Err(e) if seen == 0 && e.classify() == serde_json::error::Category::Eof => {
-                // A pretty-printed document: read the rest as a stream of documents.
-                let rest = std::io::Cursor::new(buf.clone()).chain(r.take(MAX_STREAM_BYTES));
+                // A pretty-printed document: read the rest as a stream of documents, each
+                // at most MAX_DOCUMENT_BYTES as a file is (the stream's own limit let one
+                // 200 MB document through, parsed into several times its size).
+                let start = std::rc::Rc::new(std::cell::Cell::new(0));
+                let rest = PerDocument {
+                    inner: std::io::Cursor::new(buf.clone()).chain(r.take(MAX_STREAM_BYTES)),
+                    read: 0,
+                    start: start.clone(),
+                };
+                let mut stream = serde_json::Deserializer::from_reader(rest).into_iter::<Value>();
                 let mut k = 0;
-                for v in serde_json::Deserializer::from_reader(rest).into_iter::<Value>() {
+                while let Some(v) = stream.next() {
+                    start.set(stream.byte_offset() as u64);
                     k += 1;
                     let here = if k == 1 {
                         name.clone()
@@ -143,6 +152,7 @@ fn documents(src: &Source, each: &mut dyn FnMut(Read1)) {
                     };
                     match v {
                         Ok(v) => each((here, Ok(v))),
+                        Err(e) if e.is_io() => return each((here, Err(e.to_string()))),
                         Err(e) => return each((here, Err(format!("is not valid JSON: {e}")))),
                     }
                 }
@@ -154,6 +164,29 @@ fn documents(src: &Source, each: &mut dyn FnMut(Read1)) {
     }
     if seen == 0 {
         each((name.clone(), Err("is empty: no document in it".into())));
+    }
+}
+
+/// A stream of documents whose reads fail once the document being parsed (from `start`,
+/// the end of the last one) holds more than MAX_DOCUMENT_BYTES: serde_json reads its input
+/// byte by byte through the buffer below, so what was read is where the parser is.
+struct PerDocument<R> {
+    inner: R,
+    read: u64,
+    start: std::rc::Rc<std::cell::Cell<u64>>,
+}
+
+impl<R: Read> Read for PerDocument<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.read - self.start.get() > MAX_DOCUMENT_BYTES as u64 {
+            return Err(std::io::Error::other(format!(
+                "holds more than {MAX_DOCUMENT_BYTES} bytes (a document of a stream is \
+                 read up to that size, as a file is)"
+            )));
+        }
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        Ok(n)
     }
 }
 
@@ -282,10 +315,12 @@ fn identifiers_plain(d: &RunDocument) -> Result<(), String> {
 }
 
 /// A document to import, checked (the schema and its rules, its identity) and marked as
-/// imported where that matters; or why it is refused. Every import goes through here.
-pub fn admit(v: &Value) -> Result<RunDocument, String> {
-    let mut d = crate::result::validate(v)?;
+/// imported where that matters; or why it is refused. Every import goes through here. Keys
+/// no field holds (a newer version's) are named on stderr: they are not stored.
+pub fn admit(v: &Value, name: &str) -> Result<RunDocument, String> {
+    let (mut d, lost) = crate::result::validate_kept(v)?;
     crate::store::check_identity(&d)?;
+    crate::result::times::admit(&mut d, chrono::Utc::now())?;
     identifiers_plain(&d)?;
     // A calibration run measured elsewhere is not this host's noise: tagged with the time
     // of its import, so `compare` names it instead of resting on it
@@ -295,6 +330,22 @@ pub fn admit(v: &Value) -> Result<RunDocument, String> {
         d.tags.insert(
             IMPORTED_TAG.into(),
             chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        );
+    }
+    if lost.dropped_count > 0 {
+        let more = match lost.dropped_count - lost.dropped.len() {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        eprintln!(
+            "truebench: {}: not stored, as no field of {} holds them (a newer truebench's?): {}{more}",
+            crate::stdout::field(name),
+            crate::result::SCHEMA,
+            lost.dropped
+                .iter()
+                .map(|p| crate::stdout::field(p))
+                .collect::<Vec<_>>()
+                .join(", "),
         );
     }
     Ok(d)
@@ -319,7 +370,9 @@ pub fn import(args: &[PathBuf], db: Option<&Location>) -> anyhow::Result<()> {
             }
             total += 1;
             // Err: why, and its kind when the reason names a run (the kind leaves it out).
-            let checked = read.and_then(|v| admit(&v)).map_err(|why| (why, None));
+            let checked = read
+                .and_then(|v| admit(&v, &name))
+                .map_err(|why| (why, None));
             let checked = checked.and_then(|d| {
                 if !ids.insert(d.run_id.clone()) {
                     return Err(refused_run(&d.run_id, "is given twice"));

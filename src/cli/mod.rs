@@ -103,7 +103,7 @@ pub enum Command {
 
 /// Run the command line; returns the process exit code.
 pub fn main() -> i32 {
-    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let args = usage_error::help_flags_after_help(std::env::args_os().collect());
     let cli = match usage_error::command()
         .try_get_matches_from(&args)
         .and_then(|m| Cli::from_arg_matches(&m))

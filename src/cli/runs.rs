@@ -182,8 +182,8 @@ fn import_one(file: PathBuf, db: Option<&Location>) -> anyhow::Result<()> {
     }
     let value: serde_json::Value =
         serde_json::from_str(text).map_err(|e| usage(format!("{name} is not valid JSON: {e}")))?;
-    let doc =
-        super::import_many::admit(&value).map_err(|why| usage(format!("{name} refused: {why}")))?;
+    let doc = super::import_many::admit(&value, &name)
+        .map_err(|why| usage(format!("{name} refused: {why}")))?;
     let path = default_path(db)?;
     let mut store = Store::open_rw(&path)?;
     if !store.stored(&[doc.run_id.as_str()])?.is_empty() {

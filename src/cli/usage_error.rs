@@ -2,7 +2,9 @@
 //! one `error: ... (hint: ...)` line every other refusal is: clap's own text spreads over
 //! several lines (the message, tips, a usage block, a pointer to `--help`). And the
 //! command clap parses with: a number option takes a negative value as a value, so
-//! `--samples -1` is refused by its range, not taken for an unknown flag `-1`.
+//! `--samples -1` is refused by its range, not taken for an unknown flag `-1`. And
+//! `help --help` (or `help run -h`) is `help` (or `help run`): clap's `help` takes command
+//! names only, and refused the flag as "unrecognized subcommand '--help'".
 
 use crate::error::UsageError;
 use clap::CommandFactory;
@@ -21,6 +23,20 @@ pub fn command() -> clap::Command {
     })
 }
 
+/// `args` (the program name first) with `-h` and `--help` after the `help` command left
+/// out: they ask for what `help` prints already.
+pub fn help_flags_after_help(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let Some(at) = subcommand_at(&args[1.min(args.len())..]).map(|i| i + 1) else {
+        return args;
+    };
+    if args[at] != "help" {
+        return args;
+    }
+    let (head, tail) = args.split_at(at + 1);
+    let rest = tail.iter().filter(|a| *a != "-h" && *a != "--help");
+    head.iter().chain(rest).cloned().collect()
+}
+
 /// The one-line usage error a clap refusal of `args` (without the program name) is: its
 /// message, its tips and the command whose `--help` lists the options as the hint.
 pub fn from_clap(e: &clap::Error, args: &[std::ffi::OsString]) -> UsageError {
@@ -29,21 +45,27 @@ pub fn from_clap(e: &clap::Error, args: &[std::ffi::OsString]) -> UsageError {
 
 /// The subcommand named on a command line, if any (`--db`'s value is not one).
 fn subcommand(args: &[std::ffi::OsString]) -> Option<String> {
-    let names: Vec<String> = command()
+    subcommand_at(args).and_then(|i| args[i].to_str().map(str::to_string))
+}
+
+/// Where the subcommand (clap's `help` included) is in `args`, if anywhere.
+fn subcommand_at(args: &[std::ffi::OsString]) -> Option<usize> {
+    let cmd = command();
+    let names: Vec<&str> = cmd
         .get_subcommands()
         .filter(|s| !s.is_hide_set())
         .flat_map(|s| std::iter::once(s.get_name()).chain(s.get_all_aliases()))
-        .map(str::to_string)
+        .chain(["help"])
         .collect();
-    let mut args = args.iter().filter_map(|a| a.to_str());
-    while let Some(a) = args.next() {
-        if a == "--db" {
-            args.next();
-        } else if names.iter().any(|n| n == a) {
-            return Some(a.to_string());
-        } else if a == "--" {
-            break;
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].to_str() {
+            Some("--db") => i += 1,
+            Some("--") => break,
+            Some(a) if names.contains(&a) => return Some(i),
+            _ => {}
         }
+        i += 1;
     }
     None
 }
@@ -117,8 +139,58 @@ mod tests {
             e.ends_with("(hint: `truebench list --help` lists the options)"),
             "{e}"
         );
+        let e = refusal(&["help", "nosuch"]);
+        assert!(e.starts_with("unrecognized subcommand 'nosuch'"), "{e}");
         let e = refusal(&["record", "--json", "--csv"]);
         assert!(e.contains("`truebench record --help`"), "{e}");
         assert!(!e.contains('\n'), "{e}");
+    }
+
+    /// `help --help` was "unrecognized subcommand '--help'": it is `help`, and
+    /// `help run -h` is `help run`; a flag before `help` or of another command is kept.
+    #[test]
+    fn help_flags_after_help_ask_for_help() {
+        let of = |args: &[&str]| -> Vec<String> {
+            let args = [&["truebench"], args]
+                .concat()
+                .iter()
+                .map(Into::into)
+                .collect();
+            help_flags_after_help(args)
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect()
+        };
+        assert_eq!(of(&["help", "--help"]), ["truebench", "help"]);
+        assert_eq!(
+            of(&["--db", "x", "help", "run", "-h"]),
+            ["truebench", "--db", "x", "help", "run"]
+        );
+        assert_eq!(
+            of(&["--db", "help", "run", "-h"]),
+            ["truebench", "--db", "help", "run", "-h"]
+        );
+        assert_eq!(of(&["run", "--help"]), ["truebench", "run", "--help"]);
+        assert_eq!(of(&[]), ["truebench"]);
+        let help = |args: &[&str]| {
+            let e = command()
+                .try_get_matches_from(help_flags_after_help(
+                    [&["truebench"], args]
+                        .concat()
+                        .iter()
+                        .map(Into::into)
+                        .collect(),
+                ))
+                .unwrap_err();
+            (e.kind(), e.use_stderr())
+        };
+        assert_eq!(
+            help(&["help", "--help"]),
+            (clap::error::ErrorKind::DisplayHelp, false)
+        );
+        assert_eq!(
+            help(&["help", "import", "-h"]),
+            (clap::error::ErrorKind::DisplayHelp, false)
+        );
     }
 }

@@ -30,8 +30,14 @@ pub struct CgroupInfo {
     /// Memory nodes of the cpuset, or None when no cpuset controller applies.
     #[serde(default)]
     pub mems: Option<Vec<u32>>,
-    /// The tightest CPU quota in CPUs (quota / period), or None when unlimited.
+    /// The tightest CPU quota in CPUs (quota / period), or None when unlimited (or
+    /// unknown: `quota_unreadable`).
     pub quota_cpus: Option<f64>,
+    /// Why a quota file on the way to the hierarchy's root could not be read (also in the
+    /// probe's `unavailable`, `cpus.cgroup_quota`): a quota tighter than `quota_cpus` may
+    /// apply.
+    #[serde(skip)]
+    pub quota_unreadable: Option<String>,
     pub quota_us: Option<i64>,
     pub period_us: Option<i64>,
     /// Where the quota came from (file path inside the root).
@@ -43,6 +49,11 @@ pub struct CgroupInfo {
     /// The cgroup's cpu.stat file (inside the root), read again by the run sampler.
     pub cpu_stat_path: Option<String>,
 }
+
+/// The end of the reason a cgroup fact is unavailable when its file holds what the kernel
+/// never writes there (garbage, an empty set, a period of 0): the fact is unknown, not
+/// absent (no cpuset, no quota).
+pub const UNREADABLE: &str = "not what the kernel writes there, so unknown";
 
 /// A mounted hierarchy: its mount point, the cgroup path at its root, and its kind.
 struct Mount {
@@ -129,15 +140,30 @@ fn read_file(root: &SysRoot, dir: &Path, name: &str) -> Option<String> {
         .map(|s| s.trim().to_string())
 }
 
-/// (quota_us, period_us) from `cpu.max` (`max 100000` or `150000 100000`).
+/// (quota_us, period_us) from `cpu.max` (`max 100000` or `150000 100000`): None when it
+/// is not a positive quota (or `max`) and a positive period, the kernel's only forms.
 pub fn parse_cpu_max(s: &str) -> Option<(Option<i64>, i64)> {
     let mut it = s.split_whitespace();
     let q = it.next()?;
     let period: i64 = it.next().unwrap_or("100000").parse().ok()?;
+    if period <= 0 || it.next().is_some() {
+        return None;
+    }
     if q == "max" {
         Some((None, period))
     } else {
-        Some((Some(q.parse().ok()?), period))
+        Some((Some(q.parse().ok().filter(|q| *q > 0)?), period))
+    }
+}
+
+/// (quota_us, period_us) from v1's `cpu.cfs_quota_us` and `cpu.cfs_period_us`: quota -1
+/// is no quota; None when they are not that or a positive quota and period.
+fn parse_cfs(quota: &str, period: &str) -> Option<(Option<i64>, i64)> {
+    let period: i64 = period.parse().ok().filter(|p| *p > 0)?;
+    match quota.parse::<i64>().ok()? {
+        -1 => Some((None, period)),
+        q if q > 0 => Some((Some(q), period)),
+        _ => None,
     }
 }
 
@@ -157,39 +183,49 @@ pub fn parse_cpu_stat(s: &str, v2: bool) -> (Option<u64>, Option<u64>, Option<u6
     (get("nr_periods"), get("nr_throttled"), throttled)
 }
 
-/// The quota at `dir` and each ancestor up to `stop`, keeping the tightest.
-fn tightest_quota(dir: &Path, stop: &Path, v2: bool, root: &SysRoot) -> Option<(i64, i64, String)> {
-    let mut best: Option<(i64, i64, String)> = None;
+/// The quotas at `dir` and each ancestor up to `stop`: the tightest readable one, and
+/// the quota files that hold something else (`path reads 'text'`).
+#[derive(Default)]
+struct Quotas {
+    tightest: Option<(i64, i64, String)>,
+    unreadable: Vec<String>,
+}
+
+fn quotas(dir: &Path, stop: &Path, v2: bool, root: &SysRoot) -> Quotas {
+    let mut out = Quotas::default();
+    let shown = |p: &Path| root.shown(p);
     let mut cur = Some(dir.to_path_buf());
     while let Some(d) = cur {
-        let q = if v2 {
-            read_file(root, &d, "cpu.max")
-                .and_then(|s| parse_cpu_max(&s))
-                .and_then(|(q, p)| q.map(|q| (q, p, "cpu.max")))
+        // The file that holds the quota (absent at the root of a hierarchy: no quota there)
+        // and what it says.
+        let (file, read) = if v2 {
+            let text = read_file(root, &d, "cpu.max");
+            ("cpu.max", text.map(|t| (parse_cpu_max(&t), t)))
         } else {
-            let q: Option<i64> =
-                read_file(root, &d, "cpu.cfs_quota_us").and_then(|s| s.parse().ok());
-            let p: Option<i64> =
-                read_file(root, &d, "cpu.cfs_period_us").and_then(|s| s.parse().ok());
-            match (q, p) {
-                (Some(q), Some(p)) if q > 0 => Some((q, p, "cpu.cfs_quota_us")),
-                _ => None,
-            }
+            let q = read_file(root, &d, "cpu.cfs_quota_us");
+            let p = read_file(root, &d, "cpu.cfs_period_us").unwrap_or_default();
+            let read = q.map(|q| (parse_cfs(&q, &p), format!("{q}' with a period of '{p}")));
+            ("cpu.cfs_quota_us", read)
         };
-        if let Some((q, p, file)) = q {
-            if p > 0 {
-                let shown = d
-                    .join(file)
-                    .strip_prefix(root.root())
-                    .map(|r| format!("/{}", r.display()))
-                    .unwrap_or_else(|_| d.join(file).display().to_string());
-                let tighter = best
+        match read {
+            Some((Some((Some(q), p)), _)) => {
+                let tighter = out
+                    .tightest
                     .as_ref()
                     .is_none_or(|(bq, bp, _)| (q as f64 / p as f64) < (*bq as f64 / *bp as f64));
                 if tighter {
-                    best = Some((q, p, shown));
+                    out.tightest = Some((q, p, shown(&d.join(file))));
                 }
             }
+            Some((None, text)) => {
+                let text: String = text.chars().take(40).collect();
+                out.unreadable.push(format!(
+                    "{} reads '{}'",
+                    shown(&d.join(file)),
+                    crate::stdout::field(&text)
+                ));
+            }
+            Some((Some((None, _)), _)) | None => {}
         }
         if d == stop {
             break;
@@ -199,7 +235,7 @@ fn tightest_quota(dir: &Path, stop: &Path, v2: bool, root: &SysRoot) -> Option<(
             .map(Path::to_path_buf)
             .filter(|p| p.starts_with(stop));
     }
-    best
+    out
 }
 
 /// Find (mount, path) for a controller: a v1 hierarchy that has it, else the v2 one when
@@ -306,6 +342,7 @@ pub fn read_for(root: &SysRoot, pid: &str, missing: &mut Unavailable) -> Option<
         quota_us: None,
         period_us: None,
         quota_source: None,
+        quota_unreadable: None,
         nr_periods: None,
         nr_throttled: None,
         throttled_us: None,
@@ -334,26 +371,38 @@ pub fn read_for(root: &SysRoot, pid: &str, missing: &mut Unavailable) -> Option<
                     &["cpuset.effective_mems", "cpuset.mems"],
                 )
             };
-            // The first file that exists decides; garbage in it leaves the set unknown.
-            let set = |names: &[&str]| {
-                names
+            // The first file that exists decides; garbage in it (or nothing: a cgroup
+            // holding this process never has an empty set) leaves the set unknown, said.
+            let set = |names: &[&str]| -> Result<Vec<u32>, String> {
+                let Some(p) = names
                     .iter()
                     .map(|n| dir.join(n))
                     .inspect(|p| root.note(p))
                     .find(|p| p.exists())
-                    .and_then(|p| read_list_file(&p).ok())
-                    .filter(|v| !v.is_empty())
+                else {
+                    return Err(format!(
+                        "no {} in this process's cpuset cgroup",
+                        names.join(" or ")
+                    ));
+                };
+                let shown = root.shown(&p);
+                match read_list_file(&p) {
+                    Ok(v) if !v.is_empty() => Ok(v),
+                    Ok(_) => Err(format!("{shown} is empty: {UNREADABLE}")),
+                    Err(e) => Err(format!(
+                        "{shown} unreadable ({}): {UNREADABLE}",
+                        e.rsplit(": ").next().unwrap_or(&e)
+                    )),
+                }
             };
-            info.cpuset = set(cpus);
-            info.mems = set(mems);
-            if info.mems.is_none() {
-                missing.add(
-                    "cpus.cgroup_mems",
-                    &format!(
-                        "no readable {} in this process's cpuset cgroup",
-                        mems.join(" or ")
-                    ),
-                );
+            for (key, names, out) in [
+                ("cpus.cgroup_cpuset", cpus, &mut info.cpuset),
+                ("cpus.cgroup_mems", mems, &mut info.mems),
+            ] {
+                match set(names) {
+                    Ok(v) => *out = Some(v),
+                    Err(why) => missing.add(key, &why),
+                }
             }
         }
         None => {
@@ -373,11 +422,21 @@ pub fn read_for(root: &SysRoot, pid: &str, missing: &mut Unavailable) -> Option<
             info.paths.insert("cpu".into(), path.clone());
             let dir = cgroup_dir(root, m, &path);
             let stop = root.path(&m.point);
-            if let Some((q, p, src)) = tightest_quota(&dir, &stop, m.v2, root) {
+            let found = quotas(&dir, &stop, m.v2, root);
+            if let Some((q, p, src)) = found.tightest {
                 info.quota_us = Some(q);
                 info.period_us = Some(p);
                 info.quota_cpus = Some(q as f64 / p as f64);
                 info.quota_source = Some(src);
+            }
+            if !found.unreadable.is_empty() {
+                let then = match info.quota_cpus {
+                    Some(_) => " (a quota tighter than the one read may apply)",
+                    None => "",
+                };
+                let why = format!("{}: {UNREADABLE}{then}", found.unreadable.join(", "));
+                missing.add("cpus.cgroup_quota", &why);
+                info.quota_unreadable = Some(why);
             }
             if dir.join("cpu.stat").exists() {
                 info.cpu_stat_path = Some(dir.join("cpu.stat").display().to_string());
@@ -416,6 +475,28 @@ mod tests {
         assert_eq!(parse_cpu_max("max 100000"), Some((None, 100000)));
         assert_eq!(parse_cpu_max("150000 100000"), Some((Some(150000), 100000)));
         assert_eq!(parse_cpu_max("garbage"), None);
+        for bad in [
+            "max 0",
+            "100000 0",
+            "0 100000",
+            "-1 100000",
+            "5 -100000",
+            "1 2 3",
+            "",
+        ] {
+            assert_eq!(parse_cpu_max(bad), None, "{bad}");
+        }
+        assert_eq!(parse_cfs("-1", "100000"), Some((None, 100000)));
+        assert_eq!(parse_cfs("50000", "100000"), Some((Some(50000), 100000)));
+        for (q, p) in [
+            ("50000", "0"),
+            ("0", "100000"),
+            ("-2", "100000"),
+            ("max", "100000"),
+            ("50000", ""),
+        ] {
+            assert_eq!(parse_cfs(q, p), None, "{q} {p}");
+        }
     }
 
     #[test]

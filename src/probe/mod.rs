@@ -118,6 +118,7 @@ fn cpus_doc(
 ) -> CpusDoc {
     let cpuset = cg.and_then(|c| c.cpuset.clone());
     let quota = cg.and_then(|c| c.quota_cpus);
+    let quota_unknown = cg.is_some_and(|c| c.quota_unreadable.is_some());
     let mut usable = cpulist::intersect(&sets.allowed, &sets.online);
     if let Some(cs) = &cpuset {
         usable = cpulist::intersect(&usable, cs);
@@ -137,10 +138,10 @@ fn cpus_doc(
                 "{} in affinity ∩ {}online{}",
                 crate::units::count(width, "CPU"),
                 if cpuset.is_some() { "cpuset ∩ " } else { "" },
-                if quota.is_some() {
-                    "; the quota is wider"
-                } else {
-                    "; no quota"
+                match (quota, quota_unknown) {
+                    (_, true) => "; a quota file unreadable (see unavailable)",
+                    (Some(_), false) => "; the quota is wider",
+                    (None, false) => "; no quota",
                 }
             ),
         ),
@@ -175,6 +176,21 @@ pub fn probe(root: &SysRoot) -> ProbeDoc {
         missing.add(
             "topology.caches",
             "no cpuN/cache/index* directory with a level (s390, Itanium and 2.6 kernels write none): no caches and no LLC groups",
+        );
+    }
+    let unsized_caches: std::collections::BTreeSet<String> = topology
+        .caches
+        .iter()
+        .filter(|c| c.size_bytes.is_none())
+        .map(|c| format!("L{} {}", c.level, c.kind))
+        .collect();
+    if !unsized_caches.is_empty() {
+        missing.add(
+            "topology.caches.size_bytes",
+            &format!(
+                "no readable cpuN/cache/index*/size (absent, 0 or not a size) for {}",
+                unsized_caches.into_iter().collect::<Vec<_>>().join(", ")
+            ),
         );
     }
     let numa = numa::read(root, &sets.online, &mut missing);

@@ -109,6 +109,14 @@ impl SysRoot {
         &self.root
     }
 
+    /// `full` (a path inside this root) as the system path it stands for (`/sys/...`), for
+    /// reasons and evidence.
+    pub fn shown(&self, full: &Path) -> String {
+        full.strip_prefix(&self.root)
+            .map(|r| format!("/{}", r.display()))
+            .unwrap_or_else(|_| full.display().to_string())
+    }
+
     /// The path of `rel` (an absolute system path such as `/proc/stat`) inside this root.
     pub fn path(&self, rel: impl AsRef<Path>) -> PathBuf {
         let rel = rel.as_ref();

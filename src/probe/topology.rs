@@ -92,7 +92,8 @@ impl Topology {
     }
 }
 
-/// Parse a sysfs cache size (`32K`, `8192K`, `2M`, `491520K`) into bytes.
+/// Parse a sysfs cache size (`32K`, `8192K`, `2M`, `491520K`) into bytes; a size of 0
+/// (some firmware's for a cache it does not describe) is no size.
 pub fn parse_size(s: &str) -> Option<u64> {
     let s = s.trim();
     let (num, mult) = match s.chars().last()? {
@@ -105,6 +106,7 @@ pub fn parse_size(s: &str) -> Option<u64> {
         .parse::<u64>()
         .ok()
         .and_then(|n| n.checked_mul(mult))
+        .filter(|n| *n > 0)
 }
 
 /// One CPU's topology files as found (None: absent or unreadable).
@@ -621,6 +623,10 @@ mod tests {
         assert_eq!(parse_size("2M"), Some(2 * 1024 * 1024));
         assert_eq!(parse_size("1024"), Some(1024));
         assert_eq!(parse_size("big"), None);
+        assert_eq!(parse_size("0K"), None);
+        assert_eq!(parse_size("0"), None);
+        assert_eq!(parse_size("1 M"), Some(1 << 20));
+        assert_eq!(parse_size("99999999999999999999K"), None);
     }
 
     fn cache(level: u32, kind: &str, cpus: &[u32]) -> Cache {

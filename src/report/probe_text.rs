@@ -1,6 +1,7 @@
 //! The probe as a readable summary, with a compact topology picture in the manner of
 //! lstopo: packages > LLC groups > cores > CPUs (summarised on large machines).
 
+use crate::probe::cgroup::UNREADABLE;
 use crate::probe::cpulist::format_list;
 use crate::probe::ProbeDoc;
 use crate::units::{bytes, count, num};
@@ -61,6 +62,20 @@ pub fn render(p: &ProbeDoc) -> String {
         let _ = writeln!(s, "    evidence: {e}");
     }
     let c = &p.cpus;
+    // A cgroup fact whose file held garbage is unknown, not absent (no cpuset, no quota).
+    let unknown_or = |key: &str, absent: &str| {
+        let unread = p
+            .unavailable
+            .0
+            .get(key)
+            .is_some_and(|why| why.contains(UNREADABLE));
+        if unread {
+            "unknown (see below)"
+        } else {
+            absent
+        }
+        .to_string()
+    };
     let _ = writeln!(
         s,
         "CPUs: online {} of possible {}{}; affinity {}; cgroup cpuset {}; quota {}",
@@ -75,10 +90,10 @@ pub fn render(p: &ProbeDoc) -> String {
         c.cgroup_cpuset
             .as_deref()
             .map(list)
-            .unwrap_or_else(|| "none".into()),
+            .unwrap_or_else(|| unknown_or("cpus.cgroup_cpuset", "none")),
         c.cgroup_quota
             .map(|q| format!("{q:.2} CPUs"))
-            .unwrap_or_else(|| "unlimited".into()),
+            .unwrap_or_else(|| unknown_or("cpus.cgroup_quota", "unlimited")),
     );
     let _ = writeln!(
         s,

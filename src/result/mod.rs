@@ -11,6 +11,7 @@ pub mod batch;
 pub mod experiment;
 pub mod figures;
 pub mod indexes;
+pub mod kept;
 pub mod observed;
 pub mod params;
 pub mod recording;
@@ -19,6 +20,7 @@ pub mod speed;
 pub mod start;
 pub mod suite_cost;
 pub mod tags;
+pub mod times;
 
 pub use experiment::Experiment;
 pub use indexes::{PlacementRange, SuiteIndexes};
@@ -405,6 +407,11 @@ fn text_over(v: &Value, limit: usize) -> Option<(String, usize)> {
 /// typed document or the reasons it is refused. Linear in the number of results (each
 /// check is a pass over them, duplicates found by hashing).
 pub fn validate(doc: &Value) -> Result<RunDocument, String> {
+    validate_kept(doc).map(|(run, _)| run)
+}
+
+/// [`validate`], and the keys of `doc` its types do not hold (not stored: `kept::Lost`).
+pub fn validate_kept(doc: &Value) -> Result<(RunDocument, kept::Lost), String> {
     match doc.get("schema").and_then(Value::as_str) {
         Some(SCHEMA) => {}
         Some(other) => return Err(format!("schema is '{other}', expected '{SCHEMA}'")),
@@ -428,6 +435,13 @@ pub fn validate(doc: &Value) -> Result<RunDocument, String> {
         return Err(format!("does not match {SCHEMA}: {}", errs.join("; ")));
     }
     let run = RunDocument::deserialize(doc).map_err(|e| format!("unreadable content: {e}"))?;
+    let back = serde_json::to_value(&run).map_err(|e| format!("unreadable content: {e}"))?;
+    let lost = kept::lost(doc, &back);
+    if let Some((path, n)) = &lost.unfit {
+        return Err(format!(
+            "{n} at '{path}' does not fit its field (stored, it would read back as null)"
+        ));
+    }
     // Each result's (benchmark, params, placement) as canonical JSON -> its first index.
     let mut seen: std::collections::HashMap<String, usize> =
         std::collections::HashMap::with_capacity(run.results.len());
@@ -479,7 +493,7 @@ pub fn validate(doc: &Value) -> Result<RunDocument, String> {
     if let Some(why) = run.loadstep.as_ref().and_then(experiment::check) {
         return Err(why);
     }
-    Ok(run)
+    Ok((run, lost))
 }
 
 /// Builders of synthetic results and runs for unit tests.
