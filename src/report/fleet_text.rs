@@ -199,6 +199,39 @@ pub fn hardware_words(f: &FleetView) -> Option<String> {
     ))
 }
 
+/// The runs that did not measure every row, in one paragraph (the first
+/// [`GROUP_LINES`] without `verbose`).
+fn incomplete_words(f: &FleetView, verbose: bool) -> Option<String> {
+    if f.incomplete.is_empty() {
+        return None;
+    }
+    let n = f.incomplete.len();
+    let shown = if verbose { n } else { n.min(GROUP_LINES) };
+    let list: Vec<String> = f.incomplete[..shown]
+        .iter()
+        .map(|x| {
+            let suites: Vec<String> = x.suites.iter().map(|(s, k)| format!("{s} {k}")).collect();
+            format!(
+                "{} {} of {} ({})",
+                x.host,
+                x.rows_missing,
+                f.rows.len(),
+                suites.join(", ")
+            )
+        })
+        .collect();
+    let more = if shown < n {
+        format!("; … {} more (-v)", n - shown)
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "Rows not measured by {} (each is scored over the rows it has): {}{more}.",
+        count(n, member(f)),
+        list.join("; ")
+    ))
+}
+
 pub fn render(f: &FleetView, verbose: bool) -> String {
     let mut out: Vec<String> = vec![];
     let typical = f
@@ -238,6 +271,9 @@ pub fn render(f: &FleetView, verbose: bool) -> String {
     )));
     out.push(wrapped(&noise_words(&f.noise)));
     if let Some(line) = hardware_words(f) {
+        out.push(wrapped(&line));
+    }
+    if let Some(line) = incomplete_words(f, verbose) {
         out.push(wrapped(&line));
     }
     // The first few of each reason whole, the rest counted (a fleet of many rows each

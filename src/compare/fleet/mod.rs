@@ -15,6 +15,7 @@ pub mod causes;
 pub mod consistency;
 pub mod groups;
 pub mod hardware;
+pub mod missing;
 pub mod noise;
 pub mod outliers;
 pub mod ranks;
@@ -179,6 +180,9 @@ pub struct FleetView {
     /// The runs' hardware classes, the most common first (`hardware`): with two or more,
     /// hosts of a class other than the typical host's are outliers by their hardware.
     pub hardware: Vec<hardware::Class>,
+    /// Runs that did not measure every row, most missing first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub incomplete: Vec<missing::Incomplete>,
     /// Why no outlier is called (a fleet smaller than `min_fleet` hosts).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outlier_calls: Option<String>,
@@ -337,6 +341,7 @@ pub fn view_reduced(
         });
     }
     let distinct_hosts = runs_off(&t, &mut hosts);
+    let incomplete = missing::of(&t, &hosts);
     let groups = groups::of(&t, &hosts);
     let typical_hosts: Vec<&Host> = hosts.iter().filter(|x| !x.outlier).collect();
     let (lo, hi) = range(typical_hosts.iter().map(|x| x.score));
@@ -395,6 +400,7 @@ pub fn view_reduced(
         typical_host: medoid.map(|m| docs[m].run_id.clone()),
         distinct_hosts,
         hardware: hardware::classes(docs.iter().map(|d| &d.env)),
+        incomplete,
         fdr_q: outliers::FDR_Q,
         floor: outliers::FLOOR,
         min_fleet: outliers::MIN_FLEET,
