@@ -36,14 +36,80 @@ fn clip(s: String) -> String {
     }
 }
 
-/// A host as a person knows it: its host name (else its run), and the value of the
-/// `--by` tag beside it when that says more (hosts sharing one host name, or a group).
 fn name(h: &Host) -> String {
-    let host = h.host.as_deref().unwrap_or(&h.run);
-    match h.group.as_deref() {
-        Some(g) if g != host => format!("{host} [{g}]"),
-        _ => host.to_string(),
+    h.name()
+}
+
+/// What a member of the fleet is called: a host, or a run when runs of one host are
+/// compared together (each run is judged as a member).
+fn member(f: &FleetView) -> &'static str {
+    if f.distinct_hosts < f.runs.len() {
+        "run"
+    } else {
+        "host"
     }
+}
+
+/// Outlier runs of hosts with other runs in the fleet: the hosts off in most of their runs
+/// (the host) and those off in one run only (a fluke of that run), worst case per host.
+fn runs_of_one_host(f: &FleetView, verbose: bool) -> Vec<String> {
+    let mut per_host: std::collections::BTreeMap<String, crate::compare::fleet::consistency::Runs> =
+        Default::default();
+    for h in f.hosts.iter() {
+        if let Some(r) = h.runs_off {
+            let e = per_host.entry(name(h)).or_insert(r);
+            if r.off > e.off {
+                *e = r;
+            }
+        }
+    }
+    if per_host.is_empty() {
+        return vec![];
+    }
+    let list = |keep: &dyn Fn(&crate::compare::fleet::consistency::Runs) -> bool| {
+        let all: Vec<String> = per_host
+            .iter()
+            .filter(|(_, r)| keep(r))
+            .map(|(h, r)| format!("{h} ({} of {})", r.off, r.runs))
+            .collect();
+        let n = all.len();
+        let shown = if verbose { n } else { n.min(GROUP_LINES) };
+        let more = if shown < n {
+            format!(", … {} more (-v)", n - shown)
+        } else {
+            String::new()
+        };
+        (n, format!("{}{more}", all[..shown].join(", ")))
+    };
+    let mut parts = vec![];
+    let (n, hosts) = list(&|r| r.consistent());
+    if n > 0 {
+        parts.push(format!(
+            "{} off in most of their runs (the host, not a run): {hosts}",
+            count(n, "host")
+        ));
+    }
+    let (n, hosts) = list(&|r| r.fluke());
+    if n > 0 {
+        parts.push(format!(
+            "{} off in one run only (a fluke of that run; its other runs are not off alike): {hosts}",
+            count(n, "host")
+        ));
+    }
+    let (n, hosts) = list(&|r| !r.consistent() && !r.fluke());
+    if n > 0 {
+        parts.push(format!(
+            "{} off in half their runs or fewer (rerun to tell the host from its runs): {hosts}",
+            count(n, "host")
+        ));
+    }
+    vec![
+        String::new(),
+        wrapped(&format!(
+            "Outlier runs of hosts with several runs here (runs off alike of the host's runs): {}.",
+            parts.join("; ")
+        )),
+    ]
 }
 
 /// A host's row name in a line: the fleet row's short name.
@@ -77,8 +143,12 @@ fn host_line(f: &FleetView, h: &Host) -> String {
     } else {
         String::new()
     };
+    let runs = h
+        .runs_off
+        .map(|r| format!("[{} of {} runs] ", r.off, r.runs))
+        .unwrap_or_default();
     clip(format!(
-        "  {:>4} {:>5.1}%  {:<16} {:>6.3}  {}{tail}",
+        "  {:>4} {:>5.1}%  {:<16} {:>6.3}  {runs}{}{tail}",
         h.rank,
         h.percentile,
         name(h),
@@ -107,6 +177,61 @@ pub fn noise_words(n: &crate::compare::fleet::NoiseUse) -> String {
     format!("Own noise, of {all} host x rows: {}.", parts.join(", "))
 }
 
+/// The fleet's hardware classes when it has more than one: every host is judged against the
+/// whole fleet, so a class other than the typical host's stands out by its hardware.
+pub fn hardware_words(f: &FleetView) -> Option<String> {
+    if f.hardware.len() < 2 {
+        return None;
+    }
+    let classes: Vec<String> = f
+        .hardware
+        .iter()
+        .map(|c| format!("{} ({})", c.class, count(c.runs, member(f))))
+        .collect();
+    Some(format!(
+        "Hardware: {} classes, {}. Every {} is judged against the whole fleet: a {} of \
+         other hardware than the typical host's is an outlier labelled 'different hardware' \
+         (rank one class with --tag).",
+        f.hardware.len(),
+        classes.join("; "),
+        member(f),
+        member(f)
+    ))
+}
+
+/// The runs that did not measure every row, in one paragraph (the first
+/// [`GROUP_LINES`] without `verbose`).
+fn incomplete_words(f: &FleetView, verbose: bool) -> Option<String> {
+    if f.incomplete.is_empty() {
+        return None;
+    }
+    let n = f.incomplete.len();
+    let shown = if verbose { n } else { n.min(GROUP_LINES) };
+    let list: Vec<String> = f.incomplete[..shown]
+        .iter()
+        .map(|x| {
+            let suites: Vec<String> = x.suites.iter().map(|(s, k)| format!("{s} {k}")).collect();
+            format!(
+                "{} {} of {} ({})",
+                x.host,
+                x.rows_missing,
+                f.rows.len(),
+                suites.join(", ")
+            )
+        })
+        .collect();
+    let more = if shown < n {
+        format!("; … {} more (-v)", n - shown)
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "Rows not measured by {} (each is scored over the rows it has): {}{more}.",
+        count(n, member(f)),
+        list.join("; ")
+    ))
+}
+
 pub fn render(f: &FleetView, verbose: bool) -> String {
     let mut out: Vec<String> = vec![];
     let typical = f
@@ -118,14 +243,13 @@ pub fn render(f: &FleetView, verbose: bool) -> String {
         .unwrap_or_else(|| "none".into());
     // Runs of one host compared together are members of the fleet too: say so (a host is
     // its name, with the `--by` tag's value when that tells runs of one name apart).
-    let names: std::collections::BTreeSet<String> = f.hosts.iter().map(name).collect();
-    let members = if names.len() == f.runs.len() {
+    let members = if f.distinct_hosts == f.runs.len() {
         count(f.runs.len(), "host")
     } else {
         format!(
             "{} of {}",
             count(f.runs.len(), "run"),
-            count(names.len(), "host")
+            count(f.distinct_hosts, "host")
         )
     };
     out.push(wrapped(&format!(
@@ -146,6 +270,12 @@ pub fn render(f: &FleetView, verbose: bool) -> String {
         f.min_fleet,
     )));
     out.push(wrapped(&noise_words(&f.noise)));
+    if let Some(line) = hardware_words(f) {
+        out.push(wrapped(&line));
+    }
+    if let Some(line) = incomplete_words(f, verbose) {
+        out.push(wrapped(&line));
+    }
     // The first few of each reason whole, the rest counted (a fleet of many rows each
     // measured by too few hosts); the JSON lists every one.
     for line in crate::repeated::Repeated::lines(f.rows_left_out.iter().map(|why| {
@@ -183,7 +313,7 @@ pub fn render(f: &FleetView, verbose: bool) -> String {
         for line in textwrap::wrap(
             &format!(
                 "{}, score {:.3}-{:.3}: {}",
-                count(g.hosts.len(), "host"),
+                count(g.hosts.len(), member(f)),
                 g.score_min,
                 g.score_max,
                 g.label
@@ -237,11 +367,12 @@ pub fn render(f: &FleetView, verbose: bool) -> String {
     if t.hosts > 0 {
         out.push(clip(format!(
             "{} within the fleet's spread: score {:.3}-{:.3}",
-            count(t.hosts, "host"),
+            count(t.hosts, member(f)),
             t.score_min,
             t.score_max
         )));
     }
+    out.extend(runs_of_one_host(f, verbose));
     if !f.tag_groups.is_empty() {
         out.push(String::new());
         out.push(format!(
@@ -253,7 +384,7 @@ pub fn render(f: &FleetView, verbose: bool) -> String {
                 "  {:<20} {:>4} {:<6} score {:.3} ({:.3}-{:.3}), {}",
                 g.group,
                 g.hosts,
-                format!("{},", noun(g.hosts, "host")),
+                format!("{},", noun(g.hosts, member(f))),
                 g.score_median,
                 g.score_min,
                 g.score_max,

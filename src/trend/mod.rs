@@ -46,6 +46,9 @@ pub struct HostSummary {
     pub host: String,
     pub runs: usize,
     pub rows: usize,
+    /// Rows with enough runs for a change to be found (`min_segment` each side): with
+    /// fewer, "no change" would only mean "too few runs to tell".
+    pub rows_searched: usize,
     pub first: Option<String>,
     pub last: Option<String>,
     pub changes: usize,
@@ -78,6 +81,7 @@ pub fn analyse(
             host: h.host.clone(),
             runs: h.runs.len(),
             rows: h.rows.len(),
+            rows_searched: group::searched(h, method),
             first: h.runs.first().map(|r| r.started_at.clone()),
             last: h.runs.last().map(|r| r.started_at.clone()),
             changes: found.len(),

@@ -74,7 +74,8 @@ pub fn render(t: &Trend, verbose: bool) -> String {
         count(t.changes.len(), "change"),
     ));
     out.push_str(&wrap(&format!(
-        "method: {}; segments of at least {}, p <= {}, window {}, noise at least {}% \
+        "method: {}; segments of at least {}, p <= {} over a host's rows (each row at that / \
+         rows), window {}, noise at least {}% \
          a run (or the runs' own); rows within {} are one change",
         m.algorithm,
         count(m.params.min_segment, "run"),
@@ -95,20 +96,92 @@ pub fn render(t: &Trend, verbose: bool) -> String {
             }
         }
     }
+    let least = 2 * m.params.min_segment;
     for h in &t.hosts {
         out.push('\n');
+        // "0 changes" of a host with too few runs would read as "no change".
+        let changes = if h.rows_searched == 0 {
+            format!(
+                "too few runs to find a change (a row needs {least} runs or more: {} each side)",
+                m.params.min_segment
+            )
+        } else if h.rows_searched < h.rows {
+            format!(
+                "{}, {} with fewer than {least} runs not searched",
+                count(h.changes, "change"),
+                h.rows - h.rows_searched
+            )
+        } else {
+            count(h.changes, "change")
+        };
         out.push_str(&wrap(&format!(
-            "host {}: {} ({} .. {}), {}, {}",
+            "host {}: {} ({} .. {}), {}, {changes}",
             h.host,
             count(h.runs, "run"),
             h.first.as_deref().map(day).unwrap_or("-"),
             h.last.as_deref().map(day).unwrap_or("-"),
             count(h.rows, "row"),
-            count(h.changes, "change"),
         )));
         for c in t.changes.iter().filter(|c| c.host == h.host) {
             change(&mut out, c, verbose);
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trend::{HostSummary, Method, Trend, SCHEMA};
+
+    fn host(runs: usize, rows_searched: usize) -> HostSummary {
+        HostSummary {
+            host: "web-3".into(),
+            runs,
+            rows: 11,
+            rows_searched,
+            first: Some("2026-11-01T00:00:00Z".into()),
+            last: Some("2026-11-03T00:00:00Z".into()),
+            changes: 0,
+        }
+    }
+
+    fn text(h: HostSummary) -> String {
+        render(
+            &Trend {
+                schema: SCHEMA,
+                method: Method::default(),
+                hosts: vec![h],
+                changes: vec![],
+                fleet: None,
+            },
+            false,
+        )
+    }
+
+    #[test]
+    fn a_host_with_too_few_runs_says_so_rather_than_no_change() {
+        let t = text(host(3, 0));
+        assert!(
+            t.split_whitespace().collect::<Vec<_>>().join(" ").contains(
+                    "host web-3: 3 runs (2026-11-01 .. 2026-11-03), 11 rows, too few runs to find a change (a row needs 6 runs or more: 3 each side)"
+                ),
+            "{t}"
+        );
+        assert!(
+            !t.contains("0 changes\n\nhost") && !t.contains("rows, 0 changes"),
+            "{t}"
+        );
+        let t = text(host(8, 9));
+        let flat = t.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat.contains("11 rows, 0 changes, 2 with fewer than 6 runs not searched"),
+            "{t}"
+        );
+        let t = text(host(8, 11));
+        assert!(t.contains("11 rows, 0 changes\n"), "{t}");
+        for line in t.lines() {
+            assert!(line.chars().count() <= 100, "{line}");
+        }
+    }
 }

@@ -96,8 +96,22 @@ fn differences(c: &Comparison) -> Vec<String> {
         .collect()
 }
 
-/// The label of `cause` in comparison `c`: the cause and the facts behind it that differ.
+/// The label of `cause` in comparison `c`: the cause and the facts behind it that differ;
+/// for a host of other hardware than the typical host's, that hardware whatever the cause
+/// (`hardware`: it is judged against a fleet of other machines).
 fn label(cause: &str, c: &Comparison) -> String {
+    let hardware: Vec<String> = c
+        .env_differences
+        .iter()
+        .filter(|d| super::hardware::FACTS.contains(&d.what.as_str()))
+        .map(|d| format!("{} {} (typical host: {})", d.what, show(&d.b), show(&d.a)))
+        .collect();
+    if !hardware.is_empty() {
+        return format!(
+            "different hardware: {}; judged against a fleet of other hardware",
+            hardware.join(", ")
+        );
+    }
     if cause == "unexplained" {
         let differ = differences(c);
         return if differ.is_empty() {
@@ -206,6 +220,22 @@ mod tests {
         let c = of(&typical, &same_env);
         assert_eq!(c.cause, "unexplained", "{c:?}");
         assert!(c.label.contains("no recorded cause"), "{}", c.label);
+    }
+
+    #[test]
+    fn a_host_of_another_cpu_model_is_labelled_other_hardware_whatever_explains_its_rows() {
+        let typical = with_speed(timers_run("t", 20.0, None), 3.0);
+        let mut other = with_speed(timers_run("s", 26.0, None), 2.3);
+        other.env.kernel.cpu_model = Some("Intel Xeon 8375C".into());
+        let c = of(&typical, &other);
+        assert!(
+            c.label
+                .starts_with("different hardware: CPU model Intel Xeon 8375C (typical host: "),
+            "{}",
+            c.label
+        );
+        // Its rows still carry the cause that explains them.
+        assert_eq!(c.cause, "cpu-speed", "{c:?}");
     }
 
     #[test]

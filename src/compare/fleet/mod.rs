@@ -12,7 +12,10 @@
 
 pub mod baseline;
 pub mod causes;
+pub mod consistency;
 pub mod groups;
+pub mod hardware;
+pub mod missing;
 pub mod noise;
 pub mod outliers;
 pub mod ranks;
@@ -106,6 +109,22 @@ pub struct Host {
     /// Per row, whether the host is an outlier on it.
     #[serde(skip)]
     pub real: Vec<bool>,
+    /// An outlier run of a host with other runs in the fleet: how many of the host's runs
+    /// are off as this one is (`consistency`: the host, or a fluke of this run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs_off: Option<consistency::Runs>,
+}
+
+impl Host {
+    /// The host as a person knows it: its host name (else its run), and the value of the
+    /// `--by` tag beside it when that says more (hosts sharing one host name, or a group).
+    pub fn name(&self) -> String {
+        let host = self.host.as_deref().unwrap_or(&self.run);
+        match self.group.as_deref() {
+            Some(g) if g != host => format!("{host} [{g}]"),
+            _ => host.to_string(),
+        }
+    }
 }
 
 /// How many host x row tests had each source of the host's own noise.
@@ -154,6 +173,16 @@ pub struct FleetView {
     pub floor: f64,
     /// The fewest hosts on a row for outlier calls (`outliers::MIN_FLEET`).
     pub min_fleet: usize,
+    /// Distinct hosts among the runs (fewer than `runs` when runs of one host are compared
+    /// together: each run is then judged as a member, and `runs_off` of its host says
+    /// whether an outlier run is the host or a fluke).
+    pub distinct_hosts: usize,
+    /// The runs' hardware classes, the most common first (`hardware`): with two or more,
+    /// hosts of a class other than the typical host's are outliers by their hardware.
+    pub hardware: Vec<hardware::Class>,
+    /// Runs that did not measure every row, most missing first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub incomplete: Vec<missing::Incomplete>,
     /// Why no outlier is called (a fleet smaller than `min_fleet` hosts).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outlier_calls: Option<String>,
@@ -308,8 +337,11 @@ pub fn view_reduced(
                 .map(|x| x.is_some_and(|x| x.real))
                 .collect(),
             shift,
+            runs_off: None,
         });
     }
+    let distinct_hosts = runs_off(&t, &mut hosts);
+    let incomplete = missing::of(&t, &hosts);
     let groups = groups::of(&t, &hosts);
     let typical_hosts: Vec<&Host> = hosts.iter().filter(|x| !x.outlier).collect();
     let (lo, hi) = range(typical_hosts.iter().map(|x| x.score));
@@ -366,6 +398,9 @@ pub fn view_reduced(
         runs: docs.iter().map(|d| d.run_id.clone()).collect(),
         by: o.by.map(|k| format!("tag:{k}")),
         typical_host: medoid.map(|m| docs[m].run_id.clone()),
+        distinct_hosts,
+        hardware: hardware::classes(docs.iter().map(|d| &d.env)),
+        incomplete,
         fdr_q: outliers::FDR_Q,
         floor: outliers::FLOOR,
         min_fleet: outliers::MIN_FLEET,
@@ -381,6 +416,34 @@ pub fn view_reduced(
         typical,
         tag_groups,
     })
+}
+
+/// Sets each outlier run's `runs_off` against the other runs of its host in the fleet;
+/// returns how many distinct hosts the runs are of.
+fn runs_off(t: &table::Table, hosts: &mut [Host]) -> usize {
+    let names: Vec<String> = hosts.iter().map(Host::name).collect();
+    let facts: Vec<consistency::RunFacts> = hosts
+        .iter()
+        .zip(&names)
+        .map(|(h, name)| consistency::RunFacts {
+            host: name,
+            speed: h
+                .ratios
+                .iter()
+                .zip(&t.rows)
+                .map(|(r, def)| r.map(|r| speedup(r, def.lower_is_better).ln()))
+                .collect(),
+            real: h.real.clone(),
+            shift: h.shift.map(|s| (s.dev, s.real)),
+        })
+        .collect();
+    let outlier: Vec<bool> = hosts.iter().map(|h| h.outlier).collect();
+    let found = consistency::of(&facts, &outlier);
+    drop(facts);
+    for (h, r) in hosts.iter_mut().zip(found) {
+        h.runs_off = r;
+    }
+    names.iter().collect::<std::collections::HashSet<_>>().len()
 }
 
 fn noise_use(tests: &[Vec<Option<outliers::Test>>]) -> NoiseUse {
