@@ -245,7 +245,8 @@ impl EffectiveLlc {
 }
 
 /// The effective LLC of one curve (`pages`: `4k` or `thp`); None when the curve never leaves
-/// its caches (memory's latency below [`MEMORY_FLOOR_NS`]) or has no cache plateau.
+/// its caches (memory's latency below [`MEMORY_FLOOR_NS`]), stops within [`CACHE_VS_FAR`] of
+/// its last cache plateau (still on its cliff), or has no cache plateau.
 pub fn effective_llc(curve: &[(u64, f64)], pages: &str) -> Option<EffectiveLlc> {
     let levels = by_latency(curve, pages);
     let llc = llc_of(&levels)?;
@@ -256,6 +257,12 @@ pub fn effective_llc(curve: &[(u64, f64)], pages: &str) -> Option<EffectiveLlc> 
         .plateau
         .from_bytes;
     let far_ns = curve.last()?.1;
+    // The crossing is half-way (in log latency) from the LLC to memory only when the curve
+    // got there: one that stops within 2x of the plateau (a sweep stopping at twice a large
+    // L3) is still on the cliff, and its half-way point says where the sweep stopped.
+    if far_ns < CACHE_VS_FAR * llc.latency_ns {
+        return None;
+    }
     let target = (llc.latency_ns * far_ns).sqrt();
     // From the plateau's end on (a cache plateau lies at least 2x below memory, so the
     // crossing, √2x above it or more, is past the plateau).
@@ -633,8 +640,12 @@ pub(crate) mod tests {
             (128 * MIB, "thp"),
             "{llc:?}"
         );
-        let e = effective_llc(&huge, "thp").unwrap();
-        assert!(e.bytes > 90 * MIB, "{e:?}");
+        // Where a curve that stopped half-way down the L3's cliff crosses half-way to its
+        // largest size is not where the L3 ends: no effective LLC from it. The 4 KiB curve
+        // reached 3.6x its L3 plateau and gives one.
+        assert_eq!(effective_llc(&huge, "thp"), None);
+        let e = effective_llc(&small, "4k").unwrap();
+        assert_eq!(e.between, [94906240, 128 * MIB], "{e:?}");
         // A page-walk step past the LLC costs a load from memory and more: never this fast.
         let (small, huge) = vm_480_rising();
         for c in judge(&small, Some(&huge)).curves {
