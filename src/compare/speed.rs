@@ -148,7 +148,7 @@ pub fn clock_bound(r: &BenchResult, env: &crate::probe::ProbeDoc) -> bool {
     }
     match (
         r.params.get("size_bytes").and_then(|v| v.as_u64()),
-        smallest_l2(env),
+        l2_of(r, env),
     ) {
         (Some(size), Some(l2)) => size <= l2,
         _ => false,
@@ -172,6 +172,20 @@ pub fn smallest_l2(env: &crate::probe::ProbeDoc) -> Option<u64> {
         .min()
 }
 
+/// The L2 of the CPU a latency row was pinned to (a hybrid machine's kinds have L2s of
+/// their own sizes: 1.25 MiB on a P core, 2 MiB shared by four E cores), else the smallest
+/// the probe reports.
+fn l2_of(r: &BenchResult, env: &crate::probe::ProbeDoc) -> Option<u64> {
+    let own = r.pinned_cpus().first().and_then(|cpu| {
+        env.topology
+            .caches
+            .iter()
+            .find(|c| c.level == 2 && c.kind != "Instruction" && c.cpus.contains(cpu))
+            .and_then(|c| c.size_bytes)
+    });
+    own.or_else(|| smallest_l2(env))
+}
+
 /// The L2 size when `r` is a memory-latency point at its edge: a chain that about fills
 /// the core's own cache stays there or spills to the next level with whatever else the
 /// host keeps in that core's cache for minutes at a time, so its figure moves between
@@ -183,7 +197,7 @@ pub fn cache_edge(r: &BenchResult, env: &crate::probe::ProbeDoc) -> Option<u64> 
         return None;
     }
     let size = r.params.get("size_bytes").and_then(|v| v.as_u64())? as f64;
-    let l2 = smallest_l2(env)?;
+    let l2 = l2_of(r, env)?;
     (size >= l2 as f64 / EDGE && size <= l2 as f64 * EDGE).then_some(l2)
 }
 
@@ -557,6 +571,28 @@ mod tests {
                 .starts_with("A's row ran on P CPUs and B's on E CPUs"),
             "{e:?}"
         );
+    }
+
+    #[test]
+    fn a_latency_point_is_held_against_the_l2_of_the_cpu_it_ran_on() {
+        // The hybrid laptop: CPUs 0-11 have 1.25 MiB L2s, 12-19 2 MiB.
+        let env = crate::probe::fixture("hybrid-laptop");
+        let point = |cpu: u32, size: u64| {
+            crate::result::testing::result(
+                "memory.latency@1",
+                "cpus",
+                Some(vec![cpu]),
+                serde_json::json!({"size_bytes": size, "pages": "4k"}),
+                1.0,
+            )
+        };
+        assert_eq!(cache_edge(&point(0, 1280 << 10), &env), Some(1280 << 10));
+        assert_eq!(cache_edge(&point(12, 2 << 20), &env), Some(2 << 20));
+        // 2.83 MiB is off a P core's edge, on an E core's; 1.41 MiB fits an E core's L2.
+        assert_eq!(cache_edge(&point(0, 2965760), &env), None);
+        assert_eq!(cache_edge(&point(12, 2965760), &env), Some(2 << 20));
+        assert!(clock_bound(&point(12, 1482880), &env));
+        assert!(!clock_bound(&point(0, 1482880), &env));
     }
 
     #[test]
