@@ -170,6 +170,15 @@ impl RowCtx<'_> {
         self.judged.ratio
     }
 
+    /// The host both runs were measured on, when both documents name one and it is the same
+    /// (the run's `host`, else its probe's hostname: documents of earlier versions). Causes
+    /// that rest on what one host did between two runs (its share of the L3, where it put the
+    /// virtual CPUs) speak only then: between two hosts the machines themselves differ.
+    pub fn one_host(&self) -> Option<&str> {
+        let a = host_of(self.a)?;
+        (host_of(self.b) == Some(a)).then_some(a)
+    }
+
     /// Which side did worse, as "A" or "B".
     pub fn worse_side(&self) -> &'static str {
         if super::verdict::speedup(self.ratio(), self.ra.lower_is_better) < 1.0 {
@@ -178,6 +187,11 @@ impl RowCtx<'_> {
             "A"
         }
     }
+}
+
+/// The host a run names: its `host`, else its probe's hostname.
+fn host_of(d: &RunDocument) -> Option<&str> {
+    d.host.as_deref().or(d.env.hostname.as_deref())
 }
 
 /// A row's verdict on its explanations.

@@ -288,6 +288,34 @@ fn kind(r: &BenchResult) -> Option<(Row, String, Option<u64>)> {
     }
 }
 
+/// The NUMA node whose memory a run's latency sweep walked: the node of the CPU it was pinned
+/// to (its allocations are local). None on a machine of one node (all memory is the sweep's)
+/// or when no node holds that CPU.
+fn sweep_node(doc: &RunDocument) -> Option<u32> {
+    let nodes = &doc.env.numa.nodes;
+    if nodes.len() < 2 {
+        return None;
+    }
+    let cpu = doc
+        .results
+        .iter()
+        .find(|r| r.base_id() == "memory.latency")
+        .and_then(|r| r.pinned_cpus().first().copied())?;
+    nodes.iter().find(|n| n.cpus.contains(&cpu)).map(|n| n.id)
+}
+
+/// Whether a memory.numa row reads the memory the latency sweep walked in both runs: on a
+/// machine of several nodes the sweep measured its own node's path to memory, which says
+/// nothing of another node's (its controllers, the link to it).
+fn reads_the_sweeps_node(c: &RowCtx) -> bool {
+    let Some(p) = c.ra.params.read::<NumaParams>() else {
+        return true;
+    };
+    [c.a, c.b].iter().all(|d| {
+        d.env.numa.nodes.len() < 2 || sweep_node(d).is_some_and(|n| u64::from(n) == p.mem_node)
+    })
+}
+
 /// A bandwidth array smaller than this many times the larger effective LLC is streamed in
 /// part from the cache (a user's `--array-size`): the path to memory does not set it.
 pub const ARRAY_PAST_LLC: f64 = 2.0;
@@ -295,6 +323,9 @@ pub const ARRAY_PAST_LLC: f64 = 2.0;
 /// What the two runs' memory latencies say about a memory row.
 pub fn explain(c: &RowCtx) -> Option<Explanation> {
     let (row, pages, size) = kind(c.ra)?;
+    if !reads_the_sweeps_node(c) {
+        return None;
+    }
     let paths = Paths::of(c.a, c.b, &pages)?;
     if let Some(size) = size {
         // Inside the cliff the LLC share speaks; past it both caches are left behind. An
@@ -592,6 +623,38 @@ mod tests {
             let e = at(i).unwrap_or_else(|| panic!("no claim at {}", s[i]));
             assert_eq!(e.claim, Claim::Explains, "{e:?}");
         }
+    }
+
+    #[test]
+    fn another_nodes_memory_is_not_the_sweeps() {
+        // Two nodes (CPUs 0-9,20-29 and 10-19,30-39): the sweep on CPU 0 walked node 0's
+        // memory. A NUMA row reading node 1's memory is not held against it, either way.
+        let two = |mut d: RunDocument| {
+            d.env.numa = crate::probe::fixture("two-socket-smt").numa;
+            let remote = d
+                .results
+                .iter()
+                .find(|r| r.params.get("metric").and_then(|m| m.as_str()) == Some("latency"))
+                .unwrap()
+                .clone();
+            let mut remote = remote;
+            remote.params.insert("mem_node", 1u64);
+            remote.placement.name = "node0-mem1".into();
+            d.results.push(remote);
+            d
+        };
+        let (a, b) = (
+            two(run("a", 1.0, 176.7, 20000.0, 35000.0)),
+            two(run("b", 1.2, 215.6, 17000.0, 30300.0)),
+        );
+        assert!(about(&a, &b, "mem_node=1").is_none());
+        assert_eq!(
+            about(&a, &b, "mem_node=0,metric=latency").unwrap().claim,
+            Claim::Explains
+        );
+        // Alike memory latencies do not rule out a change of node 1's path either.
+        let same = two(run("b", 1.008, 215.6, 17000.0, 30300.0));
+        assert!(about(&a, &same, "mem_node=1").is_none());
     }
 
     #[test]

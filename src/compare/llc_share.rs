@@ -51,7 +51,9 @@ fn read_at(e: &EffectiveLlc) -> String {
 
 /// What the two runs' effective LLCs (of the row's page size) say about a latency row.
 pub fn explain(c: &RowCtx) -> Option<Explanation> {
-    if c.ra.base_id() != "memory.latency" {
+    // The host's share of its L3 between two of its runs; between two hosts the caches
+    // themselves differ (the topology cause holds their measured sizes against each other).
+    if c.ra.base_id() != "memory.latency" || c.one_host().is_none() {
         return None;
     }
     let p = c.ra.params.read::<LatencyParams>()?;
@@ -286,6 +288,24 @@ mod tests {
         });
         assert!(at(&run(3), &short, "4k", 4).is_none());
         assert!(at(&short, &run(3), "4k", 5).is_none());
+    }
+
+    #[test]
+    fn two_hosts_are_not_one_hosts_share_of_its_cache() {
+        // Runs 1 and 3 as two machines: their caches differ, no host gave either less.
+        let mut other = run(3);
+        other.host = Some("db1".into());
+        assert!(at(&run(1), &other, "4k", 4).is_none());
+        // The same hostname named by the document or, in an earlier version's, by its probe.
+        let (mut a, mut b) = (run(1), run(3));
+        a.host = Some("vm".into());
+        b.host = None;
+        assert_eq!(b.env.hostname.as_deref(), Some("vm"));
+        assert_eq!(at(&a, &b, "4k", 4).unwrap().claim, Claim::Explains);
+        // Neither names a host: nothing says it is one.
+        a.host = None;
+        a.env.hostname = None;
+        assert!(at(&a, &b, "4k", 4).is_none());
     }
 
     /// Run `n`'s 4 KiB curve behind an L2 plateau (0.5 to 1 MiB at 4.5 ns): the LLC plateau

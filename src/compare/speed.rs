@@ -39,16 +39,58 @@ pub fn cpu_bound(r: &BenchResult) -> bool {
         || (r.base_id() == "ctx.pipe" && r.placement.name == "same-cpu")
 }
 
-/// The CPU kind a result ran on, when it ran on exactly one known kind.
+/// The CPU kind a result ran on, when it ran on exactly one known kind: where it was seen
+/// running, else (a pinned result nobody watched) the kind of the CPUs it was pinned to.
 fn kind(r: &BenchResult) -> Option<String> {
-    let o = r.placement.observed.as_ref()?;
-    let kinds = match o {
+    let seen = r.placement.observed.as_ref().and_then(|o| match o {
         crate::result::Observed::Pair(p) => p.cpu_kinds.as_ref(),
         crate::result::Observed::Copies(c) => c.cpu_kinds.as_ref(),
-    }?;
+    });
+    let kinds = seen.or(r.placement.cpu_kinds.as_ref())?;
     (kinds.len() == 1)
         .then(|| kinds.keys().next().cloned())
         .flatten()
+        .filter(|k| k != "unknown")
+}
+
+/// The CPU kinds a run sampled its clock on.
+fn kinds_sampled(doc: &RunDocument) -> Vec<String> {
+    let mut k: Vec<String> = doc
+        .cpu_speed
+        .iter()
+        .flat_map(|s| &s.samples)
+        .filter_map(|x| x.cpu_kind.clone())
+        .collect();
+    k.sort();
+    k.dedup();
+    k
+}
+
+/// On a machine of several CPU kinds, a row whose kind is not known: when the kinds' clocks
+/// moved unalike between the runs, which one the row ran on decides what the clock did to
+/// it, and nothing says which (Err: the kinds' clocks, B/A each). When they moved alike, the
+/// first kind's clock stands for them (the mean over kinds would mix clocks a kind apart,
+/// and its spread would hide any change). None on a machine of one kind.
+fn kind_for_unknown(c: &RowCtx) -> Result<Option<String>, Vec<String>> {
+    let kinds = kinds_sampled(c.a);
+    let ratios: Vec<(String, f64, f64)> = kinds
+        .iter()
+        .filter_map(|k| Some((k.clone(), ghz(c.a, Some(k))?.mean, ghz(c.b, Some(k))?.mean)))
+        .collect();
+    if ratios.len() < 2 {
+        return Ok(None);
+    }
+    let logs = ratios.iter().map(|(_, a, b)| (b / a).ln());
+    let (lo, hi) = logs.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| {
+        (l.min(x), h.max(x))
+    });
+    if hi - lo < SAME.ln() {
+        return Ok(Some(ratios[0].0.clone()));
+    }
+    Err(ratios
+        .iter()
+        .map(|(k, a, b)| format!("{k}: A {a:.2} GHz, B {b:.2} GHz, B/A {:.3}", b / a))
+        .collect())
 }
 
 /// A run's effective clock on CPUs of `kind` (all samples on a machine of one kind).
@@ -106,7 +148,7 @@ pub fn clock_bound(r: &BenchResult, env: &crate::probe::ProbeDoc) -> bool {
     }
     match (
         r.params.get("size_bytes").and_then(|v| v.as_u64()),
-        smallest_l2(env),
+        l2_of(r, env),
     ) {
         (Some(size), Some(l2)) => size <= l2,
         _ => false,
@@ -130,6 +172,20 @@ pub fn smallest_l2(env: &crate::probe::ProbeDoc) -> Option<u64> {
         .min()
 }
 
+/// The L2 of the CPU a latency row was pinned to (a hybrid machine's kinds have L2s of
+/// their own sizes: 1.25 MiB on a P core, 2 MiB shared by four E cores), else the smallest
+/// the probe reports.
+fn l2_of(r: &BenchResult, env: &crate::probe::ProbeDoc) -> Option<u64> {
+    let own = r.pinned_cpus().first().and_then(|cpu| {
+        env.topology
+            .caches
+            .iter()
+            .find(|c| c.level == 2 && c.kind != "Instruction" && c.cpus.contains(cpu))
+            .and_then(|c| c.size_bytes)
+    });
+    own.or_else(|| smallest_l2(env))
+}
+
 /// The L2 size when `r` is a memory-latency point at its edge: a chain that about fills
 /// the core's own cache stays there or spills to the next level with whatever else the
 /// host keeps in that core's cache for minutes at a time, so its figure moves between
@@ -141,7 +197,7 @@ pub fn cache_edge(r: &BenchResult, env: &crate::probe::ProbeDoc) -> Option<u64> 
         return None;
     }
     let size = r.params.get("size_bytes").and_then(|v| v.as_u64())? as f64;
-    let l2 = smallest_l2(env)?;
+    let l2 = l2_of(r, env)?;
     (size >= l2 as f64 / EDGE && size <= l2 as f64 * EDGE).then_some(l2)
 }
 
@@ -258,7 +314,38 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
     if !cpu_bound(c.ra) {
         return None;
     }
-    let k = kind(c.ra).or_else(|| kind(c.rb));
+    let (ka, kb) = (kind(c.ra), kind(c.rb));
+    if let (Some(x), Some(y)) = (&ka, &kb) {
+        if x != y {
+            // Another kind of core: its work per cycle differs too, by no figure the clock gives.
+            let at = |d, k: &str| {
+                ghz(d, Some(k)).map_or("not measured".into(), |g| format!("{:.2} GHz", g.mean))
+            };
+            return Some(
+                Explanation::new(
+                    CPU_SPEED,
+                    Claim::NotMeasured,
+                    format!("A's row ran on {x} CPUs and B's on {y} CPUs: another kind of core, whose work per cycle the clock does not give"),
+                )
+                .evidence(format!("effective clock: A's {x} CPUs {}, B's {y} CPUs {}", at(c.a, x), at(c.b, y))),
+            );
+        }
+    }
+    let k = match ka.or(kb) {
+        Some(k) => Some(k),
+        None => match kind_for_unknown(c) {
+            Ok(k) => k,
+            Err(kinds) => {
+                let mut e = Explanation::new(
+                    CPU_SPEED,
+                    Claim::NotMeasured,
+                    "the clocks of the CPU kinds moved unalike and the kind this row ran on was not recorded",
+                );
+                e.evidence = kinds;
+                return Some(e);
+            }
+        },
+    };
     let (ga, gb) = match (ghz(c.a, k.as_deref()), ghz(c.b, k.as_deref())) {
         (Some(a), Some(b)) => (a, b),
         (a, b) => {
@@ -421,6 +508,91 @@ mod tests {
             cache_edge(&timers_run("a", 20.0, None).results[0], &env),
             None
         );
+    }
+
+    /// The run with clock samples on a P CPU (0) and an E CPU (8) at these GHz.
+    fn hybrid(doc: RunDocument, p: f64, e: f64) -> RunDocument {
+        use crate::result::{testing::speed_sample, SpeedPoint};
+        let mut doc = with_speed(doc, p);
+        doc.cpu_speed.as_mut().unwrap().samples = [(0, "P", p), (8, "E", e)]
+            .into_iter()
+            .flat_map(|(cpu, k, g)| {
+                [SpeedPoint::Start, SpeedPoint::End]
+                    .map(|pt| speed_sample("timers", pt, cpu, Some(k), g))
+            })
+            .collect();
+        doc
+    }
+
+    /// A ctx pair pinned to CPU `cpu` (of `kind`), as a run on a hybrid machine records it.
+    fn pinned_ctx(id: &str, cpu: u32, kind: &str, median: f64) -> RunDocument {
+        let mut r = super::super::testing::result(
+            "ctx.pipe@1",
+            "same-cpu",
+            Some(vec![cpu, cpu]),
+            serde_json::json!({"mode": "process"}),
+            median,
+            true,
+        );
+        r.placement.cpu_kinds = Some([(kind.to_string(), vec![cpu])].into_iter().collect());
+        crate::result::testing::run(id, vec![r], crate::result::testing::env())
+    }
+
+    #[test]
+    fn on_a_hybrid_machine_the_rows_own_kind_of_cpu_gives_its_clock() {
+        // B's E CPUs were capped (3.8 -> 3.0 GHz), its P CPUs ran faster (5.0 -> 5.6): the
+        // mean over both kinds moved 2%.
+        let a = hybrid(pinned_ctx("a", 8, "E", 1000.0), 5.0, 3.8);
+        let b = hybrid(pinned_ctx("b", 8, "E", 1267.0), 5.6, 3.0);
+        let e = judged_rows(&a, &b, explain)[0].1.clone().unwrap();
+        assert_eq!(e.claim, Claim::Explains, "{e:?}");
+        assert!(e.evidence[0].contains("(E CPUs)"), "{e:?}");
+        // A row of no known kind: which kind's clock acted on it is not known.
+        let (a, b) = (
+            hybrid(timers_run("a", 20.0, None), 5.0, 3.8),
+            hybrid(timers_run("b", 22.0, None), 5.6, 3.0),
+        );
+        let e = judged_rows(&a, &b, explain)[0].1.clone().unwrap();
+        assert_eq!(e.claim, Claim::NotMeasured, "{e:?}");
+        assert_eq!(e.evidence.len(), 2, "{e:?}");
+        // Kinds that moved alike still give one clock.
+        let b = hybrid(timers_run("b", 26.0, None), 4.0, 3.04);
+        let e = judged_rows(&a, &b, explain)[0].1.clone().unwrap();
+        assert_eq!(e.claim, Claim::Explains, "{e:?}");
+        // The row on a P CPU in A and an E CPU in B: another core, not only another clock.
+        let (a, b) = (
+            hybrid(pinned_ctx("a", 0, "P", 1000.0), 5.0, 3.8),
+            hybrid(pinned_ctx("b", 0, "E", 1400.0), 5.0, 3.8),
+        );
+        let e = judged_rows(&a, &b, explain)[0].1.clone().unwrap();
+        assert_eq!(e.claim, Claim::NotMeasured, "{e:?}");
+        assert!(
+            e.because
+                .starts_with("A's row ran on P CPUs and B's on E CPUs"),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn a_latency_point_is_held_against_the_l2_of_the_cpu_it_ran_on() {
+        // The hybrid laptop: CPUs 0-11 have 1.25 MiB L2s, 12-19 2 MiB.
+        let env = crate::probe::fixture("hybrid-laptop");
+        let point = |cpu: u32, size: u64| {
+            crate::result::testing::result(
+                "memory.latency@1",
+                "cpus",
+                Some(vec![cpu]),
+                serde_json::json!({"size_bytes": size, "pages": "4k"}),
+                1.0,
+            )
+        };
+        assert_eq!(cache_edge(&point(0, 1280 << 10), &env), Some(1280 << 10));
+        assert_eq!(cache_edge(&point(12, 2 << 20), &env), Some(2 << 20));
+        // 2.83 MiB is off a P core's edge, on an E core's; 1.41 MiB fits an E core's L2.
+        assert_eq!(cache_edge(&point(0, 2965760), &env), None);
+        assert_eq!(cache_edge(&point(12, 2965760), &env), Some(2 << 20));
+        assert!(clock_bound(&point(12, 1482880), &env));
+        assert!(!clock_bound(&point(0, 1482880), &env));
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! other's is explained by it; the other facts contribute to the rows they act on.
 
 use super::explain::{Claim, Explanation, RowCtx, TOPOLOGY};
-use crate::bench::memory::latency::LatencyParams;
+use super::llc_share::pages_words;
+use crate::bench::memory::latency::{effective_llc_of, LatencyParams};
 use crate::probe::ProbeDoc;
 use crate::result::RunDocument;
 use crate::units::bytes;
@@ -143,11 +144,50 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
     None
 }
 
-/// A latency row whose working set fits in one run's LLC and not in the other's.
+/// One run's last-level cache for a latency row of page size `pages`: the effective LLC its
+/// own latency curve measured (`hierarchy::effective_llc`), else the size its probe reports.
+/// A VM may report 480 MiB and hold chains of 45 MiB at most; a bare-metal part reports
+/// what it has.
+struct RunLlc {
+    bytes: u64,
+    /// "measured 45 MiB (4 KiB pages), reported 480 MiB" or "reported 32 MiB".
+    words: String,
+}
+
+fn run_llc(doc: &RunDocument, pages: &str) -> Option<RunLlc> {
+    let reported = llc_bytes(&doc.env);
+    let rep = |r: Option<u64>| r.map(bytes).unwrap_or_else(|| "unknown".into());
+    match effective_llc_of(&doc.results, pages) {
+        Some(e) => Some(RunLlc {
+            bytes: e.bytes,
+            words: format!(
+                "measured {} (effective, {}), reported {}",
+                bytes(e.bytes),
+                pages_words(pages),
+                rep(reported)
+            ),
+        }),
+        None => Some(RunLlc {
+            bytes: reported?,
+            words: format!(
+                "reported {} (no latency curve reaching memory)",
+                rep(reported)
+            ),
+        }),
+    }
+}
+
+/// A latency row whose working set fits in one run's LLC and not in the other's, each LLC
+/// as measured by the run's own latency curve when it has one. Between two runs of one host
+/// that report the same LLC, the measured sizes differ by the host's share of it: that is
+/// `llc_share`'s, not the topology's.
 fn latency_fits(c: &RowCtx) -> Option<Explanation> {
     let p: LatencyParams = c.ra.params.read()?;
-    let (la, lb) = (llc_bytes(&c.a.env)?, llc_bytes(&c.b.env)?);
-    let (fits_a, fits_b) = (p.size_bytes <= la, p.size_bytes <= lb);
+    if c.one_host().is_some() && llc_bytes(&c.a.env) == llc_bytes(&c.b.env) {
+        return None;
+    }
+    let (la, lb) = (run_llc(c.a, &p.pages)?, run_llc(c.b, &p.pages)?);
+    let (fits_a, fits_b) = (p.size_bytes <= la.bytes, p.size_bytes <= lb.bytes);
     if fits_a == fits_b {
         return None;
     }
@@ -157,17 +197,18 @@ fn latency_fits(c: &RowCtx) -> Option<Explanation> {
     if fits != faster {
         return None;
     }
+    let (yes, no) = if fits_b { (&lb, &la) } else { (&la, &lb) };
     let mut e = Explanation::new(
         TOPOLOGY,
         Claim::Explains,
         format!(
             "its {} working set fits in {fits}'s last-level cache ({}) and not in the other's ({})",
             bytes(p.size_bytes),
-            bytes(if fits_b { lb } else { la }),
-            bytes(if fits_b { la } else { lb })
+            bytes(yes.bytes),
+            bytes(no.bytes)
         ),
     )
-    .evidence(format!("reported LLC: A {}, B {}", bytes(la), bytes(lb)));
+    .evidence(format!("LLC: A {}, B {}", la.words, lb.words));
     for (side, d) in [("A", c.a), ("B", c.b)] {
         if let Some(m) = llc_mismatch(d) {
             e.evidence.push(format!("{side}: llc-size-mismatch: {m}"));
@@ -178,7 +219,9 @@ fn latency_fits(c: &RowCtx) -> Option<Explanation> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{ctx_run, judged_ctx, judged_rows, latency_run};
+    use super::super::testing::{
+        ctx_run, judged_ctx, judged_rows, latency_curves_run, latency_run,
+    };
     use super::*;
 
     #[test]
@@ -191,6 +234,85 @@ mod tests {
         // Same LLC on both: nothing.
         let b = latency_run("b", 32 << 20, 8 << 20, 120.0);
         assert!(judged_rows(&a, &b, explain)[0].1.is_none());
+    }
+
+    /// A run on host `host` reporting an LLC of `reported` bytes whose 4 KiB latency curve
+    /// has these levels (largest size, ns), up to 960 MiB.
+    fn machine(host: &str, reported: u64, levels: &[(u64, f64)]) -> RunDocument {
+        let curve = crate::measure::hierarchy::tests::synthetic(levels, 960 << 20);
+        let mut doc = latency_curves_run(host, &[("4k", &curve)]);
+        doc.host = Some(host.into());
+        let level = doc.env.topology.llc_level.unwrap();
+        for c in doc
+            .env
+            .topology
+            .caches
+            .iter_mut()
+            .filter(|c| c.level == level)
+        {
+            c.size_bytes = Some(reported);
+        }
+        doc
+    }
+
+    fn at(a: &RunDocument, b: &RunDocument, size: u64) -> Option<Explanation> {
+        judged_rows(a, b, explain)
+            .into_iter()
+            .find(|(l, _)| l.contains(&format!("size_bytes={size}")))
+            .unwrap_or_else(|| panic!("no row {size}"))
+            .1
+    }
+
+    #[test]
+    fn the_llcs_measured_decide_what_fits_not_the_sizes_reported() {
+        const MIB: u64 = 1 << 20;
+        // A VM reporting 480 MiB whose curve leaves its 42 ns L3 at 45 MiB, with fast memory;
+        // a bare-metal host reporting and holding 32 MiB, with slow memory.
+        let (vm_l3, bare_l3) = (47453120, 32 * MIB); // 45.3 MiB, a point of the sweep
+        let vm = machine(
+            "vm480",
+            480 * MIB,
+            &[(46336, 1.4), (MIB, 5.0), (vm_l3, 42.0), (960 * MIB, 120.0)],
+        );
+        let bare = machine(
+            "metal",
+            32 * MIB,
+            &[
+                (32 << 10, 1.3),
+                (MIB, 4.5),
+                (bare_l3, 12.0),
+                (960 * MIB, 250.0),
+            ],
+        );
+        // 128 MiB fits in neither measured LLC: the VM's faster memory, not its cache.
+        assert!(at(&vm, &bare, 128 * MIB).is_none());
+        // 45 MiB fits in the VM's 45 MiB L3 and not in the bare-metal 32 MiB one.
+        let e = at(&bare, &vm, vm_l3).expect("45 MiB fits in B's L3 only");
+        assert_eq!(e.claim, Claim::Explains, "{e:?}");
+        assert!(e.because.contains("fits in B's"), "{e:?}");
+        assert!(
+            e.evidence[0].contains("B measured") && e.evidence[0].contains("reported 480 MiB"),
+            "{e:?}"
+        );
+        // Two hosts that report the same 32 MiB: one holds it all, the other (a VM whose
+        // host leaves it 14 MiB) does not: 22.6 MiB fits the first only.
+        let shared = machine(
+            "vm32",
+            32 * MIB,
+            &[
+                (32 << 10, 1.3),
+                (MIB, 4.5),
+                (14 * MIB, 13.0),
+                (960 * MIB, 180.0),
+            ],
+        );
+        let size = 23726528; // 22.6 MiB, a point of the sweep
+        let e = at(&shared, &bare, size).expect("22.6 MiB fits in the bare-metal L3");
+        assert_eq!(e.claim, Claim::Explains, "{e:?}");
+        // One host, one report: how much of its L3 a run got is the LLC share's.
+        let mut again = shared.clone();
+        again.host = Some("metal".into());
+        assert!(at(&again, &bare, size).is_none());
     }
 
     #[test]

@@ -10,7 +10,9 @@
 //!   sizes (the end of the 4 KiB plateau to the start of its next one) the huge-page curve
 //!   rises by less than the square root of the 4 KiB step.
 //! - A plateau is a cache only when the latency at the largest working set (memory) is at
-//!   least [`CACHE_VS_FAR`] times its own, and the curve leaves it (the largest size, not the
+//!   least [`CACHE_VS_FAR`] times its own or it is faster than any memory
+//!   ([`MEMORY_FLOOR_NS`]: a sweep may stop before a large L3 is left behind), and the curve
+//!   leaves it (the largest size, not the
 //!   curve's maximum: a transient spike on the way must not turn page walks into caches). The steps after the last cache
 //!   are page walks (TLB reach, nested paging in a VM) on the way to memory, not caches;
 //!   no plateau of memory itself is needed (only a latency at the largest size of at least
@@ -135,8 +137,15 @@ fn by_latency(curve: &[(u64, f64)], pages: &str) -> CurveLevels {
     // can inflate and so turn page-walk plateaus into apparent caches.
     let far_ns = curve.last().map_or(0.0, |p| p.1);
     let reached = far_ns >= MEMORY_FLOOR_NS;
-    let cache =
-        |p: &Plateau| !reached || (p.next_bytes.is_some() && p.latency_ns * CACHE_VS_FAR <= far_ns);
+    // A plateau faster than any memory is a cache even when the largest size is within 2x of
+    // it: a page-walk step past the last cache costs a load from memory and more, and a sweep
+    // that stops at twice a 105 MiB L3 still hits it in half its loads (65 ns with huge
+    // pages against the L3's 33).
+    let cache = |p: &Plateau| {
+        !reached
+            || (p.next_bytes.is_some()
+                && (p.latency_ns * CACHE_VS_FAR <= far_ns || p.latency_ns < MEMORY_FLOOR_NS))
+    };
     // A short plateau past the crossing of the cache before it is on that cache's cliff.
     let mut cliff = vec![false; found.len()];
     if reached {
@@ -236,7 +245,8 @@ impl EffectiveLlc {
 }
 
 /// The effective LLC of one curve (`pages`: `4k` or `thp`); None when the curve never leaves
-/// its caches (memory's latency below [`MEMORY_FLOOR_NS`]) or has no cache plateau.
+/// its caches (memory's latency below [`MEMORY_FLOOR_NS`]), stops within [`CACHE_VS_FAR`] of
+/// its last cache plateau (still on its cliff), or has no cache plateau.
 pub fn effective_llc(curve: &[(u64, f64)], pages: &str) -> Option<EffectiveLlc> {
     let levels = by_latency(curve, pages);
     let llc = llc_of(&levels)?;
@@ -247,6 +257,12 @@ pub fn effective_llc(curve: &[(u64, f64)], pages: &str) -> Option<EffectiveLlc> 
         .plateau
         .from_bytes;
     let far_ns = curve.last()?.1;
+    // The crossing is half-way (in log latency) from the LLC to memory only when the curve
+    // got there: one that stops within 2x of the plateau (a sweep stopping at twice a large
+    // L3) is still on the cliff, and its half-way point says where the sweep stopped.
+    if far_ns < CACHE_VS_FAR * llc.latency_ns {
+        return None;
+    }
     let target = (llc.latency_ns * far_ns).sqrt();
     // From the plateau's end on (a cache plateau lies at least 2x below memory, so the
     // crossing, √2x above it or more, is past the plateau).
@@ -572,6 +588,69 @@ pub(crate) mod tests {
         }
         let llc = h.llc.unwrap();
         assert_eq!((llc.up_to_bytes, llc.next_bytes), (47453120, 64 * MIB));
+    }
+
+    /// A server part with a 1.5 MiB L2 and a 105 MiB L3 (33 ns: a large mesh), its sweep
+    /// stopping at 181 MiB (the last size within twice the report): with huge pages the chain
+    /// still hits the L3 in half its loads there (65 ns against memory's ~110), with 4 KiB
+    /// pages the page walks add their own (130 ns).
+    pub fn big_l3() -> (Curve, Curve) {
+        let top = 190 * MIB;
+        let (l1, l2, l3) = (48 * KIB, 1536 * KIB, 105 * MIB);
+        (
+            synthetic(
+                &[
+                    (l1, 1.5),
+                    (l2, 5.5),
+                    (l3, 36.0),
+                    (128 * MIB, 95.0),
+                    (top, 130.0),
+                ],
+                top,
+            ),
+            synthetic(
+                &[
+                    (l1, 1.5),
+                    (l2, 5.0),
+                    (l3, 33.0),
+                    (128 * MIB, 50.0),
+                    (top, 65.0),
+                ],
+                top,
+            ),
+        )
+    }
+
+    #[test]
+    fn a_plateau_faster_than_any_memory_is_a_cache_on_a_curve_that_stops_short_of_memory() {
+        let (small, huge) = big_l3();
+        assert_eq!(
+            huge.last().unwrap().0,
+            189812480,
+            "the sweep ends at 181 MiB"
+        );
+        let h = judge(&small, Some(&huge));
+        let thp = h.curve("thp").unwrap();
+        let kinds: Vec<Kind> = thp.levels.iter().map(|l| l.kind).collect();
+        assert_eq!(kinds[..3], [Kind::Cache; 3], "{thp:#?}");
+        // The LLC is the L3 (last on its plateau at 90.5 MiB), not the 1.5 MiB L2.
+        let llc = h.llc.unwrap();
+        assert_eq!(
+            (llc.next_bytes, llc.pages.as_str()),
+            (128 * MIB, "thp"),
+            "{llc:?}"
+        );
+        // Where a curve that stopped half-way down the L3's cliff crosses half-way to its
+        // largest size is not where the L3 ends: no effective LLC from it. The 4 KiB curve
+        // reached 3.6x its L3 plateau and gives one.
+        assert_eq!(effective_llc(&huge, "thp"), None);
+        let e = effective_llc(&small, "4k").unwrap();
+        assert_eq!(e.between, [94906240, 128 * MIB], "{e:?}");
+        // A page-walk step past the LLC costs a load from memory and more: never this fast.
+        let (small, huge) = vm_480_rising();
+        for c in judge(&small, Some(&huge)).curves {
+            assert_eq!(c.levels[3].kind, Kind::Paging, "{c:#?}");
+        }
     }
 
     #[test]
