@@ -719,3 +719,32 @@ fn predict_refuses_a_run_without_load_steps() {
     );
     assert!(out.stdout.is_empty());
 }
+
+/// A measuring command refused for its database (a path under a regular file) says so in
+/// one `error:` line, before any work: calibrate announced itself first.
+#[test]
+fn a_measuring_command_refused_for_its_database_says_one_line() {
+    let env = Env::new();
+    let unusable = env.file("not-a-dir", "").join("results.db");
+    for args in [
+        vec!["run", "timers", "--samples", "3"],
+        vec!["calibrate", "timers", "--samples", "3"],
+        vec!["loadstep", "--rates", "100", "--step-duration", "0.1"],
+        vec!["record", "--duration", "0.2"],
+        vec!["experiment", "--runs", "1", "--", "true"],
+    ] {
+        let out = env
+            .cmd()
+            .env("TRUEBENCH_DB", &unusable)
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.starts_with("error: cannot use results database") && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}

@@ -53,10 +53,5 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
         json: false,
         detail: super::detail(false),
     };
-    eprintln!(
-        "truebench: calibrating {} with {} (each stored as a run tagged {CALIBRATION_TAG}=...)",
-        names.join(","),
-        crate::units::count(a.runs, "run")
-    );
     session::calibrate::calibrate(&make, a.runs as usize, a.json, db, &common)
 }
