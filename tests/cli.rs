@@ -497,3 +497,254 @@ fn an_option_no_named_suite_uses_is_refused() {
         assert!(help.contains(name), "{name} missing from run --help");
     }
 }
+
+/// The subcommands `truebench --help` lists (every one but `help`).
+fn subcommands(env: &Env) -> Vec<String> {
+    let out = env.cmd().arg("--help").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let commands = text
+        .split("Commands:\n")
+        .nth(1)
+        .and_then(|t| t.split("\n\n").next())
+        .unwrap_or_default()
+        .to_string();
+    commands
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .map(String::from)
+        .collect()
+}
+
+/// Each option's paragraph of a subcommand's `--help`, keyed by its long name.
+fn option_paragraphs(help: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = vec![];
+    for line in help.lines() {
+        let t = line.trim_start();
+        let is_option = line.len() - t.len() >= 2
+            && (t.starts_with("--") || (t.starts_with('-') && t.get(2..5) == Some(", -")));
+        if is_option {
+            let name = t[t.find("--").unwrap() + 2..]
+                .split(|c: char| !(c.is_alphanumeric() || c == '-'))
+                .next()
+                .unwrap()
+                .to_string();
+            out.push((name, line.to_string()));
+        } else if let Some(last) = out.last_mut() {
+            if !line.is_empty() && line.starts_with(' ') {
+                last.1.push(' ');
+                last.1.push_str(t);
+            }
+        }
+    }
+    out
+}
+
+/// `--help` answers for every subcommand (and `help CMD` says the same), within 100
+/// columns, with examples where the usage is not obvious; every bounded option says its
+/// bounds: an option refused outside a range (tried with 0 and a huge value, with an
+/// unusable database so that an accepted value never starts any work) names that range
+/// in its help.
+#[test]
+fn every_subcommand_help_gives_ranges_and_examples() {
+    let env = Env::new();
+    let subs = subcommands(&env);
+    assert!(subs.len() >= 15, "{subs:?}");
+    let obvious = ["probe", "history", "show", "report"];
+    // A database under a regular file: every command that would start work with an
+    // accepted value is refused first (the value errors come before it).
+    let unusable = env.file("not-a-dir", "").join("results.db");
+    let mut checked = 0;
+    let mut unsaid = vec![];
+    for sub in &subs {
+        let out = env.cmd().args([sub, "--help"]).output().unwrap();
+        assert!(out.status.success(), "{sub} --help");
+        let help = String::from_utf8_lossy(&out.stdout).to_string();
+        let via_help = env.cmd().args(["help", sub]).output().unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&via_help.stdout),
+            help,
+            "help {sub}"
+        );
+        for l in help.lines() {
+            assert!(l.chars().count() <= 100, "{sub} --help: {l}");
+        }
+        if !obvious.contains(&sub.as_str()) {
+            assert!(
+                help.contains("Examples:\n  truebench"),
+                "{sub} --help has no example"
+            );
+        }
+        for (name, text) in option_paragraphs(&help) {
+            if !text.contains('<') || name == "db" || name == "help" {
+                continue;
+            }
+            for bad in ["0", "99999999999"] {
+                let flag = format!("--{name}");
+                let out = env
+                    .cmd()
+                    .env("TRUEBENCH_DB", &unusable)
+                    .current_dir(env.dir.path())
+                    .args([sub.as_str(), &flag, bad])
+                    .output()
+                    .unwrap();
+                assert!(
+                    !env.db().exists(),
+                    "{sub} {flag} {bad} created the database"
+                );
+                let err = String::from_utf8_lossy(&out.stderr).to_string();
+                let stated = |range: &str| text.contains(range);
+                // clap's ranged integers: "0 is not in 1..=1000".
+                if err.contains(" is not in ") || err.contains(" is outside ") {
+                    checked += 1;
+                }
+                if let Some(r) = err.split(" is not in ").nth(1) {
+                    let r = r.split(' ').next().unwrap();
+                    let (lo, hi) = r.split_once("..=").unwrap();
+                    let unbounded = [u32::MAX as i128, u64::MAX as i128, i32::MAX as i128]
+                        .iter()
+                        .any(|m| hi == m.to_string());
+                    let type_min = lo == "0" || lo == i32::MIN.to_string();
+                    let pow =
+                        (hi.len() > 4 && hi[1..].chars().all(|c| c == '0') && &hi[..1] == "1")
+                            .then(|| format!("{lo} to 10^{}", hi.len() - 1));
+                    // A bare integer's own limits (`--cpus 99999999999`) need no words.
+                    if !((unbounded && (type_min || stated(&format!("at least {lo}"))))
+                        || stated(&format!("{lo} to {hi}"))
+                        || pow.is_some_and(|p| stated(&p)))
+                    {
+                        unsaid.push(format!("{sub} {flag}: refused as {r}: {text}"));
+                    }
+                }
+                // Seconds: "0 is outside 0.1 to 3600 s".
+                if let Some(r) = err.split(" is outside ").nth(1) {
+                    let range: String = r.split(' ').take(3).collect::<Vec<_>>().join(" ");
+                    if !stated(&range) {
+                        unsaid.push(format!("{sub} {flag}: refused outside {range}: {text}"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked >= 30, "only {checked} bounded values were refused");
+    assert!(
+        unsaid.is_empty(),
+        "bounds not in the help:\n{}",
+        unsaid.join("\n")
+    );
+}
+
+/// The stored timers run of tests/fixtures/documents.
+fn timers_document() -> std::path::PathBuf {
+    common::documents()
+        .into_iter()
+        .find(|p| p.ends_with("timers.json"))
+        .unwrap()
+}
+
+/// `-o`/`--capture` never write over a file they did not write: `probe --capture`,
+/// `export -o` refuse an existing file; `report -o` and `export --format openmetrics -o`
+/// replace only a report or metrics file of their own (a slip of `-o results.db` replaced
+/// the database), all before any work, exit 2, the file untouched.
+#[test]
+fn output_files_never_replace_a_file_truebench_did_not_write() {
+    let env = Env::new();
+    let doc = timers_document();
+    env.text(&["import", doc.to_str().unwrap()]);
+    let db = env.db();
+    let before = db_state(&db);
+    let db_arg = db.to_str().unwrap();
+    for args in [
+        vec!["probe", "--capture", db_arg],
+        vec!["report", "latest", "-o", db_arg],
+        vec!["export", "latest", "--format", "openmetrics", "-o", db_arg],
+        vec!["export", "latest", "-o", db_arg],
+    ] {
+        let out = env.cmd().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.starts_with("error:") && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
+        assert!(err.contains("already exists"), "{args:?}: {err}");
+        assert_eq!(db_state(&db), before, "{args:?} changed the database");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    // Its own files are replaced: a report over a report, metrics over metrics, and an
+    // empty file.
+    let html = env.dir.path().join("r.html");
+    let prom = env.dir.path().join("m.prom");
+    std::fs::write(&prom, "").unwrap();
+    for _ in 0..2 {
+        let r = env
+            .cmd()
+            .args(["report", "latest", "-o"])
+            .arg(&html)
+            .output()
+            .unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let m = env
+            .cmd()
+            .args(["export", "latest", "--format", "openmetrics", "-o"])
+            .arg(&prom)
+            .output()
+            .unwrap();
+        assert!(m.status.success(), "{}", String::from_utf8_lossy(&m.stderr));
+    }
+    let cap = env.dir.path().join("cap.tar.gz");
+    let out = env
+        .cmd()
+        .args(["probe", "--capture"])
+        .arg(&cap)
+        .output()
+        .unwrap();
+    assert!(out.status.success() && cap.exists());
+}
+
+/// `predict` with a run that is not a load-step run is bad input: exit 2, one line
+/// saying what the run is, nothing on standard output.
+#[test]
+fn predict_refuses_a_run_without_load_steps() {
+    let env = Env::new();
+    let doc = timers_document();
+    env.text(&["import", doc.to_str().unwrap()]);
+    let out = env.cmd().args(["predict", "latest"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with("error: run ") && err.contains("has no load steps"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+/// A measuring command refused for its database (a path under a regular file) says so in
+/// one `error:` line, before any work: calibrate announced itself first.
+#[test]
+fn a_measuring_command_refused_for_its_database_says_one_line() {
+    let env = Env::new();
+    let unusable = env.file("not-a-dir", "").join("results.db");
+    for args in [
+        vec!["run", "timers", "--samples", "3"],
+        vec!["calibrate", "timers", "--samples", "3"],
+        vec!["loadstep", "--rates", "100", "--step-duration", "0.1"],
+        vec!["record", "--duration", "0.2"],
+        vec!["experiment", "--runs", "1", "--", "true"],
+    ] {
+        let out = env
+            .cmd()
+            .env("TRUEBENCH_DB", &unusable)
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.starts_with("error: cannot use results database") && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}

@@ -391,8 +391,8 @@ fn an_output_name_that_is_not_a_regular_file_is_never_replaced() {
         .file_type()
         .is_symlink());
     assert!(!target.exists());
-    // A regular file is still replaced, as before.
-    let html = env.file("r.html", "old");
+    // A regular file is still replaced when it is a report (tests/cli.rs: never another).
+    let html = env.file("r.html", "<title>truebench report: old</title>");
     env.text(&["report", "latest", "-o", html.to_str().unwrap()]);
     assert!(std::fs::read_to_string(&html).unwrap().contains("<html"));
 }

@@ -358,7 +358,7 @@ fn report_over_a_private_file_keeps_it_private() {
     let env = Env::new();
     let f = env.file("doc.json", &recording(&env).to_string());
     env.text(&["import", f.to_str().unwrap()]);
-    let out = env.file("report.html", "old");
+    let out = env.file("report.html", "<title>truebench report: old</title>");
     std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o600)).unwrap();
     env.text(&["report", "latest", "-o", out.to_str().unwrap()]);
     let m = std::fs::metadata(&out).unwrap();

@@ -10,14 +10,17 @@ use crate::session::{self, suites::SuiteRun};
 use crate::store::Location;
 
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  \
+truebench calibrate timers,ctx                 5 runs; `compare` then uses this spread\n  \
+truebench calibrate --runs 8 --samples 20")]
 pub struct Args {
     /// Suites to run, comma-separated (default: the default suites).
     #[arg(value_delimiter = ',', value_name = "SUITE[,SUITE...]")]
     suites: Vec<String>,
-    /// How many separate runs (at least 3; more runs, a smaller detectable difference).
+    /// How many separate runs (3 to 100; more runs, a smaller detectable difference).
     #[arg(long, value_name = "K", default_value_t = 5, value_parser = clap::value_parser!(u32).range(MIN_RUNS as i64..=100))]
     runs: u32,
-    /// Samples (timed batches) per result, as `run --samples`.
+    /// Samples (timed batches) per result, 3 to 10^6, as `run --samples`.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(3..=1_000_000))]
     samples: u32,
     /// Print the calibration (truebench.calibration/1) as JSON instead of the text.
@@ -50,10 +53,5 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
         json: false,
         detail: super::detail(false),
     };
-    eprintln!(
-        "truebench: calibrating {} with {} (each stored as a run tagged {CALIBRATION_TAG}=...)",
-        names.join(","),
-        crate::units::count(a.runs, "run")
-    );
     session::calibrate::calibrate(&make, a.runs as usize, a.json, db, &common)
 }

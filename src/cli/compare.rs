@@ -19,6 +19,12 @@ const HISTORY_RUNS: usize = 30;
 const HISTORY_SCAN: usize = crate::compare::calibration::SCAN;
 
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  \
+truebench compare A B                          row by row, each difference explained\n  \
+truebench compare A B -v                       with MDE, noise basis and each cause's evidence\n  \
+truebench compare A B C --baseline B           A and C ranked against B\n  \
+truebench compare --latest-per-host            the newest run of every host, outliers first\n  \
+truebench compare --tag rack=b4 --by tag:host  the runs tagged rack=b4, one host per tag value")]
 pub struct Args {
     /// Runs to compare (ids, unique prefixes, or `latest`): the first is the baseline unless
     /// --baseline names another.
@@ -30,7 +36,8 @@ pub struct Args {
     /// Compare the newest run of each host in the database.
     #[arg(long)]
     latest_per_host: bool,
-    /// With many runs: show the best N and the worst N of each benchmark.
+    /// With many runs: show the best N and the worst N of each benchmark (N at least 1;
+    /// default: every run).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     top: Option<u32>,
     /// Group runs by one of their tags (`tag:KEY`, as given with `--tag KEY=VALUE`).
@@ -59,7 +66,8 @@ pub struct Args {
     /// per row what it reached and why not; refused when neither run can be re-measured here.
     #[arg(long, value_name = "PERCENT", value_parser = super::run::parse_precision)]
     precision: Option<f64>,
-    /// Time --precision may spend measuring added rounds (`90s`, or seconds) [default: 60s].
+    /// Time --precision may spend measuring added rounds (`90s`, or seconds; 1 s to 24 h)
+    /// [default: 60s].
     #[arg(long, value_name = "DURATION", requires = "precision", value_parser = super::run::parse_budget)]
     budget: Option<f64>,
 }

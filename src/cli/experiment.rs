@@ -21,7 +21,8 @@ truebench), waits for it and takes wall time, CPU time and context switches (wai
 migrations (perf software event) and the metric file's first number. A variant that cannot \
 exist here (one NUMA node, too few CPUs) is a skipped case with its reason. See docs/experiment.md.")]
 pub struct Args {
-    /// Runs per variant (each round runs every variant once, in a fresh shuffled order).
+    /// Runs per variant, 1 to 1000 (each round runs every variant once, in a fresh shuffled
+    /// order).
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     runs: u32,
     /// Policy variants, comma-separated. Placement: os, compact[:N], spread[:N] (N CPUs of
@@ -31,8 +32,8 @@ pub struct Args {
     /// by + (pinned+fifo:10).
     #[arg(long, value_delimiter = ',', value_name = "LIST", default_value = "os", value_parser = crate::policy::parse)]
     policy: Vec<Policy>,
-    /// Copies of the command run at once per run, each in its own partition; the run's
-    /// figure is then the makespan (first start to last end).
+    /// Copies of the command run at once per run (1 to 1024), each in its own partition; the
+    /// run's figure is then the makespan (first start to last end).
     #[arg(long, default_value_t = 1, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=1024))]
     instances: u32,
     /// A file the command writes its business counter to (first number; `{i}` is the

@@ -14,6 +14,12 @@ use crate::session::{
 use crate::store::Location;
 
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  \
+truebench loadstep                             mq: 5 steps up to the workers' nominal capacity\n  \
+truebench loadstep --rates 2000,4000,8000 --workers 1,2,4\n  \
+truebench loadstep --policy os,compact,pinned --repeat 3\n  \
+truebench loadstep --cpu-quota 1,1.5 --cpuset-width 2 --rates 5000,10000   (root)\n  \
+truebench loadstep --http http://127.0.0.1:8080/ --server \"./srv\" --ramp 1000:5000:1000")]
 pub struct Args {
     /// The workload: `mq`, an in-process message-processing service (a paced producer, one
     /// queue, a pool of workers).
@@ -32,11 +38,11 @@ pub struct Args {
     /// after 3 s), also on Ctrl-C and on error.
     #[arg(long, requires = "http", value_name = "\"CMD ARGS\"")]
     server: Option<String>,
-    /// With --server: seconds the server may take to accept connections.
+    /// With --server: seconds the server may take to accept connections (0.1 to 3600).
     #[arg(long, default_value = "10", value_parser = super::parse_secs, requires = "server")]
     ready_timeout: f64,
-    /// Planned rates, messages per second, comma-separated (default: 20%..100% of the
-    /// workers' nominal capacity, workers x 10^6 / service-us, in five steps).
+    /// Planned rates, messages per second (1 to 5,000,000), comma-separated (default: 20%..100%
+    /// of the workers' nominal capacity, workers x 10^6 / service-us, in five steps).
     #[arg(
         long,
         value_delimiter = ',',
@@ -45,22 +51,24 @@ pub struct Args {
         conflicts_with = "ramp"
     )]
     rates: Option<Vec<f64>>,
-    /// Rates from FROM to TO by STEP (e.g. 2000:10000:2000).
+    /// Rates from FROM to TO by STEP, messages per second (e.g. 2000:10000:2000; at most
+    /// 1000 steps).
     #[arg(long, value_name = "FROM:TO:STEP")]
     ramp: Option<String>,
-    /// Seconds measured per step.
+    /// Seconds measured per step (0.1 to 3600).
     #[arg(long, default_value = "3", value_parser = super::parse_secs)]
     step_duration: f64,
-    /// Seconds of warm-up before each step's measured window.
+    /// Seconds of warm-up before each step's measured window (0.1 to 3600).
     #[arg(long, default_value = "0.5", value_parser = super::parse_secs)]
     warmup: f64,
-    /// Worker threads; a list sweeps concurrency (1,2,4) for a scaling curve.
+    /// Worker threads, 1 to 4096 (default: the CPUs this process may use); a list sweeps
+    /// concurrency (1,2,4) for a scaling curve.
     #[arg(long, value_delimiter = ',', value_name = "N[,N...]", value_parser = clap::value_parser!(u32).range(1..=4096))]
     workers: Option<Vec<u32>>,
-    /// CPU work per message, µs.
+    /// CPU work per message, µs (0 to 10^6).
     #[arg(long, default_value = "50", value_parser = parse_service)]
     service_us: f64,
-    /// KiB of its own memory each worker touches per message.
+    /// KiB of its own memory each worker touches per message (0 to 1048576, 1 GiB).
     #[arg(long, default_value_t = 0, value_name = "KB", value_parser = clap::value_parser!(u64).range(0..=1_048_576))]
     footprint: u64,
     /// Policies to compare, comma-separated. Placement: os (the scheduler), compact[:N]
@@ -71,8 +79,8 @@ pub struct Args {
     /// joined by + (pinned+fifo:10). See docs/experiment.md.
     #[arg(long, value_delimiter = ',', value_name = "LIST", default_value = "os", value_parser = crate::policy::parse)]
     policy: Vec<Policy>,
-    /// Capacity policies (root): CPU quotas in CPUs, comma-separated, each run against every
-    /// --cpuset-width in a cgroup truebench creates and removes (guaranteed capacity against
+    /// Capacity policies (root): CPU quotas in CPUs (above 0, at most the width),
+    /// comma-separated, each run against every --cpuset-width in a cgroup truebench creates and removes (guaranteed capacity against
     /// virtual processors).
     #[arg(
         long,
@@ -81,7 +89,8 @@ pub struct Args {
         requires = "cpuset_width"
     )]
     cpu_quota: Option<Vec<f64>>,
-    /// Capacity policies: cpuset widths in CPUs, comma-separated (with --cpu-quota).
+    /// Capacity policies: cpuset widths in CPUs (1 to 65536), comma-separated (with
+    /// --cpu-quota).
     #[arg(long, value_delimiter = ',', value_name = "N", requires = "cpu_quota", value_parser = clap::value_parser!(u32).range(1..=65_536))]
     cpuset_width: Option<Vec<u32>>,
     /// The CFS period of those quotas (5ms, 2500us, 0.5s; the kernel takes 1ms to 1s): each
@@ -89,8 +98,8 @@ pub struct Args {
     /// how long a throttled message can wait. A prediction holds at the period it learnt.
     #[arg(long, value_name = "PERIOD", default_value = "100ms", requires = "cpu_quota", value_parser = crate::loadstep::capacity::parse_period)]
     quota_period: u64,
-    /// Runs of the whole plan per variant, in shuffled order (default 1, or 2 when several
-    /// variants are compared).
+    /// Runs of the whole plan per variant (1 to 20), in shuffled order (default 1, or 2 when
+    /// several variants are compared).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=20))]
     repeat: Option<u32>,
     /// Print the run document as JSON instead of the tables.

@@ -1,8 +1,9 @@
 //! Writing a command's output file: atomically (a temporary file in the same directory,
 //! created with O_EXCL, then renamed over the name, never written through a link),
 //! readable by others (0644, as a file made with the usual umask) unless it replaces a
-//! file, whose permissions and owner it keeps; optionally refusing to replace an existing
-//! file; never replacing anything but a regular file (a device, FIFO, socket, directory or
+//! file, whose permissions and owner it keeps; refusing to replace an existing file, or
+//! replacing only one this command wrote before (a report, an OpenMetrics textfile: a
+//! slip of `-o results.db` never destroys the database); never replacing anything but a regular file (a device, FIFO, socket, directory or
 //! symbolic link is refused). Failures are usage errors (exit 2). `-` names standard output (`-o -`) or
 //! standard input (`import -`), as in other Unix tools, never a file called `-`.
 
@@ -19,13 +20,67 @@ pub fn output_file(o: Option<PathBuf>) -> Option<PathBuf> {
     o.filter(|p| p.as_os_str() != STDIO)
 }
 
-pub fn write_file(path: &Path, bytes: &[u8], replace: bool) -> anyhow::Result<()> {
-    if !replace && path.exists() {
+/// What an existing file must hold for `-o` to replace it: `what` the command writes
+/// ("truebench report"), and a `marker` found in the first 64 KiB of every such file.
+/// An empty file is replaced too.
+#[derive(Debug, Clone, Copy)]
+pub struct Ours {
+    pub what: &'static str,
+    pub marker: &'static str,
+}
+
+/// Refuse an existing `path` that `replace` does not allow replacing (any, with None):
+/// checked before the work that fills it, and again when it is written.
+pub fn refuse_existing(path: &Path, replace: Option<Ours>) -> anyhow::Result<()> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(());
+    }
+    let Some(ours) = replace else {
         return Err(usage_hint(
             format!("{} already exists", path.display()),
             "choose another file name",
         ));
+    };
+    // A directory, device or link is refused below, with its kind.
+    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
+        return Ok(());
     }
+    let mut head = Vec::new();
+    let read = std::fs::File::open(path).and_then(|f| {
+        use std::io::Read;
+        f.take(64 * 1024).read_to_end(&mut head)
+    });
+    let marker = ours.marker.as_bytes();
+    if read.is_ok() && (head.is_empty() || head.windows(marker.len()).any(|w| w == marker)) {
+        return Ok(());
+    }
+    Err(usage_hint(
+        format!(
+            "{} already exists and is not a {}: it is never replaced",
+            path.display(),
+            ours.what
+        ),
+        "choose another file name, or remove that file first",
+    ))
+}
+
+/// Write text to `path` (see the module doc); `replace`: which existing file it may replace.
+pub fn write_file(path: &Path, bytes: &[u8], replace: Option<Ours>) -> anyhow::Result<()> {
+    // Text is written as standard output shows it (`crate::stdout::printable`): an escape
+    // sequence or a bidirectional override in a document's text never reaches a file that
+    // `cat` or a browser shows.
+    let text = std::str::from_utf8(bytes).map(crate::stdout::printable);
+    let bytes = match &text {
+        Ok(t) => t.as_bytes(),
+        Err(_) => bytes,
+    };
+    write_bytes(path, bytes, replace)
+}
+
+/// Write bytes to `path` as they are (an archive); `replace` as for `write_file`.
+pub fn write_bytes(path: &Path, bytes: &[u8], replace: Option<Ours>) -> anyhow::Result<()> {
+    refuse_existing(path, replace)?;
+    let replace = replace.is_some();
     // Only a regular file is ever replaced: renaming over `/dev/null` made it a regular
     // file for every process of the machine; a FIFO, socket or device, or a symbolic link
     // (replacing it would break what it stands for, such as /dev/stdout), is refused.
@@ -57,14 +112,6 @@ pub fn write_file(path: &Path, bytes: &[u8], replace: bool) -> anyhow::Result<()
             dir.display()
         ))
     })?;
-    // Text is written as standard output shows it (`crate::stdout::printable`): an escape
-    // sequence or a bidirectional override in a document's text never reaches a file that
-    // `cat` or a browser shows.
-    let text = std::str::from_utf8(bytes).map(crate::stdout::printable);
-    let bytes = match &text {
-        Ok(t) => t.as_bytes(),
-        Err(_) => bytes,
-    };
     // A failure names the file asked for, not the temporary one (a full disk).
     // tempfile's errors end in ` at path "DIR/.tmpXXXX"`: left out (a full disk).
     let failed = |e: std::io::Error| {

@@ -11,6 +11,11 @@ use serde::Serialize;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  \
+truebench plan                                 the default suites, placements and copies\n  \
+truebench plan ctx --placement same-cpu,cross-llc --mode thread\n  \
+truebench plan --policy os,per-node,pinned --instances 2\n  \
+truebench plan --root DIR                      a tree from `probe --capture`, unpacked")]
 pub struct Args {
     /// Suites or benchmarks to plan, comma-separated (default: the default suites of `run`).
     #[arg(value_delimiter = ',', value_name = "SUITE[,SUITE...]")]
@@ -40,7 +45,7 @@ pub struct Args {
     /// instance would run, or why the variant cannot exist there.
     #[arg(long, value_delimiter = ',', value_name = "LIST", value_parser = crate::policy::parse, conflicts_with = "suites")]
     policy: Vec<crate::policy::Policy>,
-    /// With --policy: instances run at once, as `experiment --instances`.
+    /// With --policy: instances run at once (1 to 1024), as `experiment --instances`.
     #[arg(long, default_value_t = 1, value_name = "K", requires = "policy", value_parser = clap::value_parser!(u32).range(1..=1024))]
     instances: u32,
 }

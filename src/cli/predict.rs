@@ -5,15 +5,20 @@
 use crate::store::{default_path, load_runs, Location};
 
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  \
+truebench loadstep --cpu-quota 1,1.5,2 --cpuset-width 2    (root; then:)\n  \
+truebench predict latest --p99 5ms             the highest rate held per setting measured\n  \
+truebench predict latest --rate 20000 --capacity 1.2/2,1.8/2")]
 pub struct Args {
     /// Load-step runs to predict from (ids, unique prefixes, or `latest`), of one workload
     /// on one machine.
     #[arg(required = true, value_name = "RUN")]
     runs: Vec<String>,
-    /// A target rate, messages per second: the smallest capacity setting that holds it.
+    /// A target rate, messages per second (above 0, at most 10^9): the smallest capacity
+    /// setting that holds it.
     #[arg(long, value_name = "R", value_parser = parse_rate)]
     rate: Option<f64>,
-    /// The p99 latency target: `5ms`, `800us` or µs as a number.
+    /// The p99 latency target: `5ms`, `800us` or µs as a number (1 µs to 1 h).
     #[arg(long, value_name = "T", default_value = "5ms", value_parser = parse_p99)]
     p99: f64,
     /// Capacity settings to predict, QUOTA/WIDTH[@PERIOD] (CPUs of quota / CPUs of cpuset,

@@ -17,6 +17,7 @@ pub struct Args {
     /// Also write the files this probe read (sysfs topology, caches, nodes, cpufreq, cgroup
     /// files, the /proc files it needs; no environment, no other processes) to FILE.tar.gz,
     /// for a bug report or a test fixture: `tar xzf FILE -C DIR; truebench probe --root DIR`.
+    /// An existing FILE is never replaced.
     #[arg(long, value_name = "FILE.tar.gz")]
     capture: Option<PathBuf>,
 }
@@ -57,13 +58,12 @@ pub fn sysroot_from(dir: &std::path::Path) -> anyhow::Result<SysRoot> {
 pub fn exec(a: Args) -> anyhow::Result<()> {
     let doc = match (&a.root, &a.capture) {
         (_, Some(out)) => {
+            // An existing file is refused before probing: nothing is written over it.
+            super::output::refuse_existing(out, None)?;
             let (root, doc) = crate::probe::capture::record();
-            let n = crate::probe::capture::write(&root, out).map_err(|e| {
-                usage_hint(
-                    format!("--capture {}: {e}", out.display()),
-                    "give a path in a writable directory",
-                )
-            })?;
+            let (bytes, n) = crate::probe::capture::archive(&root)
+                .map_err(|e| anyhow::anyhow!("--capture {}: {e}", out.display()))?;
+            super::output::write_bytes(out, &bytes, None)?;
             eprintln!(
                 "truebench: captured {}, {} and {} ({} bytes) into {}; read it back with: mkdir DIR && tar xzf {} -C DIR && truebench probe --root DIR",
                 crate::units::count(n.files, "file"),

@@ -11,11 +11,16 @@ use crate::store::Location;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  \
+truebench record --duration 60                 the system, one row a second, for a minute\n  \
+truebench record -- ./batch-job input          the system and the command, until it exits\n  \
+truebench record --pid 4242 --metric-file /run/app.count --interval 5 --duration 600")]
 pub struct Args {
     /// Seconds between samples (0.1 to 3600).
     #[arg(long, default_value = "1", value_parser = super::parse_secs)]
     interval: f64,
-    /// Stop after this many seconds (default: when the command exits, or Ctrl-C).
+    /// Stop after this many seconds, 0.1 to 3600 (default: when the command exits, or
+    /// Ctrl-C).
     #[arg(long, value_parser = super::parse_secs)]
     duration: Option<f64>,
     /// Follow this running process (and its threads: CPUs, migrations, NUMA homes; its

@@ -10,6 +10,13 @@ use crate::store::Location;
 use std::io::IsTerminal;
 
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  \
+truebench run                                  the default suites (`--list` names them)\n  \
+truebench run timers,ctx --samples 20          two suites, 20 timed batches per result\n  \
+truebench run ctx --placement same-cpu,os --mode thread\n  \
+truebench run classic --copies 1,2x --pin      UnixBench-style index, 1 and 2N copies\n  \
+truebench run --precision 5% --budget 120s     rounds added until each row's MDE is 5%\n  \
+truebench run --tag host=web-01 --start-at 2026-11-23T15:00:00Z")]
 pub struct Args {
     /// Suites to run, comma-separated (default: the default suites). `--list` shows them.
     #[arg(value_delimiter = ',', value_name = "SUITE[,SUITE...]")]
@@ -32,7 +39,7 @@ pub struct Args {
     /// order; a disturbed round is measured again and kept out of the figures, and the
     /// spread between rounds is each row's own noise (docs/methodology.md, Rounds). The
     /// timers draw five times as many, c2c and memory bandwidth twice; the classic suite is
-    /// measured in one piece.
+    /// measured in one piece. 1 to 1000.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     rounds: u32,
     /// Add rounds to every row whose minimum detectable effect (against an identical run,
@@ -40,7 +47,8 @@ pub struct Args {
     /// runs out; prints per row what it reached and why not.
     #[arg(long, value_name = "PERCENT", value_parser = parse_precision)]
     precision: Option<f64>,
-    /// Time --precision may spend on added rounds (`90s`, or seconds) [default: 60s].
+    /// Time --precision may spend on added rounds (`90s`, or seconds; 1 s to 24 h)
+    /// [default: 60s].
     #[arg(long, value_name = "DURATION", requires = "precision", value_parser = parse_budget)]
     budget: Option<f64>,
     /// List the suites and their benchmarks, and exit.
@@ -56,8 +64,8 @@ pub struct Args {
     /// ctx suite: task mode, process (fork), thread, or both [default: both].
     #[arg(long)]
     mode: Option<Mode>,
-    /// ctx suite: KiB of its own memory each side touches per hop (lmbench lat_ctx style)
-    /// [default: 0].
+    /// ctx suite: KiB of its own memory each side touches per hop (lmbench lat_ctx style;
+    /// 0 to 1048576, 1 GiB) [default: 0].
     #[arg(long, value_name = "KB", value_parser = clap::value_parser!(u64).range(0..=1_048_576))]
     footprint: Option<u64>,
     /// memory suite: size of each bandwidth array, all threads together (e.g. 512M, 2G;

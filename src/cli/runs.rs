@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct HistoryArgs {
-    /// At most this many runs, newest first.
+    /// At most this many runs, newest first (1 to 1000000).
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     limit: u32,
     /// Print the list as JSON.
@@ -49,12 +49,16 @@ pub struct ExportArgs {
     format: Format,
     /// Write to FILE instead of standard output (`-`: standard output): refuses to
     /// overwrite, except with openmetrics, whose file is replaced atomically (for the
-    /// textfile collector).
+    /// textfile collector) when it holds truebench's metrics.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  \
+truebench import run.json                      one document\n  \
+truebench import results/                      every *.json and *.ndjson in it\n  \
+ssh web-01 truebench export latest | truebench import -")]
 pub struct ImportArgs {
     /// truebench.result/1 JSON documents, as `export` writes them: files (one document, or
     /// NDJSON with one per line), directories (their *.json and *.ndjson files), or `-`
@@ -134,7 +138,11 @@ pub fn export(a: ExportArgs, db: Option<&Location>) -> anyhow::Result<()> {
     match super::output::output_file(a.output) {
         None => crate::stdout::write(&String::from_utf8(bytes)?)?,
         Some(p) => {
-            super::output::write_file(&p, &bytes, exporter.replaces_file())?;
+            let ours = exporter.replaces_file().map(|marker| super::output::Ours {
+                what: "file this export wrote",
+                marker,
+            });
+            super::output::write_file(&p, &bytes, ours)?;
             let ids: Vec<&str> = docs.iter().map(|d| d.run_id.as_str()).collect();
             let runs = crate::units::noun(ids.len(), "run");
             eprintln!(

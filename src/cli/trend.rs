@@ -9,6 +9,10 @@ use crate::store::{default_path, Location, Selection, Store};
 use crate::trend::{analyse, fleet, series, text, Method};
 
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  \
+truebench trend                                every host's change points\n  \
+truebench trend --host web-01 --suite memory --since 2026-11-01\n  \
+truebench trend --fleet --within 2             hosts that changed alike within 2 days")]
 pub struct Args {
     /// Only this host (repeatable; default: every host in the database).
     #[arg(long = "host", value_name = "H")]
@@ -29,8 +33,8 @@ pub struct Args {
     /// first.
     #[arg(long)]
     fleet: bool,
-    /// With --fleet: changes whose first runs after lie within this many days of the
-    /// group's previous one are one.
+    /// With --fleet: changes whose first runs after lie within this many days (above 0, at
+    /// most 365; fractions allowed) of the group's previous one are one.
     #[arg(long, value_name = "DAYS", default_value_t = fleet::WITHIN_DAYS, value_parser = parse_days)]
     within: f64,
     /// Every row of each change, all the evidence, the fleet's hosts.
@@ -59,7 +63,7 @@ fn parse_days(s: &str) -> Result<f64, String> {
     s.parse::<f64>()
         .ok()
         .filter(|d| d.is_finite() && *d > 0.0 && *d <= 365.0)
-        .ok_or_else(|| format!("'{s}' is not a number of days from 0 to 365"))
+        .ok_or_else(|| format!("'{s}' is not a number of days above 0 and at most 365"))
 }
 
 pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {

@@ -152,11 +152,18 @@ fn mde_range(rows: &[&Row]) -> Option<String> {
         .collect();
     let lo = v.iter().copied().reduce(f64::min)?;
     let hi = v.iter().copied().reduce(f64::max)?;
-    Some(if hi - lo < 0.5 {
-        format!("MDE {lo:.0}%")
+    Some(percent_range("MDE", lo, hi))
+}
+
+/// "MDE 4-38%", or "MDE 8%" when both ends read the same as shown (7.6% and 8.4% read
+/// "MDE 8-8%").
+fn percent_range(what: &str, lo: f64, hi: f64) -> String {
+    let (lo, hi) = (format!("{lo:.0}"), format!("{hi:.0}"));
+    if lo == hi {
+        format!("{what} {lo}%")
     } else {
-        format!("MDE {lo:.0}-{hi:.0}%")
-    })
+        format!("{what} {lo}-{hi}%")
+    }
 }
 
 pub fn sentences(c: &Comparison) -> Vec<String> {
@@ -235,4 +242,13 @@ pub fn sentences(c: &Comparison) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_range_whose_ends_read_the_same_is_one_figure() {
+        assert_eq!(super::percent_range("MDE", 7.6, 8.4), "MDE 8%");
+        assert_eq!(super::percent_range("MDE", 4.0, 38.2), "MDE 4-38%");
+    }
 }

@@ -24,10 +24,11 @@ pub trait Export {
         false
     }
 
-    /// Whether `-o FILE` replaces an existing FILE (atomically) rather than refusing:
-    /// true for a file a collector rereads, rewritten in place on every export.
-    fn replaces_file(&self) -> bool {
-        false
+    /// Whether `-o FILE` replaces an existing FILE (atomically) rather than refusing: for a
+    /// file a collector rereads, rewritten in place on every export, the text every file
+    /// of this format holds (an existing file without it is never replaced); None refuses.
+    fn replaces_file(&self) -> Option<&'static str> {
+        None
     }
 }
 

@@ -232,8 +232,8 @@ impl Export for OpenMetrics {
         Ok(out.into_bytes())
     }
 
-    fn replaces_file(&self) -> bool {
-        true
+    fn replaces_file(&self) -> Option<&'static str> {
+        Some("# TYPE truebench_")
     }
 }
 

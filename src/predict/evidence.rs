@@ -3,7 +3,7 @@
 //! one), worker count, whether its load generator shared the quota, and per step the
 //! planned and completed rates, the p99 latency, the service's CPU cost per message, the
 //! generator's CPU and the throttling. Runs that hold nothing to predict from (a batch
-//! experiment, no load steps) are said so here, in a sentence.
+//! experiment, no load steps) are refused here, in a sentence.
 
 use crate::loadstep::capacity::{period_words, DEFAULT_PERIOD_US};
 use crate::loadstep::step::StepSummary;
@@ -165,17 +165,20 @@ fn variants_of(doc: &RunDocument) -> Result<Vec<Measured>, String> {
         .collect())
 }
 
-/// Read the runs: one workload and service, one machine. A mix is bad input (Err, exit 2);
-/// a run with nothing to predict from is `Ok(Err(why))`: said plainly, exit 0.
+/// Read the runs: load-step runs of one workload and service, one machine. A run that is
+/// not a load-step run, or a mix, is bad input (Err, exit 2); runs that cannot support a
+/// prediction (quota periods that differ) are `Ok(Err(why))`: said plainly, exit 0.
 pub fn read(docs: &[RunDocument]) -> anyhow::Result<Result<Evidence, String>> {
     let mut variants = Vec::new();
     let mut kind: Option<(String, f64, Option<String>)> = None;
     let mut host: Option<Option<String>> = None;
     for d in docs {
-        let vs = match variants_of(d) {
-            Ok(v) => v,
-            Err(why) => return Ok(Err(why)),
-        };
+        let vs = variants_of(d).map_err(|why| {
+            crate::error::usage_hint(
+                why,
+                "predict reads `truebench loadstep` runs (`truebench history` lists the runs)",
+            )
+        })?;
         let ls = d.loadstep.as_ref().expect("checked by variants_of");
         let this = (ls.workload.clone(), ls.plan.service_us, ls.target.clone());
         match &kind {

@@ -3,12 +3,11 @@
 //! attaches to "my machine is probed wrong"). The probe runs on a recording root, so the
 //! archive holds exactly the paths it touched; two files are cut down to what the probe
 //! uses: PID 1's environment to its `container=` entry, and mountinfo to the cgroup
-//! mounts. The archive is written to a temporary file beside FILE and renamed into place,
-//! so a failure leaves no partial file.
+//! mounts. The archive is built in memory (a few KiB); the command writes it with the one
+//! output-file writer (`cli/output.rs`: never over an existing file, no partial file).
 
 use super::sysroot::SysRoot;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// What was archived.
 #[derive(Debug, Clone)]
@@ -55,22 +54,9 @@ pub fn record() -> (SysRoot, super::ProbeDoc) {
     (root, doc)
 }
 
-/// Write the archive of what `root` recorded to `out`, atomically. Err: why it could not
-/// be written (nothing is left behind).
-pub fn write(root: &SysRoot, out: &Path) -> Result<Captured, String> {
-    if out.is_dir() {
-        return Err(format!("{} is a directory", out.display()));
-    }
-    let parent = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let tmp = tempfile::Builder::new()
-        .prefix(".truebench-capture-")
-        .suffix(".tmp")
-        .tempfile_in(&parent)
-        .map_err(|e| format!("cannot write in {}: {e}", parent.display()))?;
-    let gz = flate2::write::GzEncoder::new(tmp.as_file(), flate2::Compression::default());
+/// The gzip'd tar of what `root` recorded, and what it holds. Err: why it could not be built.
+pub fn archive(root: &SysRoot) -> Result<(Vec<u8>, Captured), String> {
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     let mut tar = tar::Builder::new(gz);
     let mut n = Captured {
         files: 0,
@@ -78,7 +64,7 @@ pub fn write(root: &SysRoot, out: &Path) -> Result<Captured, String> {
         links: 0,
         bytes: 0,
     };
-    let err = |e: std::io::Error| format!("writing {}: {e}", out.display());
+    let err = |e: std::io::Error| format!("building the archive: {e}");
     for (path, asked) in root.recorded() {
         let Ok(rel) = path.strip_prefix("/") else {
             continue;
@@ -121,18 +107,8 @@ pub fn write(root: &SysRoot, out: &Path) -> Result<Captured, String> {
         }
     }
     let gz = tar.into_inner().map_err(err)?;
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))
-            .map_err(err)?;
-    }
-    let mut f = gz.finish().map_err(err)?;
-    f.flush().map_err(err)?;
-    f.sync_all().map_err(err)?;
-    tmp.persist(out)
-        .map_err(|e| format!("cannot write {}: {}", out.display(), e.error))?;
-    Ok(n)
+    let bytes = gz.finish().map_err(err)?;
+    Ok((bytes, n))
 }
 
 #[cfg(test)]

@@ -12,8 +12,10 @@ fn unit(speed: &CpuSpeed) -> &'static str {
     }
 }
 
-/// "CPU speed, CPU 0 (intel-core): timers 2.91 GHz effective at start, 2.90 at end; ctx
-/// 2.90 at start, 2.89 at end", one line per CPU sampled; empty when the run has none.
+/// "CPU speed, CPU 0 (intel-core): timers 2.91 GHz effective at start, 2.90 GHz at end; ctx
+/// 2.90 GHz at start, not sampled at end", one line per CPU sampled, each suite once (a
+/// run in rounds samples every suite's start before their ends); empty when the run has
+/// none.
 pub fn lines(doc: &RunDocument) -> Vec<String> {
     let Some(speed) = &doc.cpu_speed else {
         return vec![];
@@ -27,29 +29,33 @@ pub fn lines(doc: &RunDocument) -> Vec<String> {
     }
     let mut out = Vec::new();
     for (cpu, kind) in cpus {
-        // Each suite in order, with its start and end figures.
+        // Each suite once, in the order first sampled: its first start, its last end.
         let mut suites: Vec<(&str, Option<f64>, Option<f64>)> = Vec::new();
         for s in speed.samples.iter().filter(|s| s.cpu == cpu) {
-            let starts_new = s.point == SpeedPoint::Start
-                || !suites
-                    .last()
-                    .is_some_and(|(n, _, e)| *n == s.suite && e.is_none());
-            if starts_new {
-                suites.push((&s.suite, None, None));
-            }
-            let last = suites.last_mut().expect("pushed above");
+            let i = match suites.iter().position(|(n, _, _)| *n == s.suite) {
+                Some(i) => i,
+                None => {
+                    suites.push((&s.suite, None, None));
+                    suites.len() - 1
+                }
+            };
+            let entry = &mut suites[i];
             match s.point {
-                SpeedPoint::Start => last.1 = Some(s.cycles_per_ns),
-                SpeedPoint::End => last.2 = Some(s.cycles_per_ns),
+                SpeedPoint::Start => {
+                    entry.1.get_or_insert(s.cycles_per_ns);
+                }
+                SpeedPoint::End => entry.2 = Some(s.cycles_per_ns),
             }
         }
-        let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+        let f = |v: Option<f64>, eff: &str| {
+            v.map_or("not sampled".to_string(), |v| format!("{v:.2} {unit}{eff}"))
+        };
         let parts: Vec<String> = suites
             .iter()
             .enumerate()
             .map(|(i, (name, a, b))| {
                 let eff = if i == 0 { " effective" } else { "" };
-                format!("{name} {} {unit}{eff} at start, {} at end", f(*a), f(*b))
+                format!("{name} {} at start, {} at end", f(*a, eff), f(*b, ""))
             })
             .collect();
         let who = match kind {
@@ -85,6 +91,9 @@ mod tests {
                 s("ctx", End, 0, 2.88),
                 s("ctx", End, 8, 2.1),
                 s("memory", Start, 0, 2.5),
+                // A run in rounds: every suite's start, then the ends.
+                s("timers", Start, 0, 2.7),
+                s("timers", End, 0, 2.6),
             ],
             unavailable: vec!["memory end on CPU 8: could not pin".into()],
             canaries: vec![],
@@ -93,8 +102,9 @@ mod tests {
         let l = lines(&doc);
         assert_eq!(
             l[0],
-            "CPU speed, CPU 0 (intel-core): ctx 2.90 GHz effective at start, 2.88 at end; \
-             memory 2.50 GHz at start, - at end"
+            "CPU speed, CPU 0 (intel-core): ctx 2.90 GHz effective at start, 2.88 GHz at end; \
+             memory 2.50 GHz at start, not sampled at end; timers 2.70 GHz at start, 2.60 GHz \
+             at end"
         );
         assert!(l[1].starts_with("CPU speed, CPU 8 (intel-atom): ctx 2.10 GHz"));
         assert_eq!(

@@ -48,6 +48,15 @@ impl Measurement for CalibrationRun {
     }
 
     fn measure(&mut self, m: &mut Measuring) -> anyhow::Result<()> {
+        // Said once the first run has its lock and database: a refused calibration is one
+        // `error:` line.
+        if self.index == 0 {
+            eprintln!(
+                "truebench: calibrating {} with {} (each stored as a run tagged {CALIBRATION_TAG}=...)",
+                self.run.names.join(","),
+                crate::units::count(self.of, "run")
+            );
+        }
         self.run.measure(m)
     }
 

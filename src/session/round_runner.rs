@@ -164,11 +164,11 @@ impl<'a> Runner<'a> {
         let outcome = b.run(&ctx, &mut |e| match e {
             Emitted::Running(case) => progress.running(&format!("{} {case}", b.id())),
             Emitted::Result(r) if in_rounds => {
-                progress.finished(&format!("{} {} (round {nth})", r.key(), r.unit));
+                progress.finished(&format!("{} {} (round {nth})", r.label(), r.unit));
                 results.push(*r);
             }
             Emitted::Result(r) => {
-                progress.finished(&format!("{} {}", r.key(), r.unit));
+                progress.finished(&format!("{} {}", r.label(), r.unit));
                 m.finished(*r);
             }
             Emitted::Skipped(s) => {

@@ -25,6 +25,28 @@ fn ci(s: Option<&Stats>, unit: &str) -> String {
     }
 }
 
+/// "2.10 ms [2.00, 9.00]" of a statistic in seconds, in the unit its median reads best
+/// in (s, ms, µs: a short command's CPU time was "7.51e-4 s"); "-" when absent.
+fn ci_secs(s: Option<&Stats>) -> String {
+    let Some(st) = s else {
+        return "-".into();
+    };
+    let m = st.median.abs();
+    let (div, unit) = if m >= 1.0 || m == 0.0 {
+        (1.0, "s")
+    } else if m >= 1e-3 {
+        (1e-3, "ms")
+    } else {
+        (1e-6, "µs")
+    };
+    format!(
+        "{} {unit} [{}, {}]",
+        num(st.median / div),
+        num(st.ci95_low / div),
+        num(st.ci95_high / div)
+    )
+}
+
 /// "52 [21, 93]" of a count statistic: whole numbers (a median of an even number of runs
 /// is rounded); "-" when absent.
 fn count_ci(s: Option<&Stats>) -> String {
@@ -63,8 +85,8 @@ fn lines(e: &BatchExperiment) -> Vec<String> {
             "  {}: {} {}; CPU {}; switches {}; migrations {}{}",
             v.policy,
             if e.instances > 1 { "makespan" } else { "wall" },
-            ci(v.makespan_s.as_ref(), " s"),
-            ci(v.cpu_s.as_ref(), " s"),
+            ci_secs(v.makespan_s.as_ref()),
+            ci_secs(v.cpu_s.as_ref()),
             count_ci(v.context_switches.as_ref()),
             count_ci(v.migrations.as_ref()),
             v.metric
@@ -77,7 +99,7 @@ fn lines(e: &BatchExperiment) -> Vec<String> {
                 s.push(format!(
                     "    instance {}: wall {}, placed on {}; {}",
                     i + 1,
-                    ci(w.as_ref(), " s"),
+                    ci_secs(w.as_ref()),
                     at.partition,
                     seen(&v.cpus_seen(Some(i)))
                 ));
@@ -150,5 +172,25 @@ impl View for Experiment {
             })
             .collect();
         vec![Chart::bars("Experiment: makespan per variant", "s", bars)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_are_said_in_the_unit_their_median_reads_best_in() {
+        let s = Stats::of(&[7.51e-4, 6.31e-4, 9.31e-4, 7.0e-4, 8.0e-4]).unwrap();
+        let t = ci_secs(Some(&s));
+        assert!(
+            t.ends_with(']') && t.contains(" µs [") && !t.contains('e'),
+            "{t}"
+        );
+        let s = Stats::of(&[0.002, 0.0021, 0.009]).unwrap();
+        assert!(ci_secs(Some(&s)).contains(" ms ["), "{}", ci_secs(Some(&s)));
+        let s = Stats::of(&[12.5, 12.0, 13.0]).unwrap();
+        assert!(ci_secs(Some(&s)).starts_with("12.50 s ["));
+        assert_eq!(ci_secs(None), "-");
     }
 }
