@@ -204,6 +204,16 @@ fn show_export_import_compare_round_trip() {
     )
     .unwrap();
     assert!(text.contains("B/A") && text.contains("ns/read"), "{text}");
+    // A run against itself is compared, and the reader told so; two runs are not.
+    let same = env.cmd().args(["compare", ida, ida]).output().unwrap();
+    assert!(same.status.success());
+    let said = String::from_utf8_lossy(&same.stderr);
+    assert!(
+        said.contains(&format!("A and B are the same run ({ida})")),
+        "{said}"
+    );
+    let two = env.cmd().args(["compare", ida, idb]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&two.stderr).contains("the same run"));
 }
 
 #[test]

@@ -338,6 +338,12 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
     }
     if two {
         let (x, y) = (&docs[baseline], &docs[1 - baseline]);
+        if x.run_id == y.run_id {
+            eprintln!(
+                "truebench: A and B are the same run ({}): every row is equal by construction",
+                crate::stdout::printable(&x.run_id)
+            );
+        }
         let (c, interrupted) = match a.precision {
             None => (crate::compare::compare_at(x, y, &hist(x), a.fdr), false),
             Some(target) => {

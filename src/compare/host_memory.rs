@@ -386,8 +386,14 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
         "the path to memory was slower during {slow}'s run (its loads from memory took {:.2}x as long)",
         paths.test.d.abs().exp()
     );
+    // Two runs of one host: the host moved; two hosts: their memory differs as well.
+    let why = if c.one_host().is_some() {
+        "the host's placement of the guest's memory or other tenants' traffic, which the guest cannot see, or a neighbour's traffic in the guest"
+    } else {
+        "two hosts: their memory itself, its placement or the traffic on it"
+    };
     let figures = format!(
-        "{}: memory was further or busier during {slow} (the host's placement of the guest's memory or other tenants' traffic, which the guest cannot see, or a neighbour's traffic in the guest)",
+        "{}: memory was further or busier during {slow} ({why})",
         paths.figures()
     );
     if c.worse_side() != slow {
@@ -540,6 +546,16 @@ mod tests {
         let e = about(&b, &a, NUMA_LATENCY).unwrap();
         assert_eq!(e.claim, Claim::Explains, "{e:?}");
         assert!(e.because.contains("during A's run"), "{e:?}");
+        // Two hosts: the same prediction, without saying one host moved the memory.
+        let mut other = b.clone();
+        other.host = Some("another-host".into());
+        let e = about(&a, &other, NUMA_LATENCY).unwrap();
+        assert_eq!(e.claim, Claim::Explains, "{e:?}");
+        assert!(
+            e.evidence[0]
+                .ends_with("(two hosts: their memory itself, its placement or the traffic on it)"),
+            "{e:?}"
+        );
     }
 
     #[test]

@@ -83,9 +83,22 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
     } else {
         "closer together"
     };
+    // One host placed the vCPUs anew; two hosts' pairs differ as their machines do.
+    let placed = if c.one_host().is_some() {
+        format!("the host placed B's CPUs {} and {} {how}", pair[0], pair[1])
+    } else {
+        let than = if canaries > 1.0 {
+            "further apart"
+        } else {
+            "closer together"
+        };
+        format!(
+            "B's CPUs {} and {} sit {than} than A's (two hosts)",
+            pair[0], pair[1]
+        )
+    };
     let because = format!(
-        "the host placed B's CPUs {} and {} {how}: a cache line took {tb:.0} ns between them (typical of {nb} readings) in B's run, {ta:.0} ns in A's",
-        pair[0], pair[1]
+        "{placed}: a cache line took {tb:.0} ns between them (typical of {nb} readings) in B's run, {ta:.0} ns in A's"
     );
     let evidence = [
         format!(
@@ -193,6 +206,23 @@ mod tests {
         // A wake-up across the CPUs that got faster while they moved apart: not this.
         let b = run("b", 118.0, 15.0, Some(119.0));
         assert_eq!(row(&a, &b, "same-llc").unwrap().claim, Claim::RuledOut);
+    }
+
+    #[test]
+    fn two_hosts_pairs_are_told_apart_without_saying_one_host_moved_them() {
+        let a = run("a", 23.0, 20.0, Some(23.0));
+        let mut b = run("b", 118.0, 26.0, Some(119.0));
+        b.host = Some("another-host".into());
+        let e = row(&a, &b, "c2c").expect("the pairs' distance still predicts c2c");
+        assert_eq!(e.claim, Claim::Explains, "{e:?}");
+        assert!(
+            e.because.starts_with(
+                "B's CPUs 0 and 1 sit further apart than A's (two hosts): a cache line took 119 ns"
+            ),
+            "{}",
+            e.because
+        );
+        assert!(!e.because.contains("the host placed"), "{}", e.because);
     }
 
     #[test]

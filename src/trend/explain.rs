@@ -219,6 +219,16 @@ pub fn day(t: &str) -> &str {
     t.get(..10).unwrap_or(t)
 }
 
+/// "2026-11-03 -> 2026-11-05" of two RFC 3339 times; within one day with the times of day
+/// ("2026-11-03 09:12 -> 14:40"), which a day alone would show as no span at all.
+pub fn between(from: &str, to: &str) -> String {
+    let minute = |t: &str| t.get(11..16).map(str::to_string);
+    match (day(from) == day(to), minute(from), minute(to)) {
+        (true, Some(a), Some(b)) => format!("{} {a} -> {b}", day(from)),
+        _ => format!("{} -> {}", day(from), day(to)),
+    }
+}
+
 /// A factor as a change in words: "20% slower" or "1.5x slower".
 pub fn amount(f: f64, dir: &str) -> String {
     let x = if f >= 1.0 { f } else { 1.0 / f };
@@ -329,9 +339,8 @@ pub fn explain(
         cause.changed.join("; ")
     };
     let summary = format!(
-        "{} -> {}: {} of {} {} {} {how}{drift}; {why}",
-        day(&before.started_at),
-        day(&after.started_at),
+        "{}: {} of {} {} {} {how}{drift}; {why}",
+        between(&before.started_at, &after.started_at),
         rows.len(),
         of_suites,
         suites.join("+"),
@@ -353,5 +362,22 @@ pub fn explain(
         rows,
         cause,
         summary,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_span_within_one_day_gives_its_times_of_day() {
+        assert_eq!(
+            between("2026-11-27T09:12:03Z", "2026-11-27T14:40:59Z"),
+            "2026-11-27 09:12 -> 14:40"
+        );
+        assert_eq!(
+            between("2026-11-27T23:59:00Z", "2026-11-28T00:01:00Z"),
+            "2026-11-27 -> 2026-11-28"
+        );
     }
 }
