@@ -5,7 +5,7 @@
 //! series for ever), and a finish is not more than [`AHEAD`] before its start (a clock
 //! stepped back during a run moves it by seconds). A long run is not refused: `record`
 //! runs until Ctrl-C, and a clock set mid-run (a board without a real-time clock) makes one
-//! that is years long. Both times are written back in UTC (`Z`), the instant unchanged, so
+//! that is years long. A time with another offset is written in UTC (`Z`), the instant unchanged, so
 //! that the store's order by text is the order in time (`2026-11-23T23:00:00-05:00` sorted
 //! before `2026-11-24T01:00:00Z`, five hours earlier).
 
@@ -20,7 +20,7 @@ pub const AHEAD: chrono::Duration = chrono::Duration::days(1);
 /// line naming the field and its value).
 pub fn admit(doc: &mut RunDocument, now: DateTime<Utc>) -> Result<(), String> {
     let start = parse("started_at", &doc.started_at, now)?;
-    doc.started_at = utc(start);
+    in_utc(&mut doc.started_at, start);
     if let Some(f) = doc.finished_at.as_mut() {
         let finish = parse("finished_at", f, now)?;
         if finish < start - AHEAD {
@@ -33,9 +33,18 @@ pub fn admit(doc: &mut RunDocument, now: DateTime<Utc>) -> Result<(), String> {
                 span(AHEAD)
             ));
         }
-        *f = utc(finish);
+        in_utc(f, finish);
     }
     Ok(())
+}
+
+/// `text` (the time `t`) written in UTC when it has another offset; a time already in UTC
+/// (`Z`, as truebench writes it) is kept as given, digit for digit (a start at a whole
+/// second written `.000Z` comes back out of `export` as it went in).
+fn in_utc(text: &mut String, t: DateTime<Utc>) {
+    if !text.ends_with(['Z', 'z']) {
+        *text = utc(t);
+    }
 }
 
 /// `text` as a time in UTC, within the epoch and `now` + [`AHEAD`].
@@ -85,6 +94,17 @@ fn span(d: chrono::Duration) -> String {
 mod tests {
     use super::*;
     use crate::result::testing::{env, run};
+
+    #[test]
+    fn a_time_in_utc_is_kept_digit_for_digit_and_an_offset_is_written_in_utc() {
+        let mut d = doc("2026-11-27T10:00:00.000Z", Some("2026-11-27T10:00:31.5Z"));
+        admit(&mut d, now()).unwrap();
+        assert_eq!(d.started_at, "2026-11-27T10:00:00.000Z");
+        assert_eq!(d.finished_at.as_deref(), Some("2026-11-27T10:00:31.5Z"));
+        let mut d = doc("2026-11-27T05:00:00-05:00", None);
+        admit(&mut d, now()).unwrap();
+        assert_eq!(d.started_at, "2026-11-27T10:00:00Z");
+    }
 
     fn now() -> DateTime<Utc> {
         "2026-11-27T12:00:00Z".parse().unwrap()
