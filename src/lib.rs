@@ -10,6 +10,7 @@ pub mod bounded;
 pub mod cleanup;
 pub mod cli;
 pub mod compare;
+pub mod deadline;
 pub mod descendants;
 pub mod duration;
 pub mod error;

@@ -31,6 +31,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "repeated",
             "safe_file",
             "interrupt",
+            "deadline",
             "lock",
             "units",
             "findings/mod.rs",

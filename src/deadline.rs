@@ -1,0 +1,112 @@
+//! The run's time budget as a ceiling (`run --budget`): one deadline for the whole process,
+//! on CLOCK_MONOTONIC (system-wide, so a child process given the same instant through
+//! [`ENV`] keeps the same deadline). The session sets it when a measuring command starts
+//! measuring; benchmarks check [`expired`] where they check `interrupt::requested` (between
+//! results) and inside long loops of batches, and end their round early with what they
+//! finished, so a round on a starved CPU (a cgroup given a fraction of a percent of a CPU)
+//! cannot hold the run past its budget. Unlike Ctrl-C, an expired deadline is not an
+//! interruption: the run is stored whole, its rows saying what the budget left them.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The environment variable that hands the deadline (CLOCK_MONOTONIC ns) to a child
+/// process of truebench (a round measured in a fresh process).
+pub const ENV: &str = "TRUEBENCH_DEADLINE_NS";
+
+/// The deadline, CLOCK_MONOTONIC ns; 0 for none.
+static AT_NS: AtomicU64 = AtomicU64::new(0);
+
+/// CLOCK_MONOTONIC now, ns.
+fn now_ns() -> u64 {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
+        .map(|t| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
+        .unwrap_or(0)
+}
+
+/// Set the deadline `budget_s` seconds from now (replacing any earlier one).
+pub fn set_in(budget_s: f64) {
+    let ns = (budget_s.max(0.0) * 1e9) as u64;
+    set_at(now_ns().saturating_add(ns).max(1));
+}
+
+/// Set the deadline at an instant of CLOCK_MONOTONIC (ns); 0 clears it.
+pub fn set_at(at_ns: u64) {
+    AT_NS.store(at_ns, Ordering::Relaxed);
+}
+
+/// Clear the deadline.
+pub fn clear() {
+    set_at(0);
+}
+
+/// The deadline (CLOCK_MONOTONIC ns), if one is set.
+pub fn at_ns() -> Option<u64> {
+    match AT_NS.load(Ordering::Relaxed) {
+        0 => None,
+        at => Some(at),
+    }
+}
+
+/// Take the deadline a parent process handed over in [`ENV`] (a malformed value is no
+/// deadline: the parent still ends the child at its own).
+pub fn inherit() {
+    if let Some(at) = std::env::var(ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+    {
+        set_at(at);
+    }
+}
+
+/// Whether the deadline has passed.
+pub fn expired() -> bool {
+    at_ns().is_some_and(|at| now_ns() >= at)
+}
+
+/// Seconds left before the deadline (0 once it passed); None without one.
+pub fn remaining_s() -> Option<f64> {
+    at_ns().map(|at| at.saturating_sub(now_ns()) as f64 / 1e9)
+}
+
+/// Whether a piece of work expected to take `expected_s` seconds would end past the
+/// deadline (false without one).
+pub fn would_overrun(expected_s: f64) -> bool {
+    remaining_s().is_some_and(|left| expected_s > left)
+}
+
+/// Whether to stop between results: Ctrl-C, or the deadline passed.
+pub fn stop_requested() -> bool {
+    crate::interrupt::requested() || expired()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // One test: the deadline is process-wide state.
+    #[test]
+    fn a_deadline_expires_once_passed_and_clears() {
+        clear();
+        assert!(!expired());
+        assert_eq!(remaining_s(), None);
+        assert!(!would_overrun(1e9));
+        set_in(3600.0);
+        assert!(!expired());
+        let left = remaining_s().unwrap();
+        assert!(left > 3590.0 && left <= 3600.0, "{left}");
+        assert!(would_overrun(4000.0));
+        assert!(!would_overrun(10.0));
+        set_at(1);
+        assert!(expired());
+        assert_eq!(remaining_s(), Some(0.0));
+        std::env::set_var(ENV, "not a number");
+        clear();
+        inherit();
+        assert_eq!(at_ns(), None, "a malformed value is no deadline");
+        std::env::set_var(ENV, "123");
+        inherit();
+        assert_eq!(at_ns(), Some(123));
+        std::env::remove_var(ENV);
+        clear();
+    }
+}
