@@ -1,7 +1,8 @@
 //! The classic suite through the binary: execl execs a small embedded program, copies are
 //! counted from the usable CPUs, results carry their index, UnixBench-style figures and
-//! scaling efficiency, the run carries the indexes (partial when a test did not run), the
-//! context-switch test says where its pair ran, and classic-only options are refused elsewhere.
+//! scaling efficiency from their rounds, the run carries the indexes (partial when a test
+//! did not run), the context-switch test says where its pair ran, and classic-only options
+//! are refused elsewhere.
 
 mod common;
 
@@ -14,6 +15,8 @@ fn a_short_classic_run_scores_and_scales() {
         "classic.syscall,classic.execl,classic.context-switch,classic.process-creation",
         "--copies",
         "1,2",
+        "--rounds",
+        "3",
     ]);
     truebench::result::validate(&doc).unwrap();
     let all = doc["results"].as_array().unwrap();
@@ -51,7 +54,15 @@ fn a_short_classic_run_scores_and_scales() {
         let index = r["derived"]["index"].as_f64().unwrap();
         assert!((index - 10.0 * median / baseline).abs() < 1e-6 * index);
         assert!(r["derived"]["unixbench_index"].as_f64().unwrap() > 0.0);
-        assert_eq!(r["samples"].as_array().unwrap().len(), 5);
+        // A pass of each case a round, in rounds interleaved with the other tests': the
+        // passes of its kept rounds (at least two of the three, or every round when fewer
+        // were undisturbed; `validate` checks that they add up).
+        let rounds = r["rounds"]["rounds"].as_array().unwrap();
+        assert!(rounds.len() >= 3, "{}", r["rounds"]);
+        assert!(rounds.iter().all(|x| x["samples"] == 1), "{}", r["rounds"]);
+        assert_eq!(r["params"]["passes_per_round"], 1);
+        assert!(r["samples"].as_array().unwrap().len() >= 2);
+        assert!(r["rounds"]["noise"]["se"].as_f64().unwrap() >= 0.0);
         assert_eq!(
             r["placement"]["observed"]["copies"]
                 .as_array()

@@ -110,9 +110,17 @@ pub trait Benchmark: Sync {
         false
     }
     /// Whether `run` draws its samples in rounds spread over the run (`session::rounds`);
-    /// false for benchmarks measured in one piece (the classic suite's passes and indexes).
+    /// false for a benchmark measured in one piece (none of this build's: every row of a
+    /// current document has rounds).
     fn in_rounds(&self) -> bool {
         true
+    }
+    /// The seconds one round of it is expected to take on this machine, where that is known
+    /// before measuring (a benchmark whose passes have fixed windows: the classic suite), so
+    /// a budget can plan its rounds; None where only measuring tells. Default: None.
+    fn round_s(&self, ctx: &RunContext) -> Option<f64> {
+        let _ = ctx;
+        None
     }
     /// How many times the run's `--rounds` this benchmark draws (`session::rounds::
     /// rounds_of`). A benchmark whose rounds cost little (a tenth of a second) and whose

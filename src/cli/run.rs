@@ -38,8 +38,8 @@ pub struct Args {
     /// Rounds each benchmark's samples are drawn in, spread across the run in a shuffled
     /// order; a disturbed round is measured again and kept out of the figures, and the
     /// spread between rounds is each row's own noise (docs/methodology.md, Rounds). The
-    /// timers draw five times as many, c2c and memory bandwidth twice; the classic suite is
-    /// measured in one piece. 1 to 1000.
+    /// timers draw five times as many, c2c and memory bandwidth twice; a classic round is
+    /// one pass of each case (two of 10 s with --full). 1 to 1000.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     rounds: u32,
     /// Add rounds to every row whose minimum detectable effect (against an identical run,

@@ -1,5 +1,5 @@
 //! Comparability: two matched results whose benchmark definition versions, settings
-//! (passes, window, array size...), units or sample counts differ are not the same
+//! (window, plan, array size...), units or sample counts differ are not the same
 //! experiment (a ratio of ns to ms would be a wrong figure), nor are two results one of
 //! which has no positive median (no ratio exists);
 //! this is said first, and such a row gets no verdict.
@@ -62,14 +62,14 @@ mod tests {
 
     #[test]
     fn version_settings_and_sample_count_are_said_and_equal_ones_are_not() {
-        let a = testing::result("x.rate@1", "os", None, json!({"passes": 5}), 10.0);
+        let a = testing::result("x.rate@1", "os", None, json!({"window_s": 0.5}), 10.0);
         assert!(problems(&a, &a).is_empty());
-        let mut b = testing::result("x.rate@2", "os", None, json!({"passes": 10}), 10.0);
+        let mut b = testing::result("x.rate@2", "os", None, json!({"window_s": 10.0}), 10.0);
         b.samples.truncate(5);
         b.stats = crate::measure::stats::Stats::of(&b.samples).unwrap();
         let p = problems(&a, &b);
         assert_eq!(p.len(), 3, "{p:?}");
-        assert!(p[0].contains("not comparable") && p[1].contains("passes 5 vs 10"));
+        assert!(p[0].contains("not comparable") && p[1].contains("window_s 0.5 vs 10"));
         assert!(p[2].contains("10 vs 5"));
         let mut c = a.clone();
         c.unit = "ms".into();

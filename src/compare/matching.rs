@@ -3,8 +3,8 @@
 //! measurement, the placement) and, for suites of parallel copies, on the copies' ROLE (one
 //! copy, or all the CPUs the run could use), never on descriptive text such as
 //! `copies_basis`: a 2-CPU run's 2-copy row and a quota-limited run's 1-copy full-width row
-//! are both "all usable CPUs". Params that are settings of the same measurement (passes,
-//! window, array size) do not prevent a match; comparability says they differ.
+//! are both "all usable CPUs". Params that are settings of the same measurement (window,
+//! plan, array size) do not prevent a match; comparability says they differ.
 
 use crate::result::{BenchResult, Params, RunDocument};
 use serde::Serialize;
@@ -12,7 +12,10 @@ use std::collections::{HashMap, HashSet};
 
 /// Params that describe a result without defining what it measured: the copy count (its
 /// role is matched instead), what the copy count was derived from, sizes of the exec'd
-/// binary and how a memory-only node's CPU node was chosen.
+/// binary, how a memory-only node's CPU node was chosen, and how many passes a classic
+/// test drew (`passes` in one piece, as earlier versions measured it, `passes_per_round` in
+/// rounds): how many samples estimate the figure, not what it is (the sample counts of
+/// results measured in one piece are compared by `comparability`).
 pub const DESCRIPTIVE: &[&str] = &[
     "copies",
     "copies_per_cpu",
@@ -20,11 +23,13 @@ pub const DESCRIPTIVE: &[&str] = &[
     "exec_target_bytes",
     "mem_node_kind",
     "cpu_node_chosen_by",
+    "passes",
+    "passes_per_round",
 ];
 
 /// Params that are settings of one measurement: results that differ only in them still
 /// match, and comparability says the settings differ (no verdict).
-pub const SETTINGS: &[&str] = &["passes", "window_s", "plan", "array_bytes"];
+pub const SETTINGS: &[&str] = &["window_s", "plan", "array_bytes"];
 
 /// The params naming a pinned variant of a suite's pair (classic context switch): the
 /// placement cause looks for siblings that differ only in it.

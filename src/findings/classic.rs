@@ -1,13 +1,94 @@
 //! Findings on the classic suite's index: `index-placement-sensitive` when the range of
 //! indexes that the context-switch pair's placement can produce on this machine (pair on
 //! one CPU vs split over two, both measured in the run) is wider than the index's own 95%
-//! CI, so the single index figure belongs to the scheduler as much as to the machine.
+//! CI, so the single index figure belongs to the scheduler as much as to the machine; and
+//! `rounds-disagree` on a test whose rounds disagree, so its index is an interval, not one
+//! figure.
 
 use super::{Finding, Severity};
 use crate::result::indexes::copies_label;
-use crate::result::PlacementRange;
+use crate::result::{figures, BenchResult, PlacementRange};
 use crate::units::num;
 use std::collections::BTreeMap;
+
+/// The finding on a classic test whose rounds disagree.
+pub const ROUNDS_DISAGREE: &str = "rounds-disagree";
+
+/// A classic test's rounds agree when the 95% interval of its median from them lies within
+/// this either way: the classic family's precision target (a 5% MDE), what a run's budget
+/// spends rounds on.
+pub const AGREE_WITHIN: f64 = 0.05;
+
+/// Round medians listed in the evidence at most (then how many more).
+const LISTED: usize = 10;
+
+/// `rounds-disagree` on a classic row pooled from its rounds, when the 95% interval of its
+/// median from its kept rounds (t with their degrees of freedom times the standard error)
+/// reaches further than [`AGREE_WITHIN`] either way: its index is then given as that
+/// interval. None for a row without a spread of rounds (fewer than two kept) or an index.
+pub fn rounds_disagree(r: &BenchResult) -> Option<Finding> {
+    let rs = r.rounds.as_ref()?;
+    let n = rs.noise.as_ref()?;
+    let index = *r.derived.get(figures::INDEX)?;
+    let half = half_width(r)?;
+    if half.exp_m1().is_nan() || half.exp_m1() <= AGREE_WITHIN {
+        return None;
+    }
+    let medians: Vec<f64> = rs.pooled().iter().map(|x| x.median).collect();
+    let lo = medians.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = medians.iter().copied().fold(0.0, f64::max);
+    let mut listed: Vec<String> = medians.iter().take(LISTED).map(|m| num(*m)).collect();
+    if medians.len() > LISTED {
+        listed.push(format!("and {} more", medians.len() - LISTED));
+    }
+    Some(Finding::new(
+        "rounds-disagree",
+        Severity::Warning,
+        format!(
+            "Its {} rounds disagree (medians {} to {} {}, {:.1}% apart between rounds): its index lies between {} and {} (95% interval from its rounds), not at {}; quote the interval, or measure more rounds.",
+            n.kept,
+            num(lo),
+            num(hi),
+            r.unit,
+            n.sigma * 100.0,
+            num(index * (-half).exp()),
+            num(index * half.exp()),
+            num(index)
+        ),
+        vec![
+            format!("round medians ({}): {}", r.unit, listed.join(", ")),
+            format!(
+                "between rounds σ {:.1}% (of ln median); standard error of the median {:.1}% with {} degrees of freedom: ±{:.1}% at 95%",
+                n.sigma * 100.0,
+                n.se * 100.0,
+                n.df,
+                half.exp_m1() * 100.0
+            ),
+            format!(
+                "rounds agree when that interval lies within ±{:.0}% (the classic suite's precision target)",
+                AGREE_WITHIN * 100.0
+            ),
+        ],
+    ))
+}
+
+/// A classic row's index as the 95% interval from its rounds, when its `rounds-disagree`
+/// finding says one figure would not do: (low, high); None otherwise.
+pub fn index_interval(r: &BenchResult) -> Option<(f64, f64)> {
+    if !r.findings.iter().any(|f| f.id == ROUNDS_DISAGREE) {
+        return None;
+    }
+    let index = *r.derived.get(figures::INDEX)?;
+    let half = half_width(r)?;
+    Some((index * (-half).exp(), index * half.exp()))
+}
+
+/// Half the 95% interval of a row's ln median from its rounds: t with their degrees of
+/// freedom times the standard error; None without a spread of rounds.
+fn half_width(r: &BenchResult) -> Option<f64> {
+    let n = r.run_noise()?;
+    Some(crate::measure::mde::two_sided(Some(n.df)) * n.se)
+}
 
 /// One finding per copy count whose index the pair's placement moves by more than its CI.
 /// `n` is the full-width copy count (for the per-CPU label).
@@ -84,6 +165,73 @@ mod tests {
             ci95_high: ci.1,
             context_switch: [Some(838.0), Some(900.0), Some(44.0)],
         }
+    }
+
+    /// A syscall row pooled from one-pass rounds with these medians, its index set, its
+    /// noise as `run` pools it.
+    fn pooled(medians: &[f64]) -> BenchResult {
+        use crate::result::rounds::{noise_of, quiet_rounds, Rounds};
+        let mut r = crate::result::testing::result(
+            "classic.syscall@1",
+            "os",
+            None,
+            serde_json::json!({"copies": 1}),
+            1.0,
+        );
+        r.unit = "lps".into();
+        r.samples = medians.to_vec();
+        r.stats = crate::measure::stats::Stats::of(&r.samples).unwrap();
+        let mut rounds = quiet_rounds(&medians.iter().map(|m| m.ln()).collect::<Vec<_>>());
+        for x in &mut rounds {
+            x.samples = 1;
+        }
+        r.rounds = Some(Rounds {
+            noise: noise_of(&rounds, Some(r.stats.median.ln()), None),
+            rounds,
+        });
+        r.derived
+            .insert(figures::INDEX.into(), 10.0 * r.stats.median / 15000.0);
+        r
+    }
+
+    #[test]
+    fn rounds_that_disagree_make_the_index_an_interval_and_rounds_that_agree_do_not() {
+        // Five passes within 1%: the interval is about ±1%, one figure will do.
+        let quiet = pooled(&[2.00e6, 2.01e6, 1.99e6, 2.005e6, 1.995e6]);
+        assert!(rounds_disagree(&quiet).is_none());
+        assert!(index_interval(&quiet).is_none());
+        // A loud hour's rounds (15% apart): the interval reaches past ±5%.
+        let mut loud = pooled(&[2.00e6, 1.60e6, 2.30e6, 1.80e6, 2.10e6]);
+        let f = rounds_disagree(&loud).expect("rounds 15% apart disagree");
+        assert_eq!(
+            (f.id.as_str(), f.severity),
+            (ROUNDS_DISAGREE, Severity::Warning)
+        );
+        assert!(
+            f.message
+                .starts_with("Its 5 rounds disagree (medians 1600000 to 2300000 lps"),
+            "{}",
+            f.message
+        );
+        assert!(
+            f.evidence[0].contains("2000000, 1600000, 2300000"),
+            "{:?}",
+            f.evidence
+        );
+        assert!(
+            f.evidence[1].contains("4 degrees of freedom"),
+            "{:?}",
+            f.evidence
+        );
+        // The table's interval is read from the finding the row carries, about its index.
+        assert!(index_interval(&loud).is_none(), "no finding on the row yet");
+        loud.findings.push(f);
+        let (lo, hi) = index_interval(&loud).unwrap();
+        let index = loud.derived[figures::INDEX];
+        assert!(lo < index / 1.05 && hi > index * 1.05, "{lo} {index} {hi}");
+        assert!(((lo * hi).sqrt() - index).abs() < 1e-9 * index);
+        // One round: no spread to read, nothing said.
+        assert!(rounds_disagree(&pooled(&[2.0e6])).is_none());
     }
 
     #[test]

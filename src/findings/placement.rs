@@ -69,6 +69,13 @@ pub fn explain_os(os: &BenchResult, pinned: &[BenchResult], probe: &[Finding]) -
     explain_pair(&TASKS, os, pinned, probe)
 }
 
+/// The findings `explain_pair` raises.
+pub const PAIR_FINDINGS: &[&str] = &[
+    "os-placement-colocated",
+    "os-placement-spread",
+    "os-placement-mixed",
+];
+
 /// Explain an os result whose observed pair is described by `words` (TASKS, FORKS): the
 /// same rule and thresholds for every kind of pair.
 pub fn explain_pair(

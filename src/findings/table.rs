@@ -39,6 +39,7 @@ pub const KINDS: &[Kind] = &[
     Kind { id: "mixed-cpu-kinds", severities: W, meaning: "an unpinned result ran on CPUs of two or more kinds of a hybrid machine" },
     // The classic suite's index (src/findings/classic.rs).
     Kind { id: "index-placement-sensitive", severities: W, meaning: "the classic index moves with the context-switch pair's placement by more than its own 95% CI" },
+    Kind { id: "rounds-disagree", severities: W, meaning: "a classic test's rounds disagree: the 95% interval of its median from them reaches further than 5% either way, so its index is that interval, not one figure" },
     // One result (src/findings/results.rs, memory.rs).
     Kind { id: "timer-bound", severities: W, meaning: "reading the clock is more than 1% of the measured time" },
     Kind { id: "high-variation", severities: I, meaning: "the samples' coefficient of variation exceeds 10%" },

@@ -5,6 +5,10 @@
 pub const INDEX: &str = "index";
 /// The same from UnixBench's pass combination.
 pub const UNIXBENCH_INDEX: &str = "unixbench_index";
+/// UnixBench's pass combination of a classic test's rate, in its unit.
+pub const UNIXBENCH_SCORE: &str = "unixbench_score";
+/// A classic test's George baseline, in its unit.
+pub const BASELINE: &str = "baseline";
 /// N copies' rate ÷ (N × the 1-copy rate).
 pub const SCALING_EFFICIENCY: &str = "scaling_efficiency";
 /// Per transaction: CPU-µs, context switches, migrations; and the system-call event.

@@ -49,6 +49,61 @@ pub struct PairSeen {
     pub cpu_kinds: Option<BTreeMap<String, Vec<u32>>>,
 }
 
+impl CopiesSeen {
+    /// What several rounds saw of the same copies, as one: each copy's CPUs joined and its
+    /// rates per pass in round order, the pair observations added and their shared-CPU share
+    /// weighted by them, the CPUs each side was seen on joined. None for no rounds.
+    pub fn merged(parts: &[&CopiesSeen]) -> Option<CopiesSeen> {
+        let mut out = (*parts.first()?).clone();
+        for p in &parts[1..] {
+            for (mine, theirs) in out.copies.iter_mut().zip(&p.copies) {
+                mine.cpus_seen.extend(&theirs.cpus_seen);
+                mine.rates.extend(&theirs.rates);
+                if let Some(b) = &theirs.partner_cpus_seen {
+                    mine.partner_cpus_seen
+                        .get_or_insert_with(BTreeSet::new)
+                        .extend(b);
+                }
+            }
+            if let Some(t) = &p.tasks {
+                let mine = out.tasks.get_or_insert_with(|| Tasks {
+                    a: CpusSeen {
+                        cpus_seen: BTreeSet::new(),
+                    },
+                    b: CpusSeen {
+                        cpus_seen: BTreeSet::new(),
+                    },
+                });
+                mine.a.cpus_seen.extend(&t.a.cpus_seen);
+                mine.b.cpus_seen.extend(&t.b.cpus_seen);
+            }
+            if let Some(k) = &p.cpu_kinds {
+                let mine = out.cpu_kinds.get_or_insert_with(BTreeMap::new);
+                for (kind, cpus) in k {
+                    let v = mine.entry(kind.clone()).or_default();
+                    v.extend(cpus);
+                    v.sort_unstable();
+                    v.dedup();
+                }
+            }
+        }
+        let watched: Vec<(u64, f64)> = parts
+            .iter()
+            .filter_map(|p| Some((p.observations?, p.colocated_fraction?)))
+            .collect();
+        if !watched.is_empty() {
+            let n: u64 = watched.iter().map(|w| w.0).sum();
+            out.observations = Some(n);
+            out.colocated_fraction = Some(if n > 0 {
+                watched.iter().map(|(k, f)| *k as f64 * f).sum::<f64>() / n as f64
+            } else {
+                watched.iter().map(|w| w.1).sum::<f64>() / watched.len() as f64
+            });
+        }
+        Some(out)
+    }
+}
+
 /// One copy of a parallel run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CopySeen {
@@ -149,5 +204,42 @@ impl Observed {
             Observed::Pair(p) => p.cpu_kinds = Some(kinds),
             Observed::Copies(c) => c.cpu_kinds = Some(kinds),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seen(cpus: &[u32], rates: &[f64], obs: Option<(u64, f64)>) -> CopiesSeen {
+        CopiesSeen {
+            copies: vec![CopySeen {
+                cpus_seen: cpus.iter().copied().collect(),
+                rates: rates.to_vec(),
+                partner_cpus_seen: obs.map(|_| BTreeSet::from([1])),
+            }],
+            observations: obs.map(|o| o.0),
+            colocated_fraction: obs.map(|o| o.1),
+            tasks: None,
+            cpu_kinds: None,
+        }
+    }
+
+    #[test]
+    fn rounds_of_copies_merge_their_cpus_rates_and_observations() {
+        // Two rounds of a context-switch copy: together on one CPU in 10% of 100 samples,
+        // then in 70% of 300.
+        let a = seen(&[0], &[10.0], Some((100, 0.1)));
+        let b = seen(&[1], &[12.0], Some((300, 0.7)));
+        let m = CopiesSeen::merged(&[&a, &b]).unwrap();
+        assert_eq!(m.copies[0].cpus_seen, BTreeSet::from([0, 1]));
+        assert_eq!(m.copies[0].rates, vec![10.0, 12.0]);
+        assert_eq!(m.observations, Some(400));
+        assert!((m.colocated_fraction.unwrap() - 0.55).abs() < 1e-12);
+        // Copies not watched as pairs stay without observations.
+        let plain =
+            CopiesSeen::merged(&[&seen(&[0], &[1.0], None), &seen(&[0], &[2.0], None)]).unwrap();
+        assert_eq!((plain.observations, plain.colocated_fraction), (None, None));
+        assert!(CopiesSeen::merged(&[]).is_none());
     }
 }

@@ -613,15 +613,29 @@ fn merge_row(
 
 /// What was seen of an unpinned pair over several rounds: observations and round trips
 /// added, the shared-CPU share weighted by observations, the CPUs each task was seen on
-/// joined, scheduler counters added (absent when any round lacks them). None when the
-/// rounds saw no pair.
+/// joined, scheduler counters added (absent when any round lacks them). Of a classic test's
+/// copies: `CopiesSeen::merged`. None when the rounds saw neither.
 fn merged_observed<'a>(
     results: impl Iterator<Item = &'a &'a BenchResult>,
 ) -> Option<crate::result::Observed> {
     use crate::result::Observed;
-    let pairs: Vec<&crate::result::observed::PairSeen> = results
-        .filter_map(|r| match &r.placement.observed {
-            Some(Observed::Pair(p)) => Some(p),
+    let seen: Vec<&Observed> = results
+        .filter_map(|r| r.placement.observed.as_ref())
+        .collect();
+    let copies: Vec<&crate::result::observed::CopiesSeen> = seen
+        .iter()
+        .filter_map(|o| match o {
+            Observed::Copies(c) => Some(c),
+            _ => None,
+        })
+        .collect();
+    if !copies.is_empty() {
+        return crate::result::observed::CopiesSeen::merged(&copies).map(Observed::Copies);
+    }
+    let pairs: Vec<&crate::result::observed::PairSeen> = seen
+        .iter()
+        .filter_map(|o| match o {
+            Observed::Pair(p) => Some(p),
             _ => None,
         })
         .collect();
@@ -687,7 +701,10 @@ mod tests {
             .filter(|i| benches[*i].in_rounds())
             .collect();
         let once = benches.len() - rounded.len();
-        assert!(once > 0, "the classic tests run in one piece");
+        assert_eq!(
+            once, 0,
+            "every benchmark is measured in rounds, classic too"
+        );
         let each: Vec<usize> = rounded.iter().map(|b| rounds_of(benches[*b], 5)).collect();
         assert_eq!(s.len(), each.iter().sum::<usize>() + once);
         // Benchmarks whose rows' noise lies between cheap or whole rounds draw more of them
@@ -826,11 +843,10 @@ mod tests {
         assert_eq!(samples_in_round(bandwidth, 10, 5), 1);
         // One round, or a benchmark measured in one piece: every sample.
         assert_eq!(samples_in_round(timers, 40, 1), 40);
-        let classic = *crate::bench::REGISTRY
-            .iter()
-            .find(|b| !b.in_rounds())
-            .unwrap();
-        assert_eq!(samples_in_round(classic, 10, 5), 10);
+        // A classic round is one pass of each case: the run's rounds, a pass a round.
+        let classic = bench("classic.syscall");
+        assert_eq!(rounds_of(classic, 5), 5);
+        assert_eq!(classic.min_samples_per_round(), 1);
         assert_eq!(remeasure_budget(5), 3);
         assert_eq!(remeasure_budget(1), 0);
     }

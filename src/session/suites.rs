@@ -1,6 +1,7 @@
 //! `truebench run`: the suites' benchmarks, one after the other, inside the session; each
 //! finished result is kept at once (so Ctrl-C keeps it), cases that cannot run here are
-//! kept with their reason, and a classic run gets its suite indexes.
+//! kept with their reason, and a classic run gets its suite indexes (from its rows pooled
+//! from their rounds).
 
 use super::round_runner::Runner;
 use super::rounds::{self, Slot};
@@ -180,6 +181,7 @@ impl Measurement for SuiteRun {
             Err(e) => return Err(e),
         }
         if self.runs("classic") {
+            crate::bench::classic::finish(&mut m.doc.results, m.env);
             let (n, basis) = crate::bench::classic::copies::full_width(&m.env.cpus);
             m.doc.indexes = Some(crate::bench::classic::score::suite_indexes(
                 &m.doc.results,

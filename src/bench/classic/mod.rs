@@ -47,11 +47,11 @@ pub fn copy_worker(args: &[String]) -> ! {
 }
 
 use super::{Benchmark, Emitted, RunContext, Skipped};
-use crate::findings::placement::{explain_pair, FORKS, TASKS};
+use crate::findings::placement::{explain_pair, FORKS, PAIR_FINDINGS, TASKS};
 use crate::findings::results::annotate;
 use crate::measure::batch::Batch;
 use crate::result::observed::{CopiesSeen, CopySeen, CpusSeen, Observed, Tasks};
-use crate::result::{BenchResult, Placement, Quality};
+use crate::result::{figures, BenchResult, Placement, Quality};
 use copies::{CopyOutcome, Work};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -315,18 +315,37 @@ pub static SYSCALL: Classic = Classic {
 /// The number of tests in the index.
 pub const INDEX_TESTS: usize = 12;
 
-/// Passes and window per pass: UnixBench's with `--full`, else a quick plan that keeps
-/// every test's CV meaningful (5 passes) and the whole suite for 1 and N copies under
-/// about 2 minutes.
+/// Passes per round and the window of each pass. With `--full`, UnixBench's windows (10 s,
+/// 30 s, 60 s): the 10-second tests two passes a round, so a default run's 5 rounds make
+/// UnixBench's 10 passes; the others one a round, 5 passes in 5 rounds where UnixBench runs
+/// 3 (as many rounds as the run's other benchmarks, so each row's noise rests on as many).
+/// Else the quick plan: one pass of 0.5 s (1 s for the shell scripts) a round, the 5 passes
+/// of a default run's 5 rounds keeping every test's spread meaningful and the suite for 1
+/// and N copies about 2 minutes.
 fn plan(length: Length, full: bool) -> (usize, Duration) {
     match (full, length) {
-        (true, Length::Long) => (10, Duration::from_secs(10)),
-        (true, Length::Medium) => (3, Duration::from_secs(30)),
-        (true, Length::Shell) => (3, Duration::from_secs(60)),
-        (false, Length::Shell) => (5, Duration::from_millis(1000)),
-        (false, _) => (5, Duration::from_millis(500)),
+        (true, Length::Long) => (2, Duration::from_secs(10)),
+        (true, Length::Medium) => (1, Duration::from_secs(30)),
+        (true, Length::Shell) => (1, Duration::from_secs(60)),
+        (false, Length::Shell) => (1, Duration::from_millis(1000)),
+        (false, _) => (1, Duration::from_millis(500)),
     }
 }
+
+/// The pass before a round's passes of a case, not kept: a tenth of the window. Every pass
+/// starts its copies afresh, so what it warms is what outlives a process: the worker and
+/// the shell tools in the page cache, the kernel's caches of processes and files, the CPU's
+/// clock after another benchmark's round. A fifth of the window (what the suite measured in
+/// one piece spent once per case) in every round would cost a default run about 9 s more.
+fn warm_up(window: Duration) -> Duration {
+    window / 10
+}
+
+/// What starting a pass's copies and reaping them costs besides its window, s (a fork and
+/// exec per copy, the copies preparing their work before the barrier; a round also makes
+/// its directory and installs the kernel worker): part of the expected length of a round
+/// (`Benchmark::round_s`).
+const LAUNCH_S: f64 = 0.03;
 
 /// The classic suite's own options (`truebench run classic ...`): refused for other suites.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -488,43 +507,62 @@ impl Classic {
         })
     }
 
-    /// Run the passes of one copy count and build its result.
+    /// One round of one copy count: a short warm-up pass, then the round's passes, and its
+    /// result. None when the budget left no room for a pass (`deadline`): a pass is not
+    /// started when its window would end past the deadline, nor after the deadline or
+    /// Ctrl-C (the passes finished are kept; Ctrl-C then ends the run as `Interrupted`).
     fn measure(
         &self,
         ctx: &RunContext,
         copies: usize,
         basis: &str,
         variant: &Variant,
-        one_copy_median: Option<f64>,
-    ) -> anyhow::Result<BenchResult> {
+    ) -> anyhow::Result<Option<BenchResult>> {
         let (passes, window) = plan(self.length, ctx.options.classic.full);
+        let warm = warm_up(window);
+        if crate::deadline::would_overrun((warm + window).as_secs_f64()) {
+            return Ok(None);
+        }
         let pins = self.pins(ctx, variant);
         let dir = tempfile::Builder::new()
             .prefix("truebench-classic-")
             .tempdir()?;
         let (exe, args) = self.launch_args(dir.path(), variant)?;
         let launch = copies::Launch::Exec { exe: &exe, args };
-        // A short warm-up pass (caches, page faults, the binary in the page cache), not kept.
-        copies::pass(copies, pins.as_deref(), window / 5, &launch)
+        copies::pass(copies, pins.as_deref(), warm, &launch)
             .map_err(|e| e.context(format!("{} warm-up", self.id)))?;
-        let mut rates = Vec::with_capacity(passes);
-        let mut batches = Vec::with_capacity(passes);
         let mut per_pass: Vec<Vec<CopyOutcome>> = Vec::with_capacity(passes);
         for _ in 0..passes {
-            let out = copies::pass(copies, pins.as_deref(), window, &launch)?;
-            rates.push(out.iter().map(|c| c.rate_per_s()).sum::<f64>() * self.per_s_to_unit);
-            batches.push(Batch {
+            if crate::deadline::stop_requested()
+                || crate::deadline::would_overrun(window.as_secs_f64())
+            {
+                break;
+            }
+            per_pass.push(copies::pass(copies, pins.as_deref(), window, &launch)?);
+        }
+        if crate::interrupt::requested() {
+            return Err(crate::error::Interrupted.into());
+        }
+        if per_pass.is_empty() {
+            return Ok(None);
+        }
+        let rates: Vec<f64> = per_pass
+            .iter()
+            .map(|out| out.iter().map(|c| c.rate_per_s()).sum::<f64>() * self.per_s_to_unit)
+            .collect();
+        let batches: Vec<Batch> = per_pass
+            .iter()
+            .map(|out| Batch {
                 iterations: out.iter().map(|c| c.count).sum(),
                 elapsed_ns: out.iter().map(|c| c.span_ns).sum::<u64>() / copies as u64,
-            });
-            per_pass.push(out);
-        }
+            })
+            .collect();
         let (n, _) = copies::full_width(&ctx.probe.cpus);
         let mut params = crate::result::Params::of([
             ("copies", crate::result::ParamValue::from(copies)),
             ("copies_per_cpu", (copies as f64 / n as f64).into()),
             ("copies_basis", basis.into()),
-            ("passes", passes.into()),
+            ("passes_per_round", passes.into()),
             ("window_s", window.as_secs_f64().into()),
             (
                 "plan",
@@ -585,40 +623,40 @@ impl Classic {
             placement,
             self.unit,
             false,
-            rates.clone(),
+            rates,
             Quality::of(ctx.clock_cost_ns, &batches),
         )
         .ok_or_else(|| anyhow::anyhow!("{}: no valid pass", self.id))?;
-        let d = &mut res.derived;
-        d.insert(
-            "index".into(),
-            score::index(res.stats.median, self.baseline),
-        );
-        d.insert("baseline".into(), self.baseline);
-        if let Some(ub) = score::unixbench_style(&rates) {
-            d.insert("unixbench_score".into(), ub);
-            d.insert("unixbench_index".into(), score::index(ub, self.baseline));
-        }
-        if let Some(one) = one_copy_median.filter(|_| copies > 1) {
-            d.insert(
-                "scaling_efficiency".into(),
-                score::scaling_efficiency(res.stats.median, copies, one),
-            );
-        }
+        self.derive(&mut res);
         annotate(&mut res);
         crate::findings::placement::mixed_cpu_kinds(&ctx.probe.topology.cpu_kinds, &mut res);
-        if pins.is_none() {
-            let (words, more) = match self.kind {
-                Kind::ContextSwitch => (&TASKS, "`truebench run ctx` measures each placement (same CPU, same LLC, ...) on its own"),
-                Kind::ProcessCreation => (&FORKS, "each child tells in its exit status the CPU it started on (one vDSO getcpu in parent and child per fork)"),
-                _ => return Ok(res),
-            };
-            if let Some(mut f) = explain_pair(words, &res, &[], &ctx.probe.findings) {
-                f.evidence.push(more.into());
-                res.findings.push(f);
+        Ok(Some(res))
+    }
+
+    /// What the test derives from a row's passes: its index (from the median) against its
+    /// baseline, and UnixBench's own combination of the passes and its index. Measured per
+    /// round, and again on the row pooled from its rounds (`Benchmark::refresh`).
+    fn derive(&self, r: &mut BenchResult) {
+        let d = &mut r.derived;
+        d.insert(
+            figures::INDEX.into(),
+            score::index(r.stats.median, self.baseline),
+        );
+        d.insert(figures::BASELINE.into(), self.baseline);
+        d.remove(figures::SCALING_EFFICIENCY);
+        match score::unixbench_style(&r.samples) {
+            Some(ub) => {
+                d.insert(figures::UNIXBENCH_SCORE.into(), ub);
+                d.insert(
+                    figures::UNIXBENCH_INDEX.into(),
+                    score::index(ub, self.baseline),
+                );
+            }
+            None => {
+                d.remove(figures::UNIXBENCH_SCORE);
+                d.remove(figures::UNIXBENCH_INDEX);
             }
         }
-        Ok(res)
     }
 
     /// Where the copies ran and what each did, pass by pass.
@@ -668,13 +706,38 @@ impl Classic {
 }
 
 impl Benchmark for Classic {
-    /// The classic tests keep UnixBench's passes and their indexes: measured in one piece.
-    fn in_rounds(&self) -> bool {
-        false
-    }
-
     fn id(&self) -> &'static str {
         self.id
+    }
+
+    /// A round's passes come from the plan (`plan`), not from `--samples`: one of 0.5-1 s
+    /// in the quick plan, so a round is one sample of each case.
+    fn min_samples_per_round(&self) -> usize {
+        1
+    }
+
+    /// Every runnable case's warm-up, passes and launches: the windows are fixed, so a
+    /// round's length is known before it runs (what a budget plans with).
+    fn round_s(&self, ctx: &RunContext) -> Option<f64> {
+        if self.skip_reason().is_some() {
+            return Some(0.0);
+        }
+        let (passes, window) = plan(self.length, ctx.options.classic.full);
+        let case = warm_up(window).as_secs_f64()
+            + passes as f64 * window.as_secs_f64()
+            + (passes + 1) as f64 * LAUNCH_S;
+        Some(self.planned(ctx) as f64 * case)
+    }
+
+    /// The row pooled from its rounds: its index and UnixBench's combination from every
+    /// kept pass, and whether its rounds disagree (`findings::classic::rounds_disagree`).
+    fn refresh(&self, r: &mut BenchResult) {
+        self.derive(r);
+        r.findings
+            .retain(|f| f.id != crate::findings::classic::ROUNDS_DISAGREE);
+        if let Some(f) = crate::findings::classic::rounds_disagree(r) {
+            r.findings.push(f);
+        }
     }
 
     fn levels(&self) -> &'static [super::levels::LevelUse] {
@@ -746,6 +809,9 @@ impl Benchmark for Classic {
         out
     }
 
+    /// One round: each variant and copy count in turn, a warm-up and the round's passes
+    /// each (`measure`). The budget ends a round between cases (what was measured is
+    /// kept); Ctrl-C ends it as `Interrupted`.
     fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(Emitted)) -> anyhow::Result<()> {
         if let Some(reason) = self.skip_reason() {
             for (c, _) in copy_counts(ctx) {
@@ -771,18 +837,87 @@ impl Benchmark for Classic {
                     continue;
                 }
             };
-            let mut one_copy = None;
             for (c, basis) in copy_counts(ctx) {
-                emit(Emitted::Running(case_name(c, &variant)));
-                let r = self.measure(ctx, c, &basis, &variant, one_copy)?;
-                if c == 1 {
-                    one_copy = Some(r.stats.median);
+                if crate::interrupt::requested() {
+                    return Err(crate::error::Interrupted.into());
                 }
-                emit(Emitted::Result(Box::new(r)));
+                if crate::deadline::expired() {
+                    return Ok(());
+                }
+                emit(Emitted::Running(case_name(c, &variant)));
+                match self.measure(ctx, c, &basis, &variant)? {
+                    Some(r) => emit(Emitted::Result(Box::new(r))),
+                    None => return Ok(()),
+                }
             }
         }
         Ok(())
     }
+}
+
+/// The classic rows of a run once pooled from their rounds: each N-copy row's scaling
+/// efficiency against its 1-copy row (the same test and variant), and for the unpinned
+/// context-switch and process-creation rows the placement finding from every kept round's
+/// observations (`findings::placement::explain_pair`).
+pub fn finish(results: &mut [BenchResult], probe: &crate::probe::ProbeDoc) {
+    let one_copy: Vec<(String, f64)> = results
+        .iter()
+        .filter(|r| r.benchmark.starts_with("classic.") && copies_of(r) == Some(1))
+        .map(|r| (variant_key(r), r.stats.median))
+        .collect();
+    for r in results.iter_mut() {
+        if !r.benchmark.starts_with("classic.") {
+            continue;
+        }
+        let Some(c) = copies_of(r) else { continue };
+        let one = one_copy
+            .iter()
+            .find(|(k, _)| *k == variant_key(r))
+            .map(|(_, m)| *m);
+        match one.filter(|_| c > 1) {
+            Some(one) => {
+                r.derived.insert(
+                    figures::SCALING_EFFICIENCY.into(),
+                    score::scaling_efficiency(r.stats.median, c as usize, one),
+                );
+            }
+            None => {
+                r.derived.remove(figures::SCALING_EFFICIENCY);
+            }
+        }
+        if r.placement.cpus.is_some() {
+            continue;
+        }
+        let (words, more) = match r.base_id() {
+            "classic.context-switch" => (&TASKS, "`truebench run ctx` measures each placement (same CPU, same LLC, ...) on its own"),
+            "classic.process-creation" => (&FORKS, "each child tells in its exit status the CPU it started on (one vDSO getcpu in parent and child per fork)"),
+            _ => continue,
+        };
+        r.findings
+            .retain(|f| !PAIR_FINDINGS.contains(&f.id.as_str()));
+        if let Some(mut f) = explain_pair(words, r, &[], &probe.findings) {
+            f.evidence.push(more.into());
+            r.findings.push(f);
+        }
+    }
+}
+
+fn copies_of(r: &BenchResult) -> Option<u64> {
+    r.params.get("copies").and_then(|v| v.as_u64())
+}
+
+/// A classic row's test and variant without its copy count: its benchmark, placement and
+/// the params that name a variant (fsync, work, pair).
+fn variant_key(r: &BenchResult) -> String {
+    let p = |k: &str| r.params.get(k).map(|v| v.to_string()).unwrap_or_default();
+    format!(
+        "{} [{}] fsync={} work={} pair={}",
+        r.benchmark,
+        r.placement.name,
+        p("fsync"),
+        p("work"),
+        p("pair")
+    )
 }
 
 #[cfg(test)]
@@ -1005,10 +1140,76 @@ mod tests {
     }
 
     #[test]
+    fn pooled_rows_get_their_scaling_from_the_pooled_one_copy_row_of_their_variant() {
+        let row = |copies: u64, pair: Option<&str>, m: f64| {
+            let mut params = serde_json::json!({"copies": copies});
+            if let Some(p) = pair {
+                params["pair"] = p.into();
+            }
+            let mut r = crate::result::testing::result(
+                "classic.context-switch@1",
+                pair.unwrap_or("os"),
+                pair.map(|_| vec![0, 1]),
+                params,
+                m,
+            );
+            // Scaled from one round's figure by merge: stale until `finish`.
+            r.derived.insert(figures::SCALING_EFFICIENCY.into(), 9.0);
+            r
+        };
+        let mut rows = vec![
+            row(1, None, 100.0),
+            row(2, None, 150.0),
+            row(1, Some("same-cpu"), 200.0),
+            row(2, Some("same-cpu"), 400.0),
+        ];
+        finish(&mut rows, &crate::probe::fixture("this-vm"));
+        let eff = |i: usize| rows[i].derived.get(figures::SCALING_EFFICIENCY).copied();
+        assert_eq!(eff(0), None, "one copy has no scaling");
+        assert_eq!(eff(1), Some(0.75));
+        assert_eq!(eff(2), None);
+        assert_eq!(
+            eff(3),
+            Some(1.0),
+            "the pinned pair against its own 1-copy row"
+        );
+    }
+
+    #[test]
+    fn a_rounds_length_is_its_cases_windows_warm_ups_and_launches() {
+        let probe = crate::probe::fixture("this-vm");
+        let options = crate::bench::RunOptions::default();
+        let measured = crate::bench::Measured::default();
+        let ctx = RunContext {
+            probe: &probe,
+            options: &options,
+            samples: 10,
+            clock_cost_ns: 20.0,
+            min_batch_ns: 2e6,
+            measured: &measured,
+        };
+        // 1 and N copies of one pass of 0.5 s, a warm-up of 0.05 s, two launches.
+        let want = SYSCALL.planned(&ctx) as f64 * (0.05 + 0.5 + 2.0 * LAUNCH_S);
+        let got = SYSCALL.round_s(&ctx).unwrap();
+        assert!((got - want).abs() < 1e-9, "{got} {want}");
+        assert_eq!(SYSCALL.planned(&ctx), copy_counts(&ctx).len());
+        // Three context-switch variants: three times the cases.
+        let ctx_s = CONTEXT_SWITCH.round_s(&ctx).unwrap();
+        assert!(ctx_s >= got, "{ctx_s} {got}");
+    }
+
+    #[test]
     fn quick_and_full_plans() {
-        assert_eq!(plan(Length::Long, true), (10, Duration::from_secs(10)));
-        assert_eq!(plan(Length::Shell, true), (3, Duration::from_secs(60)));
+        // --full: UnixBench's windows; its 10 passes of the 10-second tests in 5 rounds.
+        assert_eq!(plan(Length::Long, true), (2, Duration::from_secs(10)));
+        assert_eq!(plan(Length::Medium, true), (1, Duration::from_secs(30)));
+        assert_eq!(plan(Length::Shell, true), (1, Duration::from_secs(60)));
+        // Quick: one short pass a round.
         let (p, w) = plan(Length::Medium, false);
-        assert!(p >= 5 && w <= Duration::from_secs(1));
+        assert!(p == 1 && w <= Duration::from_secs(1));
+        assert_eq!(
+            warm_up(Duration::from_millis(500)),
+            Duration::from_millis(50)
+        );
     }
 }

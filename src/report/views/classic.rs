@@ -57,6 +57,36 @@ fn name(r: &BenchResult, p: &Copies) -> String {
     }
 }
 
+/// A test's index as the table prints it: one figure, or the 95% interval from its rounds
+/// marked `*` when they disagree (`rounds-disagree`).
+fn index_cell(r: &BenchResult) -> String {
+    match crate::findings::classic::index_interval(r) {
+        Some((lo, hi)) => format!("{}–{}*", num(lo), num(hi)),
+        None => r
+            .derived
+            .get(figures::INDEX)
+            .map(|v| num(*v))
+            .unwrap_or_default(),
+    }
+}
+
+/// The line under a table with a `*` index: what the mark means.
+fn disagree_note(doc: &RunDocument) -> String {
+    let names: Vec<String> = tests(doc)
+        .into_iter()
+        .filter(|(r, _)| crate::findings::classic::index_interval(r).is_some())
+        .map(|(r, p)| format!("{} x{}", name(r, &p), p.copies))
+        .collect();
+    if names.is_empty() {
+        return String::new();
+    }
+    crate::report::views::wrap(&format!(
+        "* its rounds disagree (finding {}): the index is the 95% interval from its rounds, not one figure ({})\n",
+        crate::findings::classic::ROUNDS_DISAGREE,
+        names.join(", ")
+    ))
+}
+
 fn cpus_seen(r: &BenchResult) -> String {
     let Some(obs) = &r.placement.observed else {
         return String::new();
@@ -148,12 +178,7 @@ impl View for Classic {
                 match of(*c) {
                     Some((r, _)) => {
                         row.push(num(r.stats.median));
-                        row.push(
-                            r.derived
-                                .get(figures::INDEX)
-                                .map(|v| num(*v))
-                                .unwrap_or_default(),
-                        );
+                        row.push(index_cell(r));
                         if let Some(e) = r.derived.get(figures::SCALING_EFFICIENCY) {
                             scaling = format!("{:.0}% at x{c}", e * 100.0);
                         }
@@ -165,6 +190,7 @@ impl View for Classic {
             t.add_row(row);
         }
         let mut out = format!("Classic suite (UnixBench-equivalent; George = 10):\n{t}\n");
+        out.push_str(&disagree_note(doc));
         if let Some(ix) = &doc.indexes {
             out.push_str(&index_lines(ix));
         }
@@ -194,7 +220,7 @@ impl View for Classic {
                 r.unit.clone(),
                 format!("{} – {}", num(r.stats.ci95_low), num(r.stats.ci95_high)),
                 pct(r.stats.cv),
-                d(figures::INDEX),
+                index_cell(r),
                 d(figures::UNIXBENCH_INDEX),
                 r.derived
                     .get(figures::SCALING_EFFICIENCY)
@@ -204,6 +230,7 @@ impl View for Classic {
             ]);
         }
         let mut out = format!("Classic suite (UnixBench-equivalent; George = 10)\n{t}\n");
+        out.push_str(&disagree_note(doc));
         if let Some(ix) = &doc.indexes {
             out.push_str(&index_lines(ix));
             out.push_str("Per-placement context-switch figures: truebench run ctx\n");
