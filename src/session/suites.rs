@@ -84,6 +84,7 @@ impl Measurement for SuiteRun {
             clock_cost_ns,
             min_batch_ns: min_interval_ns(clock_cost_ns, BATCH_FLOOR_NS),
             measured: &measured,
+            only: None,
         };
         // Progress counts results: each round's of a benchmark measured in rounds.
         let total: usize = self

@@ -707,6 +707,14 @@ impl Benchmark for Classic {
         copy_counts(ctx).len() * self.variants(ctx).iter().filter(|v| v.is_ok()).count()
     }
 
+    /// What its plan takes: per result its passes and the warm-up (a fifth of a pass), a
+    /// fifth more for starting the copies (a quick run of the suite about 2 minutes for 1
+    /// and N copies; `--full` about 28 minutes per copy count).
+    fn budget_share_s(&self, ctx: &RunContext) -> f64 {
+        let (passes, window) = plan(self.length, ctx.options.classic.full);
+        self.planned(ctx) as f64 * (passes as f64 + 0.2) * window.as_secs_f64() * 1.2
+    }
+
     fn plan(&self, ctx: &RunContext) -> Vec<crate::placement::Planned> {
         use crate::placement::Planned;
         let mut out = Vec::new();
@@ -773,6 +781,9 @@ impl Benchmark for Classic {
             };
             let mut one_copy = None;
             for (c, basis) in copy_counts(ctx) {
+                if crate::deadline::stop_requested() {
+                    return crate::deadline::stopped();
+                }
                 emit(Emitted::Running(case_name(c, &variant)));
                 let r = self.measure(ctx, c, &basis, &variant, one_copy)?;
                 if c == 1 {

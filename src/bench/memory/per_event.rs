@@ -5,7 +5,6 @@
 //! timer share say how much of the "bandwidth" is the clock.
 
 use crate::bench::{fresh_process, Benchmark, Emitted, RunContext};
-use crate::error::Interrupted;
 use crate::findings::results::annotate;
 use crate::measure::batch::{calibrate, time_batch, Batch};
 use crate::measure::clocks::now_ns;
@@ -57,7 +56,7 @@ pub fn measure(samples: usize, min_batch_ns: f64) -> (Vec<Batch>, Vec<Batch>) {
     let n_b = calibrate(&mut b, min_batch_ns);
     let mut out = (Vec::new(), Vec::new());
     for _ in 0..samples {
-        if crate::interrupt::requested() {
+        if crate::deadline::stop_requested() {
             break;
         }
         out.0.push(time_batch(&mut pe, n_pe));
@@ -121,7 +120,7 @@ pub fn here(
 ) -> anyhow::Result<()> {
     let (pe, batch) = measure(b.samples, b.min_batch_ns);
     if pe.len() < b.samples {
-        return Err(Interrupted.into());
+        return crate::deadline::stopped();
     }
     let kernel = std::fs::read_to_string(crate::measure::clocksource::CURRENT).ok();
     let kernel = kernel.as_deref().map(str::trim);
@@ -147,6 +146,16 @@ impl Benchmark for PerEvent {
 
     fn planned(&self, _ctx: &RunContext) -> usize {
         2
+    }
+
+    /// 1 s of a default run: a round is a fresh process of a few tens of ms.
+    fn budget_share_s(&self, _ctx: &RunContext) -> f64 {
+        1.0
+    }
+
+    /// 15%, as a bandwidth: what matters is the ratio of its two rows, not a few percent.
+    fn mde_target(&self, _r: &BenchResult) -> f64 {
+        0.15
     }
 
     fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(Emitted)) -> anyhow::Result<()> {
