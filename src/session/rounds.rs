@@ -509,13 +509,34 @@ pub fn merge(
         .collect()
 }
 
+/// The first stage a row's noise takes σ from (Stein's rule): its `rounds` first-stage
+/// rounds, `kept` of them kept; None with fewer than two kept (no spread to plan from: the
+/// rounds after it were not chosen by one, and all of them give the noise).
+pub fn row_stage1(rounds: usize, kept: usize) -> Option<usize> {
+    (kept >= 2).then_some(rounds)
+}
+
+/// A row's noise from its rounds about its reported log median `center`; with `stage1`
+/// (the row's first-stage rounds, `row_stage1`) σ and its degrees of freedom come from that
+/// stage, and the noise says so whether or not rounds were added after it: the rule that
+/// decided to add none looked at that stage's spread too, so `compare` tests every row of
+/// such a run with the first stage's degrees of freedom (the smaller side's; Welch's
+/// pooled ones called up to 8% of simulated A/A rows of five rounds, `session::allocate`).
+pub fn row_noise(rs: &[Round], center: f64, stage1: Option<usize>) -> Option<rounds::RoundNoise> {
+    let mut n = rounds::noise_of(rs, Some(center), stage1)?;
+    if n.stage1.is_none() && !n.includes_disturbed {
+        n.stage1 = stage1;
+    }
+    Some(n)
+}
+
 fn merge_row(
     rounds: &[Measured],
     key: &str,
     stage1: Option<usize>,
     refresh: &dyn Fn(&mut BenchResult),
 ) -> Option<BenchResult> {
-    // The row's rounds among the first stage's.
+    // The row's rounds among the first stage's (and how many of them were kept, below).
     let stage1 = stage1.map(|n| {
         rounds[..n.min(rounds.len())]
             .iter()
@@ -546,6 +567,7 @@ fn merge_row(
         .collect();
     let mut rs: Vec<Round> = entries.iter().map(|(r, _)| r.clone()).collect();
     rounds::flag_outliers(&mut rs);
+    let stage1 = stage1.and_then(|n| row_stage1(n, rs[..n].iter().filter(|r| r.kept()).count()));
     for (e, r) in entries.iter_mut().zip(&rs) {
         e.0 = r.clone();
     }
@@ -578,7 +600,7 @@ fn merge_row(
         out.placement.observed = Some(obs);
     }
     out.rounds = Some(Rounds {
-        noise: rounds::noise_of(&rs, Some(out.stats.median.ln()), stage1),
+        noise: row_noise(&rs, out.stats.median.ln(), stage1),
         rounds: rs,
     });
     // How a round the figures rest on was measured (in truebench's own process, say) stays

@@ -515,7 +515,9 @@ mod tests {
 
     #[test]
     fn the_chain_is_one_cycle_over_every_line() {
-        let (_r, start) = place(&Chain::random(1024, 1), Pages::Small, None).unwrap();
+        let (_r, start) = place(&Chain::random(1024, 1), Pages::Small, None)
+            .unwrap()
+            .expect("no deadline in a test");
         let mut seen = std::collections::HashSet::new();
         let mut p = start;
         for _ in 0..1024 {
