@@ -87,6 +87,12 @@ pub struct Round {
     /// and where /proc/stat could not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub others: Option<Others>,
+    /// The hypervisor's steal: the share (%) of the round's CPUs' time (those of `others`)
+    /// it gave to something else, recorded below the disturbance limit as past it (`compare`'s
+    /// steal cause reads it either way). Absent in documents of earlier versions and where
+    /// /proc/stat could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal: Option<f64>,
 }
 
 impl Round {
@@ -383,6 +389,7 @@ pub fn quiet_rounds(logs: &[f64]) -> Vec<Round> {
             samples: 2,
             disturbed: vec![],
             others: None,
+            steal: None,
         })
         .collect()
 }
@@ -419,6 +426,7 @@ mod tests {
                 samples: 4,
                 disturbed: vec![],
                 others: None,
+                steal: None,
             })
             .collect()
     }
