@@ -39,12 +39,7 @@ const MAX_SHARE: f64 = 0.95;
 /// The steal share (%) of a round: its recorded figure, else its `steal` disturbance
 /// (documents before `steal` was recorded kept only rounds past the limit).
 fn figure(r: &Round) -> Option<f64> {
-    r.steal.or_else(|| {
-        r.disturbed
-            .iter()
-            .find(|d| d.cause == Cause::Steal)
-            .map(|d| d.value)
-    })
+    r.figure_or_disturbance(r.steal, Cause::Steal)
 }
 
 /// Steal over one side's rounds of a row.

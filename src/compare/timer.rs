@@ -155,7 +155,7 @@ pub fn reads_clocksource(r: &BenchResult) -> bool {
 /// in the same rounds as the row: the CPU's counter read by one instruction (rdtsc, cntvct)
 /// touches neither the clocksource nor libc's read path; the coarse clocks (the tick's time)
 /// read no clocksource, and are controls too when the read path stayed the same.
-fn controls<'a>(doc: &'a RunDocument, path_changed: bool) -> Vec<&'a BenchResult> {
+fn controls(doc: &RunDocument, path_changed: bool) -> Vec<&BenchResult> {
     doc.results
         .iter()
         .filter(|r| r.base_id() == "timers.clock-read" && !reads_clocksource(r))
@@ -371,6 +371,21 @@ mod tests {
         super::super::testing::in_rounds(d)
     }
 
+    /// A timers run of the realtime and coarse vDSO reads and rdtsc at these medians (ns).
+    fn three(id: &str, clocksource: &str, probe: f64, ns: [f64; 3]) -> RunDocument {
+        let clocks = [
+            ("realtime", "vdso"),
+            ("monotonic_coarse", "vdso"),
+            ("rdtsc", "instruction"),
+        ];
+        let rows: Vec<(&str, &str, f64)> = clocks
+            .iter()
+            .zip(ns)
+            .map(|((c, p), m)| (*c, *p, m))
+            .collect();
+        timers(id, clocksource, probe, &rows)
+    }
+
     /// What the timer says about the realtime vDSO row.
     fn realtime(a: &RunDocument, b: &RunDocument) -> Option<Explanation> {
         judged_rows(a, b, explain)
@@ -385,26 +400,8 @@ mod tests {
         // The root stage of 2026-11-28: tsc -> kvm-clock, the realtime vDSO row 1.32x, the
         // probe's one reading of it 50.6 and 51.8 ns (it ruled the timer out). rdtsc and the
         // coarse clock, which read no clocksource, held within 1-2% in the same rounds.
-        let a = timers(
-            "a",
-            "tsc",
-            50.6,
-            &[
-                ("realtime", "vdso", 33.0),
-                ("monotonic_coarse", "vdso", 6.0),
-                ("rdtsc", "instruction", 10.0),
-            ],
-        );
-        let b = timers(
-            "b",
-            "kvm-clock",
-            51.8,
-            &[
-                ("realtime", "vdso", 43.6),
-                ("monotonic_coarse", "vdso", 6.1),
-                ("rdtsc", "instruction", 10.1),
-            ],
-        );
+        let a = three("a", "tsc", 50.6, [33.0, 6.0, 10.0]);
+        let b = three("b", "kvm-clock", 51.8, [43.6, 6.1, 10.1]);
         let e = realtime(&a, &b).expect("the timer speaks");
         assert_eq!(e.claim, Claim::Explains, "{e:?}");
         assert!(
@@ -426,16 +423,7 @@ mod tests {
         );
         // The same switch while the host slowed everything alike: the rows that read no
         // clocksource moved as much, and the clock is ruled out.
-        let slow = timers(
-            "b",
-            "kvm-clock",
-            51.8,
-            &[
-                ("realtime", "vdso", 43.6),
-                ("monotonic_coarse", "vdso", 7.9),
-                ("rdtsc", "instruction", 13.1),
-            ],
-        );
+        let slow = three("b", "kvm-clock", 51.8, [43.6, 7.9, 13.1]);
         assert_eq!(realtime(&a, &slow).unwrap().claim, Claim::RuledOut);
         // Without those rows (an earlier run of fewer clocks), the switch contributes with
         // no figure: one probe reading a side cannot rule it out, nor size it.
@@ -453,26 +441,8 @@ mod tests {
     fn a_read_that_fell_back_to_the_system_call_is_held_against_the_instruction_only() {
         // B's vDSO reads all became system calls, the coarse one too: only rdtsc, which no
         // libc path touches, shows what the host did.
-        let a = timers(
-            "a",
-            "tsc",
-            30.0,
-            &[
-                ("realtime", "vdso", 30.0),
-                ("monotonic_coarse", "vdso", 6.0),
-                ("rdtsc", "instruction", 10.0),
-            ],
-        );
-        let mut b = timers(
-            "b",
-            "tsc",
-            170.0,
-            &[
-                ("realtime", "vdso", 171.0),
-                ("monotonic_coarse", "vdso", 160.0),
-                ("rdtsc", "instruction", 10.0),
-            ],
-        );
+        let a = three("a", "tsc", 30.0, [30.0, 6.0, 10.0]);
+        let mut b = three("b", "tsc", 170.0, [171.0, 160.0, 10.0]);
         b.env.findings.push(crate::findings::Finding::new(
             "clock-read-syscall",
             crate::findings::Severity::Warning,

@@ -99,6 +99,18 @@ impl Round {
     pub fn kept(&self) -> bool {
         self.disturbed.is_empty()
     }
+
+    /// A figure the round recorded below its disturbance limit as past it (`others`,
+    /// `steal`), else the value of its disturbance by `cause`: documents of earlier
+    /// versions kept the figure only for rounds past the limit.
+    pub fn figure_or_disturbance(&self, recorded: Option<f64>, cause: Cause) -> Option<f64> {
+        recorded.or_else(|| {
+            self.disturbed
+                .iter()
+                .find(|d| d.cause == cause)
+                .map(|d| d.value)
+        })
+    }
 }
 
 /// What disturbed a row's rounds, one line per disturbance, each round numbered among the
