@@ -165,6 +165,7 @@ mod tests {
                 samples: 2,
                 disturbed: vec![],
                 others: None,
+                steal: None,
             })
             .collect();
         r.samples = medians.iter().flat_map(|m| [*m, *m]).collect();

@@ -22,6 +22,7 @@ pub const HOST_PLACEMENT: &str = "host-placement";
 pub const LLC_SHARE: &str = "llc-share";
 pub const HOST_MEMORY: &str = "host-memory";
 pub const CPU_SPEED: &str = "cpu-speed";
+pub const STEAL: &str = "steal";
 pub const CANDIDATE: &str = "candidate";
 /// The causes that can explain a row (a candidate only ever says "not measured").
 pub const MEASURED_CAUSES: &[&str] = &[
@@ -35,6 +36,7 @@ pub const MEASURED_CAUSES: &[&str] = &[
     LLC_SHARE,
     HOST_MEMORY,
     CPU_SPEED,
+    STEAL,
 ];
 
 /// What a cause claims about a row.
@@ -145,6 +147,16 @@ impl Explanation {
         }
         self
     }
+}
+
+/// Whether a measured cause claims the row: it explains all or part of it, or contributes.
+pub fn claimed(explanations: &[Explanation]) -> bool {
+    explanations.iter().any(|e| {
+        matches!(
+            e.claim,
+            Claim::Explains | Claim::Partly | Claim::Contributes
+        )
+    })
 }
 
 /// Whether a residual is within MATCH of 1.

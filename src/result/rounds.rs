@@ -87,11 +87,29 @@ pub struct Round {
     /// and where /proc/stat could not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub others: Option<Others>,
+    /// The hypervisor's steal: the share (%) of the round's CPUs' time (those of `others`)
+    /// it gave to something else, recorded below the disturbance limit as past it (`compare`'s
+    /// steal cause reads it either way). Absent in documents of earlier versions and where
+    /// /proc/stat could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal: Option<f64>,
 }
 
 impl Round {
     pub fn kept(&self) -> bool {
         self.disturbed.is_empty()
+    }
+
+    /// A figure the round recorded below its disturbance limit as past it (`others`,
+    /// `steal`), else the value of its disturbance by `cause`: documents of earlier
+    /// versions kept the figure only for rounds past the limit.
+    pub fn figure_or_disturbance(&self, recorded: Option<f64>, cause: Cause) -> Option<f64> {
+        recorded.or_else(|| {
+            self.disturbed
+                .iter()
+                .find(|d| d.cause == cause)
+                .map(|d| d.value)
+        })
     }
 }
 
@@ -383,6 +401,7 @@ pub fn quiet_rounds(logs: &[f64]) -> Vec<Round> {
             samples: 2,
             disturbed: vec![],
             others: None,
+            steal: None,
         })
         .collect()
 }
@@ -419,6 +438,7 @@ mod tests {
                 samples: 4,
                 disturbed: vec![],
                 others: None,
+                steal: None,
             })
             .collect()
     }

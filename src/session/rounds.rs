@@ -300,6 +300,20 @@ pub fn others(
     })
 }
 
+/// The hypervisor's steal over a round: the share of the round's CPUs' ticks it took, below
+/// the disturbance limit or past it, and the stolen ticks; None when the round had no ticks.
+fn steal_share(before: &Readings, after: &Readings) -> Option<(f64, u64)> {
+    let stolen = after.steal_ticks.saturating_sub(before.steal_ticks);
+    let all = after.total_ticks.saturating_sub(before.total_ticks);
+    (all > 0).then(|| (stolen as f64 / all as f64, stolen))
+}
+
+/// The hypervisor's steal over a round as a percentage of its CPUs' time (`Round::steal`);
+/// None when the round had no ticks or /proc/stat was not read.
+pub fn steal(before: &Readings, after: &Readings) -> Option<f64> {
+    steal_share(before, after).map(|(s, _)| s * 100.0)
+}
+
 /// What disturbed a round, from the readings around it on `cpus` (with `ticks_per_s`
 /// clock ticks a second).
 pub fn judge(
@@ -328,11 +342,8 @@ pub fn judge(
             ),
         });
     }
-    let stolen = after.steal_ticks.saturating_sub(before.steal_ticks);
-    let all = after.total_ticks.saturating_sub(before.total_ticks);
-    if all > 0 && stolen >= STEAL_MIN_TICKS {
-        let s = stolen as f64 / all as f64;
-        if s >= STEAL_SHARE {
+    if let Some((s, stolen)) = steal_share(before, after) {
+        if stolen >= STEAL_MIN_TICKS && s >= STEAL_SHARE {
             out.push(Disturbance {
                 cause: Cause::Steal,
                 value: s * 100.0,
@@ -481,6 +492,8 @@ pub struct Measured {
     pub disturbed: Vec<Disturbance>,
     /// Other tasks' CPU time on its CPUs, whether or not it disturbed the round.
     pub others: Option<Others>,
+    /// The hypervisor's steal, % of its CPUs' time, whether or not it disturbed the round.
+    pub steal: Option<f64>,
     pub results: Vec<BenchResult>,
 }
 
@@ -539,6 +552,7 @@ fn merge_row(
                         .cloned()
                         .collect(),
                     others: m.others.clone(),
+                    steal: m.steal,
                 },
                 r,
             ))
@@ -891,6 +905,10 @@ mod tests {
         );
         let one_tick = readings(1000, 100, 1, 200, 100, Some(0));
         assert!(judge(&a, &one_tick, &[0, 1], 100.0).is_empty());
+        // The share is recorded below the limit as past it, and not without ticks.
+        assert_eq!(steal(&a, &one_tick), Some(0.5));
+        assert_eq!(steal(&a, &stolen), Some(5.0));
+        assert_eq!(steal(&a, &a), None);
         // 40% of the round waiting is below the 50% limit, 60% past it.
         let waited = readings(1000, 100, 0, 200, 100, Some(400_000));
         assert!(judge(&a, &waited, &[0, 1], 100.0).is_empty());
@@ -1130,6 +1148,7 @@ mod tests {
                 vec![]
             },
             others: None,
+            steal: None,
             results,
         }
     }
