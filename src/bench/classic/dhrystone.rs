@@ -54,7 +54,9 @@ pub struct Record {
     pub str_comp: Str30,
 }
 
-/// Globals and the locals that outlive a loop (Str_1_Loc and the final values).
+/// Globals and the locals that outlive a loop (Str_1_Loc and the final values). Aligned to a
+/// cache line, so where each field lies within its line is the same in every run.
+#[repr(align(64))]
 pub struct Dhrystone {
     pub int_glob: i32,
     pub bool_glob: bool,
@@ -431,6 +433,7 @@ mod tests {
     #[test]
     fn strings_never_straddle_a_cache_line() {
         let d = Box::new(Dhrystone::new());
+        assert_eq!(&*d as *const Dhrystone as usize % 64, 0);
         for s in [&d.str_1_loc, &d.str_2_loc, &d.str_2nd, &d.recs[0].str_comp] {
             let at = s as *const Str30 as usize;
             assert_eq!(
