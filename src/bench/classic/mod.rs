@@ -192,7 +192,7 @@ pub struct Classic {
 }
 
 pub static DHRYSTONE: Classic = Classic {
-    id: "classic.dhrystone@2",
+    id: "classic.dhrystone@3",
     what: "Dhrystone 2.1 main-loop passes per second (integer, string and record work; compiler-sensitive), lps",
     kind: Kind::Dhrystone,
     unit: "lps",
