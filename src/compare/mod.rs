@@ -62,6 +62,8 @@ pub struct Medians {
 pub struct Row {
     /// A's benchmark id (B's differs only when the definitions differ: see `comparability`).
     pub benchmark: String,
+    /// The row in a few words (`bench::label`): "vdso clock_gettime(MONOTONIC)".
+    pub label: String,
     pub placement: String,
     pub params: String,
     /// For parallel copies: the role both results play (`1 copy`, `all usable CPUs`).
@@ -93,6 +95,10 @@ pub struct Row {
     /// faster and 0.3% slower (95% interval), MDE 2% (rounds disagree)", "cannot tell: 3 of
     /// 5 rounds of B disturbed (other-tasks)".
     pub why: String,
+    /// The verdict in a few words, for the narrow table: "B 27% slower", "same within
+    /// ±4%", "cannot tell (MDE 9%)", "cannot tell: 3 of 5 rounds of B disturbed".
+    #[serde(skip)]
+    pub brief: String,
     /// The 95% interval of B/A against the row's noise; null when not comparable.
     pub ci: Option<[f64; 2]>,
     /// Each side's rounds (null for a result measured in one piece).
@@ -357,15 +363,13 @@ fn cannot_tell_why(p: &Pending) -> String {
             crate::units::bytes(l2)
         );
     }
-    for (side, r) in [("A", p.m.a), ("B", p.m.b)] {
-        if let Some(s) = SideRounds::of(r).filter(|s| s.disturbed * 2 > s.rounds) {
-            return format!(
-                "{} of {} of {side} disturbed ({})",
-                s.disturbed,
-                crate::units::count(s.rounds, "round"),
-                s.causes.join(", ")
-            );
-        }
+    if let Some((side, s)) = mostly_disturbed(p) {
+        return format!(
+            "{} of {} of {side} disturbed ({})",
+            s.disturbed,
+            crate::units::count(s.rounds, "round"),
+            s.causes.join(", ")
+        );
     }
     let what = match p.test.basis {
         noise_model::Basis::Rounds => "rounds disagree",
@@ -386,6 +390,49 @@ fn cannot_tell_why(p: &Pending) -> String {
         verdict::in_words_fine(hi.exp(), lib),
         noise_model::mde_text(p.test.mde())
     )
+}
+
+/// The side most of whose rounds were disturbed, A first.
+fn mostly_disturbed(p: &Pending) -> Option<(&'static str, SideRounds)> {
+    [("A", p.m.a), ("B", p.m.b)]
+        .into_iter()
+        .find_map(|(side, r)| {
+            SideRounds::of(r)
+                .filter(|s| s.disturbed * 2 > s.rounds)
+                .map(|s| (side, s))
+        })
+}
+
+/// The verdict in a few words (`Row::brief`): a call or an equivalence as `why` says it;
+/// a row not comparable only so (its B/A cell says why); a row that cannot be told with
+/// its MDE, or the side whose rounds were mostly disturbed (the B/A cell holds the
+/// interval `why` spells out).
+fn brief_of(p: &Pending, verdict: Verdict, why: &str) -> String {
+    match verdict {
+        Verdict::NotComparable => "not comparable".into(),
+        Verdict::CannotTell => {
+            if p.edge.is_some() {
+                "cannot tell: at the edge of the L2".into()
+            } else if let Some((side, s)) = mostly_disturbed(p) {
+                format!(
+                    "cannot tell: {} of {} of {side} disturbed",
+                    s.disturbed,
+                    crate::units::count(s.rounds, "round")
+                )
+            } else {
+                let cycle = if p.per_cycle.is_some() {
+                    " per cycle"
+                } else {
+                    ""
+                };
+                format!(
+                    "cannot tell (MDE {}{cycle})",
+                    noise_model::mde_text(p.test.mde())
+                )
+            }
+        }
+        _ => why.to_string(),
+    }
 }
 
 /// The noise a row's test rested on: the model's, or each run's own rounds (σ here is the
@@ -581,8 +628,10 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
         };
         let (status, remains) = explain::status(verdict, &explanations);
         let comparability = p.comparability.clone();
+        let brief = brief_of(p, verdict, &why);
         rows.push(Row {
             benchmark: m.a.benchmark.clone(),
+            label: crate::bench::label::of(m.a),
             placement: m.a.placement.name.clone(),
             params: m.a.params_text(),
             role: m.role.map(|r| r.to_string()),
@@ -601,6 +650,7 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
             noise: noise_used(p),
             verdict,
             why,
+            brief,
             ci,
             rounds: [SideRounds::of(m.a), SideRounds::of(m.b)],
             drift: verdict::Drift {
@@ -935,7 +985,6 @@ mod tests {
                         cause: Cause::OtherTasks,
                         value: 48.0,
                         limit: 10.0,
-                        detail: "other tasks used 48% of CPU 0-1 (0.58 CPU-s in 600 ms)".into(),
                     }]
                 } else {
                     vec![]
@@ -1146,10 +1195,9 @@ mod tests {
             .find(|e| e.cause == explain::NOISE)
             .unwrap_or_else(|| panic!("{:?}", r.explanations));
         assert!(
-            noise
-                .evidence
-                .iter()
-                .any(|e| e.starts_with("B: round 2 of 5 at 6.0 s: other tasks used 48% of CPU 0-1")),
+            noise.evidence.iter().any(|e| e.starts_with(
+                "B: rounds 1, 2, 3 and 2 more of 5: other tasks used 48% of the round's CPUs"
+            )),
             "{:?}",
             noise.evidence
         );

@@ -293,7 +293,6 @@ pub fn beside(mut doc: RunDocument, percents: &[f64]) -> RunDocument {
                         cause: Cause::OtherTasks,
                         value: *p,
                         limit: 10.0,
-                        detail: format!("other tasks used {p:.0}% of CPU 0-1"),
                     })
                     .into_iter()
                     .collect(),

@@ -29,29 +29,27 @@ fn ratio_cell(r: &Row) -> String {
 /// Columns the default table fits in (as benchstat's does); `-v` prints every column.
 pub const WIDTH: u16 = 100;
 
-/// A row's name in few characters: `latency 4k 1.4MiB [cpus]`-like, from its benchmark
-/// (family dropped where the name says it), params and placement.
-fn short_name(r: &crate::compare::Row) -> String {
-    let base = r.benchmark.split('@').next().unwrap_or(&r.benchmark);
-    let mut s = base.to_string();
-    if !r.params.is_empty() {
-        s.push(' ');
-        s.push_str(&r.params);
+/// A row's name in a few words (`Row::label`: "latency 4 KiB 4k pages"), with the role
+/// its copies play where the name does not say it.
+fn short_name(r: &Row) -> String {
+    match &r.role {
+        Some(role) if !r.label.contains(role.as_str()) => format!("{} ({role})", r.label),
+        _ => r.label.clone(),
     }
-    if let Some(role) = &r.role {
-        s.push_str(&format!(" ({role})"));
-    }
-    s.push_str(&format!(" [{}]", r.placement));
-    s
 }
 
-/// The narrow table: row, A, B, B/A with its 95% interval, and the verdict in words.
+/// A row's full name, as `-v` shows it: benchmark, placement and every param.
+fn full_name(r: &Row) -> String {
+    format!("{} [{}] {}", r.benchmark, r.placement, r.params)
+}
+
+/// The narrow table: row, A, B, B/A with its 95% interval, and the verdict in a few words.
 fn narrow(c: &Comparison) -> comfy_table::Table {
     let mut t = super::table(&["row", "A", "B", "B/A (95% CI)", "verdict"]);
     t.set_width(WIDTH);
     for r in &c.rows {
         let [a, b] = medians(r);
-        t.add_row(vec![short_name(r), a, b, ratio_cell(r), r.why.clone()]);
+        t.add_row(vec![short_name(r), a, b, ratio_cell(r), r.brief.clone()]);
     }
     t
 }
@@ -153,14 +151,12 @@ fn render_with(c: &Comparison, t: comfy_table::Table, verbose: bool) -> String {
         s.push_str(&format!("{t}\n"));
     }
     for r in c.rows.iter().filter(|r| !r.explanations.is_empty()) {
-        s.push_str(&format!(
-            "{} [{}] {}: {} ({})\n",
-            r.benchmark,
-            r.placement,
-            r.params,
+        let name = if verbose { full_name(r) } else { short_name(r) };
+        s.push_str(&wrap(&format!(
+            "{name}: {} ({})",
             r.status.text(),
             crate::compare::verdict::in_words(r.ratio, r.lower_is_better)
-        ));
+        )));
         for e in &r.explanations {
             let mut head = format!("  {} ({}): {}", e.cause, claim(e.claim), e.because);
             if let (Some(p), Some(res)) = (e.predicted, e.residual) {
@@ -175,11 +171,10 @@ fn render_with(c: &Comparison, t: comfy_table::Table, verbose: bool) -> String {
             if let Some(rem) = &e.remains {
                 head.push_str(&format!("; remains: {rem}"));
             }
-            s.push_str(&head);
-            s.push('\n');
+            s.push_str(&wrap(&head));
             if verbose {
                 for ev in &e.evidence {
-                    s.push_str(&format!("      evidence: {ev}\n"));
+                    s.push_str(&wrap(&format!("      evidence: {ev}")));
                 }
             }
         }

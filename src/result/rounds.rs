@@ -6,10 +6,13 @@
 //! (`RoundNoise`): the spread of the round medians, the standard error of the row's median
 //! and its degrees of freedom, which `compare`, the fleet view and `trend` test against.
 
+mod store;
+
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// What may disturb a round, each read over the round's own window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Cause {
     /// The effective CPU speed canary at the round's start was below the run's typical.
@@ -44,16 +47,66 @@ impl Cause {
     }
 }
 
-/// One reason a round was disturbed: the figure read, the limit it passed, in words.
+/// One reason a round was disturbed: the figure read and the limit it passed. Its words
+/// are made from them ([`Disturbance::text`]), the same for a round just measured and one
+/// read back from a document (which stores the figures, not the words).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Disturbance {
     pub cause: Cause,
-    /// The figure read (its unit is in `detail`).
+    /// The figure read: a percentage (of the round's CPU time, of the CPU's speed, of the
+    /// other rounds' median), or for `host-placement` the pair canary over its typical
+    /// reading (x).
     pub value: f64,
-    /// The limit it passed.
+    /// The limit it passed, in the unit of `value`.
     pub limit: f64,
-    /// "other tasks used 48% of CPU 1".
-    pub detail: String,
+}
+
+impl Disturbance {
+    /// In words, with its figures: "other tasks used 48% of CPU 1 (limit 10%)". `cpus`: the
+    /// round's CPUs, where known.
+    pub fn text(&self, cpus: Option<&[u32]>) -> String {
+        let figure = |v| self.cause.figure(v);
+        words(self.cause, &figure(self.value), &figure(self.limit), cpus)
+    }
+}
+
+impl Cause {
+    /// A figure of this cause as its words show it: a ratio to one decimal (`1.6`), an
+    /// outlier's distance to one decimal, a share of time whole.
+    fn figure(self, v: f64) -> String {
+        match self {
+            Cause::Outlier | Cause::HostPlacement => format!("{v:.1}"),
+            _ => format!("{v:.0}"),
+        }
+    }
+}
+
+/// A cause's disturbance in words, its figure and limit (each one, or a range "15-62")
+/// given as text.
+fn words(cause: Cause, v: &str, l: &str, cpus: Option<&[u32]>) -> String {
+    let on = match cpus {
+        Some(c) if !c.is_empty() => format!("CPU {}", crate::probe::cpulist::format_list(c)),
+        _ => "the round's CPUs".into(),
+    };
+    match cause {
+        Cause::CpuSpeed => {
+            format!("the CPU ran {v}% below the run's typical speed before the round (limit {l}%)")
+        }
+        Cause::Steal => format!("the hypervisor stole {v}% of {on} (limit {l}%)"),
+        Cause::RunDelay => {
+            format!("truebench's threads waited for a CPU {v}% of the round (limit {l}%)")
+        }
+        Cause::OtherTasks => format!("other tasks used {v}% of {on} (limit {l}%)"),
+        Cause::Pressure => {
+            format!("some task waited for a CPU {v}% of the round (PSI cpu some, limit {l}%)")
+        }
+        Cause::Outlier => format!(
+            "median {v}% from the other rounds' (limit {l}%: {OUTLIER_SIGMAS} robust σ), nothing recorded disturbed it"
+        ),
+        Cause::HostPlacement => format!(
+            "a cache line between its CPUs took {v}x the run's typical time before the round (limit {l}x or 1/{l}): the host placed the CPUs differently"
+        ),
+    }
 }
 
 /// Other tasks' CPU time on the CPUs a round ran on, over the round, recorded whether or
@@ -67,49 +120,142 @@ pub struct Others {
     pub percent: f64,
 }
 
-/// One round of a row.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Round {
+/// Declares [`Round`] from its figures, and the columns a document stores them in
+/// (`store::Columns`): each entry is a field of `Round` and a column holding its value in
+/// every round, written to its [`store::Digits`]. A figure added to a round is one entry
+/// here; an `Option` one may be absent (documents written before it have no column).
+macro_rules! round_figures {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty = $digits:expr;)*) => {
+        /// One round of a row.
+        #[derive(Debug, Clone, Default, PartialEq)]
+        pub struct Round {
+            $($(#[$doc])* pub $name: $ty,)*
+            /// What disturbed it; empty when nothing did. A disturbed round is kept out of
+            /// the row's samples, statistics and noise.
+            pub disturbed: Vec<Disturbance>,
+            /// Other tasks' CPU time on the round's CPUs; absent in documents of earlier
+            /// versions and where /proc/stat could not be read.
+            pub others: Option<Others>,
+        }
+
+        /// A row's rounds as stored: a column per figure, then what is not a plain figure.
+        #[derive(Debug, Serialize, Deserialize)]
+        struct Columns {
+            $(
+                #[serde(default, skip_serializing_if = "Vec::is_empty")]
+                $name: Vec<$ty>,
+            )*
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            others: Option<store::OthersColumns>,
+            #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+            disturbed: BTreeMap<Cause, store::CauseColumn>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            noise: Option<RoundNoise>,
+        }
+
+        impl Columns {
+            /// Each figure of `rounds` in its column, written to its digits.
+            fn figures(rounds: &[Round]) -> Columns {
+                Columns {
+                    $($name: store::column(rounds.iter().map(|r| r.$name), $digits),)*
+                    others: None,
+                    disturbed: BTreeMap::new(),
+                    noise: None,
+                }
+            }
+
+            /// Every figure of `rounds` set from its column (of one value per round).
+            fn set_figures(&self, rounds: &mut [Round]) -> Result<(), String> {
+                $(store::set_column(&self.$name, rounds, stringify!($name), |r, v| r.$name = v)?;)*
+                Ok(())
+            }
+        }
+    };
+}
+
+round_figures! {
     /// Its place among all the rounds of the run (0-based): when it ran relative to the
     /// rounds of other benchmarks.
-    pub seq: usize,
+    seq: usize = store::Digits::Exact;
     /// Seconds from the run's first round to this round's start.
-    pub at_s: f64,
+    at_s: f64 = store::Digits::Decimals(3);
     /// The median of the round's samples, in the row's unit.
-    pub median: f64,
+    median: f64 = store::Digits::Significant(store::MEDIAN_DIGITS);
     /// Samples (timed batches) the round drew.
-    pub samples: usize,
-    /// What disturbed it; empty when nothing did. A disturbed round is kept out of the
-    /// row's samples, statistics and noise.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub disturbed: Vec<Disturbance>,
-    /// Other tasks' CPU time on the round's CPUs; absent in documents of earlier versions
-    /// and where /proc/stat could not be read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub others: Option<Others>,
+    samples: usize = store::Digits::Exact;
 }
 
 impl Round {
     pub fn kept(&self) -> bool {
         self.disturbed.is_empty()
     }
+
+    /// A disturbance of this round in words, on its CPUs where they are known.
+    pub fn text(&self, d: &Disturbance) -> String {
+        d.text(self.others.as_ref().map(|o| o.cpus.as_slice()))
+    }
 }
 
-/// What disturbed a row's rounds, one line per disturbance, each round numbered among the
-/// row's (`round 2 of 5 at 1.9 s: ...`, as the finding counts them and progress names
-/// them; `seq`, 0-based across the run, read "round 0" beside "2 of 2 rounds").
-pub fn disturbed_evidence(rounds: &[Round]) -> impl Iterator<Item = String> + '_ {
+/// What disturbed a row's rounds, a line per cause: the round it disturbed, numbered among
+/// the row's (`round 2 of 5 at 1.9 s: ...`, as the finding counts them and progress names
+/// them; `seq`, 0-based across the run, read "round 0" beside "2 of 2 rounds"), or the
+/// first few of the rounds it disturbed and the range of its figures (`rounds 1, 2, 4 and
+/// 37 more of 40: other tasks used 15-62% of CPU 0-1 (limit 10%)`); the rounds themselves
+/// hold every figure.
+pub fn disturbed_evidence(rounds: &[Round]) -> Vec<String> {
     let total = rounds.len();
-    rounds.iter().enumerate().flat_map(move |(i, x)| {
-        x.disturbed.iter().map(move |d| {
-            format!(
-                "round {} of {total} at {:.1} s: {}",
-                i + 1,
-                x.at_s,
-                d.detail
-            )
+    let mut causes: Vec<Cause> = vec![];
+    for d in rounds.iter().flat_map(|r| &r.disturbed) {
+        if !causes.contains(&d.cause) {
+            causes.push(d.cause);
+        }
+    }
+    causes
+        .into_iter()
+        .map(|cause| {
+            let hit: Vec<(usize, &Round, &Disturbance)> = rounds
+                .iter()
+                .enumerate()
+                .filter_map(|(i, r)| Some((i, r, r.disturbed.iter().find(|d| d.cause == cause)?)))
+                .collect();
+            let (i, r, d) = hit[0];
+            if hit.len() == 1 {
+                return format!(
+                    "round {} of {total} at {:.1} s: {}",
+                    i + 1,
+                    r.at_s,
+                    r.text(d)
+                );
+            }
+            let shown = crate::repeated::SHOWN_PER_KIND;
+            let mut which: Vec<String> = hit
+                .iter()
+                .take(shown)
+                .map(|(i, ..)| (i + 1).to_string())
+                .collect();
+            if hit.len() > shown {
+                which.push(format!("{} more", hit.len() - shown));
+            }
+            let which = match which.split_last() {
+                Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+                None => String::new(),
+            };
+            // The figures (and limits) as one, or their range.
+            let range = |f: fn(&Disturbance) -> f64| {
+                let v = hit.iter().map(|(.., d)| f(d));
+                let lo = cause.figure(v.clone().fold(f64::INFINITY, f64::min));
+                let hi = cause.figure(v.fold(f64::NEG_INFINITY, f64::max));
+                if lo == hi {
+                    lo
+                } else {
+                    format!("{lo}-{hi}")
+                }
+            };
+            let cpus = r.others.as_ref().map(|o| o.cpus.as_slice());
+            let said = words(cause, &range(|d| d.value), &range(|d| d.limit), cpus);
+            format!("rounds {which} of {total}: {said}")
         })
-    })
+        .collect()
 }
 
 /// The row's own noise from its kept rounds.
@@ -136,12 +282,13 @@ pub struct RoundNoise {
     pub includes_disturbed: bool,
 }
 
-/// Every round of a row and the noise of its kept ones.
+/// Every round of a row and the noise of its kept ones. Stored as columns (`store`); the
+/// object per round of earlier versions' documents reads too.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "Columns", try_from = "serde_json::Value")]
 pub struct Rounds {
     pub rounds: Vec<Round>,
     /// Absent with fewer than two kept rounds (no spread to read).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise: Option<RoundNoise>,
 }
 
@@ -183,7 +330,8 @@ impl Rounds {
         }
         let lo = samples.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = samples.iter().copied().fold(0.0, f64::max);
-        let slack = 1e-9 * hi;
+        // A stored median is rounded to `MEDIAN_DIGITS` significant digits.
+        let slack = store::median_slack() * hi;
         if let Some(r) = pooled
             .iter()
             .find(|r| r.median < lo - slack || r.median > hi + slack)
@@ -297,11 +445,6 @@ pub fn flag_outliers(rounds: &mut [Round]) {
             cause: Cause::Outlier,
             value: d.exp_m1() * 100.0,
             limit: limit.exp_m1() * 100.0,
-            detail: format!(
-                "median {:.1}% from the other rounds' (limit {:.1}%: {OUTLIER_SIGMAS} robust σ), nothing recorded disturbed it",
-                d.exp_m1() * 100.0,
-                limit.exp_m1() * 100.0
-            ),
         });
     }
 }
@@ -399,13 +542,49 @@ mod tests {
             cause: Cause::OtherTasks,
             value: 74.0,
             limit: 20.0,
-            detail: "other tasks used 74% of CPU 0-1".into(),
         });
-        let lines: Vec<String> = disturbed_evidence(&r).collect();
+        r[0].others = Some(Others {
+            cpus: vec![0, 1],
+            percent: 74.0,
+        });
+        let lines: Vec<String> = disturbed_evidence(&r);
         assert_eq!(
             lines,
-            ["round 1 of 2 at 0.0 s: other tasks used 74% of CPU 0-1"]
+            ["round 1 of 2 at 0.0 s: other tasks used 74% of CPU 0-1 (limit 20%)"]
         );
+    }
+
+    #[test]
+    fn many_disturbed_rounds_make_a_line_per_cause_with_the_range_of_its_figures() {
+        // Forty rounds beside a build: other tasks in each, PSI pressure in every other.
+        let mut r = rounds(&[1.0; 40]);
+        for (i, x) in r.iter_mut().enumerate() {
+            x.others = Some(Others {
+                cpus: vec![0, 1],
+                percent: 15.0 + i as f64,
+            });
+            x.disturbed.push(Disturbance {
+                cause: Cause::OtherTasks,
+                value: 15.0 + i as f64,
+                limit: 10.0,
+            });
+            if i % 2 == 1 {
+                x.disturbed.push(Disturbance {
+                    cause: Cause::Outlier,
+                    value: 8.21,
+                    limit: 4.0 + i as f64 / 10.0,
+                });
+            }
+        }
+        assert_eq!(
+            disturbed_evidence(&r),
+            [
+                "rounds 1, 2, 3 and 37 more of 40: other tasks used 15-54% of CPU 0-1 (limit 10%)",
+                "rounds 2, 4, 6 and 17 more of 40: median 8.2% from the other rounds' (limit 4.1-7.9%: 4 robust σ), nothing recorded disturbed it",
+            ]
+        );
+        // Two rounds of a cause: both named.
+        assert!(disturbed_evidence(&r[..4])[1].starts_with("rounds 2 and 4 of 4: median 8.2%"));
     }
 
     fn rounds(medians: &[f64]) -> Vec<Round> {
@@ -472,7 +651,6 @@ mod tests {
             cause: Cause::Steal,
             value: 30.0,
             limit: 5.0,
-            detail: "steal 30%".into(),
         };
         r[1].disturbed.push(steal.clone());
         let n = noise_of(&r, None, None).unwrap();
@@ -501,7 +679,6 @@ mod tests {
             cause: c,
             value: 1.0,
             limit: 0.5,
-            detail: String::new(),
         };
         r[0].disturbed.push(d(Cause::Steal));
         r[1].disturbed.push(d(Cause::CpuSpeed));
