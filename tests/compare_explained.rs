@@ -620,13 +620,11 @@ fn round_others(doc: &Value, r: &Value) -> Option<f64> {
         .unwrap()
         .iter()
         .find(|x| is_row(x, r))?;
-    let rounds = x["rounds"]["rounds"].as_array()?;
-    let kept = |y: &&Value| y["disturbed"].as_array().is_none_or(|d| d.is_empty());
-    let all = rounds.iter().filter(kept).count() < 2;
+    let rounds = common::rounds_of(x)?;
     let p: Vec<f64> = rounds
+        .pooled()
         .iter()
-        .filter(|y| all || kept(y))
-        .map(|y| y["others"]["percent"].as_f64())
+        .map(|y| y.others.as_ref().map(|o| o.percent))
         .collect::<Option<_>>()?;
     (!p.is_empty()).then(|| p.iter().sum::<f64>() / p.len() as f64)
 }

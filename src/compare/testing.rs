@@ -289,7 +289,7 @@ pub fn beside(mut doc: RunDocument, percents: &[f64]) -> RunDocument {
                 median: r.stats.median,
                 samples: 2,
                 disturbed: (*p >= 10.0)
-                    .then(|| Disturbance {
+                    .then_some(Disturbance {
                         cause: Cause::OtherTasks,
                         value: *p,
                         limit: 10.0,

@@ -121,14 +121,18 @@ pub struct Others {
 }
 
 /// Declares [`Round`] from its figures, and the columns a document stores them in
-/// (`store::Columns`): each entry is a field of `Round` and a column holding its value in
-/// every round, written to its [`store::Digits`]. A figure added to a round is one entry
-/// here; an `Option` one may be absent (documents written before it have no column).
+/// (`Columns`): each entry is a field of `Round` and a column holding its value in every
+/// round (one value when every round has the same), written to its [`store::Digits`]. A
+/// figure added to a round is one entry here; an `Option` one may be absent (documents
+/// written before it have no column).
 macro_rules! round_figures {
     ($($(#[$doc:meta])* $name:ident: $ty:ty = $digits:expr;)*) => {
         /// One round of a row.
         #[derive(Debug, Clone, Default, PartialEq)]
         pub struct Round {
+            /// Its place among all the rounds of the run (0-based): when it ran relative to
+            /// the rounds of other benchmarks. Its column, a value per round, counts them.
+            pub seq: usize,
             $($(#[$doc])* pub $name: $ty,)*
             /// What disturbed it; empty when nothing did. A disturbed round is kept out of
             /// the row's samples, statistics and noise.
@@ -141,9 +145,10 @@ macro_rules! round_figures {
         /// A row's rounds as stored: a column per figure, then what is not a plain figure.
         #[derive(Debug, Serialize, Deserialize)]
         struct Columns {
+            seq: Vec<usize>,
             $(
-                #[serde(default, skip_serializing_if = "Vec::is_empty")]
-                $name: Vec<$ty>,
+                #[serde(default, skip_serializing_if = "store::Column::is_absent")]
+                $name: store::Column<$ty>,
             )*
             #[serde(default, skip_serializing_if = "Option::is_none")]
             others: Option<store::OthersColumns>,
@@ -157,6 +162,7 @@ macro_rules! round_figures {
             /// Each figure of `rounds` in its column, written to its digits.
             fn figures(rounds: &[Round]) -> Columns {
                 Columns {
+                    seq: rounds.iter().map(|r| r.seq).collect(),
                     $($name: store::column(rounds.iter().map(|r| r.$name), $digits),)*
                     others: None,
                     disturbed: BTreeMap::new(),
@@ -166,6 +172,9 @@ macro_rules! round_figures {
 
             /// Every figure of `rounds` set from its column (of one value per round).
             fn set_figures(&self, rounds: &mut [Round]) -> Result<(), String> {
+                for (r, seq) in rounds.iter_mut().zip(&self.seq) {
+                    r.seq = *seq;
+                }
                 $(store::set_column(&self.$name, rounds, stringify!($name), |r, v| r.$name = v)?;)*
                 Ok(())
             }
@@ -174,11 +183,8 @@ macro_rules! round_figures {
 }
 
 round_figures! {
-    /// Its place among all the rounds of the run (0-based): when it ran relative to the
-    /// rounds of other benchmarks.
-    seq: usize = store::Digits::Exact;
     /// Seconds from the run's first round to this round's start.
-    at_s: f64 = store::Digits::Decimals(3);
+    at_s: f64 = store::Digits::Decimals(2);
     /// The median of the round's samples, in the row's unit.
     median: f64 = store::Digits::Significant(store::MEDIAN_DIGITS);
     /// Samples (timed batches) the round drew.
@@ -199,9 +205,9 @@ impl Round {
 /// What disturbed a row's rounds, a line per cause: the round it disturbed, numbered among
 /// the row's (`round 2 of 5 at 1.9 s: ...`, as the finding counts them and progress names
 /// them; `seq`, 0-based across the run, read "round 0" beside "2 of 2 rounds"), or the
-/// first few of the rounds it disturbed and the range of its figures (`rounds 1, 2, 4 and
-/// 37 more of 40: other tasks used 15-62% of CPU 0-1 (limit 10%)`); the rounds themselves
-/// hold every figure.
+/// first few of the rounds it disturbed (or `all 40 rounds`) and the range of its figures
+/// (`rounds 1, 2, 4 and 37 more of 40: other tasks used 15-62% of CPU 0-1 (limit 10%)`);
+/// the rounds themselves hold every figure.
 pub fn disturbed_evidence(rounds: &[Round]) -> Vec<String> {
     let total = rounds.len();
     let mut causes: Vec<Cause> = vec![];
@@ -213,36 +219,38 @@ pub fn disturbed_evidence(rounds: &[Round]) -> Vec<String> {
     causes
         .into_iter()
         .map(|cause| {
-            let hit: Vec<(usize, &Round, &Disturbance)> = rounds
+            // The rounds it disturbed, and its disturbances in them (a round can hold two:
+            // the speed canaries of two CPUs).
+            let hit: Vec<(usize, &Round)> = rounds
                 .iter()
                 .enumerate()
-                .filter_map(|(i, r)| Some((i, r, r.disturbed.iter().find(|d| d.cause == cause)?)))
+                .filter(|(_, r)| r.disturbed.iter().any(|d| d.cause == cause))
                 .collect();
-            let (i, r, d) = hit[0];
-            if hit.len() == 1 {
-                return format!(
-                    "round {} of {total} at {:.1} s: {}",
-                    i + 1,
-                    r.at_s,
-                    r.text(d)
-                );
-            }
-            let shown = crate::repeated::SHOWN_PER_KIND;
-            let mut which: Vec<String> = hit
+            let all: Vec<&Disturbance> = hit
                 .iter()
-                .take(shown)
-                .map(|(i, ..)| (i + 1).to_string())
+                .flat_map(|(_, r)| r.disturbed.iter().filter(|d| d.cause == cause))
                 .collect();
-            if hit.len() > shown {
-                which.push(format!("{} more", hit.len() - shown));
-            }
-            let which = match which.split_last() {
-                Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
-                None => String::new(),
+            let (i, r) = hit[0];
+            let which = if hit.len() == 1 {
+                format!("round {} of {total} at {:.1} s", i + 1, r.at_s)
+            } else if hit.len() == total {
+                format!("all {total} rounds")
+            } else {
+                let shown = crate::repeated::SHOWN_PER_KIND;
+                let mut some: Vec<String> = hit
+                    .iter()
+                    .take(shown)
+                    .map(|(i, _)| (i + 1).to_string())
+                    .collect();
+                if hit.len() > shown {
+                    some.push(format!("{} more", hit.len() - shown));
+                }
+                let (last, rest) = some.split_last().unwrap_or((&some[0], &[]));
+                format!("rounds {} and {last} of {total}", rest.join(", "))
             };
             // The figures (and limits) as one, or their range.
             let range = |f: fn(&Disturbance) -> f64| {
-                let v = hit.iter().map(|(.., d)| f(d));
+                let v = all.iter().map(|d| f(d));
                 let lo = cause.figure(v.clone().fold(f64::INFINITY, f64::min));
                 let hi = cause.figure(v.fold(f64::NEG_INFINITY, f64::max));
                 if lo == hi {
@@ -253,7 +261,7 @@ pub fn disturbed_evidence(rounds: &[Round]) -> Vec<String> {
             };
             let cpus = r.others.as_ref().map(|o| o.cpus.as_slice());
             let said = words(cause, &range(|d| d.value), &range(|d| d.limit), cpus);
-            format!("rounds {which} of {total}: {said}")
+            format!("{which}: {said}")
         })
         .collect()
 }
@@ -263,10 +271,13 @@ pub fn disturbed_evidence(rounds: &[Round]) -> Vec<String> {
 pub struct RoundNoise {
     /// Rounds the figures rest on (undisturbed).
     pub kept: usize,
-    /// Standard deviation of ln(round median) between the kept rounds.
+    /// Standard deviation of ln(round median) between the kept rounds (written to
+    /// `digits::SHARE` significant digits, as is `se`).
+    #[serde(serialize_with = "super::digits::share")]
     pub sigma: f64,
     /// Standard error of ln(the row's median): σ/√kept, at least what the pooled samples'
     /// own confidence interval gives.
+    #[serde(serialize_with = "super::digits::share")]
     pub se: f64,
     /// Degrees of freedom of `se` (kept − 1; with `stage1`, that stage's kept − 1).
     pub df: f64,
@@ -349,7 +360,9 @@ impl Rounds {
         };
         // Every pooled median and the row's median lie within [lo, hi]: no log deviation
         // exceeds ln(hi/lo), and σ (over n - 1 >= n/2) at most √2 times it.
-        let widest = std::f64::consts::SQRT_2 * (hi / lo).ln() * (1.0 + 1e-9) + 1e-12;
+        // (σ and se are written to `digits::SHARE` significant digits.)
+        let written = super::digits::Digits::Significant(super::digits::SHARE).slack();
+        let widest = std::f64::consts::SQRT_2 * (hi / lo).ln() * (1.0 + 1e-9 + written) + 1e-12;
         if n.kept != pooled.len() {
             Err(format!(
                 "its noise rests on {} but {} of its rounds are pooled",
@@ -374,13 +387,19 @@ impl Rounds {
         }
     }
 
-    /// How many rounds each cause disturbed, most first ("3 cpu-speed, 1 steal").
+    /// How many rounds each cause disturbed, most first ("3 cpu-speed, 1 steal"); a round
+    /// a cause disturbed twice (the speed canaries of two CPUs) counts once.
     pub fn causes(&self) -> Vec<(Cause, usize)> {
         let mut out: Vec<(Cause, usize)> = vec![];
-        for d in self.rounds.iter().flat_map(|r| &r.disturbed) {
-            match out.iter_mut().find(|(c, _)| *c == d.cause) {
-                Some((_, n)) => *n += 1,
-                None => out.push((d.cause, 1)),
+        for r in &self.rounds {
+            for (i, d) in r.disturbed.iter().enumerate() {
+                if r.disturbed[..i].iter().any(|e| e.cause == d.cause) {
+                    continue;
+                }
+                match out.iter_mut().find(|(c, _)| *c == d.cause) {
+                    Some((_, n)) => *n += 1,
+                    None => out.push((d.cause, 1)),
+                }
             }
         }
         out.sort_by_key(|x| std::cmp::Reverse(x.1));
@@ -579,12 +598,30 @@ mod tests {
         assert_eq!(
             disturbed_evidence(&r),
             [
-                "rounds 1, 2, 3 and 37 more of 40: other tasks used 15-54% of CPU 0-1 (limit 10%)",
+                "all 40 rounds: other tasks used 15-54% of CPU 0-1 (limit 10%)",
                 "rounds 2, 4, 6 and 17 more of 40: median 8.2% from the other rounds' (limit 4.1-7.9%: 4 robust σ), nothing recorded disturbed it",
             ]
         );
         // Two rounds of a cause: both named.
         assert!(disturbed_evidence(&r[..4])[1].starts_with("rounds 2 and 4 of 4: median 8.2%"));
+        // One cause twice in a round (two CPUs' speed canaries): one round, both figures.
+        let mut two = rounds(&[1.0, 1.0]);
+        for v in [4.0, 6.0] {
+            two[1].disturbed.push(Disturbance {
+                cause: Cause::CpuSpeed,
+                value: v,
+                limit: 3.0,
+            });
+        }
+        assert_eq!(
+            disturbed_evidence(&two),
+            ["round 2 of 2 at 1.0 s: the CPU ran 4-6% below the run's typical speed before the round (limit 3%)"]
+        );
+        let counted = Rounds {
+            rounds: two,
+            noise: None,
+        };
+        assert_eq!(counted.causes(), [(Cause::CpuSpeed, 1)]);
     }
 
     fn rounds(medians: &[f64]) -> Vec<Round> {

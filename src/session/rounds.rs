@@ -398,7 +398,7 @@ pub fn canary_drop(c: &Canary, typical: Option<Typical>) -> Option<Disturbance> 
     }
     let drop = 1.0 - c.speed / t.median;
     let limit = CANARY_DROP.max(-(-CANARY_SIGMAS * t.sigma).exp_m1());
-    (drop >= limit).then(|| Disturbance {
+    (drop >= limit).then_some(Disturbance {
         cause: Cause::CpuSpeed,
         value: drop * 100.0,
         limit: limit * 100.0,

@@ -13,52 +13,18 @@
 use super::{Cause, Columns, Disturbance, Others, Round, RoundNoise, Rounds};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::BTreeMap;
 
-/// Significant digits of a stored round median: a millionth of it, far below any spread
-/// between rounds (the outlier test assumes at least 0.5%).
-pub const MEDIAN_DIGITS: i32 = 6;
+pub use crate::result::digits::Digits;
+
+/// Significant digits of a stored round median.
+pub const MEDIAN_DIGITS: i32 = crate::result::digits::MEDIAN;
 /// Significant digits of a stored share or disturbance figure (percent, or x).
-const SHARE_DIGITS: i32 = 4;
+const SHARE_DIGITS: i32 = crate::result::digits::SHARE;
 
-/// How far a stored median may lie from the one measured, relative to it: half a unit of
-/// its last digit, a leading 1 (1.00000x) the widest.
+/// How far a stored median may lie from the one measured, relative to it.
 pub fn median_slack() -> f64 {
-    0.5 * 10f64.powi(1 - MEDIAN_DIGITS)
-}
-
-/// How a figure is written: as it is, to a number of decimals, or to a number of
-/// significant digits.
-#[derive(Debug, Clone, Copy)]
-pub enum Digits {
-    Exact,
-    Decimals(i32),
-    Significant(i32),
-}
-
-impl Digits {
-    pub fn round(self, x: f64) -> f64 {
-        if !x.is_finite() || x == 0.0 {
-            return x;
-        }
-        let places = match self {
-            Digits::Exact => return x,
-            Digits::Decimals(d) => d,
-            Digits::Significant(n) => n - 1 - x.abs().log10().floor() as i32,
-        };
-        // Powers of ten as exact as f64 holds them, dividing for negative places.
-        if places >= 0 {
-            let s = 10f64.powi(places);
-            let r = (x * s).round() / s;
-            if r.is_finite() {
-                r
-            } else {
-                x
-            }
-        } else {
-            let s = 10f64.powi(-places);
-            (x / s).round() * s
-        }
-    }
+    Digits::Significant(MEDIAN_DIGITS).slack()
 }
 
 /// A figure of a round, as a column stores it.
@@ -104,24 +70,54 @@ impl<T: Figure> Figure for Option<T> {
     }
 }
 
-/// A column of figures, each written to `d`; empty when every figure is absent (the column
-/// is then left out).
-pub fn column<T: Figure>(values: impl Iterator<Item = T>, d: Digits) -> Vec<T> {
+/// A figure's column: its value in each round, or one value when every round has the same.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Column<T> {
+    Each(Vec<T>),
+    One(T),
+}
+
+impl<T> Column<T> {
+    /// No column: every round's figure is absent.
+    pub fn is_absent(&self) -> bool {
+        matches!(self, Column::Each(v) if v.is_empty())
+    }
+}
+
+impl<T> Default for Column<T> {
+    fn default() -> Self {
+        Column::Each(vec![])
+    }
+}
+
+/// A column of figures, each written to `d`: one value when two rounds or more have the
+/// same, none when every figure is absent (the column is then left out).
+pub fn column<T: Figure + PartialEq>(values: impl Iterator<Item = T>, d: Digits) -> Column<T> {
     let v: Vec<T> = values.map(|x| x.written(d)).collect();
     if v.iter().all(Figure::is_absent) && T::absent().is_some() {
-        vec![]
+        Column::Each(vec![])
+    } else if v.len() >= 2 && v.iter().all(|x| *x == v[0]) {
+        Column::One(v[0])
     } else {
-        v
+        Column::Each(v)
     }
 }
 
 /// Set a figure of every round from its column (empty when the document has none).
 pub fn set_column<T: Figure>(
-    col: &[T],
+    col: &Column<T>,
     rounds: &mut [Round],
     name: &str,
     set: impl Fn(&mut Round, T),
 ) -> Result<(), String> {
+    let col = match col {
+        Column::One(v) => {
+            rounds.iter_mut().for_each(|r| set(r, *v));
+            return Ok(());
+        }
+        Column::Each(col) => col,
+    };
     if col.is_empty() {
         let Some(v) = T::absent() else {
             return Err(format!("no '{name}' column"));
@@ -182,14 +178,21 @@ pub struct OthersColumns {
     /// The rounds' CPUs: one list when every round has the same.
     cpus: OneOrEach<Vec<u32>>,
     /// Their share per round (%), null where it was not read.
-    percent: Vec<Option<f64>>,
+    percent: Column<Option<f64>>,
 }
 
-/// One cause's disturbances of a row's rounds: its figure in each round it disturbed (null
-/// in the others) and the limit it passed.
+/// One cause's disturbances of a row's rounds: the round each disturbed (its place among
+/// the row's rounds, from 0; a round twice when the cause disturbed it twice, as the speed
+/// canaries of two CPUs can), its figure, and the limit it passed (one when alike).
+/// `round` is left out when the cause disturbed every round once (a loud run's), `value`
+/// when each is its round's share of other tasks (`other-tasks` is that share past its
+/// limit: one figure, stored once).
 #[derive(Debug, Serialize, Deserialize)]
 pub struct CauseColumn {
-    value: Vec<Option<f64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    round: Option<Vec<usize>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    value: Option<Vec<f64>>,
     limit: OneOrEach<f64>,
 }
 
@@ -214,24 +217,26 @@ impl From<Rounds> for Columns {
                 ),
             });
         }
-        let causes: std::collections::BTreeSet<Cause> = rounds
-            .iter()
-            .flat_map(|x| x.disturbed.iter().map(|d| d.cause))
-            .collect();
-        for cause in causes {
-            let of = |x: &Round| x.disturbed.iter().find(|d| d.cause == cause).cloned();
-            let found: Vec<Option<Disturbance>> = rounds.iter().map(of).collect();
-            let figure = |f: fn(&Disturbance) -> f64| -> Vec<Option<f64>> {
-                found
-                    .iter()
-                    .map(|d| d.as_ref().map(|d| share.round(f(d))))
-                    .collect()
-            };
+        // Per cause: (round, value, limit) of each disturbance, in round order.
+        let mut found: BTreeMap<Cause, Vec<(usize, f64, f64)>> = BTreeMap::new();
+        for (i, x) in rounds.iter().enumerate() {
+            for d in &x.disturbed {
+                let (value, limit) = (share.round(d.value), share.round(d.limit));
+                found.entry(d.cause).or_default().push((i, value, limit));
+            }
+        }
+        let others_share = |i: usize| rounds[i].others.as_ref().map(|o| share.round(o.percent));
+        for (cause, all) in found {
+            let every_round =
+                all.len() == rounds.len() && all.iter().enumerate().all(|(k, x)| x.0 == k);
+            let is_others = cause == Cause::OtherTasks
+                && all.iter().all(|(i, v, _)| others_share(*i) == Some(*v));
             c.disturbed.insert(
                 cause,
                 CauseColumn {
-                    value: figure(|d| d.value),
-                    limit: OneOrEach::of(figure(|d| d.limit), |_| true),
+                    round: (!every_round).then(|| all.iter().map(|x| x.0).collect()),
+                    value: (!is_others).then(|| all.iter().map(|x| x.1).collect()),
+                    limit: OneOrEach::of(all.iter().map(|x| Some(x.2)).collect(), |_| true),
                 },
             );
         }
@@ -251,39 +256,54 @@ impl TryFrom<Columns> for Rounds {
         let mut rounds = vec![Round::default(); n];
         c.set_figures(&mut rounds)?;
         if let Some(o) = &c.others {
-            if o.percent.len() != n {
-                return Err(format!(
-                    "its others' 'percent' has {} values for {}",
-                    o.percent.len(),
-                    crate::units::count(n, "round")
-                ));
-            }
-            for (i, r) in rounds.iter_mut().enumerate() {
-                if let (Some(percent), Some(cpus)) = (o.percent[i], o.cpus.get(i, n, "CPUs")?) {
-                    r.others = Some(Others { cpus, percent });
+            // The share first, as a figure of its own; the CPUs where it was read.
+            let mut shares = vec![Round::default(); n];
+            set_column(&o.percent, &mut shares, "percent", |r, v| {
+                r.others = v.map(|percent| Others {
+                    cpus: vec![],
+                    percent,
+                })
+            })?;
+            for (i, (r, s)) in rounds.iter_mut().zip(shares).enumerate() {
+                if let (Some(mut others), Some(cpus)) = (s.others, o.cpus.get(i, n, "CPUs")?) {
+                    others.cpus = cpus;
+                    r.others = Some(others);
                 }
             }
         }
         for (cause, col) in &c.disturbed {
-            if col.value.len() != n {
+            let what = cause.text();
+            let which: Vec<usize> = match &col.round {
+                Some(v) => v.clone(),
+                None => (0..n).collect(),
+            };
+            if let Some(v) = col.value.as_ref().filter(|v| v.len() != which.len()) {
                 return Err(format!(
-                    "its '{}' values are {} for {}",
-                    cause.text(),
-                    col.value.len(),
-                    crate::units::count(n, "round")
+                    "its '{what}' disturbances have {} rounds and {} values",
+                    which.len(),
+                    v.len()
                 ));
             }
-            for (i, r) in rounds.iter_mut().enumerate() {
-                if let Some(value) = col.value[i] {
-                    let Some(limit) = col.limit.get(i, n, "limit")? else {
-                        return Err(format!("a '{}' value with no limit", cause.text()));
-                    };
-                    r.disturbed.push(Disturbance {
-                        cause: *cause,
-                        value,
-                        limit,
-                    });
-                }
+            for (k, i) in which.iter().enumerate() {
+                let Some(r) = rounds.get_mut(*i) else {
+                    return Err(format!(
+                        "its '{what}' disturbs round {i} of {}",
+                        crate::units::count(n, "round")
+                    ));
+                };
+                let value = match (&col.value, &r.others) {
+                    (Some(v), _) => v[k],
+                    (None, Some(o)) if *cause == Cause::OtherTasks => o.percent,
+                    _ => return Err(format!("a '{what}' disturbance of round {i} with no value")),
+                };
+                let Some(limit) = col.limit.get(k, which.len(), "limit")? else {
+                    return Err(format!("a '{what}' disturbance with no limit"));
+                };
+                r.disturbed.push(Disturbance {
+                    cause: *cause,
+                    value,
+                    limit,
+                });
             }
         }
         Ok(Rounds {
@@ -321,14 +341,12 @@ impl From<Rows> for Rounds {
             rounds: r
                 .rounds
                 .into_iter()
-                .map(|x| Round {
-                    seq: x.seq,
-                    at_s: x.at_s,
-                    median: x.median,
-                    samples: x.samples,
-                    disturbed: x.disturbed,
-                    others: x.others,
-                    ..Round::default()
+                .map(|x| {
+                    // A figure added after this form was written takes its default.
+                    let mut r = Round::default();
+                    (r.seq, r.at_s, r.median, r.samples) = (x.seq, x.at_s, x.median, x.samples);
+                    (r.disturbed, r.others) = (x.disturbed, x.others);
+                    r
                 })
                 .collect(),
             noise: r.noise,
@@ -411,13 +429,14 @@ mod tests {
             v,
             json!({
                 "seq": [4, 11, 20],
-                "at_s": [4.117, 7.852, 13.829],
+                "at_s": [4.12, 7.85, 13.83],
                 "median": [23.3399, 24.8416, 25.2786],
                 "samples": [2, 2, 3],
                 "others": {"cpus": [0, 1], "percent": [5.06, 14.72, null]},
                 "disturbed": {
-                    "steal": {"value": [null, 4.464, 30.0], "limit": 2.0},
-                    "other-tasks": {"value": [null, 14.72, null], "limit": 10.0},
+                    "steal": {"round": [1, 2], "value": [4.464, 30.0], "limit": 2.0},
+                    // Its figure is the round's share of other tasks, stored once.
+                    "other-tasks": {"round": [1], "limit": 10.0},
                 }
             })
         );
@@ -428,7 +447,7 @@ mod tests {
         for (b, w) in back.rounds.iter().zip(&want.rounds) {
             assert_eq!((b.seq, b.samples), (w.seq, w.samples));
             assert!((b.median / w.median - 1.0).abs() <= median_slack());
-            assert!((b.at_s - w.at_s).abs() <= 5e-4);
+            assert!((b.at_s - w.at_s).abs() <= 5e-3);
             assert_eq!(b.others.is_some(), w.others.is_some());
             let causes = |r: &Round| {
                 let mut c: Vec<Cause> = r.disturbed.iter().map(|d| d.cause).collect();
@@ -447,12 +466,81 @@ mod tests {
         let mut r = rounds();
         r.rounds[1].others.as_mut().unwrap().cpus = vec![2];
         r.rounds[2].disturbed[0].limit = 3.0;
+        // The speed canaries of two CPUs both slow: one cause twice in a round.
+        let slow = |value| Disturbance {
+            cause: Cause::CpuSpeed,
+            value,
+            limit: 3.0,
+        };
+        r.rounds[0].disturbed = vec![slow(4.0), slow(5.0)];
         let v = serde_json::to_value(&r).unwrap();
         assert_eq!(v["others"]["cpus"], json!([[0, 1], [2], null]));
-        assert_eq!(v["disturbed"]["steal"]["limit"], json!([null, 2.0, 3.0]));
+        assert_eq!(v["disturbed"]["steal"]["limit"], json!([2.0, 3.0]));
+        assert_eq!(
+            v["disturbed"]["cpu-speed"],
+            json!({"round": [0, 0], "value": [4.0, 5.0], "limit": 3.0})
+        );
         let back: Rounds = serde_json::from_value(v).unwrap();
         assert_eq!(back.rounds[1].others.as_ref().unwrap().cpus, [2]);
         assert_eq!(back.rounds[2].disturbed[0].limit, 3.0);
+        assert_eq!(back.rounds[0].disturbed, [slow(4.0), slow(5.0)]);
+        assert_eq!(back.causes(), r.causes());
+    }
+
+    #[test]
+    fn a_cause_in_every_round_is_stored_without_its_rounds() {
+        // A loud run: steal in every round, other tasks too (their figure, the share).
+        let mut r = rounds();
+        for (i, x) in r.rounds.iter_mut().enumerate() {
+            let share = 20.0 + i as f64;
+            x.others = Some(Others {
+                cpus: vec![0, 1],
+                percent: share,
+            });
+            x.disturbed = vec![
+                Disturbance {
+                    cause: Cause::OtherTasks,
+                    value: share,
+                    limit: 10.0,
+                },
+                Disturbance {
+                    cause: Cause::Steal,
+                    value: 5.0 + i as f64,
+                    limit: 2.0,
+                },
+            ];
+        }
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(
+            v["disturbed"],
+            json!({
+                "steal": {"value": [5.0, 6.0, 7.0], "limit": 2.0},
+                "other-tasks": {"limit": 10.0},
+            })
+        );
+        let back: Rounds = serde_json::from_value(v).unwrap();
+        let causes = |r: &Rounds| -> Vec<Vec<(Cause, f64)>> {
+            r.rounds
+                .iter()
+                .map(|x| {
+                    let mut c: Vec<(Cause, f64)> =
+                        x.disturbed.iter().map(|d| (d.cause, d.value)).collect();
+                    c.sort_by_key(|x| x.0);
+                    c
+                })
+                .collect()
+        };
+        assert_eq!(causes(&back), causes(&r));
+        // An other-tasks figure with no share to take it from is refused.
+        let bad = json!({"seq": [1], "at_s": [0.1], "median": [1.0], "samples": [1],
+                         "disturbed": {"other-tasks": {"limit": 10.0}}});
+        let err = serde_json::from_value::<Rounds>(bad)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("'other-tasks' disturbance of round 0 with no value"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -494,8 +582,13 @@ mod tests {
             ),
             (
                 json!({"seq": [1, 2], "at_s": [0.1, 0.2], "median": [1.0, 2.0], "samples": [1, 1],
-                    "disturbed": {"steal": {"value": [null], "limit": 2.0}}}),
-                "'steal' values are 1 for 2 rounds",
+                    "disturbed": {"steal": {"round": [0, 1], "value": [3.0], "limit": 2.0}}}),
+                "'steal' disturbances have 2 rounds and 1 values",
+            ),
+            (
+                json!({"seq": [1, 2], "at_s": [0.1, 0.2], "median": [1.0, 2.0], "samples": [1, 1],
+                    "disturbed": {"steal": {"round": [2], "value": [3.0], "limit": 2.0}}}),
+                "'steal' disturbs round 2 of 2 rounds",
             ),
         ] {
             let err = serde_json::from_value::<Rounds>(bad)
@@ -503,15 +596,5 @@ mod tests {
                 .to_string();
             assert!(err.contains(why), "{err}");
         }
-    }
-
-    #[test]
-    fn digits_round_as_said() {
-        assert_eq!(Digits::Significant(6).round(51406.10778859527), 51406.1);
-        assert_eq!(Digits::Significant(6).round(0.0012345678), 0.00123457);
-        assert_eq!(Digits::Significant(2).round(123456.0), 120000.0);
-        assert_eq!(Digits::Decimals(3).round(14.988703469), 14.989);
-        assert_eq!(Digits::Exact.round(1.23456789), 1.23456789);
-        assert_eq!(Digits::Significant(4).round(0.0), 0.0);
     }
 }
