@@ -153,6 +153,27 @@ fn changed(doc: &truebench::result::RunDocument) -> truebench::result::RunDocume
     d
 }
 
+/// Every line of `compare`'s default text within 100 columns, and its table at most two
+/// lines a row on average (rows named in a few words, the verdict too: the names of the
+/// params wrapped over three or four lines, 2.9 a row for the timers suite); `what` names
+/// the comparison.
+fn fits(text: &str, rows: usize, what: &str) {
+    for l in text.lines() {
+        let n = l.chars().count();
+        assert!(n <= 100, "{what}: {n} columns: {l}");
+    }
+    let body = text
+        .lines()
+        .skip_while(|l| !l.starts_with('╞'))
+        .take_while(|l| !l.starts_with('└'))
+        .filter(|l| l.starts_with('│'))
+        .count();
+    assert!(
+        body <= 2 * rows,
+        "{what}: {body} lines for {rows} rows in\n{text}"
+    );
+}
+
 /// Every template and view renders every document: `show` (summary and full), the
 /// comparison text and the HTML report (whose template engine is strict: a field it names
 /// that the data lacks is an error) for each fixture alone, in every ordered pair, with a
@@ -182,7 +203,13 @@ fn every_document_renders_alone_in_every_pair_and_all_together() {
                 .flat_map(|r| &r.explanations)
                 .filter(|e| e.predicted.is_none())
                 .count();
-            assert!(compare_table::render(&c, false).contains(&a.run_id));
+            let text = compare_table::render(&c, false);
+            assert!(text.contains(&a.run_id));
+            fits(
+                &text,
+                c.rows.len(),
+                &format!("{} vs {}", a.run_id, b.run_id),
+            );
             let page = html::render(&[a.clone(), b.clone()])
                 .unwrap_or_else(|e| panic!("report {} {}: {e:#}", a.run_id, b.run_id));
             assert!(page.contains(&b.run_id) && page.trim_end().ends_with("</html>"));

@@ -95,8 +95,9 @@ pub struct Row {
     /// faster and 0.3% slower (95% interval), MDE 2% (rounds disagree)", "cannot tell: 3 of
     /// 5 rounds of B disturbed (other-tasks)".
     pub why: String,
-    /// The verdict in a few words, for the narrow table: "B 27% slower", "same within
-    /// ±4%", "cannot tell (MDE 9%)", "cannot tell: 3 of 5 rounds of B disturbed".
+    /// The verdict in a few words, for the narrow table: "B 27% slower", "same ±4%",
+    /// "cannot tell (MDE 9%)", "cannot tell (B disturbed)" (most of its rounds), "cannot
+    /// tell (L2 edge)"; `why` says each in full.
     #[serde(skip)]
     pub brief: String,
     /// The 95% interval of B/A against the row's noise; null when not comparable.
@@ -403,32 +404,29 @@ fn mostly_disturbed(p: &Pending) -> Option<(&'static str, SideRounds)> {
         })
 }
 
-/// The verdict in a few words (`Row::brief`): a call or an equivalence as `why` says it;
-/// a row not comparable only so (its B/A cell says why); a row that cannot be told with
-/// its MDE, or the side whose rounds were mostly disturbed (the B/A cell holds the
-/// interval `why` spells out).
+/// The verdict in a few words (`Row::brief`): a call as `why` says it; an equivalence by
+/// its MDE ("same ±4%"); a row not comparable only so (the reason is said below the
+/// table); a row that cannot be told with its MDE, or the side whose rounds were mostly
+/// disturbed (the B/A cell holds the interval `why` spells out, per cycle or not).
 fn brief_of(p: &Pending, verdict: Verdict, why: &str) -> String {
+    let mde = noise_model::mde_text(p.test.mde());
     match verdict {
         Verdict::NotComparable => "not comparable".into(),
+        Verdict::Equivalent => {
+            let cycle = if p.per_cycle.is_some() {
+                " per cycle"
+            } else {
+                ""
+            };
+            format!("same ±{mde}{cycle}")
+        }
         Verdict::CannotTell => {
             if p.edge.is_some() {
-                "cannot tell: at the edge of the L2".into()
-            } else if let Some((side, s)) = mostly_disturbed(p) {
-                format!(
-                    "cannot tell: {} of {} of {side} disturbed",
-                    s.disturbed,
-                    crate::units::count(s.rounds, "round")
-                )
+                "cannot tell (L2 edge)".into()
+            } else if let Some((side, _)) = mostly_disturbed(p) {
+                format!("cannot tell ({side} disturbed)")
             } else {
-                let cycle = if p.per_cycle.is_some() {
-                    " per cycle"
-                } else {
-                    ""
-                };
-                format!(
-                    "cannot tell (MDE {}{cycle})",
-                    noise_model::mde_text(p.test.mde())
-                )
+                format!("cannot tell (MDE {mde})")
             }
         }
         _ => why.to_string(),
@@ -1196,7 +1194,7 @@ mod tests {
             .unwrap_or_else(|| panic!("{:?}", r.explanations));
         assert!(
             noise.evidence.iter().any(|e| e.starts_with(
-                "B: rounds 1, 2, 3 and 2 more of 5: other tasks used 48% of the round's CPUs"
+                "B: all 5 rounds: other tasks used 48% of the round's CPUs"
             )),
             "{:?}",
             noise.evidence
