@@ -12,6 +12,9 @@ pub const MEDIAN: i32 = 6;
 /// Significant digits of a share, a disturbance's figure, a spread or a clock's cost.
 pub const SHARE: i32 = 4;
 
+/// A round's start in the run, seconds: to 10 ms.
+pub const ROUND_START: Digits = Digits::Decimals(2);
+
 /// How a figure is written: as it is, to a number of decimals, or to a number of
 /// significant digits.
 #[derive(Debug, Clone, Copy)]

@@ -72,8 +72,10 @@ impl Disturbance {
 
 impl Cause {
     /// A figure of this cause as its words show it: a ratio to one decimal (`1.6`), an
-    /// outlier's distance to one decimal, a share of time whole.
+    /// outlier's distance to one decimal, a share of time whole; from the figure as a
+    /// document stores it (`digits::SHARE`), so its words read the same before and after.
     fn figure(self, v: f64) -> String {
+        let v = super::digits::Digits::Significant(super::digits::SHARE).round(v);
         match self {
             Cause::Outlier | Cause::HostPlacement => format!("{v:.1}"),
             _ => format!("{v:.0}"),
@@ -184,7 +186,7 @@ macro_rules! round_figures {
 
 round_figures! {
     /// Seconds from the run's first round to this round's start.
-    at_s: f64 = store::Digits::Decimals(2);
+    at_s: f64 = super::digits::ROUND_START;
     /// The median of the round's samples, in the row's unit.
     median: f64 = store::Digits::Significant(store::MEDIAN_DIGITS);
     /// Samples (timed batches) the round drew.
@@ -232,7 +234,9 @@ pub fn disturbed_evidence(rounds: &[Round]) -> Vec<String> {
                 .collect();
             let (i, r) = hit[0];
             let which = if hit.len() == 1 {
-                format!("round {} of {total} at {:.1} s", i + 1, r.at_s)
+                // As stored, so its words read the same before and after.
+                let at = super::digits::ROUND_START.round(r.at_s);
+                format!("round {} of {total} at {at:.1} s", i + 1)
             } else if hit.len() == total {
                 format!("all {total} rounds")
             } else {
