@@ -280,10 +280,8 @@ pub fn render_fleet(f: &Fleet) -> String {
     for r in &f.ranking {
         s.push('\n');
         s.push_str(&wrap(&format!(
-            "{} [{}] {} ({}, {} is better)",
-            r.benchmark,
-            r.placement,
-            r.params,
+            "{} ({}, {} is better)",
+            r.label,
             r.unit,
             if r.lower_is_better { "lower" } else { "higher" }
         )));
