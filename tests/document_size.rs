@@ -3,7 +3,8 @@
 //! A loud run's document was 0.78 MB: every disturbed round repeated as finding evidence
 //! beside its rounds, each round an object with its words, every figure to 17 digits.
 //!
-//! The base is a default run of this host (tests/fixtures/documents/default-run.json);
+//! The base is a default run of this host (tests/fixtures/documents/default-run.json,
+//! 2026-11-28 07:51 UTC, 901 rounds, 123 of them disturbed: 146 KB as stored);
 //! the quiet and loud documents are made from it: the quiet one keeps only its undisturbed
 //! rounds, the loud one has 60% more rounds (the disturbed ones measured again), each
 //! disturbed by steal and other tasks, its figures resting on all of them (twice the

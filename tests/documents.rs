@@ -200,7 +200,7 @@ fn a_document_with_an_object_per_round_loads_shows_compares_and_exports_its_roun
         for (x, y) in a.rounds.iter().zip(&b.rounds) {
             assert_eq!((x.seq, x.samples), (y.seq, y.samples));
             assert!((x.median / y.median - 1.0).abs() <= 5e-6, "{x:?} {y:?}");
-            assert!((x.at_s - y.at_s).abs() <= 0.005, "{x:?} {y:?}");
+            assert!((x.at_s - y.at_s).abs() <= 0.05, "{x:?} {y:?}");
             assert_eq!(x.disturbed.len(), y.disturbed.len(), "{x:?} {y:?}");
             disturbances += x.disturbed.len();
             for (d, e) in x.disturbed.iter().zip(&y.disturbed) {
