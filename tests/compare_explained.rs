@@ -695,31 +695,33 @@ fn is_row(x: &Value, r: &Value) -> bool {
 /// The mean of `figure` over the rounds a row's figures rest on (the kept ones; all when
 /// fewer than two were kept), as the run recorded it per round; None when the row has no
 /// rounds or one of them has no figure.
-fn round_mean(doc: &Value, r: &Value, figure: fn(&Value) -> Option<f64>) -> Option<f64> {
+fn round_mean(
+    doc: &Value,
+    r: &Value,
+    figure: fn(&truebench::result::rounds::Round) -> Option<f64>,
+) -> Option<f64> {
     let x = doc["results"]
         .as_array()
         .unwrap()
         .iter()
         .find(|x| is_row(x, r))?;
-    let rounds = x["rounds"]["rounds"].as_array()?;
-    let kept = |y: &&Value| y["disturbed"].as_array().is_none_or(|d| d.is_empty());
-    let all = rounds.iter().filter(kept).count() < 2;
+    let rounds = common::rounds_of(x)?;
     let p: Vec<f64> = rounds
+        .pooled()
         .iter()
-        .filter(|y| all || kept(y))
-        .map(figure)
+        .map(|y| figure(y))
         .collect::<Option<_>>()?;
     (!p.is_empty()).then(|| p.iter().sum::<f64>() / p.len() as f64)
 }
 
 /// Other tasks' mean share (%) of the row's CPUs over the rounds its figures rest on.
 fn round_others(doc: &Value, r: &Value) -> Option<f64> {
-    round_mean(doc, r, |y| y["others"]["percent"].as_f64())
+    round_mean(doc, r, |y| y.others.as_ref().map(|o| o.percent))
 }
 
 /// The hypervisor's mean steal (% of the CPUs' time) over the rounds a row's figures rest on.
 fn round_steal(doc: &Value, r: &Value) -> Option<f64> {
-    round_mean(doc, r, |y| y["steal"].as_f64())
+    round_mean(doc, r, |y| y.steal)
 }
 
 /// The last CPU this process may run on.

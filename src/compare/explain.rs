@@ -174,6 +174,17 @@ pub struct RowCtx<'a> {
     pub judged: Judged,
     /// The drift fraction used for this row (also for its siblings).
     pub drift: f64,
+    /// What causes work out once per comparison rather than once per row.
+    pub shared: &'a Shared,
+}
+
+/// What causes work out once per comparison, not once per row (a comparison may hold
+/// thousands of rows, and a search of every row for each is quadratic).
+#[derive(Debug, Default)]
+pub struct Shared {
+    /// The timer's control rows (`timer::controls`) per `path_changed` (false, true): A's
+    /// and B's results of each, by index, with the B/A ratio of their medians.
+    pub clock_controls: [std::cell::OnceCell<Vec<(usize, usize, f64)>>; 2],
 }
 
 impl RowCtx<'_> {

@@ -63,6 +63,8 @@ pub struct Medians {
 pub struct Row {
     /// A's benchmark id (B's differs only when the definitions differ: see `comparability`).
     pub benchmark: String,
+    /// The row in a few words (`bench::label`): "vdso clock_gettime(MONOTONIC)".
+    pub label: String,
     pub placement: String,
     pub params: String,
     /// For parallel copies: the role both results play (`1 copy`, `all usable CPUs`).
@@ -94,6 +96,11 @@ pub struct Row {
     /// faster and 0.3% slower (95% interval), MDE 2% (rounds disagree)", "cannot tell: 3 of
     /// 5 rounds of B disturbed (other-tasks)".
     pub why: String,
+    /// The verdict in a few words, for the narrow table: "B 27% slower", "same ±4%",
+    /// "cannot tell (MDE 9%)", "cannot tell (B disturbed)" (most of its rounds), "cannot
+    /// tell (L2 edge)"; `why` says each in full.
+    #[serde(skip)]
+    pub brief: String,
     /// The 95% interval of B/A against the row's noise; null when not comparable.
     pub ci: Option<[f64; 2]>,
     /// Each side's rounds (null for a result measured in one piece).
@@ -359,15 +366,13 @@ fn cannot_tell_why(p: &Pending) -> String {
             crate::units::bytes(l2)
         );
     }
-    for (side, r) in [("A", p.m.a), ("B", p.m.b)] {
-        if let Some(s) = SideRounds::of(r).filter(|s| s.disturbed * 2 > s.rounds) {
-            return format!(
-                "{} of {} of {side} disturbed ({})",
-                s.disturbed,
-                crate::units::count(s.rounds, "round"),
-                s.causes.join(", ")
-            );
-        }
+    if let Some((side, s)) = mostly_disturbed(p) {
+        return format!(
+            "{} of {} of {side} disturbed ({})",
+            s.disturbed,
+            crate::units::count(s.rounds, "round"),
+            s.causes.join(", ")
+        );
     }
     let what = match p.test.basis {
         noise_model::Basis::Rounds => "rounds disagree",
@@ -388,6 +393,46 @@ fn cannot_tell_why(p: &Pending) -> String {
         verdict::in_words_fine(hi.exp(), lib),
         noise_model::mde_text(p.test.mde())
     )
+}
+
+/// The side most of whose rounds were disturbed, A first.
+fn mostly_disturbed(p: &Pending) -> Option<(&'static str, SideRounds)> {
+    [("A", p.m.a), ("B", p.m.b)]
+        .into_iter()
+        .find_map(|(side, r)| {
+            SideRounds::of(r)
+                .filter(|s| s.disturbed * 2 > s.rounds)
+                .map(|s| (side, s))
+        })
+}
+
+/// The verdict in a few words (`Row::brief`): a call as `why` says it; an equivalence by
+/// its MDE ("same ±4%"); a row not comparable only so (the reason is said below the
+/// table); a row that cannot be told with its MDE, or the side whose rounds were mostly
+/// disturbed (the B/A cell holds the interval `why` spells out, per cycle or not).
+fn brief_of(p: &Pending, verdict: Verdict, why: &str) -> String {
+    let mde = noise_model::mde_text(p.test.mde());
+    match verdict {
+        Verdict::NotComparable => "not comparable".into(),
+        Verdict::Equivalent => {
+            let cycle = if p.per_cycle.is_some() {
+                " per cycle"
+            } else {
+                ""
+            };
+            format!("same ±{mde}{cycle}")
+        }
+        Verdict::CannotTell => {
+            if p.edge.is_some() {
+                "cannot tell (L2 edge)".into()
+            } else if let Some((side, _)) = mostly_disturbed(p) {
+                format!("cannot tell ({side} disturbed)")
+            } else {
+                format!("cannot tell (MDE {mde})")
+            }
+        }
+        _ => why.to_string(),
+    }
 }
 
 /// The noise a row's test rested on: the model's, or each run's own rounds (σ here is the
@@ -499,6 +544,7 @@ pub fn explain_known(
 ) -> Vec<Explanation> {
     let judged = verdict::judge(ra, rb, 0.0);
     let worse = (rb.stats.median > ra.stats.median) == ra.lower_is_better;
+    let shared = explain::Shared::default();
     let c = RowCtx {
         a,
         b,
@@ -513,6 +559,7 @@ pub fn explain_known(
             ..judged
         },
         drift,
+        shared: &shared,
     };
     causes(&c, &candidates::list(&a.env, &b.env))
 }
@@ -553,6 +600,7 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
         .map(|p| (p.comparability.is_empty() && p.edge.is_none()).then_some(p.test.p))
         .collect();
     let real_at_fdr = crate::measure::fdr::benjamini_hochberg(&p_noise, q);
+    let shared = explain::Shared::default();
     let mut rows = vec![];
     for ((p, real), p_noise) in pending.iter().zip(real_at_fdr).zip(p_noise) {
         let m = p.m;
@@ -575,6 +623,7 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
                         ..p.judged
                     },
                     drift: mde,
+                    shared: &shared,
                 },
                 &cands,
             )
@@ -592,8 +641,10 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
         }
         let (status, remains) = explain::status(verdict, &explanations);
         let comparability = p.comparability.clone();
+        let brief = brief_of(p, verdict, &why);
         rows.push(Row {
             benchmark: m.a.benchmark.clone(),
+            label: crate::bench::label::of(m.a),
             placement: m.a.placement.name.clone(),
             params: m.a.params_text(),
             role: m.role.map(|r| r.to_string()),
@@ -612,6 +663,7 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
             noise: noise_used(p),
             verdict,
             why,
+            brief,
             ci,
             rounds: [SideRounds::of(m.a), SideRounds::of(m.b)],
             drift: verdict::Drift {
@@ -933,11 +985,10 @@ mod tests {
     fn in_rounds(id: &str, medians: &[f64], disturbed: &[bool]) -> RunDocument {
         use crate::result::rounds::{Cause, Disturbance};
         rounds_run(id, medians, |i| {
-            let d = disturbed[i].then(|| Disturbance {
+            let d = disturbed[i].then_some(Disturbance {
                 cause: Cause::OtherTasks,
                 value: 48.0,
                 limit: 10.0,
-                detail: "other tasks used 48% of CPU 0-1 (0.58 CPU-s in 600 ms)".into(),
             });
             (d.into_iter().collect(), None)
         })
@@ -949,11 +1000,10 @@ mod tests {
         use crate::result::rounds::{Cause, Disturbance};
         rounds_run(id, medians, |i| {
             let p = steal[i];
-            let d = (p >= 2.0).then(|| Disturbance {
+            let d = (p >= 2.0).then_some(Disturbance {
                 cause: Cause::Steal,
                 value: p,
                 limit: 2.0,
-                detail: format!("the hypervisor stole {p:.0}% of CPU 0-1 (9 ticks)"),
             });
             (d.into_iter().collect(), Some(p))
         })
@@ -1186,10 +1236,9 @@ mod tests {
             .find(|e| e.cause == explain::NOISE)
             .unwrap_or_else(|| panic!("{:?}", r.explanations));
         assert!(
-            noise
-                .evidence
-                .iter()
-                .any(|e| e.starts_with("B: round 2 of 5 at 6.0 s: other tasks used 48% of CPU 0-1")),
+            noise.evidence.iter().any(|e| e.starts_with(
+                "B: all 5 rounds: other tasks used 48% of the round's CPUs"
+            )),
             "{:?}",
             noise.evidence
         );

@@ -93,6 +93,7 @@ fn ctx_of<'a>(
         rb,
         judged: judge(ra, rb, DEFAULT_DRIFT),
         drift: DEFAULT_DRIFT,
+        shared: Box::leak(Box::default()),
     }
 }
 
@@ -289,11 +290,10 @@ pub fn beside(mut doc: RunDocument, percents: &[f64]) -> RunDocument {
                 median: r.stats.median,
                 samples: 2,
                 disturbed: (*p >= 10.0)
-                    .then(|| Disturbance {
+                    .then_some(Disturbance {
                         cause: Cause::OtherTasks,
                         value: *p,
                         limit: 10.0,
-                        detail: format!("other tasks used {p:.0}% of CPU 0-1"),
                     })
                     .into_iter()
                     .collect(),
@@ -380,11 +380,10 @@ pub fn stolen(mut doc: RunDocument, percents: &[f64]) -> RunDocument {
                 median: m * (1.0 + 0.01 * ((i % 3) as f64 - 1.0)),
                 samples: 2,
                 disturbed: (*p >= 2.0)
-                    .then(|| Disturbance {
+                    .then_some(Disturbance {
                         cause: Cause::Steal,
                         value: *p,
                         limit: 2.0,
-                        detail: format!("the hypervisor stole {p:.0}% of CPU 0-1"),
                     })
                     .into_iter()
                     .collect(),

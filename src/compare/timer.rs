@@ -155,11 +155,12 @@ pub fn reads_clocksource(r: &BenchResult) -> bool {
 /// in the same rounds as the row: the CPU's counter read by one instruction (rdtsc, cntvct)
 /// touches neither the clocksource nor libc's read path; the coarse clocks (the tick's time)
 /// read no clocksource, and are controls too when the read path stayed the same.
-fn controls(doc: &RunDocument, path_changed: bool) -> Vec<&BenchResult> {
+fn controls(doc: &RunDocument, path_changed: bool) -> Vec<(usize, &BenchResult)> {
     doc.results
         .iter()
-        .filter(|r| r.base_id() == "timers.clock-read" && !reads_clocksource(r))
-        .filter(|r| !path_changed || by_instruction(r))
+        .enumerate()
+        .filter(|(_, r)| r.base_id() == "timers.clock-read" && !reads_clocksource(r))
+        .filter(|(_, r)| !path_changed || by_instruction(r))
         .collect()
 }
 
@@ -168,18 +169,31 @@ fn by_instruction(r: &BenchResult) -> bool {
     r.params.get("path").and_then(ParamValue::as_str) == Some("instruction")
 }
 
-/// The rows both runs hold among `controls`, each with its B/A ratio.
+/// The rows both runs hold among `controls`, each with its B/A ratio, but the row itself;
+/// worked out once per comparison (`Shared::clock_controls`).
 fn control_ratios<'a>(c: &RowCtx<'a>, path_changed: bool) -> Vec<(&'a BenchResult, f64)> {
-    controls(c.a, path_changed)
-        .into_iter()
-        .filter_map(|x| {
-            let y =
-                c.b.results
-                    .iter()
-                    .find(|y| y.benchmark == x.benchmark && identity(y) == identity(x))?;
-            let r = y.stats.median / x.stats.median;
-            (identity(x) != identity(c.ra) && r.is_finite() && r > 0.0).then_some((x, r))
-        })
+    let all = c.shared.clock_controls[usize::from(path_changed)].get_or_init(|| {
+        let key = |r: &BenchResult| format!("{}|{:?}", r.benchmark, identity(r));
+        let in_b: std::collections::HashMap<String, usize> =
+            c.b.results
+                .iter()
+                .enumerate()
+                .filter(|(_, y)| y.base_id() == "timers.clock-read")
+                .map(|(i, y)| (key(y), i))
+                .collect();
+        controls(c.a, path_changed)
+            .into_iter()
+            .filter_map(|(i, x)| {
+                let j = *in_b.get(&key(x))?;
+                let r = c.b.results[j].stats.median / x.stats.median;
+                (r.is_finite() && r > 0.0).then_some((i, j, r))
+            })
+            .collect()
+    });
+    let own = identity(c.ra);
+    all.iter()
+        .map(|&(i, _, r)| (&c.a.results[i], r))
+        .filter(|(x, _)| x.benchmark != c.ra.benchmark || identity(x) != own)
         .collect()
 }
 

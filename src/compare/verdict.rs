@@ -305,7 +305,6 @@ mod tests {
                 cause,
                 value: 30.0,
                 limit: 2.0,
-                detail: String::new(),
             });
         }
         x.rounds = Some(Rounds {

@@ -145,6 +145,11 @@ pub fn documents() -> Vec<PathBuf> {
     v
 }
 
+/// A result's rounds as the library reads them (a document stores them as columns).
+pub fn rounds_of(result: &Value) -> Option<truebench::result::rounds::Rounds> {
+    serde_json::from_value(result.get("rounds")?.clone()).ok()
+}
+
 /// The ids of the findings in a JSON `findings` array.
 pub fn finding_ids(findings: &Value) -> Vec<&str> {
     findings
