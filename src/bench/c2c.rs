@@ -78,6 +78,15 @@ impl Benchmark for CacheLine {
         "c2c.cacheline@1"
     }
 
+    /// "cache line CPU 0 to 1 same-llc": the pair and how the two CPUs relate.
+    fn label(&self, params: &crate::result::Params, placement: &str) -> Option<String> {
+        let p: PairParams = params.read()?;
+        Some(format!(
+            "cache line CPU {} to {} {placement}",
+            p.cpu_a, p.cpu_b
+        ))
+    }
+
     fn levels(&self) -> &'static [super::levels::LevelUse] {
         use super::levels::*;
         const L: &[LevelUse] = &[

@@ -5,6 +5,7 @@ pub mod c2c;
 pub mod classic;
 pub mod ctx;
 pub mod fresh_process;
+pub mod label;
 pub mod levels;
 pub mod memory;
 pub mod timers;
@@ -185,6 +186,13 @@ pub trait Benchmark: Sync {
     /// pooled into one result. Default: nothing derived.
     fn refresh(&self, r: &mut BenchResult) {
         let _ = r;
+    }
+    /// A row's name in a few words from the params and placement that tell its rows apart
+    /// (`label`); None when the params do not read as its own. Default: None (the row is
+    /// named by its params as written).
+    fn label(&self, params: &crate::result::Params, placement: &str) -> Option<String> {
+        let _ = (params, placement);
+        None
     }
     /// Where `run` would put each case on this machine, without running (`truebench
     /// plan`); built from the same functions `run` uses. Default: one unpinned case.

@@ -34,6 +34,19 @@ impl Benchmark for ClockRead {
         ID
     }
 
+    /// "vdso clock_gettime(MONOTONIC)", "rdtsc instruction", "... on hpet" in a sweep.
+    fn label(&self, params: &crate::result::Params, _: &str) -> Option<String> {
+        let p: ClockReadParams = params.read()?;
+        let mut s = match p.path.as_str() {
+            "instruction" => format!("{} instruction", p.clock),
+            path => format!("{path} clock_gettime({})", p.clock.to_uppercase()),
+        };
+        if let Some(cs) = p.clocksource {
+            s.push_str(&format!(" on {cs}"));
+        }
+        Some(s)
+    }
+
     fn levels(&self) -> &'static [super::levels::LevelUse] {
         use super::levels::*;
         const L: &[LevelUse] = &[

@@ -192,7 +192,7 @@ pub struct Classic {
 }
 
 pub static DHRYSTONE: Classic = Classic {
-    id: "classic.dhrystone@2",
+    id: "classic.dhrystone@3",
     what: "Dhrystone 2.1 main-loop passes per second (integer, string and record work; compiler-sensitive), lps",
     kind: Kind::Dhrystone,
     unit: "lps",
@@ -668,6 +668,25 @@ impl Classic {
 }
 
 impl Benchmark for Classic {
+    /// "syscall 1 copy", "context-switch 2 copies same-cpu", "file-copy-256 1 copy fsync".
+    fn label(&self, params: &crate::result::Params, _: &str) -> Option<String> {
+        let name = self.id.split('@').next()?.split_once('.')?.1;
+        let copies = params.0.get("copies")?.as_u64()?;
+        let mut s = format!("{name} {}", crate::units::count(copies, "copy"));
+        if params.0.get("fsync").and_then(|v| v.as_bool()) == Some(true) {
+            s.push_str(" fsync");
+        }
+        if let Some(work) = params.0.get("work").and_then(|v| v.as_str()) {
+            if work != whetstone::Modules::AsUnixBench.param() {
+                s.push_str(&format!(" {work} work"));
+            }
+        }
+        if let Some(pair) = params.0.get("pair").and_then(|v| v.as_str()) {
+            s.push_str(&format!(" {pair}"));
+        }
+        Some(s)
+    }
+
     /// The classic tests keep UnixBench's passes and their indexes: measured in one piece.
     fn in_rounds(&self) -> bool {
         false

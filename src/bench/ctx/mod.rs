@@ -157,6 +157,22 @@ fn observed(m: &Measurement, r: &Resolved) -> Observed {
 }
 
 impl Benchmark for PipeRoundTrip {
+    /// "pipe round trip processes same-cpu", and the memory each side touches per hop.
+    fn label(&self, params: &crate::result::Params, placement: &str) -> Option<String> {
+        let p: PipeParams = params.read()?;
+        let mut s = format!(
+            "pipe round trip {} {placement}",
+            crate::units::noun(2u64, &p.mode)
+        );
+        if p.footprint_kb > 0 {
+            s.push_str(&format!(
+                ", {} touched",
+                crate::units::bytes(p.footprint_kb * 1024)
+            ));
+        }
+        Some(s)
+    }
+
     fn refresh(&self, r: &mut BenchResult) {
         r.derived
             .insert("round_trips_per_s".into(), 1e9 / r.stats.median);

@@ -340,6 +340,23 @@ pub fn reported_llc_total(ctx: &RunContext) -> u64 {
 }
 
 impl Benchmark for Bandwidth {
+    /// "bandwidth triad 2T non-temporal 128 MiB spread": kernel, threads, stores other than
+    /// regular ones, array size, and the placement of more than one thread.
+    fn label(&self, params: &crate::result::Params, placement: &str) -> Option<String> {
+        let p: BandwidthParams = params.read()?;
+        let mut s = format!("bandwidth {} {}T", p.kernel, p.threads);
+        if p.stores != "regular" {
+            s.push_str(&format!(" {}", p.stores));
+        }
+        if p.array_bytes > 0 {
+            s.push_str(&format!(" {}", crate::units::bytes(p.array_bytes)));
+        }
+        if p.threads > 1 {
+            s.push_str(&format!(" {placement}"));
+        }
+        Some(s)
+    }
+
     fn levels(&self) -> &'static [crate::bench::levels::LevelUse] {
         super::variance::BANDWIDTH
     }

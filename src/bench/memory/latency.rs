@@ -230,6 +230,19 @@ pub fn reported(ctx: &RunContext, cpu: u32) -> (Option<u64>, Vec<String>) {
 }
 
 impl Benchmark for Latency {
+    /// "latency 4 KiB 4k pages", "latency 1.5 MiB huge pages".
+    fn label(&self, params: &crate::result::Params, _: &str) -> Option<String> {
+        let p: LatencyParams = params.read()?;
+        let pages = match p.pages.as_str() {
+            "thp" => "huge pages".to_string(),
+            other => format!("{other} pages"),
+        };
+        Some(format!(
+            "latency {} {pages}",
+            crate::units::bytes(p.size_bytes)
+        ))
+    }
+
     fn levels(&self) -> &'static [crate::bench::levels::LevelUse] {
         super::variance::LATENCY
     }

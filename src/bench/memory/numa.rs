@@ -108,6 +108,15 @@ pub fn plan(p: &ProbeDoc) -> (Vec<Cell>, Vec<Refused>) {
 }
 
 impl Benchmark for Numa {
+    /// "numa latency CPU node 0 memory node 1".
+    fn label(&self, params: &crate::result::Params, _: &str) -> Option<String> {
+        let p: NumaParams = params.read()?;
+        Some(format!(
+            "numa {} CPU node {} memory node {}",
+            p.metric, p.cpu_node, p.mem_node
+        ))
+    }
+
     fn levels(&self) -> &'static [crate::bench::levels::LevelUse] {
         super::variance::NUMA
     }

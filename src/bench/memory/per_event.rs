@@ -132,6 +132,24 @@ pub fn here(
 }
 
 impl Benchmark for PerEvent {
+    /// "1 KiB writes timed per event", "... as a batch", "... on hpet" in a sweep.
+    fn label(&self, params: &crate::result::Params, _: &str) -> Option<String> {
+        let p: PerEventParams = params.read()?;
+        let timed = match p.timing.as_str() {
+            "per-event" => "per event".to_string(),
+            "batch" => "as a batch".to_string(),
+            other => other.to_string(),
+        };
+        let mut s = format!(
+            "{} writes timed {timed}",
+            crate::units::bytes(p.block_bytes)
+        );
+        if let Some(cs) = p.clocksource {
+            s.push_str(&format!(" on {cs}"));
+        }
+        Some(s)
+    }
+
     fn levels(&self) -> &'static [crate::bench::levels::LevelUse] {
         super::variance::PER_EVENT
     }
