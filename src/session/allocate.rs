@@ -594,12 +594,12 @@ mod simulated {
                         cause: Cause::Steal,
                         value: 30.0,
                         limit: 2.0,
-                        detail: "burst".into(),
                     }]
                 } else {
                     vec![]
                 },
                 others: None,
+                steal: None,
             })
             .collect();
         flag_outliers(&mut rs);
