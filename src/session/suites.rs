@@ -61,9 +61,9 @@ pub enum Budget {
 /// the document.
 pub const FINISH_RESERVE_S: f64 = 1.5;
 
-/// The default budget of a run's measuring: the sum of its benchmarks' shares (`Benchmark::
-/// budget_share_s`; 37 s for the default suites on a small machine, about 40 s with the
-/// probe and the stored document, growing with the machine's CPUs, caches and memory).
+/// The default budget of a run: the sum of its benchmarks' shares (`Benchmark::
+/// budget_share_s`; about 40 s for the default suites on a small machine, growing with the
+/// machine's CPUs, caches and memory).
 pub fn default_budget_s(benches: &[&'static dyn Benchmark], ctx: &RunContext) -> f64 {
     benches.iter().map(|b| b.budget_share_s(ctx)).sum()
 }
@@ -157,13 +157,16 @@ impl Measurement for SuiteRun {
             Budget::Default => Some(default_budget_s(&self.benches, &base)),
         };
         let _guard = DeadlineGuard;
-        // Measuring time: a given budget less the probe and the finish; the default one is
-        // the benchmarks' shares of measuring time (the probe and the finish come on top:
-        // a second or two).
-        let left_s = match self.budget {
-            Budget::Default => budget_s,
-            _ => budget_s.map(|t| t - self.probe_s - FINISH_RESERVE_S),
-        };
+        // Measuring time: the budget less the probe and the finish; the default budget
+        // keeps at least three quarters of its shares for measuring (a run of one cheap
+        // benchmark, whose share is a second or two, still measures it).
+        let left_s = budget_s.map(|t| {
+            let left = t - self.probe_s - FINISH_RESERVE_S;
+            match self.budget {
+                Budget::Default => left.max(0.75 * t),
+                _ => left,
+            }
+        });
         if let Some(left) = left_s {
             crate::deadline::set_in(left.max(0.0));
         }

@@ -260,13 +260,13 @@ impl Benchmark for Latency {
         "ns per dependent load over a random cyclic chain of cache lines, per working-set size (4 KiB and THP pages); plateaus give the measured cache levels"
     }
 
-    /// 13 s of a default run: about four whole sweeps of both page sizes up to 128 MiB
+    /// 12 s of a default run: about four whole sweeps of both page sizes up to 128 MiB
     /// (2.5 s each on a 2-vCPU guest) and rounds of the points whose verdict is short; more
     /// where the sweep goes further (past twice a larger LLC).
     fn budget_share_s(&self, ctx: &RunContext) -> f64 {
         let cpu = ctx.probe.cpus.usable.first().copied().unwrap_or(0);
         let top = top_size(reported(ctx, cpu).0, available_bytes());
-        crate::bench::scaled_share(13.0, top as f64, MIN_TOP as f64)
+        crate::bench::scaled_share(12.0, top as f64, MIN_TOP as f64)
     }
 
     /// 8%: a point inside a cache is sharp within a few rounds; near a cache's edge (where

@@ -166,10 +166,10 @@ impl Benchmark for PerEvent {
         2
     }
 
-    /// 2 s of a default run: a round is a fresh process of a few tens of ms, and a slow
+    /// 3 s of a default run: a round is a fresh process of a few tens of ms, and a slow
     /// clock (a system call per read) makes its per-event row several times longer.
     fn budget_share_s(&self, _ctx: &RunContext) -> f64 {
-        2.0
+        3.0
     }
 
     /// 15%, as a bandwidth: what matters is the ratio of its two rows, not a few percent.
