@@ -63,6 +63,11 @@ pub fn expired() -> bool {
     at_ns().is_some_and(|at| now_ns() >= at)
 }
 
+/// Whether the deadline passed at least `by_s` seconds ago (false without one).
+pub fn overdue(by_s: f64) -> bool {
+    at_ns().is_some_and(|at| now_ns() >= at.saturating_add((by_s.max(0.0) * 1e9) as u64))
+}
+
 /// Seconds left before the deadline (0 once it passed); None without one.
 pub fn remaining_s() -> Option<f64> {
     at_ns().map(|at| at.saturating_sub(now_ns()) as f64 / 1e9)
@@ -77,6 +82,30 @@ pub fn would_overrun(expected_s: f64) -> bool {
 /// Whether to stop between results: Ctrl-C, or the deadline passed.
 pub fn stop_requested() -> bool {
     crate::interrupt::requested() || expired()
+}
+
+/// What a benchmark returns once it stopped between results ([`stop_requested`]):
+/// `Err(Interrupted)` at Ctrl-C (the run ends, marked interrupted); `Ok` at the deadline
+/// (the round ends with the results it finished, and the run goes on to store them).
+pub fn stopped() -> anyhow::Result<()> {
+    if crate::interrupt::requested() {
+        Err(crate::error::Interrupted.into())
+    } else {
+        Ok(())
+    }
+}
+
+/// Run `f` under a deadline at most `cap_s` seconds from now (the run's own when that is
+/// sooner), the run's deadline restored after: one round may not take the whole budget.
+pub fn within<T>(cap_s: f64, f: impl FnOnce() -> T) -> T {
+    let outer = at_ns();
+    let cap = now_ns()
+        .saturating_add((cap_s.max(0.0) * 1e9) as u64)
+        .max(1);
+    set_at(outer.map_or(cap, |o| o.min(cap)));
+    let out = f();
+    set_at(outer.unwrap_or(0));
+    out
 }
 
 #[cfg(test)]
@@ -99,6 +128,24 @@ mod tests {
         set_at(1);
         assert!(expired());
         assert_eq!(remaining_s(), Some(0.0));
+        assert!(
+            stop_requested() && stopped().is_ok(),
+            "a deadline is no interruption"
+        );
+        assert!(overdue(0.0) && !overdue(1e9));
+        // A round's cap: sooner than the run's deadline, restored after.
+        set_in(3600.0);
+        let run = at_ns();
+        let inner = within(10.0, || remaining_s().unwrap());
+        assert!(inner > 9.0 && inner <= 10.0, "{inner}");
+        assert_eq!(at_ns(), run);
+        // Never later than the run's own.
+        set_in(1.0);
+        let inner = within(100.0, || remaining_s().unwrap());
+        assert!(inner <= 1.0, "{inner}");
+        clear();
+        assert!(within(5.0, at_ns).is_some());
+        assert_eq!(at_ns(), None, "no deadline before, none after");
         std::env::set_var(ENV, "not a number");
         clear();
         inherit();

@@ -17,6 +17,7 @@ pub mod error;
 pub mod export;
 pub mod findings;
 pub mod interrupt;
+pub mod json_text;
 pub mod loadstep;
 pub mod lock;
 pub mod measure;

@@ -86,9 +86,9 @@ pub fn line(text: &str) -> anyhow::Result<()> {
     write(&format!("{text}\n"))
 }
 
-/// One pretty JSON document and a newline.
+/// One indented JSON document (`json_text::pretty`) and a newline.
 pub fn json<T: serde::Serialize>(v: &T) -> anyhow::Result<()> {
-    line(&serde_json::to_string_pretty(v)?)
+    line(&crate::json_text::pretty(v)?)
 }
 
 fn map(e: std::io::Error) -> anyhow::Error {

@@ -1,5 +1,6 @@
-//! Numbers with their units: byte sizes and durations in the scale a reader expects, and
-//! counts with their noun ("1 row", "2 rows"): the one place a count's noun is made plural.
+//! Numbers with their units: byte sizes and durations in the scale a reader expects,
+//! counts with their noun ("1 row", "2 rows"): the one place a count's noun is made plural,
+//! and figures rounded to the digits they mean (`Digits`).
 
 /// 32768 -> "32 KiB", 503316480 -> "480 MiB".
 pub fn bytes(n: u64) -> String {
@@ -95,6 +96,53 @@ pub fn count<N: TryInto<u64> + std::fmt::Display + Copy>(n: N, what: &str) -> St
     format!("{n} {}", noun(n, what))
 }
 
+/// How a figure is written: as it is, to a number of decimals, or to a number of
+/// significant digits.
+#[derive(Debug, Clone, Copy)]
+pub enum Digits {
+    Exact,
+    Decimals(i32),
+    Significant(i32),
+}
+
+impl Digits {
+    /// `x` rounded to these digits (the nearest f64 to the rounded decimal, which prints
+    /// as that decimal); a non-finite or zero `x` as it is.
+    pub fn round(self, x: f64) -> f64 {
+        if !x.is_finite() || x == 0.0 {
+            return x;
+        }
+        let places = match self {
+            Digits::Exact => return x,
+            Digits::Decimals(d) => d,
+            Digits::Significant(n) => n - 1 - x.abs().log10().floor() as i32,
+        };
+        // Powers of ten as exact as f64 holds them: dividing for negative places.
+        if places >= 0 {
+            let s = 10f64.powi(places);
+            let r = (x * s).round() / s;
+            if r.is_finite() {
+                r
+            } else {
+                x
+            }
+        } else {
+            let s = 10f64.powi(-places);
+            (x / s).round() * s
+        }
+    }
+
+    /// How far a figure written to these digits may lie from the one measured, relative
+    /// to it: half a unit of its last digit, a leading 1 (1.00000x) the widest. Zero when
+    /// written as it is or to decimals (no relative bound).
+    pub fn slack(self) -> f64 {
+        match self {
+            Digits::Significant(n) => 0.5 * 10f64.powi(1 - n),
+            _ => 0.0,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,5 +200,23 @@ mod tests {
         assert_eq!(num(1e-300), "1.00e-300");
         assert_eq!(num(0.0004), "4.00e-4");
         assert_eq!(num(999_999_999_999_999.0), "999999999999999");
+    }
+
+    #[test]
+    fn digits_round_as_said() {
+        assert_eq!(Digits::Significant(6).round(51406.10778859527), 51406.1);
+        assert_eq!(Digits::Significant(6).round(0.0012345678), 0.00123457);
+        assert_eq!(Digits::Significant(2).round(123456.0), 120000.0);
+        assert_eq!(
+            Digits::Significant(9).round(2.0125764994897264e-5),
+            2.01257650e-5
+        );
+        assert_eq!(Digits::Decimals(3).round(14.988703469), 14.989);
+        assert_eq!(Digits::Exact.round(1.23456789), 1.23456789);
+        assert_eq!(Digits::Significant(4).round(0.0), 0.0);
+        assert!(Digits::Significant(4).round(f64::NAN).is_nan());
+        let x = 1.0000049;
+        let r = Digits::Significant(6).round(x);
+        assert!((r / x - 1.0).abs() <= Digits::Significant(6).slack());
     }
 }

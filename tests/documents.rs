@@ -153,6 +153,98 @@ fn changed(doc: &truebench::result::RunDocument) -> truebench::result::RunDocume
     d
 }
 
+/// A default run written by the version before a row's rounds were stored as columns
+/// (5d845a2, 2026-11-28 05:25 UTC, its results cut to seven: an object per round, each
+/// disturbance with its words, every figure to 17 digits) imports with nothing dropped,
+/// shows, compares with itself and with a run of this version, and exports its rounds as
+/// columns holding the same rounds, each figure to the digits a document keeps.
+#[test]
+fn a_document_with_an_object_per_round_loads_shows_compares_and_exports_its_rounds() {
+    let env = TestEnv::new();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let path = dir.join("rounds-per-object.json");
+    let original: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let id = original["run_id"].as_str().unwrap();
+    let out = env.cmd().arg("import").arg(&path).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!said.contains("not stored"), "{said}");
+    assert!(env.text(&["show", id]).contains(id));
+    let current = dir.join("documents/default-run.json");
+    env.cmd().arg("import").arg(&current).assert().success();
+    let now: Value = serde_json::from_str(&std::fs::read_to_string(&current).unwrap()).unwrap();
+    for b in [id, now["run_id"].as_str().unwrap()] {
+        let text = env.text(&["compare", id, b]);
+        let rows = env.json(&["compare", id, b, "--json"])["rows"]
+            .as_array()
+            .unwrap()
+            .len();
+        assert!(rows >= 7, "{rows} rows: {text}");
+        fits(&text, rows, &format!("{id} vs {b}"));
+    }
+    let exported: Value = serde_json::from_str(&env.text(&["export", id])).unwrap();
+    let rounds = |doc: &Value| -> Vec<truebench::result::rounds::Rounds> {
+        doc["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| common::rounds_of(r).unwrap())
+            .collect()
+    };
+    let (was, now) = (rounds(&original), rounds(&exported));
+    assert!(exported["results"][0]["rounds"].get("seq").is_some());
+    let mut disturbances = 0;
+    for (a, b) in was.iter().zip(&now) {
+        assert_eq!(a.rounds.len(), b.rounds.len());
+        assert_eq!(a.causes(), b.causes());
+        for (x, y) in a.rounds.iter().zip(&b.rounds) {
+            assert_eq!((x.seq, x.samples), (y.seq, y.samples));
+            assert!((x.median / y.median - 1.0).abs() <= 5e-6, "{x:?} {y:?}");
+            assert!((x.at_s - y.at_s).abs() <= 0.05, "{x:?} {y:?}");
+            assert_eq!(x.disturbed.len(), y.disturbed.len(), "{x:?} {y:?}");
+            disturbances += x.disturbed.len();
+            for (d, e) in x.disturbed.iter().zip(&y.disturbed) {
+                // Their words, made from the figures, are the same.
+                assert_eq!(x.text(d), y.text(e));
+            }
+        }
+    }
+    assert!(disturbances > 0);
+    // Its rounds as this version stores them, a third of the size: the 17 digits and the
+    // words of each round are gone.
+    let size = |v: &Value| -> usize {
+        let rs = v["results"].as_array().unwrap();
+        rs.iter().map(|r| r["rounds"].to_string().len()).sum()
+    };
+    assert!(
+        size(&exported) * 3 < size(&original),
+        "{} vs {}",
+        size(&exported),
+        size(&original)
+    );
+}
+
+/// Every line of `compare`'s default text within 100 columns, and its table at most two
+/// lines a row on average (rows named in a few words, the verdict too: the names of the
+/// params wrapped over three or four lines, 2.9 a row for the timers suite); `what` names
+/// the comparison.
+fn fits(text: &str, rows: usize, what: &str) {
+    for l in text.lines() {
+        let n = l.chars().count();
+        assert!(n <= 100, "{what}: {n} columns: {l}");
+    }
+    let body = text
+        .lines()
+        .skip_while(|l| !l.starts_with('╞'))
+        .take_while(|l| !l.starts_with('└'))
+        .filter(|l| l.starts_with('│'))
+        .count();
+    assert!(
+        body <= 2 * rows,
+        "{what}: {body} lines for {rows} rows in\n{text}"
+    );
+}
+
 /// Every template and view renders every document: `show` (summary and full), the
 /// comparison text and the HTML report (whose template engine is strict: a field it names
 /// that the data lacks is an error) for each fixture alone, in every ordered pair, with a
@@ -182,7 +274,13 @@ fn every_document_renders_alone_in_every_pair_and_all_together() {
                 .flat_map(|r| &r.explanations)
                 .filter(|e| e.predicted.is_none())
                 .count();
-            assert!(compare_table::render(&c, false).contains(&a.run_id));
+            let text = compare_table::render(&c, false);
+            assert!(text.contains(&a.run_id));
+            fits(
+                &text,
+                c.rows.len(),
+                &format!("{} vs {}", a.run_id, b.run_id),
+            );
             let page = html::render(&[a.clone(), b.clone()])
                 .unwrap_or_else(|e| panic!("report {} {}: {e:#}", a.run_id, b.run_id));
             assert!(page.contains(&b.run_id) && page.trim_end().ends_with("</html>"));

@@ -29,6 +29,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "duration",
             "redact",
             "repeated",
+            "json_text",
             "safe_file",
             "interrupt",
             "deadline",

@@ -54,29 +54,42 @@ fn args(port: u16, server: &str, policies: &str) -> Vec<String> {
     .collect()
 }
 
+/// Each variant's server started under its policy, its steps costed per request, the
+/// variants compared and every server stopped. A step the load generator itself lagged in
+/// (a loud hour: the schedule lag p99 past 10 ms) is invalid, as it should be: the run is
+/// tried again, up to three times; if every try had such a step, what the test is about is
+/// checked on the last one, each such step left out of the comparison.
 fn run_policies(policies: &str) {
     let env = TestEnv::new();
     let (port, server) = nginx_config(env.dir.path());
-    let doc = env.json(
-        &args(port, &server, policies)
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
-    );
+    let args = args(port, &server, policies);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (doc, lagged) = common::loadstep_until_valid(&env, &args);
+    if !lagged.is_empty() {
+        eprintln!("the load generator lagged in these tries: {lagged:?}");
+    }
     truebench::result::validate(&doc).unwrap();
     let ls = &doc["loadstep"];
     let variants = ls["variants"].as_array().unwrap();
     assert_eq!(variants.len(), 2);
     for v in variants {
-        for s in v["steps"].as_array().unwrap() {
-            assert_eq!(s["valid"], true, "{}", s["invalid_reason"]);
+        for (i, s) in v["steps"].as_array().unwrap().iter().enumerate() {
+            if s["valid"] != true {
+                assert_eq!(ls["comparison"]["steps"][i]["compared"], false, "{s}");
+            }
             // The launched server's tree is costed per request: its context switches (its
             // CPU time is in clock ticks, too coarse for 80 requests of a few µs).
             let cs = s["per_tx"]["context_switches"].as_f64();
             assert!(cs.is_some_and(|c| c > 0.0 && c < 1000.0), "{s}");
         }
     }
-    assert!(ls["comparison"]["winner"].is_string());
+    // A winner wherever a step of every variant was valid.
+    let compared = ls["comparison"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["compared"] == true);
+    assert_eq!(ls["comparison"]["winner"].is_string(), compared, "{ls}");
     assert!(nginx_of(env.dir.path()).is_empty(), "nginx left running");
 }
 

@@ -161,6 +161,7 @@ fn bandwidth_fed_the_480_mib_vm_sizes_by_the_measurement_and_stays_under_1_gb() 
         clock_cost_ns: 20.0,
         min_batch_ns: 2e6,
         measured: &measured,
+        only: None,
     };
     std::fs::write("/proc/self/clear_refs", "5").unwrap();
     let mut results = Vec::new();

@@ -307,7 +307,7 @@ fn plan_places_sensibly_on_every_tree() {
         // The classic suite's N is the usable width narrowed by the quota.
         let n = cases
             .iter()
-            .filter(|c| c["benchmark"] == "classic.dhrystone@2")
+            .filter(|c| c["benchmark"] == "classic.dhrystone@3")
             .filter_map(|c| {
                 c["case"]
                     .as_str()?

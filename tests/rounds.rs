@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::TestEnv;
+use common::{rounds_of, TestEnv};
 use serde_json::Value;
 
 fn rows(doc: &Value) -> &Vec<Value> {
@@ -17,29 +17,31 @@ fn every_row_of_a_run_in_rounds_keeps_its_rounds_and_its_noise() {
     let doc = env.json(&["run", "timers", "--rounds", "4", "--json"]);
     assert!(!rows(&doc).is_empty());
     for r in rows(&doc) {
-        let rounds = r["rounds"]["rounds"].as_array().unwrap();
+        let all = rounds_of(r).unwrap();
+        let rounds = &all.rounds;
         // Five times the four rounds (the clock reads are cheap: `Benchmark::round_weight`),
-        // and at most 60% more to re-measure disturbed ones (rounded up).
-        assert!((20..=32).contains(&rounds.len()), "{r}");
+        // re-measured disturbed ones and the budget's rounds after them, at most 60 (the
+        // first stage cut to fit the budget keeps at least 3).
+        assert!((3..=60).contains(&rounds.len()), "{r}");
         // The run's 10 samples over the clock reads' 20 rounds: one each (a sample is a
         // whole measurement in a fresh process: `Benchmark::min_samples_per_round`).
         for x in rounds {
-            assert_eq!(x["samples"].as_u64().unwrap(), 1, "{x}");
-            assert!(x["median"].as_f64().unwrap() > 0.0, "{x}");
+            assert_eq!(x.samples, 1, "{x:?}");
+            assert!(x.median > 0.0, "{x:?}");
         }
-        let kept = rounds
-            .iter()
-            .filter(|x| x["disturbed"].as_array().is_none_or(|d| d.is_empty()))
-            .count();
-        let noise = &r["rounds"]["noise"];
+        let kept = all.kept();
         if kept >= 2 {
-            assert_eq!(noise["kept"].as_u64().unwrap() as usize, kept, "{r}");
-            assert_eq!(noise["df"].as_f64().unwrap(), kept as f64 - 1.0, "{r}");
-            let (sigma, se) = (
-                noise["sigma"].as_f64().unwrap(),
-                noise["se"].as_f64().unwrap(),
-            );
-            assert!((se - sigma / (kept as f64).sqrt()).abs() < 1e-9, "{noise}");
+            let noise = all.noise.as_ref().unwrap();
+            assert_eq!(noise.kept, kept, "{r}");
+            // σ's degrees of freedom are its first stage's (Stein's rule: the budget's
+            // rounds after it were planned from that stage alone).
+            let first = noise
+                .stage1
+                .map_or(kept, |n| rounds.iter().take(n).filter(|x| x.kept()).count());
+            assert_eq!(noise.df, first as f64 - 1.0, "{r}");
+            // σ and se are written to 4 significant digits.
+            let want = noise.sigma / (kept as f64).sqrt();
+            assert!((noise.se / want - 1.0).abs() < 1e-3, "{noise:?}");
         }
         // Each round ran in a fresh process of truebench, not in the run's own.
         let findings = r["findings"].as_array().unwrap();
@@ -48,7 +50,7 @@ fn every_row_of_a_run_in_rounds_keeps_its_rounds_and_its_noise() {
             "{findings:?}"
         );
         // Rounds start in time order of their sequence numbers.
-        let starts: Vec<f64> = rounds.iter().map(|x| x["at_s"].as_f64().unwrap()).collect();
+        let starts: Vec<f64> = rounds.iter().map(|x| x.at_s).collect();
         assert!(starts.windows(2).all(|w| w[0] <= w[1]), "{starts:?}");
     }
 }
@@ -128,7 +130,7 @@ fn precision_says_for_every_row_what_it_reached_or_why_not() {
         } else {
             assert!(mde <= 5.0, "{line}");
         }
-        let n = r["rounds"]["rounds"].as_array().unwrap().len();
+        let n = rounds_of(r).unwrap().rounds.len();
         assert!(
             line.contains(&format!(" in {n} rounds")),
             "{line} vs {n} rounds in the document"

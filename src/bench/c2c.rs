@@ -6,7 +6,6 @@
 //! cross package, cross node), and the result says so. Next to `ctx`, the OS cost.
 
 use super::{Benchmark, Emitted, RunContext, Skipped};
-use crate::error::Interrupted;
 use crate::findings::results::annotate;
 use crate::measure::batch::{calibrate, time_batch, Batch};
 use crate::measure::pair::{one_way_ns, ping_pong};
@@ -65,7 +64,7 @@ fn measure_pair(a: u32, b: u32, samples: usize, min_batch_ns: f64) -> anyhow::Re
         let n = calibrate(work, min_batch_ns);
         let mut out = Vec::with_capacity(samples);
         for _ in 0..samples {
-            if crate::interrupt::requested() {
+            if crate::deadline::stop_requested() {
                 break;
             }
             out.push(time_batch(work, n));
@@ -77,6 +76,15 @@ fn measure_pair(a: u32, b: u32, samples: usize, min_batch_ns: f64) -> anyhow::Re
 impl Benchmark for CacheLine {
     fn id(&self) -> &'static str {
         "c2c.cacheline@1"
+    }
+
+    /// "cache line CPU 0 to 1 same-llc": the pair and how the two CPUs relate.
+    fn label(&self, params: &crate::result::Params, placement: &str) -> Option<String> {
+        let p: PairParams = params.read()?;
+        Some(format!(
+            "cache line CPU {} to {} {placement}",
+            p.cpu_a, p.cpu_b
+        ))
     }
 
     fn levels(&self) -> &'static [super::levels::LevelUse] {
@@ -96,6 +104,18 @@ impl Benchmark for CacheLine {
     /// rows' noise is between rounds (where the host keeps the virtual CPUs).
     fn round_weight(&self) -> usize {
         2
+    }
+
+    /// 2 s of a default run on a machine of one CPU pair (a round takes 0.02 s), more with
+    /// more pairs.
+    fn budget_share_s(&self, ctx: &RunContext) -> f64 {
+        crate::bench::scaled_share(2.0, pairs(&Topo::new(ctx.probe)).0.len() as f64, 1.0)
+    }
+
+    /// 20%: the host may move two virtual CPUs between one core's SMT siblings and two
+    /// cores (23 against 120 ns here), so its rounds spread wide on a VM.
+    fn mde_target(&self, _r: &BenchResult) -> f64 {
+        0.20
     }
 
     fn describe(&self) -> &'static str {
@@ -153,6 +173,9 @@ impl Benchmark for CacheLine {
             return Ok(());
         }
         for ([a, b], rel) in pairs {
+            if crate::deadline::stop_requested() {
+                return crate::deadline::stopped();
+            }
             emit(Emitted::Running(format!("CPUs {a},{b} ({})", rel.name())));
             let batches = match measure_pair(a, b, ctx.samples, ctx.min_batch_ns) {
                 Ok(b) => b,
@@ -166,7 +189,7 @@ impl Benchmark for CacheLine {
                 }
             };
             if batches.len() < ctx.samples {
-                return Err(Interrupted.into());
+                return crate::deadline::stopped(); // an unfinished result is not kept
             }
             // One-way: half a round trip.
             let samples: Vec<f64> = batches.iter().map(one_way_ns).collect();

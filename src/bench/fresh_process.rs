@@ -9,7 +9,9 @@
 //! of truebench itself (`truebench __round BENCH`, hidden), which prints each result as one
 //! JSON line as it finishes; the parent reads them as its own. The child dies with the parent
 //! (PR_SET_PDEATHSIG) and is killed at Ctrl-C, and at its deadline ([`deadline`]: its
-//! batches twenty times over and 3 s to start) if it hangs. Where the executable cannot be
+//! batches twenty times over and 3 s to start) if it hangs. It gets the run's deadline
+//! (`crate::deadline::ENV`) and stops between results when that passes, like any round; a
+//! child still running a moment after it is killed, keeping what it printed. Where the executable cannot be
 //! run again (it was deleted, or an emulator without binfmt_misc runs it), the round is
 //! measured in this process and its results say so (finding `round-in-process`), as are
 //! the results a child killed at its deadline had not printed; an executable rebuilt or
@@ -53,6 +55,9 @@ pub enum Failed {
     CannotRun(String),
     /// The child had not finished when its deadline (this long) passed: it was killed.
     Expired(Duration),
+    /// The run's deadline (`crate::deadline`) passed while the child measured: it was
+    /// killed, the round ending with what it printed.
+    Budget,
 }
 
 /// A round measured where it runs: each result handed to `emit` as it finishes.
@@ -67,6 +72,9 @@ const START_ALLOWANCE: Duration = Duration::from_secs(3);
 /// A pause longer than this between two looks at the child is time the parent itself was
 /// stopped (Ctrl-Z, SIGSTOP, a suspended machine), its child with it: not counted.
 const STOPPED: Duration = Duration::from_millis(500);
+/// How long past the run's deadline a child may take to stop by itself (it checks the
+/// deadline between results) and print what it finished, before it is killed.
+const BUDGET_GRACE: Duration = Duration::from_millis(200);
 
 /// The deadline of a child round that must time `results` results of `b.samples` batches
 /// of at least `b.min_batch_ns` each: about 3.4 s for a default round of the clock reads.
@@ -86,6 +94,9 @@ fn command(id: &str, b: Batching) -> Result<Command, String> {
         std::path::PathBuf::from("/proc/self/exe")
     };
     let mut cmd = Command::new(&exe);
+    if let Some(at) = crate::deadline::at_ns() {
+        cmd.env(crate::deadline::ENV, at.to_string());
+    }
     cmd.args([SUBCOMMAND, id])
         .args(["--samples", &b.samples.to_string()])
         .args(["--min-batch-ns", &b.min_batch_ns.to_string()])
@@ -175,6 +186,14 @@ fn run_child(
         }
         if crate::interrupt::requested() {
             return end(&mut child, handed, Failed::Interrupted);
+        }
+        if crate::deadline::overdue(BUDGET_GRACE.as_secs_f64()) {
+            // What it printed before it was killed is still in the pipe: keep it.
+            let _ = child.kill();
+            while let Ok(line) = rx.recv_timeout(Duration::from_millis(20)) {
+                take(&line, &mut handed, &mut bad);
+            }
+            return end(&mut child, handed, Failed::Budget);
         }
         let now = Instant::now();
         let step = now - last;
@@ -268,6 +287,9 @@ fn round_of(
     let why = match outcome {
         Ok(()) => return Ok(()),
         Err((_, Failed::Interrupted)) => return Err(Interrupted.into()),
+        Err((_, Failed::Budget)) => return crate::deadline::stopped(),
+        // Stopped by the deadline before it printed a result: nothing to measure here.
+        Err(_) if crate::deadline::stop_requested() => return crate::deadline::stopped(),
         Err((0, Failed::CannotRun(why))) => format!("a fresh process could not run it: {why}"),
         Err((n, Failed::CannotRun(why))) => {
             anyhow::bail!(

@@ -5,6 +5,7 @@ pub mod c2c;
 pub mod classic;
 pub mod ctx;
 pub mod fresh_process;
+pub mod label;
 pub mod levels;
 pub mod memory;
 pub mod timers;
@@ -44,6 +45,23 @@ pub enum Emitted {
 
 pub use crate::result::Skipped;
 
+/// The most a benchmark's share of the default budget grows with the machine
+/// (`scaled_share`): a large machine's default run takes at most this many times a small
+/// one's.
+pub const MAX_SHARE_SCALE: f64 = 3.0;
+
+/// A share of the default budget (`Benchmark::budget_share_s`) of `base_s` seconds for
+/// `reference` units of work (cases, pairs, bytes) on a small machine, grown with the
+/// square root of the `work` this machine has, at most `MAX_SHARE_SCALE` times.
+pub fn scaled_share(base_s: f64, work: f64, reference: f64) -> f64 {
+    let ratio = if reference > 0.0 {
+        work / reference
+    } else {
+        1.0
+    };
+    base_s * ratio.max(0.0).sqrt().clamp(1.0, MAX_SHARE_SCALE)
+}
+
 /// Fewest samples a round draws by default (a round median from two batches).
 pub const MIN_SAMPLES_PER_ROUND: usize = 2;
 
@@ -59,6 +77,16 @@ pub struct RunContext<'a> {
     pub min_batch_ns: f64,
     /// What earlier benchmarks of this run measured that later ones use.
     pub measured: &'a Measured,
+    /// The cases this round measures (`Benchmark::case_of`), None for every case: a round
+    /// the run's allocation gives only the rows whose verdict is short (`session::allocate`).
+    pub only: Option<&'a [String]>,
+}
+
+impl RunContext<'_> {
+    /// Whether this round measures `case` (a name `Benchmark::case_of` gives its rows).
+    pub fn wants(&self, case: &str) -> bool {
+        self.only.is_none_or(|o| o.iter().any(|c| c == case))
+    }
 }
 
 /// What a benchmark of a run measured that a later one of the same run uses: the memory
@@ -139,10 +167,40 @@ pub trait Benchmark: Sync {
     fn min_samples_per_round(&self) -> usize {
         MIN_SAMPLES_PER_ROUND
     }
+    /// The seconds this benchmark adds to a run's default budget on this machine (`run`
+    /// without `--budget`: the sum over the run's benchmarks, `session::budget`): what its
+    /// first rounds and a share of the allocated ones take on a small machine, more where
+    /// its work grows with the machine (more CPU pairs, thread counts). Default: 5 s.
+    fn budget_share_s(&self, ctx: &RunContext) -> f64 {
+        let _ = ctx;
+        5.0
+    }
+    /// The minimum detectable effect a row of it should reach against an identical run on
+    /// a quiet host (0.05 = 5%): the run's allocation spends its rounds on the rows furthest
+    /// from it (`session::allocate`); `run --precision` sets every row's instead. Default:
+    /// 5%.
+    fn mde_target(&self, r: &BenchResult) -> f64 {
+        let _ = r;
+        0.05
+    }
+    /// The case a row belongs to, where a round can measure some cases only (`RunContext::
+    /// only`): the rows the allocation gives more rounds then cost only their own. None
+    /// (the default): every round measures every row.
+    fn case_of(&self, r: &BenchResult) -> Option<String> {
+        let _ = r;
+        None
+    }
     /// Recompute what the benchmark derives from a result's median, after its rounds were
     /// pooled into one result. Default: nothing derived.
     fn refresh(&self, r: &mut BenchResult) {
         let _ = r;
+    }
+    /// A row's name in a few words from the params and placement that tell its rows apart
+    /// (`label`); None when the params do not read as its own. Default: None (the row is
+    /// named by its params as written).
+    fn label(&self, params: &crate::result::Params, placement: &str) -> Option<String> {
+        let _ = (params, placement);
+        None
     }
     /// Where `run` would put each case on this machine, without running (`truebench
     /// plan`); built from the same functions `run` uses. Default: one unpinned case.

@@ -5,7 +5,6 @@
 use super::fresh_process;
 use super::memory::per_event;
 use super::{Benchmark, Emitted, RunContext};
-use crate::error::Interrupted;
 use crate::findings::results::annotate;
 use crate::measure::batch::{cost_batches, timing_clock_cost_ns};
 use crate::measure::clocks::{Clock, Path};
@@ -33,6 +32,19 @@ pub const ID: &str = "timers.clock-read@1";
 impl Benchmark for ClockRead {
     fn id(&self) -> &'static str {
         ID
+    }
+
+    /// "vdso clock_gettime(MONOTONIC)", "rdtsc instruction", "... on hpet" in a sweep.
+    fn label(&self, params: &crate::result::Params, _: &str) -> Option<String> {
+        let p: ClockReadParams = params.read()?;
+        let mut s = match p.path.as_str() {
+            "instruction" => format!("{} instruction", p.clock),
+            path => format!("{path} clock_gettime({})", p.clock.to_uppercase()),
+        };
+        if let Some(cs) = p.clocksource {
+            s.push_str(&format!(" on {cs}"));
+        }
+        Some(s)
     }
 
     fn levels(&self) -> &'static [super::levels::LevelUse] {
@@ -71,6 +83,19 @@ impl Benchmark for ClockRead {
 
     fn min_samples_per_round(&self) -> usize {
         1
+    }
+
+    /// 4 s of a default run: its 25 first rounds (0.1 s each) and as many again for rows
+    /// short of their target.
+    fn budget_share_s(&self, _ctx: &RunContext) -> f64 {
+        4.0
+    }
+
+    /// 3%: a clock read is one of the sharpest figures a host gives (its rounds agree
+    /// within 1-2% on a quiet host), and a few percent is what a changed clocksource or
+    /// vDSO path moves it by.
+    fn mde_target(&self, _r: &BenchResult) -> f64 {
+        0.03
     }
 
     fn describe(&self) -> &'static str {
@@ -114,7 +139,7 @@ impl Benchmark for ClockRead {
             clock_reads(ID, fresh_process::Batching::of(&here), Some(&cs), emit)?;
             let (pe, b) = per_event::measure(ctx.samples, here.min_batch_ns);
             if pe.len() < ctx.samples {
-                return Err(Interrupted.into());
+                return crate::deadline::stopped();
             }
             let (p, b) = per_event::results(
                 per_event::ID,
@@ -154,8 +179,8 @@ fn clock_reads(
     emit: &mut dyn FnMut(Emitted),
 ) -> anyhow::Result<()> {
     for (clock, path) in cases() {
-        if crate::interrupt::requested() {
-            return Err(Interrupted.into());
+        if crate::deadline::stop_requested() {
+            return crate::deadline::stopped();
         }
         emit(Emitted::Running(format!(
             "{} {}{}",
@@ -167,7 +192,7 @@ fn clock_reads(
         )));
         let batches = cost_batches(clock, path, ctx.samples, ctx.min_batch_ns);
         if batches.len() < ctx.samples {
-            return Err(Interrupted.into()); // an unfinished result is not kept
+            return crate::deadline::stopped(); // an unfinished result is not kept
         }
         let samples: Vec<f64> = batches.iter().map(|b| b.ns_per_iteration()).collect();
         let quality = Quality::of(ctx.clock_cost_ns, &batches);

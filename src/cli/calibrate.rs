@@ -49,7 +49,9 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
         samples: a.samples as usize,
         rounds: crate::session::rounds::DEFAULT_ROUNDS,
         precision: None,
-        budget_s: 0.0,
+        budget: crate::session::suites::Budget::Off,
+        started: std::time::Instant::now(),
+        probe_s: 0.0,
         json: false,
         detail: super::detail(false),
     };

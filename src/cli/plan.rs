@@ -79,6 +79,7 @@ pub fn plan_for(
         clock_cost_ns: 0.0,
         min_batch_ns: 0.0,
         measured: &measured,
+        only: None,
     };
     benches.iter().flat_map(|b| b.plan(&ctx)).collect()
 }

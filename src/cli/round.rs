@@ -53,6 +53,8 @@ fn check(a: &Args) -> anyhow::Result<()> {
 
 pub fn exec(a: Args) -> anyhow::Result<()> {
     check(&a)?;
+    // The run's deadline: the round stops between results when it passes.
+    crate::deadline::inherit();
     let b = Batching {
         samples: a.samples,
         min_batch_ns: a.min_batch_ns,

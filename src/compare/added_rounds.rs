@@ -173,6 +173,7 @@ mod tests {
                 samples: 2,
                 disturbed: vec![],
                 others: None,
+                steal: None,
             })
             .collect();
         r.samples = medians.iter().flat_map(|m| [*m, *m]).collect();
@@ -192,7 +193,6 @@ mod tests {
                 cause: Cause::Steal,
                 value: 30.0,
                 limit: 5.0,
-                detail: "steal 30%".into(),
             });
         let first = orig.run_noise().unwrap().clone();
         let m = merge(&orig, &added, 120.0).unwrap();

@@ -22,6 +22,7 @@ pub const HOST_PLACEMENT: &str = "host-placement";
 pub const LLC_SHARE: &str = "llc-share";
 pub const HOST_MEMORY: &str = "host-memory";
 pub const CPU_SPEED: &str = "cpu-speed";
+pub const STEAL: &str = "steal";
 pub const CANDIDATE: &str = "candidate";
 /// The causes that can explain a row (a candidate only ever says "not measured").
 pub const MEASURED_CAUSES: &[&str] = &[
@@ -35,6 +36,7 @@ pub const MEASURED_CAUSES: &[&str] = &[
     LLC_SHARE,
     HOST_MEMORY,
     CPU_SPEED,
+    STEAL,
 ];
 
 /// What a cause claims about a row.
@@ -147,6 +149,16 @@ impl Explanation {
     }
 }
 
+/// Whether a measured cause claims the row: it explains all or part of it, or contributes.
+pub fn claimed(explanations: &[Explanation]) -> bool {
+    explanations.iter().any(|e| {
+        matches!(
+            e.claim,
+            Claim::Explains | Claim::Partly | Claim::Contributes
+        )
+    })
+}
+
 /// Whether a residual is within MATCH of 1.
 pub fn matches_within(residual: f64) -> bool {
     residual.ln().abs() <= MATCH.ln()
@@ -162,6 +174,17 @@ pub struct RowCtx<'a> {
     pub judged: Judged,
     /// The drift fraction used for this row (also for its siblings).
     pub drift: f64,
+    /// What causes work out once per comparison rather than once per row.
+    pub shared: &'a Shared,
+}
+
+/// What causes work out once per comparison, not once per row (a comparison may hold
+/// thousands of rows, and a search of every row for each is quadratic).
+#[derive(Debug, Default)]
+pub struct Shared {
+    /// The timer's control rows (`timer::controls`) per `path_changed` (false, true): A's
+    /// and B's results of each, by index, with the B/A ratio of their medians.
+    pub clock_controls: [std::cell::OnceCell<Vec<(usize, usize, f64)>>; 2],
 }
 
 impl RowCtx<'_> {

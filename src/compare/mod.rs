@@ -33,6 +33,7 @@ pub mod placement;
 pub mod ranking;
 pub mod round_plan;
 pub mod speed;
+pub mod steal;
 pub mod summary;
 pub mod timer;
 pub mod topology;
@@ -62,6 +63,8 @@ pub struct Medians {
 pub struct Row {
     /// A's benchmark id (B's differs only when the definitions differ: see `comparability`).
     pub benchmark: String,
+    /// The row in a few words (`bench::label`): "vdso clock_gettime(MONOTONIC)".
+    pub label: String,
     pub placement: String,
     pub params: String,
     /// For parallel copies: the role both results play (`1 copy`, `all usable CPUs`).
@@ -93,6 +96,11 @@ pub struct Row {
     /// faster and 0.3% slower (95% interval), MDE 2% (rounds disagree)", "cannot tell: 3 of
     /// 5 rounds of B disturbed (other-tasks)".
     pub why: String,
+    /// The verdict in a few words, for the narrow table: "B 27% slower", "same ±4%",
+    /// "cannot tell (MDE 9%)", "cannot tell (B disturbed)" (most of its rounds), "cannot
+    /// tell (L2 edge)"; `why` says each in full.
+    #[serde(skip)]
+    pub brief: String,
     /// The 95% interval of B/A against the row's noise; null when not comparable.
     pub ci: Option<[f64; 2]>,
     /// Each side's rounds (null for a result measured in one piece).
@@ -277,6 +285,7 @@ const CAUSES: &[fn(&RowCtx) -> Option<Explanation>] = &[
     topology::explain,
     timer::explain,
     capacity::explain,
+    steal::explain,
     noise::explain,
     neighbour::explain,
     host_placement::explain,
@@ -357,15 +366,13 @@ fn cannot_tell_why(p: &Pending) -> String {
             crate::units::bytes(l2)
         );
     }
-    for (side, r) in [("A", p.m.a), ("B", p.m.b)] {
-        if let Some(s) = SideRounds::of(r).filter(|s| s.disturbed * 2 > s.rounds) {
-            return format!(
-                "{} of {} of {side} disturbed ({})",
-                s.disturbed,
-                crate::units::count(s.rounds, "round"),
-                s.causes.join(", ")
-            );
-        }
+    if let Some((side, s)) = mostly_disturbed(p) {
+        return format!(
+            "{} of {} of {side} disturbed ({})",
+            s.disturbed,
+            crate::units::count(s.rounds, "round"),
+            s.causes.join(", ")
+        );
     }
     let what = match p.test.basis {
         noise_model::Basis::Rounds => "rounds disagree",
@@ -386,6 +393,46 @@ fn cannot_tell_why(p: &Pending) -> String {
         verdict::in_words_fine(hi.exp(), lib),
         noise_model::mde_text(p.test.mde())
     )
+}
+
+/// The side most of whose rounds were disturbed, A first.
+fn mostly_disturbed(p: &Pending) -> Option<(&'static str, SideRounds)> {
+    [("A", p.m.a), ("B", p.m.b)]
+        .into_iter()
+        .find_map(|(side, r)| {
+            SideRounds::of(r)
+                .filter(|s| s.disturbed * 2 > s.rounds)
+                .map(|s| (side, s))
+        })
+}
+
+/// The verdict in a few words (`Row::brief`): a call as `why` says it; an equivalence by
+/// its MDE ("same ±4%"); a row not comparable only so (the reason is said below the
+/// table); a row that cannot be told with its MDE, or the side whose rounds were mostly
+/// disturbed (the B/A cell holds the interval `why` spells out, per cycle or not).
+fn brief_of(p: &Pending, verdict: Verdict, why: &str) -> String {
+    let mde = noise_model::mde_text(p.test.mde());
+    match verdict {
+        Verdict::NotComparable => "not comparable".into(),
+        Verdict::Equivalent => {
+            let cycle = if p.per_cycle.is_some() {
+                " per cycle"
+            } else {
+                ""
+            };
+            format!("same ±{mde}{cycle}")
+        }
+        Verdict::CannotTell => {
+            if p.edge.is_some() {
+                "cannot tell (L2 edge)".into()
+            } else if let Some((side, _)) = mostly_disturbed(p) {
+                format!("cannot tell ({side} disturbed)")
+            } else {
+                format!("cannot tell (MDE {mde})")
+            }
+        }
+        _ => why.to_string(),
+    }
 }
 
 /// The noise a row's test rested on: the model's, or each run's own rounds (σ here is the
@@ -497,6 +544,7 @@ pub fn explain_known(
 ) -> Vec<Explanation> {
     let judged = verdict::judge(ra, rb, 0.0);
     let worse = (rb.stats.median > ra.stats.median) == ra.lower_is_better;
+    let shared = explain::Shared::default();
     let c = RowCtx {
         a,
         b,
@@ -511,6 +559,7 @@ pub fn explain_known(
             ..judged
         },
         drift,
+        shared: &shared,
     };
     causes(&c, &candidates::list(&a.env, &b.env))
 }
@@ -551,17 +600,18 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
         .map(|p| (p.comparability.is_empty() && p.edge.is_none()).then_some(p.test.p))
         .collect();
     let real_at_fdr = crate::measure::fdr::benjamini_hochberg(&p_noise, q);
+    let shared = explain::Shared::default();
     let mut rows = vec![];
     for ((p, real), p_noise) in pending.iter().zip(real_at_fdr).zip(p_noise) {
         let m = p.m;
-        let verdict = verdict_of(p, real);
-        let why = why_of(p, verdict);
+        let mut verdict = verdict_of(p, real);
+        let mut why = why_of(p, verdict);
         let mde = p.test.mde();
         let ci = p.comparability.is_empty().then(|| {
             let (lo, hi) = p.test.ci();
             [lo.exp(), hi.exp()]
         });
-        let explanations = if verdict.is_real() {
+        let mut explanations = if verdict.is_real() {
             causes(
                 &RowCtx {
                     a,
@@ -573,16 +623,28 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
                         ..p.judged
                     },
                     drift: mde,
+                    shared: &shared,
                 },
                 &cands,
             )
         } else {
             vec![]
         };
+        // A call between runs whose rounds one side's disturbance set apart, that no
+        // measured cause claims, cannot be told from what disturbed them.
+        if verdict.is_real() && !explain::claimed(&explanations) {
+            if let Some(d) = verdict::lopsided_disturbance(m.a, m.b) {
+                why = format!("cannot tell: {d}; no measured cause claims {why}");
+                verdict = Verdict::CannotTell;
+                explanations.clear();
+            }
+        }
         let (status, remains) = explain::status(verdict, &explanations);
         let comparability = p.comparability.clone();
+        let brief = brief_of(p, verdict, &why);
         rows.push(Row {
             benchmark: m.a.benchmark.clone(),
+            label: crate::bench::label::of(m.a),
             placement: m.a.placement.name.clone(),
             params: m.a.params_text(),
             role: m.role.map(|r| r.to_string()),
@@ -601,6 +663,7 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
             noise: noise_used(p),
             verdict,
             why,
+            brief,
             ci,
             rounds: [SideRounds::of(m.a), SideRounds::of(m.b)],
             drift: verdict::Drift {
@@ -920,27 +983,54 @@ mod tests {
     /// A clock-read row of a run measured in rounds with these round medians (`true`:
     /// disturbed by other tasks), its samples and noise as `run` pools them.
     fn in_rounds(id: &str, medians: &[f64], disturbed: &[bool]) -> RunDocument {
-        use crate::result::rounds::{noise_of, Cause, Disturbance, Round, Rounds};
+        use crate::result::rounds::{Cause, Disturbance};
+        rounds_run(id, medians, |i| {
+            let d = disturbed[i].then_some(Disturbance {
+                cause: Cause::OtherTasks,
+                value: 48.0,
+                limit: 10.0,
+            });
+            (d.into_iter().collect(), None)
+        })
+    }
+
+    /// As `in_rounds`, the hypervisor taking `steal` (%) of each round's CPUs' time, a round
+    /// at 2% or more disturbed by it.
+    fn stolen_rounds(id: &str, medians: &[f64], steal: &[f64]) -> RunDocument {
+        use crate::result::rounds::{Cause, Disturbance};
+        rounds_run(id, medians, |i| {
+            let p = steal[i];
+            let d = (p >= 2.0).then_some(Disturbance {
+                cause: Cause::Steal,
+                value: p,
+                limit: 2.0,
+            });
+            (d.into_iter().collect(), Some(p))
+        })
+    }
+
+    /// A clock-read row in rounds of these medians, `round(i)` giving round i's
+    /// disturbances and steal figure.
+    fn rounds_run(
+        id: &str,
+        medians: &[f64],
+        round: impl Fn(usize) -> (Vec<crate::result::rounds::Disturbance>, Option<f64>),
+    ) -> RunDocument {
+        use crate::result::rounds::{noise_of, Round, Rounds};
         let rounds: Vec<Round> = medians
             .iter()
-            .zip(disturbed)
             .enumerate()
-            .map(|(i, (m, d))| Round {
-                seq: i * 7,
-                at_s: i as f64 * 6.0,
-                median: *m,
-                samples: 2,
-                disturbed: if *d {
-                    vec![Disturbance {
-                        cause: Cause::OtherTasks,
-                        value: 48.0,
-                        limit: 10.0,
-                        detail: "other tasks used 48% of CPU 0-1 (0.58 CPU-s in 600 ms)".into(),
-                    }]
-                } else {
-                    vec![]
-                },
-                others: None,
+            .map(|(i, m)| {
+                let (disturbed, steal) = round(i);
+                Round {
+                    seq: i * 7,
+                    at_s: i as f64 * 6.0,
+                    median: *m,
+                    samples: 2,
+                    disturbed,
+                    others: None,
+                    steal,
+                }
             })
             .collect();
         let kept = rounds.iter().filter(|r| r.kept()).count();
@@ -1146,10 +1236,9 @@ mod tests {
             .find(|e| e.cause == explain::NOISE)
             .unwrap_or_else(|| panic!("{:?}", r.explanations));
         assert!(
-            noise
-                .evidence
-                .iter()
-                .any(|e| e.starts_with("B: round 2 of 5 at 6.0 s: other tasks used 48% of CPU 0-1")),
+            noise.evidence.iter().any(|e| e.starts_with(
+                "B: all 5 rounds: other tasks used 48% of the round's CPUs"
+            )),
             "{:?}",
             noise.evidence
         );
@@ -1174,5 +1263,53 @@ mod tests {
             r.why,
             "cannot tell: 3 of 5 rounds of B disturbed (3 other-tasks)"
         );
+    }
+
+    #[test]
+    fn a_loud_hours_clock_read_is_claimed_by_steal_or_cannot_be_told() {
+        let a = stolen_rounds(
+            "a",
+            &[40.0, 40.2, 39.8, 40.1, 39.9],
+            &[1.0, 0.0, 1.0, 1.5, 1.5],
+        );
+        // Every round of B carried steal (27% on average): in its figures, called and
+        // named by the steal cause, as the summary says it (its time 1.56x A's: 36% of A's
+        // speed lost, within the 1.37x steal in every batch would take, times 1.25).
+        let b = stolen_rounds(
+            "b",
+            &[62.5, 62.0, 63.0, 62.6, 62.2],
+            &[27.0, 25.0, 30.0, 26.0, 27.0],
+        );
+        let c = compare(&a, &b);
+        let r = &c.rows[0];
+        assert_eq!(r.verdict, Verdict::Worse, "{}", r.why);
+        assert_eq!(r.status, Status::Explained, "{:?}", r.explanations);
+        assert!(
+            c.summary[1].contains("B is 36% slower because the hypervisor took 27% of B's CPU time during this row and 1% of A's (steal)"),
+            "{}",
+            c.summary[1]
+        );
+        // Three of B's five rounds disturbed by steal and kept out, the two kept 30% slower
+        // with nothing recorded: no measured cause claims it, and it cannot be told.
+        let b = stolen_rounds(
+            "b",
+            &[60.0, 52.0, 61.0, 52.2, 59.0],
+            &[40.0, 0.0, 35.0, 1.0, 50.0],
+        );
+        let r = &compare(&a, &b).rows[0];
+        assert_eq!(r.verdict, Verdict::CannotTell, "{r:?}");
+        assert_eq!(
+            r.why,
+            "cannot tell: 3 of 5 rounds of B disturbed (3 steal), 0 of 5 of A's; no measured cause claims B 23% slower"
+        );
+        assert!(r.explanations.is_empty() && r.status == Status::Nothing);
+        // Undisturbed on both sides, the same 30% stays called: a change of B's own.
+        let b = stolen_rounds(
+            "b",
+            &[52.0, 52.2, 51.8, 52.1, 51.9],
+            &[0.0, 1.0, 0.0, 1.0, 0.0],
+        );
+        let r = &compare(&a, &b).rows[0];
+        assert_eq!((r.verdict, r.status), (Verdict::Worse, Status::Unexplained));
     }
 }

@@ -25,12 +25,7 @@ pub const WAKE_BUSY_PERCENT: f64 = 20.0;
 /// Other tasks' share of a round's CPUs (%): its recorded figure, else its `other-tasks`
 /// disturbance (documents before `others` was recorded kept only rounds past the limit).
 fn figure(r: &Round) -> Option<f64> {
-    r.others.as_ref().map(|o| o.percent).or_else(|| {
-        r.disturbed
-            .iter()
-            .find(|d| d.cause == Cause::OtherTasks)
-            .map(|d| d.value)
-    })
+    r.figure_or_disturbance(r.others.as_ref().map(|o| o.percent), Cause::OtherTasks)
 }
 
 /// Other tasks over the rounds a row's figures rest on.

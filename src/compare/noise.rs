@@ -2,7 +2,9 @@
 //! row was measured, as its `noisy-neighbour` and `steal-time` findings record them (each
 //! states its share of the usable CPUs), or, for a result measured in rounds whose figures
 //! include disturbed rounds (fewer than two were undisturbed), as those rounds recorded
-//! it (other tasks' and steal's share of the round's CPUs, averaged over the rounds). The noisier run being the slower one by a clear
+//! it (other tasks' share of the round's CPUs and steal's of their time, averaged over the
+//! rounds). The two are stated apart, each at most 100%; the share of the CPUs' time they
+//! took together (at most 100%) decides: the noisier run being the slower one by a clear
 //! margin explains the difference; noise is never held equal, so it predicts no figure.
 
 use super::explain::{Claim, Explanation, RowCtx, NOISE};
@@ -26,43 +28,84 @@ fn percent_after(message: &str, marker: &str) -> Option<f64> {
         .flatten()
 }
 
-/// What took CPU from one result: the share of the usable CPUs others used and the share
-/// stolen, with the findings that say so.
+/// What took CPU from one result, each share of its own denominator and at most 100%: the
+/// share of the CPUs other processes used and the share of the CPUs' time the hypervisor
+/// took, with the findings that say so.
 #[derive(Debug, Default)]
 pub struct Noise<'a> {
-    pub share: f64,
+    /// Other processes' share of the CPUs (0..=1).
+    pub others: f64,
+    /// The hypervisor's share of the CPUs' time (0..=1).
+    pub steal: f64,
+    /// Of what the shares are: "the usable CPUs" (the findings), "its rounds' CPUs".
+    pub of: &'static str,
     pub findings: Vec<&'a Finding>,
     /// What the disturbed rounds in the figures recorded, one line each.
     pub rounds: Vec<String>,
 }
 
+impl Noise<'_> {
+    /// The share of the CPUs' time lost to both (they are apart in /proc/stat's ticks: busy
+    /// and steal), at most 100%.
+    pub fn taken(&self) -> f64 {
+        (self.others + self.steal).min(1.0)
+    }
+
+    /// "other processes used 48% of the usable CPUs and the hypervisor took 20% of their
+    /// time".
+    fn text(&self) -> String {
+        format!(
+            "other processes used {:.0}% of {} and the hypervisor took {:.0}% of their time",
+            self.others * 100.0,
+            self.of,
+            self.steal * 100.0
+        )
+    }
+}
+
 pub fn of(r: &BenchResult) -> Noise<'_> {
-    let mut n = Noise::default();
+    let mut n = Noise {
+        of: "the usable CPUs",
+        ..Noise::default()
+    };
     for f in &r.findings {
-        let share = match f.id.as_str() {
-            "noisy-neighbour" => percent_after(&f.message, "used"),
-            "steal-time" => percent_after(&f.message, "took"),
-            _ => continue,
-        };
         // A finding whose share cannot be read still counts as its threshold.
-        n.share += share.unwrap_or(crate::findings::noise::NOISY_SHARE);
+        match f.id.as_str() {
+            "noisy-neighbour" => {
+                n.others +=
+                    percent_after(&f.message, "used").unwrap_or(crate::findings::noise::NOISY_SHARE)
+            }
+            "steal-time" => {
+                n.steal +=
+                    percent_after(&f.message, "took").unwrap_or(crate::findings::noise::STEAL_SHARE)
+            }
+            _ => continue,
+        }
         n.findings.push(f);
     }
     if let (Some(rs), Some(noise)) = (&r.rounds, r.run_noise()) {
         if noise.includes_disturbed && !rs.rounds.is_empty() {
             use crate::result::rounds::Cause;
-            let taken: f64 = rs
-                .rounds
-                .iter()
-                .flat_map(|x| &x.disturbed)
-                .filter(|d| matches!(d.cause, Cause::OtherTasks | Cause::Steal))
-                .map(|d| d.value / 100.0)
-                .sum();
-            n.share += taken / rs.rounds.len() as f64;
+            let mean = |cause: Cause| {
+                rs.rounds
+                    .iter()
+                    .flat_map(|x| &x.disturbed)
+                    .filter(|d| d.cause == cause)
+                    .map(|d| d.value / 100.0)
+                    .sum::<f64>()
+                    / rs.rounds.len() as f64
+            };
+            n.others += mean(Cause::OtherTasks);
+            n.steal += mean(Cause::Steal);
+            if n.findings.is_empty() {
+                n.of = "its rounds' CPUs";
+            }
             n.rounds
                 .extend(crate::result::rounds::disturbed_evidence(&rs.rounds));
         }
     }
+    n.others = n.others.min(1.0);
+    n.steal = n.steal.min(1.0);
     n
 }
 
@@ -81,7 +124,7 @@ fn load(doc: &RunDocument) -> String {
 
 pub fn explain(c: &RowCtx) -> Option<Explanation> {
     let (na, nb) = (of(c.ra), of(c.rb));
-    let diff = nb.share - na.share;
+    let diff = nb.taken() - na.taken();
     if diff.abs() < MIN_DIFFERENCE {
         return None;
     }
@@ -89,14 +132,19 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
     if noisier != c.worse_side() {
         return None;
     }
-    let pct = |x: f64| format!("{:.0}%", x * 100.0);
     let mut e = Explanation::new(
         NOISE,
         Claim::Explains,
         format!(
-            "other processes and steal took {} of the usable CPUs while it was measured and {} during A's",
-            pct(nb.share),
-            pct(na.share)
+            "{} while B was measured, {:.0}% and {:.0}%{} during A's",
+            nb.text(),
+            na.others * 100.0,
+            na.steal * 100.0,
+            if na.of == nb.of {
+                String::new()
+            } else {
+                format!(" (of {})", na.of)
+            }
         ),
     );
     for (side, n) in [("A", &na), ("B", &nb)] {
@@ -127,6 +175,7 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
 mod tests {
     use super::super::testing::{judged_rows, noisy, timers_run};
     use super::*;
+    use crate::findings::Severity;
 
     #[test]
     fn shares_are_read_from_the_findings() {
@@ -145,7 +194,36 @@ mod tests {
         let rows = judged_rows(&a, &b, explain);
         let e = rows[0].1.as_ref().expect("noise explains");
         assert_eq!(e.claim, Claim::Explains);
-        assert!(e.because.contains("55%"), "{}", e.because);
+        assert_eq!(
+            e.because,
+            "other processes used 55% of the usable CPUs and the hypervisor took 0% of their time while B was measured, 0% and 0% during A's"
+        );
+    }
+
+    #[test]
+    fn other_tasks_and_steal_are_stated_apart_and_no_share_passes_100_percent() {
+        // A round of B's where other tasks used 74% of its CPUs and the hypervisor took 42%
+        // of their time: 116% added up, as the loud hour of 2026-11-28 printed it.
+        let steal = Finding::new(
+            "steal-time",
+            Severity::Warning,
+            "The hypervisor took 42.0% of the usable CPUs' time while this was measured.",
+            vec![],
+        );
+        let a = timers_run("a", 20.0, None);
+        let mut b = timers_run("b", 40.0, Some(noisy(0.74)));
+        b.results[0].findings.push(steal);
+        let n = of(&b.results[0]);
+        assert_eq!((n.others, n.steal, n.taken()), (0.74, 0.42, 1.0));
+        let e = judged_rows(&a, &b, explain)[0].1.clone().unwrap();
+        assert!(
+            e.because.starts_with("other processes used 74% of the usable CPUs and the hypervisor took 42% of their time while B was measured"),
+            "{}",
+            e.because
+        );
+        // A share read above 100% is stated as 100%.
+        let b = timers_run("b", 40.0, Some(noisy(1.3)));
+        assert_eq!(of(&b.results[0]).others, 1.0);
     }
 
     #[test]

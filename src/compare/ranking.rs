@@ -44,6 +44,8 @@ pub struct GroupEntry {
 #[derive(Debug, Clone, Serialize)]
 pub struct Ranked {
     pub benchmark: String,
+    /// The row in a few words (`bench::label`).
+    pub label: String,
     pub params: String,
     pub placement: String,
     pub unit: String,
@@ -288,6 +290,7 @@ pub fn rank(
         let _ = key;
         ranking.push(Ranked {
             benchmark: ra.benchmark.clone(),
+            label: crate::bench::label::of(ra),
             params: ra.params_text(),
             placement: ra.placement.name.clone(),
             unit: ra.unit.clone(),

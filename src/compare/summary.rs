@@ -12,18 +12,18 @@ use super::verdict::in_words;
 use super::{Comparison, Row};
 use crate::units::count;
 
+/// A row in a few words (`Row::label`), with the role its copies play where the words do
+/// not say it: "vdso clock_gettime(MONOTONIC)", "syscall 2 copies (all usable CPUs)".
+pub fn row_name(r: &Row) -> String {
+    match &r.role {
+        Some(role) if !r.label.contains(role.as_str()) => format!("{} ({role})", r.label),
+        _ => r.label.clone(),
+    }
+}
+
 /// A row's one sentence: what differs, by how much, and why.
 pub fn row_sentence(r: &Row) -> String {
-    let what = format!(
-        "{} ({}{}) {}",
-        r.benchmark.split('@').next().unwrap_or(&r.benchmark),
-        r.params,
-        r.role
-            .as_ref()
-            .map(|x| format!("; {x}"))
-            .unwrap_or_default(),
-        r.placement
-    );
+    let what = row_name(r);
     let how = format!("B is {}", in_words(r.ratio, r.lower_is_better));
     let best = r
         .explanations

@@ -93,6 +93,7 @@ fn ctx_of<'a>(
         rb,
         judged: judge(ra, rb, DEFAULT_DRIFT),
         drift: DEFAULT_DRIFT,
+        shared: Box::leak(Box::default()),
     }
 }
 
@@ -289,11 +290,10 @@ pub fn beside(mut doc: RunDocument, percents: &[f64]) -> RunDocument {
                 median: r.stats.median,
                 samples: 2,
                 disturbed: (*p >= 10.0)
-                    .then(|| Disturbance {
+                    .then_some(Disturbance {
                         cause: Cause::OtherTasks,
                         value: *p,
                         limit: 10.0,
-                        detail: format!("other tasks used {p:.0}% of CPU 0-1"),
                     })
                     .into_iter()
                     .collect(),
@@ -301,6 +301,7 @@ pub fn beside(mut doc: RunDocument, percents: &[f64]) -> RunDocument {
                     cpus: vec![0, 1],
                     percent: *p,
                 }),
+                steal: Some(0.0),
             })
             .collect();
         r.rounds = Some(Rounds {
@@ -356,6 +357,45 @@ pub fn in_rounds(mut doc: RunDocument) -> RunDocument {
         let rounds = quiet_rounds(&[m - 0.01, m, m + 0.01]);
         r.rounds = Some(Rounds {
             noise: noise_of(&rounds, Some(m), None),
+            rounds,
+        });
+    }
+    doc
+}
+
+/// The run with every result measured in rounds (their medians within 1% of its median),
+/// the hypervisor taking `percents` of CPUs 0-1's time in them, one round each, other tasks
+/// none; a round at 2% or more is disturbed by it as `run` flags it (kept out of the
+/// figures unless fewer than two were not).
+pub fn stolen(mut doc: RunDocument, percents: &[f64]) -> RunDocument {
+    use crate::result::rounds::{noise_of, Cause, Disturbance, Others, Round, Rounds};
+    for r in &mut doc.results {
+        let m = r.stats.median;
+        let rounds: Vec<Round> = percents
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Round {
+                seq: i,
+                at_s: i as f64,
+                median: m * (1.0 + 0.01 * ((i % 3) as f64 - 1.0)),
+                samples: 2,
+                disturbed: (*p >= 2.0)
+                    .then_some(Disturbance {
+                        cause: Cause::Steal,
+                        value: *p,
+                        limit: 2.0,
+                    })
+                    .into_iter()
+                    .collect(),
+                others: Some(Others {
+                    cpus: vec![0, 1],
+                    percent: 0.0,
+                }),
+                steal: Some(*p),
+            })
+            .collect();
+        r.rounds = Some(Rounds {
+            noise: noise_of(&rounds, Some(m.ln()), None),
             rounds,
         });
     }

@@ -3,7 +3,9 @@
 //! cost of each clock. A result timed per event (`timing=per-event`) whose timer share
 //! changed is predicted to move by (1 - share) alone, and its batch-timed twin (the same
 //! work timed as a batch, measured in the same run) shows whether anything else changed.
-//! A clock-read row is predicted by the probe's own measurement of the same clock.
+//! A clock-read row whose clock changed is predicted by its own move with the move of the
+//! rows in the same rounds that read no clocksource held out (the probe's one reading of
+//! each clock a side is evidence, never the prediction below 3x).
 
 use super::explain::{Claim, Explanation, RowCtx, TIMER};
 use super::matching::identity;
@@ -14,10 +16,12 @@ use crate::units::pct;
 /// Timer shares whose (1 - share) differ by less than this are the same.
 const MIN_EFFECT: f64 = 0.02;
 /// Clock read costs within this factor are the same when the clocksource did not change and
-/// no run fell back to the system call. The probe times each clock for about 1 ms: two runs
-/// of one command on a shared machine measured a 3-5 ns coarse read 1.65x apart and a
-/// 170 ns system call 16% apart, while what changes a clock's cost on its own (a read the
-/// hypervisor traps, a vDSO that became a system call) moves it 5x or more.
+/// no run fell back to the system call. The probe times each clock for about 1 ms (five
+/// batches in turns with the other clocks'): two runs of one command on a shared machine
+/// measured a 3-5 ns coarse read 1.65x apart and a 170 ns system call 16% apart, a loud
+/// one a realtime read at 50.6 and 51.8 ns where the rows measured it 1.32x apart, while
+/// what changes a clock's cost on its own (a read the hypervisor traps, a vDSO that became
+/// a system call) moves it 5x or more.
 const SAME_COST: f64 = 3.0;
 const TIMING: &str = "timing";
 
@@ -125,8 +129,7 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
 /// Whether both runs read the same clocksource through the same path (neither or both
 /// fell back to the system call, as the probe's `clock-read-syscall` finding says).
 fn same_clock(a: &RunDocument, b: &RunDocument) -> bool {
-    let syscall = |d: &RunDocument| d.env.findings.iter().any(|f| f.id == "clock-read-syscall");
-    clocksource(a) == clocksource(b) && syscall(a) == syscall(b)
+    clocksource(a) == clocksource(b) && syscall_fallback(a) == syscall_fallback(b)
 }
 
 /// Whether the clock itself changed between the runs: another clocksource or read path, or
@@ -148,7 +151,68 @@ pub fn reads_clocksource(r: &BenchResult) -> bool {
         && param("clock").is_some_and(|c| !c.ends_with("_coarse"))
 }
 
-/// A clock-read row: the probe measured the same clock's read cost in each run.
+/// The rows of a run's clock reads that what changed between the runs leaves alone, measured
+/// in the same rounds as the row: the CPU's counter read by one instruction (rdtsc, cntvct)
+/// touches neither the clocksource nor libc's read path; the coarse clocks (the tick's time)
+/// read no clocksource, and are controls too when the read path stayed the same.
+fn controls(doc: &RunDocument, path_changed: bool) -> Vec<(usize, &BenchResult)> {
+    doc.results
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.base_id() == "timers.clock-read" && !reads_clocksource(r))
+        .filter(|(_, r)| !path_changed || by_instruction(r))
+        .collect()
+}
+
+/// Whether a clock-read row reads the CPU's counter by one instruction (no libc, no kernel).
+fn by_instruction(r: &BenchResult) -> bool {
+    r.params.get("path").and_then(ParamValue::as_str) == Some("instruction")
+}
+
+/// The rows both runs hold among `controls`, each with its B/A ratio, but the row itself;
+/// worked out once per comparison (`Shared::clock_controls`).
+fn control_ratios<'a>(c: &RowCtx<'a>, path_changed: bool) -> Vec<(&'a BenchResult, f64)> {
+    let all = c.shared.clock_controls[usize::from(path_changed)].get_or_init(|| {
+        let key = |r: &BenchResult| format!("{}|{:?}", r.benchmark, identity(r));
+        let in_b: std::collections::HashMap<String, usize> =
+            c.b.results
+                .iter()
+                .enumerate()
+                .filter(|(_, y)| y.base_id() == "timers.clock-read")
+                .map(|(i, y)| (key(y), i))
+                .collect();
+        controls(c.a, path_changed)
+            .into_iter()
+            .filter_map(|(i, x)| {
+                let j = *in_b.get(&key(x))?;
+                let r = c.b.results[j].stats.median / x.stats.median;
+                (r.is_finite() && r > 0.0).then_some((i, j, r))
+            })
+            .collect()
+    });
+    let own = identity(c.ra);
+    all.iter()
+        .map(|&(i, _, r)| (&c.a.results[i], r))
+        .filter(|(x, _)| x.benchmark != c.ra.benchmark || identity(x) != own)
+        .collect()
+}
+
+/// How many rounds a row's figure rests on, in words ("25 rounds", "one piece").
+fn rounds_of(r: &BenchResult) -> String {
+    match r.run_noise() {
+        Some(n) => crate::units::count(n.kept, "round"),
+        None => "one piece".into(),
+    }
+}
+
+/// A clock-read row whose clock changed between the runs (another clocksource for a clock
+/// that reads it, another read path, or the probes' costs of it 3x apart). What it predicts
+/// rests on rows measured in rounds, never on the probe's one reading of each clock (about
+/// 1 ms a side, which a loud host moves by a third): the row's own move with the move of
+/// the rows that read no clocksource held out (`controls`: measured in the same rounds,
+/// they move with the host's speed and steal, not with the clock). Without those rows the
+/// probes' readings predict only a change of 3x or more (beyond their noise); a smaller one
+/// is said to contribute, unquantified.
 fn clock_read(c: &RowCtx) -> Option<Explanation> {
     let clock = c.ra.params.get("clock").and_then(ParamValue::as_str)?;
     let path = c.ra.params.get("path").and_then(ParamValue::as_str)?;
@@ -156,24 +220,83 @@ fn clock_read(c: &RowCtx) -> Option<Explanation> {
         "syscall" => d.env.clock.syscall_cost_ns.get(clock).copied(),
         _ => d.env.clock.read_cost_ns.get(clock).copied(),
     };
-    let (ca, cb) = (costs(c.a)?, costs(c.b)?);
     let (csa, csb) = (clocksource(c.a), clocksource(c.b));
-    let predicted = cb / ca;
-    if predicted.ln().abs() < SAME_COST.ln() && (same_clock(c.a, c.b) || !reads_clocksource(c.ra)) {
+    let probe = costs(c.a).zip(costs(c.b));
+    let probe_moved = probe.is_some_and(|(ca, cb)| (cb / ca).ln().abs() >= SAME_COST.ln());
+    let path_changed = syscall_fallback(c.a) != syscall_fallback(c.b) && !by_instruction(c.ra);
+    let source_changed = csa != csb && reads_clocksource(c.ra);
+    if !(probe_moved || path_changed || source_changed) {
         return None;
     }
-    Some(
-        Explanation::new(
-            TIMER,
-            Claim::Contributes,
-            format!(
-                "the probe measured a {clock} read ({path}) at {cb:.1} ns on B and {ca:.1} ns on A (clocksource {csb} vs {csa})"
-            ),
+    let what = if source_changed {
+        format!(
+            "the clocksource changed ({csa} in A, {csb} in B) and a {clock} read ({path}) reads it"
         )
-        .evidence(format!("probe {path} read cost of {clock}: A {ca:.1} ns, B {cb:.1} ns"))
+    } else if path_changed {
+        format!("the {clock} read changed path (a probe found it fell back to the system call in one run only)")
+    } else {
+        format!("the probe measured a {clock} read ({path}) at least {SAME_COST}x apart in the two runs")
+    };
+    let mut e = Explanation::new(TIMER, Claim::Contributes, what)
         .evidence(format!("clocksource: A {csa}, B {csb}"))
-        .predict(predicted, c.ratio()),
-    )
+        .evidence(format!(
+            "the row: B/A {:.3} ({} of A, {} of B)",
+            c.ratio(),
+            rounds_of(c.ra),
+            rounds_of(c.rb)
+        ));
+    if let Some((ca, cb)) = probe {
+        e.evidence.push(format!(
+            "probe {path} read cost of {clock}: A {ca:.1} ns, B {cb:.1} ns (one reading each, about 1 ms)"
+        ));
+    }
+    let held = control_ratios(c, path_changed || (probe_moved && !source_changed));
+    if !held.is_empty() {
+        let host = (held.iter().map(|(_, r)| r.ln()).sum::<f64>() / held.len() as f64).exp();
+        let names: Vec<String> = held
+            .iter()
+            .map(|(x, r)| {
+                format!(
+                    "{} {} B/A {r:.3} ({})",
+                    x.params
+                        .get("clock")
+                        .and_then(ParamValue::as_str)
+                        .unwrap_or("?"),
+                    x.params
+                        .get("path")
+                        .and_then(ParamValue::as_str)
+                        .unwrap_or("?"),
+                    rounds_of(x)
+                )
+            })
+            .collect();
+        e.evidence.push(format!(
+            "the rows whose reads it leaves alone, in the same runs: {} (together {host:.3}: the host's own move)",
+            names.join(", ")
+        ));
+        let own = c.ratio() / host;
+        e.held_equal = Some(format!(
+            "with the rows that read no clocksource held equal, the row moved {own:.3}x"
+        ));
+        if own.ln().abs() < MIN_EFFECT.ln_1p() {
+            e.claim = Claim::RuledOut;
+            e.evidence.push(format!(
+                "the row moved as they did ({:.3} against {host:.3}): not the clock's doing",
+                c.ratio()
+            ));
+            return Some(e);
+        }
+        return Some(e.predict(own, c.ratio()));
+    }
+    match probe {
+        Some((ca, cb)) if probe_moved => Some(e.predict(cb / ca, c.ratio())),
+        _ => Some(e),
+    }
+}
+
+/// Whether a run's probe found the vDSO read fell back to the system call.
+fn syscall_fallback(d: &RunDocument) -> bool {
+    d.env.findings.iter().any(|f| f.id == "clock-read-syscall")
 }
 
 #[cfg(test)]
@@ -239,6 +362,119 @@ mod tests {
         let a = clock_run("a", 5.08, 4.8, "tsc");
         let b = clock_run("b", 2.95, 2.9, "tsc");
         assert!(judged_rows(&a, &b, explain)[0].1.is_none());
+    }
+
+    /// A timers run of the rows (clock, path, median ns) under `clocksource`, the probe's
+    /// vDSO read cost of realtime at `probe` ns, each row in three quiet rounds.
+    fn timers(id: &str, clocksource: &str, probe: f64, rows: &[(&str, &str, f64)]) -> RunDocument {
+        let mut d = clock_run(id, 1.0, probe, clocksource);
+        d.env.clock.read_cost_ns.insert("realtime".into(), probe);
+        d.results = rows
+            .iter()
+            .map(|(clock, path, m)| {
+                super::super::testing::result(
+                    "timers.clock-read@1",
+                    "os",
+                    None,
+                    serde_json::json!({"clock": clock, "path": path}),
+                    *m,
+                    true,
+                )
+            })
+            .collect();
+        super::super::testing::in_rounds(d)
+    }
+
+    /// A timers run of the realtime and coarse vDSO reads and rdtsc at these medians (ns).
+    fn three(id: &str, clocksource: &str, probe: f64, ns: [f64; 3]) -> RunDocument {
+        let clocks = [
+            ("realtime", "vdso"),
+            ("monotonic_coarse", "vdso"),
+            ("rdtsc", "instruction"),
+        ];
+        let rows: Vec<(&str, &str, f64)> = clocks
+            .iter()
+            .zip(ns)
+            .map(|((c, p), m)| (*c, *p, m))
+            .collect();
+        timers(id, clocksource, probe, &rows)
+    }
+
+    /// What the timer says about the realtime vDSO row.
+    fn realtime(a: &RunDocument, b: &RunDocument) -> Option<Explanation> {
+        judged_rows(a, b, explain)
+            .into_iter()
+            .find(|(l, _)| l.contains("clock=realtime,path=vdso"))
+            .unwrap()
+            .1
+    }
+
+    #[test]
+    fn a_clocksource_switch_rests_on_the_rows_in_rounds_not_on_the_probes_one_reading() {
+        // The root stage of 2026-11-28: tsc -> kvm-clock, the realtime vDSO row 1.32x, the
+        // probe's one reading of it 50.6 and 51.8 ns (it ruled the timer out). rdtsc and the
+        // coarse clock, which read no clocksource, held within 1-2% in the same rounds.
+        let a = three("a", "tsc", 50.6, [33.0, 6.0, 10.0]);
+        let b = three("b", "kvm-clock", 51.8, [43.6, 6.1, 10.1]);
+        let e = realtime(&a, &b).expect("the timer speaks");
+        assert_eq!(e.claim, Claim::Explains, "{e:?}");
+        assert!(
+            e.because
+                .starts_with("the clocksource changed (tsc in A, kvm-clock in B)"),
+            "{}",
+            e.because
+        );
+        assert!((e.predicted.unwrap() - 1.30).abs() < 0.01, "{e:?}");
+        assert!(
+            e.evidence
+                .iter()
+                .any(|x| x.contains("rdtsc instruction B/A 1.010 (3 rounds)")),
+            "{e:?}"
+        );
+        assert!(
+            e.evidence.iter().any(|x| x.contains("one reading each")),
+            "{e:?}"
+        );
+        // The same switch while the host slowed everything alike: the rows that read no
+        // clocksource moved as much, and the clock is ruled out.
+        let slow = three("b", "kvm-clock", 51.8, [43.6, 7.9, 13.1]);
+        assert_eq!(realtime(&a, &slow).unwrap().claim, Claim::RuledOut);
+        // Without those rows (an earlier run of fewer clocks), the switch contributes with
+        // no figure: one probe reading a side cannot rule it out, nor size it.
+        let only = |d: &RunDocument| {
+            let mut d = d.clone();
+            d.results
+                .retain(|r| r.params.get("clock").and_then(ParamValue::as_str) == Some("realtime"));
+            d
+        };
+        let e = realtime(&only(&a), &only(&b)).unwrap();
+        assert_eq!((e.claim, e.predicted), (Claim::Contributes, None), "{e:?}");
+    }
+
+    #[test]
+    fn a_read_that_fell_back_to_the_system_call_is_held_against_the_instruction_only() {
+        // B's vDSO reads all became system calls, the coarse one too: only rdtsc, which no
+        // libc path touches, shows what the host did.
+        let a = three("a", "tsc", 30.0, [30.0, 6.0, 10.0]);
+        let mut b = three("b", "tsc", 170.0, [171.0, 160.0, 10.0]);
+        b.env.findings.push(crate::findings::Finding::new(
+            "clock-read-syscall",
+            crate::findings::Severity::Warning,
+            "reading a clock through the vDSO costs about a system call",
+            vec![],
+        ));
+        let e = realtime(&a, &b).unwrap();
+        assert_eq!(e.claim, Claim::Explains, "{e:?}");
+        assert!(
+            e.evidence
+                .iter()
+                .all(|x| !x.contains("monotonic_coarse vdso B/A")),
+            "{e:?}"
+        );
+        // rdtsc itself: the read path is not its, and nothing changed for it.
+        let rows = judged_rows(&a, &b, explain);
+        let rdtsc = rows.iter().find(|(l, _)| l.contains("rdtsc")).unwrap();
+        assert!(rdtsc.1.is_none(), "{rdtsc:?}");
     }
 
     #[test]

@@ -164,6 +164,65 @@ pub fn in_words_fine(ratio: f64, lower_is_better: bool) -> String {
     }
 }
 
+/// A side's rounds were disturbed beside the other's when at least this share of them were
+/// disturbed by something recorded (steal, other tasks, CPU pressure, a slow canary, the
+/// host's placement; an outlier, which nothing recorded, does not count) ...
+pub const LOPSIDED_SHARE: f64 = 0.2;
+/// ... and at least this many times the other side's share.
+pub const LOPSIDED_TIMES: f64 = 3.0;
+
+/// A side's rounds disturbed by something recorded, all its rounds, and the recorded causes
+/// with the rounds each disturbed. None for a result measured in one piece.
+fn recorded_disturbance(r: &BenchResult) -> Option<(usize, usize, Vec<String>)> {
+    use crate::result::rounds::Cause;
+    let rs = r.rounds.as_ref()?;
+    let recorded = |d: &crate::result::rounds::Disturbance| d.cause != Cause::Outlier;
+    let n = rs
+        .rounds
+        .iter()
+        .filter(|x| x.disturbed.iter().any(recorded))
+        .count();
+    let causes = rs
+        .causes()
+        .into_iter()
+        .filter(|(c, _)| *c != Cause::Outlier)
+        .map(|(c, k)| format!("{k} {}", c.text()))
+        .collect();
+    Some((n, rs.rounds.len(), causes))
+}
+
+/// When one side's rounds were disturbed and the other's were not (`LOPSIDED_SHARE`,
+/// `LOPSIDED_TIMES`), in words: "3 of 5 rounds of B disturbed (3 steal), 0 of 5 of A's".
+/// A disturbed round is kept out of the figures, but what disturbed it (a host busy enough
+/// to take the CPU, a neighbour) may have moved the rounds kept too, below the limits: a
+/// difference between such runs that no measured cause claims cannot be told from it.
+/// None when both sides were alike or either was measured in one piece.
+pub fn lopsided_disturbance(a: &BenchResult, b: &BenchResult) -> Option<String> {
+    let sides = [
+        ("A", recorded_disturbance(a)?),
+        ("B", recorded_disturbance(b)?),
+    ];
+    let share = |(n, t, _): &(usize, usize, Vec<String>)| *n as f64 / (*t).max(1) as f64;
+    let (hi, lo) = if share(&sides[1].1) >= share(&sides[0].1) {
+        (&sides[1], &sides[0])
+    } else {
+        (&sides[0], &sides[1])
+    };
+    let (s_hi, s_lo) = (share(&hi.1), share(&lo.1));
+    (s_hi >= LOPSIDED_SHARE && s_hi >= LOPSIDED_TIMES * s_lo).then(|| {
+        format!(
+            "{} of {} of {} disturbed ({}), {} of {} of {}'s",
+            hi.1 .0,
+            crate::units::count(hi.1 .1, "round"),
+            hi.0,
+            hi.1 .2.join(", "),
+            lo.1 .0,
+            lo.1 .1,
+            lo.0
+        )
+    })
+}
+
 /// "within 3%": how far apart two figures are, as the larger over the smaller.
 pub fn apart(ratio: f64) -> String {
     let f = ratio.max(1.0 / ratio);
@@ -230,6 +289,55 @@ mod tests {
             judge(&r(100.0, 0.2), &r(102.0, 0.2), 0.05).verdict,
             Verdict::Same
         );
+    }
+
+    /// `r` measured in `n` rounds, the first `disturbed` of them disturbed by `cause`.
+    fn in_rounds(
+        mut x: BenchResult,
+        n: usize,
+        disturbed: usize,
+        cause: crate::result::rounds::Cause,
+    ) -> BenchResult {
+        use crate::result::rounds::{quiet_rounds, Disturbance, Rounds};
+        let mut rounds = quiet_rounds(&vec![x.stats.median.ln(); n]);
+        for r in &mut rounds[..disturbed] {
+            r.disturbed.push(Disturbance {
+                cause,
+                value: 30.0,
+                limit: 2.0,
+            });
+        }
+        x.rounds = Some(Rounds {
+            rounds,
+            noise: None,
+        });
+        x
+    }
+
+    #[test]
+    fn rounds_disturbed_on_one_side_only_are_lopsided_and_alike_or_outliers_are_not() {
+        use crate::result::rounds::Cause;
+        let quiet = in_rounds(r(100.0, 0.01), 5, 0, Cause::Steal);
+        let stolen = in_rounds(r(136.0, 0.01), 5, 3, Cause::Steal);
+        assert_eq!(
+            lopsided_disturbance(&quiet, &stolen).as_deref(),
+            Some("3 of 5 rounds of B disturbed (3 steal), 0 of 5 of A's")
+        );
+        assert!(lopsided_disturbance(&stolen, &quiet)
+            .unwrap()
+            .starts_with("3 of 5 rounds of A disturbed"));
+        // One round of 25 is below the share; alike shares on both sides are not lopsided.
+        let one = in_rounds(r(136.0, 0.01), 25, 1, Cause::OtherTasks);
+        assert!(
+            lopsided_disturbance(&in_rounds(r(100.0, 0.01), 25, 0, Cause::Steal), &one).is_none()
+        );
+        let some = in_rounds(r(100.0, 0.01), 5, 2, Cause::Steal);
+        assert!(lopsided_disturbance(&some, &stolen).is_none());
+        // A round far off with nothing recorded is not a disturbance of the host.
+        let far = in_rounds(r(136.0, 0.01), 5, 3, Cause::Outlier);
+        assert!(lopsided_disturbance(&quiet, &far).is_none());
+        // A side measured in one piece: nothing to hold the other's rounds against.
+        assert!(lopsided_disturbance(&r(100.0, 0.01), &stolen).is_none());
     }
 
     #[test]

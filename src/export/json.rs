@@ -1,4 +1,4 @@
-//! `--format json`: the run document itself (`truebench.result/1`), pretty-printed, as
+//! `--format json`: the run document itself (`truebench.result/1`), indented (`json_text`), as
 //! `import` reads it back. One run per document.
 
 use super::Export;
@@ -11,7 +11,7 @@ impl Export for Json {
         let [doc] = runs else {
             anyhow::bail!("the JSON document holds one run, {} given", runs.len());
         };
-        Ok((serde_json::to_string_pretty(doc)? + "\n").into_bytes())
+        Ok((crate::json_text::pretty(doc)? + "\n").into_bytes())
     }
 
     fn single_run(&self) -> bool {

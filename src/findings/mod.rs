@@ -30,7 +30,24 @@ pub struct Finding {
     pub evidence: Vec<String>,
 }
 
+/// Evidence lines a finding holds whole; a longer list keeps the first of them and a count
+/// of the rest (a finding over hundreds of CPUs or rounds stays a screenful, and so does
+/// the document that holds it).
+pub const MAX_EVIDENCE: usize = 16;
+
+/// `evidence` within [`MAX_EVIDENCE`] lines: the first ones whole, the last line the count
+/// of those left out.
+pub fn bounded(mut evidence: Vec<String>) -> Vec<String> {
+    if evidence.len() > MAX_EVIDENCE {
+        let left = evidence.len() - (MAX_EVIDENCE - 1);
+        evidence.truncate(MAX_EVIDENCE - 1);
+        evidence.push(format!("and {left} more lines of the same evidence"));
+    }
+    evidence
+}
+
 impl Finding {
+    /// A finding of a kind in `table.rs`, its evidence [`bounded`].
     pub fn new(
         id: &str,
         severity: Severity,
@@ -45,7 +62,23 @@ impl Finding {
             id: id.into(),
             severity,
             message: message.into(),
-            evidence,
+            evidence: bounded(evidence),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_evidence_list_keeps_its_first_lines_and_counts_the_rest() {
+        let lines = |n: usize| (0..n).map(|i| format!("CPU {i}: 3.1 GHz")).collect();
+        let f = Finding::new("steal-time", Severity::Warning, "m", lines(400));
+        assert_eq!(f.evidence.len(), MAX_EVIDENCE);
+        assert_eq!(f.evidence[14], "CPU 14: 3.1 GHz");
+        assert_eq!(f.evidence[15], "and 385 more lines of the same evidence");
+        let short = Finding::new("steal-time", Severity::Warning, "m", lines(MAX_EVIDENCE));
+        assert_eq!(short.evidence, lines(MAX_EVIDENCE));
     }
 }

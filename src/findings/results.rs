@@ -49,7 +49,7 @@ pub fn disturbed_rounds(r: &BenchResult) -> Option<Finding> {
             if n == 1 { "was" } else { "were" },
             causes.join(", ")
         ),
-        crate::result::rounds::disturbed_evidence(&rounds.rounds).collect(),
+        crate::result::rounds::disturbed_evidence(&rounds.rounds),
     ))
 }
 

@@ -34,6 +34,62 @@ pub fn steal_during(
     })
 }
 
+/// Rows the run's budget of `budget_s` left short of their target MDE (`session::precision::
+/// spend`), each with what it reached and why; `ended` when the budget ran out (a warning:
+/// the run said less than it was asked to, and when the hypervisor took the time, it says
+/// so).
+pub fn budget_short(
+    short: &[crate::session::precision::Short],
+    budget_s: f64,
+    ended: bool,
+) -> Option<Finding> {
+    if short.is_empty() {
+        return None;
+    }
+    let rows = crate::units::count(short.len(), "row");
+    let steal = short
+        .iter()
+        .filter_map(|s| s.steal)
+        .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))
+        .filter(|s| *s >= crate::session::precision::STEAL_NAMED);
+    let cause = steal
+        .map(|s| format!("; the hypervisor took up to {s:.0}% of the CPU during their rounds"))
+        .unwrap_or_default();
+    let message = if ended {
+        format!("The budget of {budget_s:.0} s ended with {rows} short of their target MDE{cause}: compare calls a smaller difference in them only if their MDE allows it.")
+    } else {
+        format!(
+            "{rows} stayed short of their target MDE within the budget of {budget_s:.0} s{cause}."
+        )
+    };
+    let evidence = short
+        .iter()
+        .map(|s| {
+            let mde = s
+                .mde
+                .map(|x| format!("{:.1}%", x * 100.0))
+                .unwrap_or_else(|| "unknown".into());
+            format!(
+                "{}: MDE {mde} (target {:.1}%) in {}: {}",
+                s.row,
+                s.target * 100.0,
+                crate::units::count(s.rounds, "round"),
+                s.why
+            )
+        })
+        .collect();
+    Some(Finding::new(
+        "budget-short",
+        if ended {
+            Severity::Warning
+        } else {
+            Severity::Info
+        },
+        message,
+        evidence,
+    ))
+}
+
 /// The clocksource at the end of the run differs from the one at its start (the kernel's
 /// watchdog switches away from an unstable TSC; a migration can do it too).
 pub fn clocksource_changed(before: Option<&str>, live: &SysRoot) -> Option<Finding> {
@@ -152,6 +208,69 @@ mod tests {
 
     fn ids(f: &[Finding]) -> Vec<&str> {
         f.iter().map(|f| f.id.as_str()).collect()
+    }
+
+    fn short(row: &str, steal: Option<f64>, why: &str) -> crate::session::precision::Short {
+        crate::session::precision::Short {
+            row: row.into(),
+            mde: Some(0.14),
+            target: 0.08,
+            rounds: 5,
+            steal,
+            why: why.into(),
+        }
+    }
+
+    #[test]
+    fn a_budget_that_left_rows_short_says_so_and_names_steal_only_when_it_took_the_time() {
+        assert!(budget_short(&[], 40.0, true).is_none());
+        let loud = budget_short(
+            &[
+                short(
+                    "memory.latency 4 KiB",
+                    Some(27.0),
+                    "the budget of 40 s ran out after 5 rounds",
+                ),
+                short(
+                    "ctx same-cpu",
+                    Some(3.0),
+                    "the budget of 40 s ran out after 5 rounds",
+                ),
+            ],
+            40.0,
+            true,
+        )
+        .unwrap();
+        assert_eq!(loud.severity, Severity::Warning);
+        assert!(
+            loud.message.contains("budget of 40 s ended with 2 rows"),
+            "{}",
+            loud.message
+        );
+        assert!(
+            loud.message.contains("hypervisor took up to 27%"),
+            "{}",
+            loud.message
+        );
+        assert!(
+            loud.evidence[0].contains("MDE 14.0% (target 8.0%) in 5 rounds"),
+            "{:?}",
+            loud.evidence
+        );
+        // Steal below 5% of the rows' rounds is not named; within the budget it is info.
+        let quiet = budget_short(
+            &[short("ctx same-cpu", Some(3.0), "rounds disagree")],
+            40.0,
+            false,
+        )
+        .unwrap();
+        assert_eq!(quiet.severity, Severity::Info);
+        assert!(!quiet.message.contains("hypervisor"), "{}", quiet.message);
+        assert!(
+            quiet.message.starts_with("1 row stayed short"),
+            "{}",
+            quiet.message
+        );
     }
 
     #[test]

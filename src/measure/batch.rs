@@ -53,7 +53,7 @@ pub const CALIBRATION_LIMIT_NS: f64 = 5e9;
 /// chosen count reaches `min_ns` (a preempted calibration batch would otherwise look long
 /// and leave the measured batches short), growing again if it does not.
 ///
-/// Bounded: it stops at Ctrl-C/SIGTERM and after [`CALIBRATION_LIMIT_NS`] (200 minimum
+/// Bounded: it stops at Ctrl-C/SIGTERM, at the run's deadline (`deadline`), and after [`CALIBRATION_LIMIT_NS`] (200 minimum
 /// batches when longer), returning the largest count tried, and a count never grows past
 /// what the time left allows: work whose time does not grow with the count (an emulator,
 /// a clock that does not move) cannot keep it spinning. The batches measured with a
@@ -64,7 +64,7 @@ pub fn calibrate<F: FnMut(u64) + ?Sized>(work: &mut F, min_ns: f64) -> u64 {
     let left = || limit - (now_ns() - start) as f64;
     let mut n = 1u64;
     loop {
-        if crate::interrupt::requested() || left() <= 0.0 {
+        if crate::deadline::stop_requested() || left() <= 0.0 {
             return n;
         }
         let b = time_batch(work, n);
@@ -110,16 +110,16 @@ pub fn timer_share(clock_cost_ns: f64, batches: &[Batch]) -> f64 {
 
 /// Samples of the cost of one read of `clock` through `path`, in ns, each timed as one batch
 /// on CLOCK_MONOTONIC lasting at least `min_interval_ns`. Returns the batches: fewer than
-/// `samples` when Ctrl-C arrived meanwhile.
+/// `samples` when Ctrl-C arrived or the run's deadline passed meanwhile.
 pub fn cost_batches(clock: Clock, path: Path, samples: usize, min_interval_ns: f64) -> Vec<Batch> {
     let mut work = |n: u64| {
         clock.read_n(path, n);
     };
     work(1000); // warm up: fault in the vDSO page, settle the branch predictors
     let n = calibrate(&mut work, min_interval_ns);
-    // Stops early (fewer batches) when an interrupt is requested; the caller drops the result.
+    // Stops early (fewer batches) at Ctrl-C or the deadline; the caller drops the result.
     (0..samples)
-        .map_while(|_| (!crate::interrupt::requested()).then(|| time_batch(&mut work, n)))
+        .map_while(|_| (!crate::deadline::stop_requested()).then(|| time_batch(&mut work, n)))
         .collect()
 }
 

@@ -5,22 +5,40 @@
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{Binomial, ContinuousCDF, DiscreteCDF, Normal};
 
+/// The statistics of a result. A document writes each to [`DIGITS`] significant digits:
+/// its check recomputes them from the samples to 1e-9 (relative), and the last digits of a
+/// mean or a spread (`45.043065299999995`) say nothing.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Stats {
+    #[serde(serialize_with = "written")]
     pub median: f64,
+    #[serde(serialize_with = "written")]
     pub ci95_low: f64,
+    #[serde(serialize_with = "written")]
     pub ci95_high: f64,
     /// The coverage actually achieved by [ci95_low, ci95_high]: order statistics give
     /// discrete levels; with fewer than 6 samples it is below 0.95 (min..max).
+    #[serde(serialize_with = "written")]
     pub ci_level: f64,
     /// Coefficient of variation: standard deviation / mean.
+    #[serde(serialize_with = "written")]
     pub cv: f64,
     pub n: usize,
+    #[serde(serialize_with = "written")]
     pub mean: f64,
+    #[serde(serialize_with = "written")]
     pub min: f64,
+    #[serde(serialize_with = "written")]
     pub max: f64,
     /// Samples outside Tukey's fences (1.5 IQR beyond the quartiles). Kept, only counted.
     pub outliers: usize,
+}
+
+/// Significant digits a document writes a statistic to.
+pub const DIGITS: i32 = 10;
+
+fn written<S: serde::Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(crate::units::Digits::Significant(DIGITS).round(*x))
 }
 
 fn sorted(samples: &[f64]) -> Vec<f64> {

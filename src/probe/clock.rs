@@ -3,7 +3,7 @@
 
 use super::sysroot::SysRoot;
 use super::Unavailable;
-use crate::measure::batch::{cost_batches, min_interval_ns, timing_clock_cost_ns};
+use crate::measure::batch::{calibrate, min_interval_ns, time_batch, timing_clock_cost_ns};
 use crate::measure::clocks::{Clock, Path};
 use crate::measure::stats::Stats;
 use serde::{Deserialize, Serialize};
@@ -37,19 +37,49 @@ pub struct ClockInfo {
     pub syscall_cost_ns: BTreeMap<String, f64>,
 }
 
-/// Median ns per read of each clock through `path` (5 batches of >= 200 µs each).
+/// Batches of each clock's reads the probe times.
+pub const COST_BATCHES: usize = 5;
+
+/// Median ns per read of each clock through `path`: `COST_BATCHES` batches of >= 200 µs
+/// each, taken in turns over the clocks (one batch of every clock, then the next), so that
+/// each clock's batches are spread over the whole measurement (about 7 ms a path) rather
+/// than one burst of steal or a neighbour's taking all five of one clock's 1 ms.
 pub fn measure_costs(path: Path) -> BTreeMap<String, f64> {
     let floor = min_interval_ns(timing_clock_cost_ns(), 200_000.0);
-    Clock::ALL
+    let clocks: Vec<Clock> = Clock::ALL
         .into_iter()
         .filter(|c| c.supports(path))
-        .filter_map(|c| {
-            let per_read: Vec<f64> = cost_batches(c, path, 5, floor)
-                .iter()
-                .map(|b| b.ns_per_iteration())
-                .collect();
-            Stats::of(&per_read).map(|s| (c.name().to_string(), s.median))
+        .collect();
+    let mut works: Vec<Box<dyn FnMut(u64)>> = clocks
+        .iter()
+        .map(|c| {
+            let c = *c;
+            Box::new(move |n: u64| {
+                c.read_n(path, n);
+            }) as Box<dyn FnMut(u64)>
         })
+        .collect();
+    // Warm up (fault in the vDSO page, settle the branch predictors) and size each batch.
+    let sizes: Vec<u64> = works
+        .iter_mut()
+        .map(|w| {
+            w(1000);
+            calibrate(w.as_mut(), floor)
+        })
+        .collect();
+    let mut per_read: Vec<Vec<f64>> = vec![vec![]; clocks.len()];
+    for _ in 0..COST_BATCHES {
+        if crate::interrupt::requested() {
+            break;
+        }
+        for ((w, n), out) in works.iter_mut().zip(&sizes).zip(&mut per_read) {
+            out.push(time_batch(w.as_mut(), *n).ns_per_iteration());
+        }
+    }
+    clocks
+        .iter()
+        .zip(&per_read)
+        .filter_map(|(c, v)| Stats::of(v).map(|s| (c.name().to_string(), s.median)))
         .collect()
 }
 

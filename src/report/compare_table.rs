@@ -10,15 +10,25 @@ use crate::compare::verdict::Verdict;
 use crate::compare::{Comparison, Row};
 use crate::units::num;
 
-/// The B/A cell: the ratio with its 95% interval, or "-" with the reason when the row is
-/// not comparable (a ratio of two different experiments, or of a median that is not
-/// positive, is no figure: it showed as `inf`).
+/// Whether a row has no ratio: not comparable (a ratio of two different experiments, or of
+/// a median that is not positive, is no figure: it showed as `inf`).
+fn no_ratio(r: &Row) -> bool {
+    r.verdict == Verdict::NotComparable || !r.ratio.is_finite()
+}
+
+/// Why a row has no ratio: its first reason.
+fn no_ratio_why(r: &Row) -> &str {
+    r.comparability
+        .first()
+        .map(String::as_str)
+        .unwrap_or("not comparable")
+}
+
+/// The B/A cell: the ratio with its 95% interval, or "-" with the reason when the row has
+/// no ratio (`-v`; the narrow table gives the reason below it).
 fn ratio_cell(r: &Row) -> String {
-    if r.verdict == Verdict::NotComparable || !r.ratio.is_finite() {
-        return match r.comparability.first() {
-            Some(why) => format!("- ({why})"),
-            None => "- (not comparable)".into(),
-        };
+    if no_ratio(r) {
+        return format!("- ({})", no_ratio_why(r));
     }
     match r.ci {
         Some([lo, hi]) => format!("{:.3} ({lo:.3}-{hi:.3})", r.ratio),
@@ -29,29 +39,51 @@ fn ratio_cell(r: &Row) -> String {
 /// Columns the default table fits in (as benchstat's does); `-v` prints every column.
 pub const WIDTH: u16 = 100;
 
-/// A row's name in few characters: `latency 4k 1.4MiB [cpus]`-like, from its benchmark
-/// (family dropped where the name says it), params and placement.
-fn short_name(r: &crate::compare::Row) -> String {
-    let base = r.benchmark.split('@').next().unwrap_or(&r.benchmark);
-    let mut s = base.to_string();
-    if !r.params.is_empty() {
-        s.push(' ');
-        s.push_str(&r.params);
-    }
-    if let Some(role) = &r.role {
-        s.push_str(&format!(" ({role})"));
-    }
-    s.push_str(&format!(" [{}]", r.placement));
-    s
+/// A row's full name, as `-v` shows it: benchmark, placement and every param.
+fn full_name(r: &Row) -> String {
+    format!("{} [{}] {}", r.benchmark, r.placement, r.params)
 }
 
-/// The narrow table: row, A, B, B/A with its 95% interval, and the verdict in words.
+/// The narrow table's columns: their headers and widths with their padding, [`WIDTH`]
+/// with the table's six borders. Each cell takes at most two lines for almost every row: a
+/// row's name (the longest, "bandwidth triad 2T non-temporal 128 MiB spread", and
+/// "clock_gettime(MONOTONIC_COARSE)", 31 characters, whole on one line), a median with its
+/// unit ("51.76" above "ns/read", "ns/round-trip" the widest unit), the ratio above its
+/// interval, the verdict in a few words ("cannot tell" above "(MDE 2.6%)").
+const NARROW: [(&str, u16); 5] = [
+    ("row", 33),
+    ("A", 15),
+    ("B", 15),
+    ("B/A (95% CI)", 15),
+    ("verdict", 16),
+];
+
+/// The narrow table: row, A, B, B/A with its 95% interval, and the verdict in a few words.
 fn narrow(c: &Comparison) -> comfy_table::Table {
-    let mut t = super::table(&["row", "A", "B", "B/A (95% CI)", "verdict"]);
+    let header: Vec<&str> = NARROW.iter().map(|(h, _)| *h).collect();
+    let mut t = super::table(&header);
     t.set_width(WIDTH);
+    for (i, (_, w)) in NARROW.iter().enumerate() {
+        if let Some(col) = t.column_mut(i) {
+            col.set_constraint(comfy_table::ColumnConstraint::Absolute(
+                comfy_table::Width::Fixed(*w),
+            ));
+        }
+    }
     for r in &c.rows {
         let [a, b] = medians(r);
-        t.add_row(vec![short_name(r), a, b, ratio_cell(r), r.why.clone()]);
+        let ratio = if no_ratio(r) {
+            "-".into()
+        } else {
+            ratio_cell(r)
+        };
+        t.add_row(vec![
+            crate::compare::summary::row_name(r),
+            a,
+            b,
+            ratio,
+            r.brief.clone(),
+        ]);
     }
     t
 }
@@ -152,15 +184,27 @@ fn render_with(c: &Comparison, t: comfy_table::Table, verbose: bool) -> String {
     } else {
         s.push_str(&format!("{t}\n"));
     }
+    if !verbose {
+        // The reasons the narrow table has no room for.
+        for r in c.rows.iter().filter(|r| no_ratio(r)) {
+            s.push_str(&wrap(&format!(
+                "{}: no ratio ({})",
+                crate::compare::summary::row_name(r),
+                no_ratio_why(r)
+            )));
+        }
+    }
     for r in c.rows.iter().filter(|r| !r.explanations.is_empty()) {
-        s.push_str(&format!(
-            "{} [{}] {}: {} ({})\n",
-            r.benchmark,
-            r.placement,
-            r.params,
+        let name = if verbose {
+            full_name(r)
+        } else {
+            crate::compare::summary::row_name(r)
+        };
+        s.push_str(&wrap(&format!(
+            "{name}: {} ({})",
             r.status.text(),
             crate::compare::verdict::in_words(r.ratio, r.lower_is_better)
-        ));
+        )));
         for e in &r.explanations {
             let mut head = format!("  {} ({}): {}", e.cause, claim(e.claim), e.because);
             if let (Some(p), Some(res)) = (e.predicted, e.residual) {
@@ -175,11 +219,10 @@ fn render_with(c: &Comparison, t: comfy_table::Table, verbose: bool) -> String {
             if let Some(rem) = &e.remains {
                 head.push_str(&format!("; remains: {rem}"));
             }
-            s.push_str(&head);
-            s.push('\n');
+            s.push_str(&wrap(&head));
             if verbose {
                 for ev in &e.evidence {
-                    s.push_str(&format!("      evidence: {ev}\n"));
+                    s.push_str(&wrap(&format!("      evidence: {ev}")));
                 }
             }
         }
@@ -237,10 +280,8 @@ pub fn render_fleet(f: &Fleet) -> String {
     for r in &f.ranking {
         s.push('\n');
         s.push_str(&wrap(&format!(
-            "{} [{}] {} ({}, {} is better)",
-            r.benchmark,
-            r.placement,
-            r.params,
+            "{} ({}, {} is better)",
+            r.label,
             r.unit,
             if r.lower_is_better { "lower" } else { "higher" }
         )));
@@ -355,13 +396,17 @@ mod tests {
             cell.starts_with("- (A's median is 0") && cell.contains("no ratio can be taken"),
             "{cell}"
         );
-        for verbose in [false, true] {
-            let text = super::render(&c, verbose);
-            assert!(
-                text.contains("- (A's median is 0") && !text.contains(" inf "),
-                "{text}"
-            );
-        }
+        let text = super::render(&c, true);
+        assert!(
+            text.contains("- (A's median is 0") && !text.contains(" inf "),
+            "{text}"
+        );
+        // The narrow table: no ratio, its reason below the table.
+        let text = super::render(&c, false);
+        assert!(
+            text.contains(": no ratio (A's median is 0") && !text.contains(" inf "),
+            "{text}"
+        );
         // A comparable row keeps its ratio, with its interval.
         let c = crate::compare::compare(&timers_run("a", 20.0, None), &timers_run("b", 21.0, None));
         assert!(super::ratio_cell(&c.rows[0]).starts_with("1.050 ("));

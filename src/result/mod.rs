@@ -8,6 +8,7 @@
 //! Documents written by earlier versions load (tests/fixtures/documents).
 
 pub mod batch;
+pub mod digits;
 pub mod experiment;
 pub mod figures;
 pub mod indexes;
@@ -101,11 +102,13 @@ impl Quality {
     /// The quality of a result timed as `batches` with a clock costing `clock_cost_ns` a read.
     pub fn of(clock_cost_ns: f64, batches: &[crate::measure::batch::Batch]) -> Quality {
         let n = batches.len().max(1) as f64;
+        // Written to the digits they mean (`digits::SHARE`).
+        let d = digits::Digits::Significant(digits::SHARE);
         Quality {
-            timer_share: crate::measure::batch::timer_share(clock_cost_ns, batches),
-            clock_cost_ns,
+            timer_share: d.round(crate::measure::batch::timer_share(clock_cost_ns, batches)),
+            clock_cost_ns: d.round(clock_cost_ns),
             batch_iterations: batches.first().map(|b| b.iterations).unwrap_or(0),
-            batch_ns: batches.iter().map(|b| b.elapsed_ns as f64).sum::<f64>() / n,
+            batch_ns: d.round(batches.iter().map(|b| b.elapsed_ns as f64).sum::<f64>() / n),
         }
     }
 }
@@ -169,8 +172,9 @@ pub struct BenchResult {
 }
 
 impl BenchResult {
-    /// A result from its raw samples: the statistics are computed here, so they always
-    /// match the samples. None when there is no usable sample.
+    /// A result from its raw samples, each to `digits::SAMPLE` significant digits: the
+    /// statistics are computed here from them, so they always match the samples as
+    /// written. None when there is no usable sample.
     pub fn new(
         benchmark: &str,
         params: Params,
@@ -180,6 +184,8 @@ impl BenchResult {
         samples: Vec<f64>,
         quality: Quality,
     ) -> Option<BenchResult> {
+        let digits = digits::Digits::Significant(digits::SAMPLE);
+        let samples: Vec<f64> = samples.into_iter().map(|x| digits.round(x)).collect();
         Some(BenchResult {
             benchmark: benchmark.into(),
             params,

@@ -6,10 +6,13 @@
 //! (`RoundNoise`): the spread of the round medians, the standard error of the row's median
 //! and its degrees of freedom, which `compare`, the fleet view and `trend` test against.
 
+mod store;
+
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// What may disturb a round, each read over the round's own window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Cause {
     /// The effective CPU speed canary at the round's start was below the run's typical.
@@ -44,16 +47,68 @@ impl Cause {
     }
 }
 
-/// One reason a round was disturbed: the figure read, the limit it passed, in words.
+/// One reason a round was disturbed: the figure read and the limit it passed. Its words
+/// are made from them ([`Disturbance::text`]), the same for a round just measured and one
+/// read back from a document (which stores the figures, not the words).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Disturbance {
     pub cause: Cause,
-    /// The figure read (its unit is in `detail`).
+    /// The figure read: a percentage (of the round's CPU time, of the CPU's speed, of the
+    /// other rounds' median), or for `host-placement` the pair canary over its typical
+    /// reading (x).
     pub value: f64,
-    /// The limit it passed.
+    /// The limit it passed, in the unit of `value`.
     pub limit: f64,
-    /// "other tasks used 48% of CPU 1".
-    pub detail: String,
+}
+
+impl Disturbance {
+    /// In words, with its figures: "other tasks used 48% of CPU 1 (limit 10%)". `cpus`: the
+    /// round's CPUs, where known.
+    pub fn text(&self, cpus: Option<&[u32]>) -> String {
+        let figure = |v| self.cause.figure(v);
+        words(self.cause, &figure(self.value), &figure(self.limit), cpus)
+    }
+}
+
+impl Cause {
+    /// A figure of this cause as its words show it: a ratio to one decimal (`1.6`), an
+    /// outlier's distance to one decimal, a share of time whole; from the figure as a
+    /// document stores it (`digits::SHARE`), so its words read the same before and after.
+    fn figure(self, v: f64) -> String {
+        let v = super::digits::Digits::Significant(super::digits::SHARE).round(v);
+        match self {
+            Cause::Outlier | Cause::HostPlacement => format!("{v:.1}"),
+            _ => format!("{v:.0}"),
+        }
+    }
+}
+
+/// A cause's disturbance in words, its figure and limit (each one, or a range "15-62")
+/// given as text.
+fn words(cause: Cause, v: &str, l: &str, cpus: Option<&[u32]>) -> String {
+    let on = match cpus {
+        Some(c) if !c.is_empty() => format!("CPU {}", crate::probe::cpulist::format_list(c)),
+        _ => "the round's CPUs".into(),
+    };
+    match cause {
+        Cause::CpuSpeed => {
+            format!("the CPU ran {v}% below the run's typical speed before the round (limit {l}%)")
+        }
+        Cause::Steal => format!("the hypervisor stole {v}% of {on} (limit {l}%)"),
+        Cause::RunDelay => {
+            format!("truebench's threads waited for a CPU {v}% of the round (limit {l}%)")
+        }
+        Cause::OtherTasks => format!("other tasks used {v}% of {on} (limit {l}%)"),
+        Cause::Pressure => {
+            format!("some task waited for a CPU {v}% of the round (PSI cpu some, limit {l}%)")
+        }
+        Cause::Outlier => format!(
+            "median {v}% from the other rounds' (limit {l}%: {OUTLIER_SIGMAS} robust σ), nothing recorded disturbed it"
+        ),
+        Cause::HostPlacement => format!(
+            "a cache line between its CPUs took {v}x the run's typical time before the round (limit {l}x or 1/{l}): the host placed the CPUs differently"
+        ),
+    }
 }
 
 /// Other tasks' CPU time on the CPUs a round ran on, over the round, recorded whether or
@@ -67,49 +122,169 @@ pub struct Others {
     pub percent: f64,
 }
 
-/// One round of a row.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Round {
-    /// Its place among all the rounds of the run (0-based): when it ran relative to the
-    /// rounds of other benchmarks.
-    pub seq: usize,
+/// Declares [`Round`] from its figures, and the columns a document stores them in
+/// (`Columns`): each entry is a field of `Round` and a column holding its value in every
+/// round (one value when every round has the same), written to its [`store::Digits`]. A
+/// figure added to a round is one entry here; an `Option` one may be absent (documents
+/// written before it have no column).
+macro_rules! round_figures {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty = $digits:expr;)*) => {
+        /// One round of a row.
+        #[derive(Debug, Clone, Default, PartialEq)]
+        pub struct Round {
+            /// Its place among all the rounds of the run (0-based): when it ran relative to
+            /// the rounds of other benchmarks. Its column, a value per round, counts them.
+            pub seq: usize,
+            $($(#[$doc])* pub $name: $ty,)*
+            /// What disturbed it; empty when nothing did. A disturbed round is kept out of
+            /// the row's samples, statistics and noise.
+            pub disturbed: Vec<Disturbance>,
+            /// Other tasks' CPU time on the round's CPUs; absent in documents of earlier
+            /// versions and where /proc/stat could not be read.
+            pub others: Option<Others>,
+        }
+
+        /// A row's rounds as stored: a column per figure, then what is not a plain figure.
+        #[derive(Debug, Serialize, Deserialize)]
+        struct Columns {
+            seq: Vec<usize>,
+            $(
+                #[serde(default, skip_serializing_if = "store::Column::is_absent")]
+                $name: store::Column<$ty>,
+            )*
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            others: Option<store::OthersColumns>,
+            #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+            disturbed: BTreeMap<Cause, store::CauseColumn>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            noise: Option<RoundNoise>,
+        }
+
+        impl Columns {
+            /// Each figure of `rounds` in its column, written to its digits.
+            fn figures(rounds: &[Round]) -> Columns {
+                Columns {
+                    seq: rounds.iter().map(|r| r.seq).collect(),
+                    $($name: store::column(rounds.iter().map(|r| r.$name), $digits),)*
+                    others: None,
+                    disturbed: BTreeMap::new(),
+                    noise: None,
+                }
+            }
+
+            /// Every figure of `rounds` set from its column (of one value per round).
+            fn set_figures(&self, rounds: &mut [Round]) -> Result<(), String> {
+                for (r, seq) in rounds.iter_mut().zip(&self.seq) {
+                    r.seq = *seq;
+                }
+                $(store::set_column(&self.$name, rounds, stringify!($name), |r, v| r.$name = v)?;)*
+                Ok(())
+            }
+        }
+    };
+}
+
+round_figures! {
     /// Seconds from the run's first round to this round's start.
-    pub at_s: f64,
+    at_s: f64 = super::digits::ROUND_START;
     /// The median of the round's samples, in the row's unit.
-    pub median: f64,
+    median: f64 = store::Digits::Significant(store::MEDIAN_DIGITS);
     /// Samples (timed batches) the round drew.
-    pub samples: usize,
-    /// What disturbed it; empty when nothing did. A disturbed round is kept out of the
-    /// row's samples, statistics and noise.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub disturbed: Vec<Disturbance>,
-    /// Other tasks' CPU time on the round's CPUs; absent in documents of earlier versions
-    /// and where /proc/stat could not be read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub others: Option<Others>,
+    samples: usize = store::Digits::Exact;
+    /// The hypervisor's steal: the share (%) of the round's CPUs' time (those of `others`)
+    /// it gave to something else, recorded below the disturbance limit as past it (`compare`'s
+    /// steal cause reads it either way). Absent in documents of earlier versions and where
+    /// /proc/stat could not be read.
+    steal: Option<f64> = store::Digits::Significant(super::digits::SHARE);
 }
 
 impl Round {
     pub fn kept(&self) -> bool {
         self.disturbed.is_empty()
     }
+
+    /// A figure the round recorded below its disturbance limit as past it (`others`,
+    /// `steal`), else the value of its disturbance by `cause`: documents of earlier
+    /// versions kept the figure only for rounds past the limit.
+    pub fn figure_or_disturbance(&self, recorded: Option<f64>, cause: Cause) -> Option<f64> {
+        recorded.or_else(|| {
+            self.disturbed
+                .iter()
+                .find(|d| d.cause == cause)
+                .map(|d| d.value)
+        })
+    }
+
+    /// A disturbance of this round in words, on its CPUs where they are known.
+    pub fn text(&self, d: &Disturbance) -> String {
+        d.text(self.others.as_ref().map(|o| o.cpus.as_slice()))
+    }
 }
 
-/// What disturbed a row's rounds, one line per disturbance, each round numbered among the
-/// row's (`round 2 of 5 at 1.9 s: ...`, as the finding counts them and progress names
-/// them; `seq`, 0-based across the run, read "round 0" beside "2 of 2 rounds").
-pub fn disturbed_evidence(rounds: &[Round]) -> impl Iterator<Item = String> + '_ {
+/// What disturbed a row's rounds, a line per cause: the round it disturbed, numbered among
+/// the row's (`round 2 of 5 at 1.9 s: ...`, as the finding counts them and progress names
+/// them; `seq`, 0-based across the run, read "round 0" beside "2 of 2 rounds"), or the
+/// first few of the rounds it disturbed (or `all 40 rounds`) and the range of its figures
+/// (`rounds 1, 2, 4 and 37 more of 40: other tasks used 15-62% of CPU 0-1 (limit 10%)`);
+/// the rounds themselves hold every figure.
+pub fn disturbed_evidence(rounds: &[Round]) -> Vec<String> {
     let total = rounds.len();
-    rounds.iter().enumerate().flat_map(move |(i, x)| {
-        x.disturbed.iter().map(move |d| {
-            format!(
-                "round {} of {total} at {:.1} s: {}",
-                i + 1,
-                x.at_s,
-                d.detail
-            )
+    let mut causes: Vec<Cause> = vec![];
+    for d in rounds.iter().flat_map(|r| &r.disturbed) {
+        if !causes.contains(&d.cause) {
+            causes.push(d.cause);
+        }
+    }
+    causes
+        .into_iter()
+        .map(|cause| {
+            // The rounds it disturbed, and its disturbances in them (a round can hold two:
+            // the speed canaries of two CPUs).
+            let hit: Vec<(usize, &Round)> = rounds
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.disturbed.iter().any(|d| d.cause == cause))
+                .collect();
+            let all: Vec<&Disturbance> = hit
+                .iter()
+                .flat_map(|(_, r)| r.disturbed.iter().filter(|d| d.cause == cause))
+                .collect();
+            let (i, r) = hit[0];
+            let which = if hit.len() == 1 {
+                // As stored, so its words read the same before and after.
+                let at = super::digits::ROUND_START.round(r.at_s);
+                format!("round {} of {total} at {at:.1} s", i + 1)
+            } else if hit.len() == total {
+                format!("all {total} rounds")
+            } else {
+                let shown = crate::repeated::SHOWN_PER_KIND;
+                let mut some: Vec<String> = hit
+                    .iter()
+                    .take(shown)
+                    .map(|(i, _)| (i + 1).to_string())
+                    .collect();
+                if hit.len() > shown {
+                    some.push(format!("{} more", hit.len() - shown));
+                }
+                let (last, rest) = some.split_last().unwrap_or((&some[0], &[]));
+                format!("rounds {} and {last} of {total}", rest.join(", "))
+            };
+            // The figures (and limits) as one, or their range.
+            let range = |f: fn(&Disturbance) -> f64| {
+                let v = all.iter().map(|d| f(d));
+                let lo = cause.figure(v.clone().fold(f64::INFINITY, f64::min));
+                let hi = cause.figure(v.fold(f64::NEG_INFINITY, f64::max));
+                if lo == hi {
+                    lo
+                } else {
+                    format!("{lo}-{hi}")
+                }
+            };
+            let cpus = r.others.as_ref().map(|o| o.cpus.as_slice());
+            let said = words(cause, &range(|d| d.value), &range(|d| d.limit), cpus);
+            format!("{which}: {said}")
         })
-    })
+        .collect()
 }
 
 /// The row's own noise from its kept rounds.
@@ -117,10 +292,13 @@ pub fn disturbed_evidence(rounds: &[Round]) -> impl Iterator<Item = String> + '_
 pub struct RoundNoise {
     /// Rounds the figures rest on (undisturbed).
     pub kept: usize,
-    /// Standard deviation of ln(round median) between the kept rounds.
+    /// Standard deviation of ln(round median) between the kept rounds (written to
+    /// `digits::SHARE` significant digits, as is `se`).
+    #[serde(serialize_with = "super::digits::share")]
     pub sigma: f64,
     /// Standard error of ln(the row's median): σ/√kept, at least what the pooled samples'
     /// own confidence interval gives.
+    #[serde(serialize_with = "super::digits::share")]
     pub se: f64,
     /// Degrees of freedom of `se` (kept − 1; with `stage1`, that stage's kept − 1).
     pub df: f64,
@@ -136,12 +314,13 @@ pub struct RoundNoise {
     pub includes_disturbed: bool,
 }
 
-/// Every round of a row and the noise of its kept ones.
+/// Every round of a row and the noise of its kept ones. Stored as columns (`store`); the
+/// object per round of earlier versions' documents reads too.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "Columns", try_from = "serde_json::Value")]
 pub struct Rounds {
     pub rounds: Vec<Round>,
     /// Absent with fewer than two kept rounds (no spread to read).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise: Option<RoundNoise>,
 }
 
@@ -183,7 +362,8 @@ impl Rounds {
         }
         let lo = samples.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = samples.iter().copied().fold(0.0, f64::max);
-        let slack = 1e-9 * hi;
+        // A stored median is rounded to `MEDIAN_DIGITS` significant digits.
+        let slack = store::median_slack() * hi;
         if let Some(r) = pooled
             .iter()
             .find(|r| r.median < lo - slack || r.median > hi + slack)
@@ -201,7 +381,9 @@ impl Rounds {
         };
         // Every pooled median and the row's median lie within [lo, hi]: no log deviation
         // exceeds ln(hi/lo), and σ (over n - 1 >= n/2) at most √2 times it.
-        let widest = std::f64::consts::SQRT_2 * (hi / lo).ln() * (1.0 + 1e-9) + 1e-12;
+        // (σ and se are written to `digits::SHARE` significant digits.)
+        let written = super::digits::Digits::Significant(super::digits::SHARE).slack();
+        let widest = std::f64::consts::SQRT_2 * (hi / lo).ln() * (1.0 + 1e-9 + written) + 1e-12;
         if n.kept != pooled.len() {
             Err(format!(
                 "its noise rests on {} but {} of its rounds are pooled",
@@ -226,13 +408,19 @@ impl Rounds {
         }
     }
 
-    /// How many rounds each cause disturbed, most first ("3 cpu-speed, 1 steal").
+    /// How many rounds each cause disturbed, most first ("3 cpu-speed, 1 steal"); a round
+    /// a cause disturbed twice (the speed canaries of two CPUs) counts once.
     pub fn causes(&self) -> Vec<(Cause, usize)> {
         let mut out: Vec<(Cause, usize)> = vec![];
-        for d in self.rounds.iter().flat_map(|r| &r.disturbed) {
-            match out.iter_mut().find(|(c, _)| *c == d.cause) {
-                Some((_, n)) => *n += 1,
-                None => out.push((d.cause, 1)),
+        for r in &self.rounds {
+            for (i, d) in r.disturbed.iter().enumerate() {
+                if r.disturbed[..i].iter().any(|e| e.cause == d.cause) {
+                    continue;
+                }
+                match out.iter_mut().find(|(c, _)| *c == d.cause) {
+                    Some((_, n)) => *n += 1,
+                    None => out.push((d.cause, 1)),
+                }
             }
         }
         out.sort_by_key(|x| std::cmp::Reverse(x.1));
@@ -297,11 +485,6 @@ pub fn flag_outliers(rounds: &mut [Round]) {
             cause: Cause::Outlier,
             value: d.exp_m1() * 100.0,
             limit: limit.exp_m1() * 100.0,
-            detail: format!(
-                "median {:.1}% from the other rounds' (limit {:.1}%: {OUTLIER_SIGMAS} robust σ), nothing recorded disturbed it",
-                d.exp_m1() * 100.0,
-                limit.exp_m1() * 100.0
-            ),
         });
     }
 }
@@ -383,6 +566,7 @@ pub fn quiet_rounds(logs: &[f64]) -> Vec<Round> {
             samples: 2,
             disturbed: vec![],
             others: None,
+            steal: None,
         })
         .collect()
 }
@@ -399,13 +583,67 @@ mod tests {
             cause: Cause::OtherTasks,
             value: 74.0,
             limit: 20.0,
-            detail: "other tasks used 74% of CPU 0-1".into(),
         });
-        let lines: Vec<String> = disturbed_evidence(&r).collect();
+        r[0].others = Some(Others {
+            cpus: vec![0, 1],
+            percent: 74.0,
+        });
+        let lines: Vec<String> = disturbed_evidence(&r);
         assert_eq!(
             lines,
-            ["round 1 of 2 at 0.0 s: other tasks used 74% of CPU 0-1"]
+            ["round 1 of 2 at 0.0 s: other tasks used 74% of CPU 0-1 (limit 20%)"]
         );
+    }
+
+    #[test]
+    fn many_disturbed_rounds_make_a_line_per_cause_with_the_range_of_its_figures() {
+        // Forty rounds beside a build: other tasks in each, PSI pressure in every other.
+        let mut r = rounds(&[1.0; 40]);
+        for (i, x) in r.iter_mut().enumerate() {
+            x.others = Some(Others {
+                cpus: vec![0, 1],
+                percent: 15.0 + i as f64,
+            });
+            x.disturbed.push(Disturbance {
+                cause: Cause::OtherTasks,
+                value: 15.0 + i as f64,
+                limit: 10.0,
+            });
+            if i % 2 == 1 {
+                x.disturbed.push(Disturbance {
+                    cause: Cause::Outlier,
+                    value: 8.21,
+                    limit: 4.0 + i as f64 / 10.0,
+                });
+            }
+        }
+        assert_eq!(
+            disturbed_evidence(&r),
+            [
+                "all 40 rounds: other tasks used 15-54% of CPU 0-1 (limit 10%)",
+                "rounds 2, 4, 6 and 17 more of 40: median 8.2% from the other rounds' (limit 4.1-7.9%: 4 robust σ), nothing recorded disturbed it",
+            ]
+        );
+        // Two rounds of a cause: both named.
+        assert!(disturbed_evidence(&r[..4])[1].starts_with("rounds 2 and 4 of 4: median 8.2%"));
+        // One cause twice in a round (two CPUs' speed canaries): one round, both figures.
+        let mut two = rounds(&[1.0, 1.0]);
+        for v in [4.0, 6.0] {
+            two[1].disturbed.push(Disturbance {
+                cause: Cause::CpuSpeed,
+                value: v,
+                limit: 3.0,
+            });
+        }
+        assert_eq!(
+            disturbed_evidence(&two),
+            ["round 2 of 2 at 1.0 s: the CPU ran 4-6% below the run's typical speed before the round (limit 3%)"]
+        );
+        let counted = Rounds {
+            rounds: two,
+            noise: None,
+        };
+        assert_eq!(counted.causes(), [(Cause::CpuSpeed, 1)]);
     }
 
     fn rounds(medians: &[f64]) -> Vec<Round> {
@@ -419,6 +657,7 @@ mod tests {
                 samples: 4,
                 disturbed: vec![],
                 others: None,
+                steal: None,
             })
             .collect()
     }
@@ -472,7 +711,6 @@ mod tests {
             cause: Cause::Steal,
             value: 30.0,
             limit: 5.0,
-            detail: "steal 30%".into(),
         };
         r[1].disturbed.push(steal.clone());
         let n = noise_of(&r, None, None).unwrap();
@@ -501,7 +739,6 @@ mod tests {
             cause: c,
             value: 1.0,
             limit: 0.5,
-            detail: String::new(),
         };
         r[0].disturbed.push(d(Cause::Steal));
         r[1].disturbed.push(d(Cause::CpuSpeed));

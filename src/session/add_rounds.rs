@@ -162,6 +162,7 @@ impl Measurement for AddRounds {
             clock_cost_ns,
             min_batch_ns: min_interval_ns(clock_cost_ns, BATCH_FLOOR_NS),
             measured: &measured,
+            only: None,
         };
         let benches: Vec<&'static dyn Benchmark> = self.benches.iter().map(|b| b.0).collect();
         let asked: Vec<usize> = self.benches.iter().map(|b| b.1).collect();

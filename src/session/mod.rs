@@ -17,6 +17,7 @@
 //! `suites.rs` (`run`), `record.rs` (`record`), `loadstep.rs` (`loadstep`).
 
 pub mod add_rounds;
+pub mod allocate;
 pub mod calibrate;
 pub mod experiment;
 pub mod loadstep;

@@ -1,7 +1,9 @@
-//! Precision on demand (`run --precision P --budget T`): after a run's rounds, every row
-//! whose minimum detectable effect (against an identical run, two-sided α 0.05, power 0.8)
-//! is above P gets rounds added to its benchmark until the row reaches P or the budget of
-//! T seconds runs out.
+//! Where a run's budget goes after its first stage (`spend`): every row whose minimum
+//! detectable effect (against an identical run, two-sided α 0.05, power 0.8) is above its
+//! target (its family's, `Benchmark::mde_target`, or `run --precision P` for all) gets
+//! rounds, as `session::allocate` plans them, until it reaches it or the budget ends; the
+//! rows left short are returned with why (the `budget-short` finding names the hypervisor
+//! when it took the time).
 //!
 //! Stopping when a row "looks precise enough" would choose the number of rounds from the
 //! data, and the rows that stop early would be those whose spread happened to look small:
@@ -15,6 +17,7 @@
 //! of freedom assume spreads drawn independently of the round counts, which they are not
 //! here, and called 6.3% of A/A rows at α 5% in simulation).
 
+use super::allocate::{self, Row, Unit};
 use super::progress::Progress;
 use super::round_runner::Runner;
 use super::Measuring;
@@ -22,6 +25,7 @@ use crate::bench::RunContext;
 use crate::compare::noise_model::{rounds_var, RUN_SIGMA};
 use crate::measure::mde::mde_log;
 use crate::result::rounds::RoundNoise;
+use crate::result::BenchResult;
 use rand::seq::SliceRandom;
 
 /// Rounds a benchmark may be given in all, whatever a row would need.
@@ -128,74 +132,194 @@ pub fn shuffled(extra: &[usize], rng: &mut impl rand::Rng) -> Vec<usize> {
     slots
 }
 
-/// Add rounds until every row reaches `target` or `budget_s` is spent; prints per row what
-/// it reached on stderr.
-pub fn buy(
+/// A row the run's budget left short of its target MDE, with why (`spend`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Short {
+    /// The row's label.
+    pub row: String,
+    pub mde: Option<f64>,
+    pub target: f64,
+    /// Its rounds in all.
+    pub rounds: usize,
+    /// The hypervisor's mean share of the CPU time (%) over its rounds, when read.
+    pub steal: Option<f64>,
+    pub why: String,
+}
+
+/// The hypervisor's mean share (%) of the CPU time over a row's rounds; None when no round
+/// read it.
+pub fn steal_of(r: &BenchResult) -> Option<f64> {
+    let v: Vec<f64> = r
+        .rounds
+        .as_ref()?
+        .rounds
+        .iter()
+        .filter_map(|x| x.steal)
+        .collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// Steal (%) over a row's rounds from which a short row names the hypervisor as the cause.
+pub const STEAL_NAMED: f64 = 5.0;
+
+/// Why a row stays short, with the hypervisor named when it took `STEAL_NAMED`% or more of
+/// the CPU during the row's rounds.
+fn why_with_steal(why: String, steal: Option<f64>) -> String {
+    match steal {
+        Some(s) if s >= STEAL_NAMED => {
+            format!("{why}; the hypervisor took {s:.0}% of the CPU during its rounds")
+        }
+        _ => why,
+    }
+}
+
+/// What `spend` may spend, and on what.
+#[derive(Debug, Clone, Copy)]
+pub struct Spending {
+    /// `--precision`: every row's target; None for each row's family's.
+    pub precision: Option<f64>,
+    /// The run's budget, s (for the reasons it gives).
+    pub budget_s: f64,
+    /// Seconds left for these rounds.
+    pub allowance_s: f64,
+}
+
+/// Spend what is left of the run's budget (`allowance_s`, bounded by the run's deadline)
+/// on rounds for the rows furthest from their target MDE (`precision`, else each row's
+/// `Benchmark::mde_target`), as `session::allocate` plans them from the rounds measured so
+/// far (the first stage, Stein's rule); with `precision` given, prints per row what it
+/// reached on stderr. Returns the rows left short of their target, with why.
+pub fn spend(
     state: &mut Runner,
     m: &mut Measuring,
     ctx: &RunContext,
-    target: f64,
-    budget_s: f64,
+    what: Spending,
     rng: &mut impl rand::Rng,
     progress: &mut Progress,
-) -> anyhow::Result<()> {
+) -> (anyhow::Result<()>, Vec<Short>) {
+    let Spending {
+        precision,
+        budget_s,
+        allowance_s,
+    } = what;
     let n = state.benches().len();
-    // First stage: what each benchmark's rows need.
-    let mut extra = vec![0usize; n];
-    for (b, extra_b) in extra.iter_mut().enumerate() {
-        if !state.benches()[b].in_rounds() {
+    let mut units: Vec<Unit> = vec![];
+    let mut rows: Vec<Row> = vec![];
+    let mut round_s = vec![0.0; n];
+    let mut cases_of = vec![1usize; n];
+    for b in 0..n {
+        let bench = state.benches()[b];
+        let have = state.of(b).len();
+        if !bench.in_rounds() || have == 0 {
             continue;
         }
-        let have = state.of(b).len();
         state.stage1[b] = Some(have);
-        for r in state.pooled(b) {
-            let Some(noise) = r.run_noise() else {
-                continue;
+        round_s[b] = state.spent_s[b] / have as f64;
+        let pooled = state.pooled(b);
+        let cases: Vec<Option<String>> = pooled.iter().map(|r| bench.case_of(r)).collect();
+        let distinct = {
+            let mut c: Vec<&String> = cases.iter().flatten().collect();
+            c.sort();
+            c.dedup();
+            c.len().max(1)
+        };
+        cases_of[b] = distinct;
+        for (r, case) in pooled.iter().zip(cases) {
+            let unit = match units.iter().position(|u| u.bench == b && u.case == case) {
+                Some(u) => u,
+                None => {
+                    let cost_s = match case {
+                        Some(_) => round_s[b] / distinct as f64,
+                        None => round_s[b],
+                    };
+                    units.push(Unit {
+                        bench: b,
+                        case,
+                        cost_s,
+                    });
+                    units.len() - 1
+                }
             };
-            if row_mde(noise) <= target {
-                continue;
-            }
-            let need = rounds_needed(noise.sigma, noise.df, target, noise.kept).min(MAX_ROUNDS);
-            *extra_b = (*extra_b).max(need.saturating_sub(noise.kept));
+            let noise = r.run_noise();
+            rows.push(Row {
+                unit,
+                stage1: noise.map(|x| (x.sigma, x.df)),
+                kept: noise.map(|x| x.kept).unwrap_or(0),
+                rounds: r.rounds.as_ref().map(|x| x.rounds.len()).unwrap_or(0),
+                target: precision.unwrap_or_else(|| bench.mde_target(r)),
+            });
         }
-        *extra_b = (*extra_b).min(MAX_ROUNDS.saturating_sub(have));
     }
-    let slots = shuffled(&extra, rng);
+    let overhead: Vec<f64> = round_s
+        .iter()
+        .map(|s| (s * ROUND_OVERHEAD).min(0.05))
+        .collect();
+    let allowance_s =
+        crate::deadline::remaining_s().map_or(allowance_s, |left| left.min(allowance_s));
+    let plan = allocate::plan(&rows, &units, &overhead, allowance_s.max(0.0), MAX_ROUNDS);
+    let order = allocate::rounds_of_plan(&plan, &units, n, rng);
     progress.add(
-        slots
+        order
             .iter()
-            .map(|b| state.benches()[*b].planned(ctx) as u64)
+            .map(|(b, cases)| {
+                let all = state.benches()[*b].planned(ctx);
+                match cases {
+                    None => all as u64,
+                    Some(c) => (all * c.len()).div_ceil(cases_of[*b]) as u64,
+                }
+            })
             .sum(),
     );
     let t0 = std::time::Instant::now();
-    let mut budget_out = false;
+    // The plan stopped for want of time (not because every row reached its target).
+    let dearest = units.iter().map(|u| u.cost_s).fold(0.0, f64::max);
+    let mut budget_out = allowance_s - plan.cost_s < dearest;
     let mut outcome = Ok(());
-    for b in slots {
-        // A round is not started when it would likely overrun the budget.
-        let per_round = state.spent_s[b] / state.of(b).len().max(1) as f64;
-        if t0.elapsed().as_secs_f64() + per_round > budget_s {
+    for (b, cases) in &order {
+        let expected = match cases {
+            None => round_s[*b],
+            Some(c) => units
+                .iter()
+                .filter(|u| u.bench == *b && u.case.as_ref().is_some_and(|x| c.contains(x)))
+                .map(|u| u.cost_s)
+                .sum::<f64>(),
+        };
+        if crate::deadline::would_overrun(expected)
+            || t0.elapsed().as_secs_f64() + expected > allowance_s
+        {
             budget_out = true;
             break;
         }
-        outcome = state.round(m, b, ctx, progress);
+        let only = RunContext {
+            only: cases.as_deref(),
+            ..*ctx
+        };
+        outcome = state.round(m, *b, &only, progress);
         if outcome.is_err() {
             break;
         }
     }
+    budget_out |= crate::deadline::expired();
     let spent = t0.elapsed().as_secs_f64();
-    let mut lines = vec![format!(
-        "truebench: --precision {:.1}%: {spent:.1} s of the {budget_s:.0} s budget spent on added rounds",
-        target * 100.0
-    )];
+    let mut lines = vec![];
+    if let Some(target) = precision {
+        lines.push(format!(
+            "truebench: --precision {:.1}%: {spent:.1} s spent on added rounds, {allowance_s:.1} s were left of the budget",
+            target * 100.0
+        ));
+    }
+    let mut short = vec![];
     for b in 0..n {
-        if !state.benches()[b].in_rounds() {
+        let bench = state.benches()[b];
+        if !bench.in_rounds() || state.of(b).is_empty() {
             continue;
         }
         for r in state.pooled(b) {
+            let target = precision.unwrap_or_else(|| bench.mde_target(&r));
             let rounds = r.rounds.as_ref().map(|x| x.rounds.len()).unwrap_or(0);
             let noise = r.run_noise();
             let mde = noise.map(row_mde);
-            let short = match mde {
+            let why = match mde {
                 Some(x) if x <= target => None,
                 _ => {
                     let needed = noise
@@ -204,19 +328,38 @@ pub fn buy(
                     Some(why_short(noise, rounds, needed, budget_out, budget_s))
                 }
             };
-            let reached = Reached {
-                row: r.label(),
-                mde,
-                rounds: rounds.to_string(),
-                took_s: None,
-                short,
-            };
-            lines.push(reached.line(target));
+            if precision.is_some() {
+                let reached = Reached {
+                    row: r.label(),
+                    mde,
+                    rounds: rounds.to_string(),
+                    took_s: None,
+                    short: why.clone(),
+                };
+                lines.push(reached.line(target));
+            }
+            if let Some(why) = why {
+                let steal = steal_of(&r);
+                short.push(Short {
+                    row: r.label(),
+                    mde,
+                    target,
+                    rounds,
+                    steal,
+                    why: why_with_steal(why, steal),
+                });
+            }
         }
     }
-    eprintln!("{}", lines.join("\n"));
-    outcome
+    if !lines.is_empty() {
+        eprintln!("{}", lines.join("\n"));
+    }
+    (outcome, short)
 }
+
+/// What a round costs beyond its cases' own time (canaries, readings), as a share of a
+/// whole round's time, at most 50 ms.
+const ROUND_OVERHEAD: f64 = 0.1;
 
 #[cfg(test)]
 mod tests {
@@ -267,6 +410,31 @@ mod tests {
         assert!(rate >= 0.02, "not needlessly conservative either: {rate}");
         // Every row but the loudest reaches 5% within MAX_ROUNDS.
         assert!(reached as f64 >= trials as f64 * 0.75, "{reached}");
+    }
+
+    #[test]
+    fn a_short_row_names_the_hypervisor_from_5_percent_of_its_rounds() {
+        let why = || "the budget of 40 s ran out after 5 rounds".to_string();
+        assert_eq!(
+            why_with_steal(why(), Some(27.4)),
+            "the budget of 40 s ran out after 5 rounds; the hypervisor took 27% of the CPU during its rounds"
+        );
+        assert_eq!(why_with_steal(why(), Some(4.9)), why());
+        assert_eq!(why_with_steal(why(), None), why());
+        let mut r = crate::result::testing::result("t.x@1", "os", None, serde_json::json!({}), 1.0);
+        assert_eq!(steal_of(&r), None);
+        r.rounds = Some(crate::result::rounds::Rounds {
+            rounds: crate::result::rounds::quiet_rounds(&[0.0, 0.0, 0.0])
+                .into_iter()
+                .zip([Some(10.0), None, Some(30.0)])
+                .map(|(mut x, s)| {
+                    x.steal = s;
+                    x
+                })
+                .collect(),
+            noise: None,
+        });
+        assert_eq!(steal_of(&r), Some(20.0));
     }
 
     #[test]

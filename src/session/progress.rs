@@ -71,6 +71,11 @@ impl Progress {
         self.bar.set_length(self.total);
     }
 
+    /// Pieces of work expected in all.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
     /// Pieces of work finished so far.
     pub fn done(&self) -> u64 {
         self.done

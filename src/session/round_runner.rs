@@ -206,6 +206,7 @@ impl<'a> Runner<'a> {
                 pair,
                 disturbed,
                 others: rounds::others(&before, &after, &self.cpus[bench], self.ticks),
+                steal: rounds::steal(&before, &after),
                 results,
             });
             self.seq += 1;

@@ -300,6 +300,20 @@ pub fn others(
     })
 }
 
+/// The hypervisor's steal over a round: the share of the round's CPUs' ticks it took, below
+/// the disturbance limit or past it, and the stolen ticks; None when the round had no ticks.
+fn steal_share(before: &Readings, after: &Readings) -> Option<(f64, u64)> {
+    let stolen = after.steal_ticks.saturating_sub(before.steal_ticks);
+    let all = after.total_ticks.saturating_sub(before.total_ticks);
+    (all > 0).then(|| (stolen as f64 / all as f64, stolen))
+}
+
+/// The hypervisor's steal over a round as a percentage of its CPUs' time (`Round::steal`);
+/// None when the round had no ticks or /proc/stat was not read.
+pub fn steal(before: &Readings, after: &Readings) -> Option<f64> {
+    steal_share(before, after).map(|(s, _)| s * 100.0)
+}
+
 /// What disturbed a round, from the readings around it on `cpus` (with `ticks_per_s`
 /// clock ticks a second).
 pub fn judge(
@@ -314,33 +328,19 @@ pub fn judge(
         return out;
     }
     let (others, share) = others_ticks(before, after, cpus, ticks_per_s);
-    let cpu_list = crate::probe::cpulist::format_list(cpus);
     if others >= OTHERS_MIN_TICKS && share >= OTHERS_SHARE {
         out.push(Disturbance {
             cause: Cause::OtherTasks,
             value: share * 100.0,
             limit: OTHERS_SHARE * 100.0,
-            detail: format!(
-                "other tasks used {:.0}% of CPU {cpu_list} ({:.2} CPU-s in {:.0} ms)",
-                share * 100.0,
-                others as f64 / ticks_per_s,
-                secs * 1e3
-            ),
         });
     }
-    let stolen = after.steal_ticks.saturating_sub(before.steal_ticks);
-    let all = after.total_ticks.saturating_sub(before.total_ticks);
-    if all > 0 && stolen >= STEAL_MIN_TICKS {
-        let s = stolen as f64 / all as f64;
-        if s >= STEAL_SHARE {
+    if let Some((s, stolen)) = steal_share(before, after) {
+        if stolen >= STEAL_MIN_TICKS && s >= STEAL_SHARE {
             out.push(Disturbance {
                 cause: Cause::Steal,
                 value: s * 100.0,
                 limit: STEAL_SHARE * 100.0,
-                detail: format!(
-                    "the hypervisor stole {:.0}% of CPU {cpu_list} ({stolen} ticks)",
-                    s * 100.0
-                ),
             });
         }
     }
@@ -356,10 +356,6 @@ pub fn judge(
                 cause: Cause::Pressure,
                 value: p * 100.0,
                 limit: PRESSURE_SHARE * 100.0,
-                detail: format!(
-                    "some task waited for a CPU {:.0}% of the round (PSI cpu some)",
-                    p * 100.0
-                ),
             });
         }
     }
@@ -413,17 +409,10 @@ pub fn canary_drop(c: &Canary, typical: Option<Typical>) -> Option<Disturbance> 
     }
     let drop = 1.0 - c.speed / t.median;
     let limit = CANARY_DROP.max(-(-CANARY_SIGMAS * t.sigma).exp_m1());
-    (drop >= limit).then(|| Disturbance {
+    (drop >= limit).then_some(Disturbance {
         cause: Cause::CpuSpeed,
         value: drop * 100.0,
         limit: limit * 100.0,
-        detail: format!(
-            "CPU {} ran at {:.2} GHz before the round, {:.0}% below the run's typical {:.2} GHz",
-            c.cpu,
-            c.speed,
-            drop * 100.0,
-            t.median
-        ),
     })
 }
 
@@ -452,10 +441,6 @@ pub fn pair_moved(c: &PairCanary, typical: Option<Typical>) -> Option<Disturbanc
         cause: Cause::HostPlacement,
         value: ratio,
         limit: limit.exp(),
-        detail: format!(
-            "a cache line between CPU {} and {} took {:.0} ns before the round, {:.1}x the run's typical {:.0} ns: the host placed the CPUs differently",
-            c.cpus[0], c.cpus[1], c.ns, ratio, t.median
-        ),
     })
 }
 
@@ -481,6 +466,8 @@ pub struct Measured {
     pub disturbed: Vec<Disturbance>,
     /// Other tasks' CPU time on its CPUs, whether or not it disturbed the round.
     pub others: Option<Others>,
+    /// The hypervisor's steal, % of its CPUs' time, whether or not it disturbed the round.
+    pub steal: Option<f64>,
     pub results: Vec<BenchResult>,
 }
 
@@ -509,13 +496,34 @@ pub fn merge(
         .collect()
 }
 
+/// The first stage a row's noise takes σ from (Stein's rule): its `rounds` first-stage
+/// rounds, `kept` of them kept; None with fewer than two kept (no spread to plan from: the
+/// rounds after it were not chosen by one, and all of them give the noise).
+pub fn row_stage1(rounds: usize, kept: usize) -> Option<usize> {
+    (kept >= 2).then_some(rounds)
+}
+
+/// A row's noise from its rounds about its reported log median `center`; with `stage1`
+/// (the row's first-stage rounds, `row_stage1`) σ and its degrees of freedom come from that
+/// stage, and the noise says so whether or not rounds were added after it: the rule that
+/// decided to add none looked at that stage's spread too, so `compare` tests every row of
+/// such a run with the first stage's degrees of freedom (the smaller side's; Welch's
+/// pooled ones called up to 8% of simulated A/A rows of five rounds, `session::allocate`).
+pub fn row_noise(rs: &[Round], center: f64, stage1: Option<usize>) -> Option<rounds::RoundNoise> {
+    let mut n = rounds::noise_of(rs, Some(center), stage1)?;
+    if n.stage1.is_none() && !n.includes_disturbed {
+        n.stage1 = stage1;
+    }
+    Some(n)
+}
+
 fn merge_row(
     rounds: &[Measured],
     key: &str,
     stage1: Option<usize>,
     refresh: &dyn Fn(&mut BenchResult),
 ) -> Option<BenchResult> {
-    // The row's rounds among the first stage's.
+    // The row's rounds among the first stage's (and how many of them were kept, below).
     let stage1 = stage1.map(|n| {
         rounds[..n.min(rounds.len())]
             .iter()
@@ -539,6 +547,7 @@ fn merge_row(
                         .cloned()
                         .collect(),
                     others: m.others.clone(),
+                    steal: m.steal,
                 },
                 r,
             ))
@@ -546,6 +555,7 @@ fn merge_row(
         .collect();
     let mut rs: Vec<Round> = entries.iter().map(|(r, _)| r.clone()).collect();
     rounds::flag_outliers(&mut rs);
+    let stage1 = stage1.and_then(|n| row_stage1(n, rs[..n].iter().filter(|r| r.kept()).count()));
     for (e, r) in entries.iter_mut().zip(&rs) {
         e.0 = r.clone();
     }
@@ -578,7 +588,7 @@ fn merge_row(
         out.placement.observed = Some(obs);
     }
     out.rounds = Some(Rounds {
-        noise: rounds::noise_of(&rs, Some(out.stats.median.ln()), stage1),
+        noise: row_noise(&rs, out.stats.median.ln(), stage1),
         rounds: rs,
     });
     // How a round the figures rest on was measured (in truebench's own process, say) stays
@@ -779,7 +789,6 @@ mod tests {
             cause,
             value: 5.0,
             limit: 1.5,
-            detail: String::new(),
         };
         assert!(!worth_again(&[]));
         assert!(!worth_again(&[d(Cause::HostPlacement)]));
@@ -881,10 +890,10 @@ mod tests {
         let d = judge(&a, &hog, &[0, 1], 100.0);
         assert_eq!(d.len(), 1);
         assert_eq!(d[0].cause, Cause::OtherTasks);
+        let words = d[0].text(Some(&[0, 1]));
         assert!(
-            d[0].detail.starts_with("other tasks used 24% of CPU 0-1"),
-            "{}",
-            d[0].detail
+            words.starts_with("other tasks used 24% of CPU 0-1"),
+            "{words}"
         );
         // The figure is kept below the limit as past it.
         let pct = |r: &Readings| others(&a, r, &[0, 1], 100.0).map(|o| o.percent);
@@ -907,6 +916,10 @@ mod tests {
         );
         let one_tick = readings(1000, 100, 1, 200, 100, Some(0));
         assert!(judge(&a, &one_tick, &[0, 1], 100.0).is_empty());
+        // The share is recorded below the limit as past it, and not without ticks.
+        assert_eq!(steal(&a, &one_tick), Some(0.5));
+        assert_eq!(steal(&a, &stolen), Some(5.0));
+        assert_eq!(steal(&a, &a), None);
         // 40% of the round waiting is below the 50% limit, 60% past it.
         let waited = readings(1000, 100, 0, 200, 100, Some(400_000));
         assert!(judge(&a, &waited, &[0, 1], 100.0).is_empty());
@@ -947,7 +960,7 @@ mod tests {
         assert!(canary_drop(&c(2.95), quiet).is_none());
         let d = canary_drop(&c(2.7), quiet).unwrap();
         assert_eq!(d.cause, Cause::CpuSpeed);
-        assert!(d.detail.contains("10% below"), "{}", d.detail);
+        assert!((d.value - 10.0).abs() < 0.5, "{d:?}");
         assert!(canary_drop(&c(0.0), quiet).is_none());
         // Too few readings to know the typical one: nothing judged yet.
         assert!(Typical::of(&[3.0, 3.0]).is_none());
@@ -997,12 +1010,10 @@ mod tests {
         let c = |ns| PairCanary { cpus: [0, 1], ns };
         let d = pair_moved(&c(119.0), t).expect("a 5x round is disturbed");
         assert_eq!(d.cause, Cause::HostPlacement);
+        let words = d.text(Some(&[0, 1]));
         assert!(
-            d.detail.starts_with(
-                "a cache line between CPU 0 and 1 took 119 ns before the round, 5.1x the run's typical 23 ns"
-            ),
-            "{}",
-            d.detail
+            words.starts_with("a cache line between its CPUs took 5.1x the run's typical time"),
+            "{words}"
         );
         assert!(pair_moved(&c(23.1 * 1.1), t).is_none(), "10% off is not");
         // Closer than the run's typical (apart for most of the run) counts too.
@@ -1038,7 +1049,6 @@ mod tests {
             cause: Cause::Steal,
             value: 5.0,
             limit: 2.0,
-            detail: "steal".into(),
         };
         let line = disturbed_line("ctx", 4, &[steal.clone(), moved], Some(&pair)).unwrap();
         assert_eq!(line, "ctx round 4 disturbed: steal, host-placement");
@@ -1063,7 +1073,6 @@ mod tests {
             cause: Cause::HostPlacement,
             value: 5.2,
             limit: 1.5,
-            detail: "a cache line between CPU 0 and 1 took 119 ns".into(),
         };
         let rounds: Vec<Measured> = [23.0, 119.0, 24.0, 23.5]
             .iter()
@@ -1140,12 +1149,12 @@ mod tests {
                     cause: Cause::OtherTasks,
                     value: 40.0,
                     limit: 10.0,
-                    detail: "other tasks used 40% of CPU 0-1".into(),
                 }]
             } else {
                 vec![]
             },
             others: None,
+            steal: None,
             results,
         }
     }

@@ -3,6 +3,7 @@
 //! kept with their reason, and a classic run gets its suite indexes (from its rows pooled
 //! from their rounds).
 
+use super::allocate;
 use super::round_runner::Runner;
 use super::rounds::{self, Slot};
 use super::{progress::Progress, Measurement, Measuring};
@@ -28,15 +29,53 @@ pub struct SuiteRun {
     pub samples: usize,
     /// Rounds each benchmark's samples are drawn in (`session::rounds`).
     pub rounds: usize,
-    /// `--precision`: the MDE each row should reach (0.05 = 5%), rounds added until it does
-    /// or `budget_s` runs out (`session::precision`).
+    /// `--precision`: the MDE every row should reach (0.05 = 5%), instead of its family's
+    /// target (`Benchmark::mde_target`), rounds added until it does or the budget ends
+    /// (`session::precision`).
     pub precision: Option<f64>,
-    /// `--budget`: seconds the added rounds may take.
-    pub budget_s: f64,
+    /// The run's time budget (`Budget`).
+    pub budget: Budget,
+    /// When the command started: the budget counts the probe too (`check` turns it into
+    /// the probe's time, so a wait for `--start-at` after it is not counted).
+    pub started: std::time::Instant,
+    /// Seconds from the command's start to the probed machine's check.
+    pub probe_s: f64,
     /// Print the document as JSON.
     pub json: bool,
     /// The text detail: a summary per suite, or every result (`--verbose`).
     pub detail: crate::report::text::Detail,
+}
+
+/// How long a run may take: a ceiling on its whole time, probe to stored document.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Budget {
+    /// The chosen benchmarks' shares (`default_budget_s`).
+    Default,
+    /// `--budget`: seconds.
+    Seconds(f64),
+    /// No deadline and no allocation: every benchmark's rounds as asked (`calibrate`,
+    /// whose runs must be alike).
+    Off,
+}
+
+/// Seconds kept at the end of the budget for pooling the rounds, the findings and storing
+/// the document.
+pub const FINISH_RESERVE_S: f64 = 1.5;
+
+/// The default budget of a run: the sum of its benchmarks' shares (`Benchmark::
+/// budget_share_s`; about 40 s for the default suites on a small machine, growing with the
+/// machine's CPUs, caches and memory).
+pub fn default_budget_s(benches: &[&'static dyn Benchmark], ctx: &RunContext) -> f64 {
+    benches.iter().map(|b| b.budget_share_s(ctx)).sum()
+}
+
+/// Clears the run's deadline when dropped (a run ended by an error too).
+struct DeadlineGuard;
+
+impl Drop for DeadlineGuard {
+    fn drop(&mut self) {
+        crate::deadline::clear();
+    }
 }
 
 impl SuiteRun {
@@ -55,6 +94,7 @@ impl Measurement for SuiteRun {
     }
 
     fn check(&mut self, env: &ProbeDoc) -> anyhow::Result<()> {
+        self.probe_s = self.started.elapsed().as_secs_f64();
         if let Some(asked) = self.options.array_bytes {
             let avail = crate::bench::memory::region::available_bytes();
             crate::bench::memory::bandwidth::array_bytes(0, None, avail, Some(asked))
@@ -85,6 +125,7 @@ impl Measurement for SuiteRun {
             clock_cost_ns,
             min_batch_ns: min_interval_ns(clock_cost_ns, BATCH_FLOOR_NS),
             measured: &measured,
+            only: None,
         };
         // Progress counts results: each round's of a benchmark measured in rounds.
         let total: usize = self
@@ -110,8 +151,34 @@ impl Measurement for SuiteRun {
             .map(|b| rounds::samples_in_round(*b, self.samples, self.rounds))
             .collect();
         let mut state = Runner::new(&self.benches, &base, samples);
-        // The effective CPU speed at the start of each suite's first round and the end of
-        // its last.
+        // The budget: a deadline every benchmark checks, set from the command's start.
+        let budget_s = match self.budget {
+            Budget::Off => None,
+            Budget::Seconds(s) => Some(s),
+            Budget::Default => Some(default_budget_s(&self.benches, &base)),
+        };
+        let _guard = DeadlineGuard;
+        // Measuring time: the budget less the probe and the finish; the default budget
+        // keeps at least three quarters of its shares for measuring (a run of one cheap
+        // benchmark, whose share is a second or two, still measures it).
+        let left_s = budget_s.map(|t| {
+            let left = t - self.probe_s - FINISH_RESERVE_S;
+            match self.budget {
+                Budget::Default => left.max(0.75 * t),
+                _ => left,
+            }
+        });
+        if let Some(left) = left_s {
+            crate::deadline::set_in(left.max(0.0));
+        }
+        // The first stage's rounds per benchmark: as asked, fewer for the most expensive
+        // ones when the costs seen so far (each benchmark's rounds' mean) would take more
+        // than the first stage's share of the budget (`allocate::first_stage`).
+        let desired: Vec<usize> = slots.iter().fold(vec![0; self.benches.len()], |mut n, s| {
+            n[s.bench] += 1;
+            n
+        });
+        let stage_allowance = left_s.map(|l| l * allocate::FIRST_STAGE_SHARE);
         let first = |suite: &str, slots: &[Slot]| {
             slots
                 .iter()
@@ -123,8 +190,24 @@ impl Measurement for SuiteRun {
                 .rposition(|s| self.benches[s.bench].suite() == suite)
         };
         let mut outcome = Ok(());
+        let mut cut = 0u64;
+        let mut ended: Vec<&str> = vec![];
         for (i, slot) in slots.iter().enumerate() {
             let b = self.benches[slot.bench];
+            let have = state.of(slot.bench).len();
+            if let Some(allow) = stage_allowance {
+                let cost: Vec<Option<f64>> = (0..self.benches.len())
+                    .map(|j| {
+                        let n = state.of(j).len();
+                        (n > 0).then(|| state.spent_s[j] / n as f64)
+                    })
+                    .collect();
+                let cap = allocate::first_stage(&desired, &cost, allow);
+                if have > 0 && have >= cap[slot.bench] || crate::deadline::expired() {
+                    cut += b.planned(&base) as u64;
+                    continue;
+                }
+            }
             if first(b.suite(), &slots) == Some(i) {
                 progress.running(&format!("{}: CPU speed at the start", b.suite()));
                 m.speed(b.suite(), SpeedPoint::Start);
@@ -133,12 +216,28 @@ impl Measurement for SuiteRun {
             if outcome.is_err() {
                 break;
             }
-            if last(b.suite(), &slots) == Some(i) {
+            if last(b.suite(), &slots) == Some(i) && !crate::deadline::expired() {
                 progress.running(&format!("{}: CPU speed at the end", b.suite()));
                 m.speed(b.suite(), SpeedPoint::End);
+                ended.push(b.suite());
             }
         }
-        // Disturbed rounds measured again, within each benchmark's budget, shuffled.
+        // A suite whose last rounds the budget cut: its speed at the end of what it ran.
+        for (i, slot) in slots.iter().enumerate() {
+            let suite = self.benches[slot.bench].suite();
+            if first(suite, &slots) == Some(i)
+                && !ended.contains(&suite)
+                && outcome.is_ok()
+                && !crate::deadline::expired()
+            {
+                m.speed(suite, SpeedPoint::End);
+                ended.push(suite);
+            }
+        }
+        // The rounds the budget cut leave the count.
+        progress.set_total(progress.total().saturating_sub(cut));
+        // Disturbed rounds measured again, within each benchmark's budget and a share of the
+        // run's, shuffled.
         if outcome.is_ok() {
             let again = state.remeasure_slots(&mut rng);
             progress.add(
@@ -147,25 +246,44 @@ impl Measurement for SuiteRun {
                     .map(|b| self.benches[*b].planned(&base) as u64)
                     .sum(),
             );
+            let t0 = std::time::Instant::now();
+            let cap = budget_s.map(|t| t * allocate::REMEASURE_SHARE);
             for bench in again {
+                let per_round = state.spent_s[bench] / state.of(bench).len().max(1) as f64;
+                let over = cap.is_some_and(|c| t0.elapsed().as_secs_f64() + per_round > c);
+                if over || crate::deadline::would_overrun(per_round) {
+                    break;
+                }
                 outcome = state.round(m, bench, &base, &mut progress);
                 if outcome.is_err() {
                     break;
                 }
             }
         }
-        if outcome.is_ok() {
-            if let Some(target) = self.precision {
-                outcome = super::precision::buy(
-                    &mut state,
-                    m,
-                    &base,
-                    target,
-                    self.budget_s,
-                    &mut rng,
-                    &mut progress,
-                );
-            }
+        // The rest of the budget on the rows furthest from their target.
+        let mut short = vec![];
+        if outcome.is_ok() && (budget_s.is_some() || self.precision.is_some()) {
+            let allowance = crate::deadline::remaining_s().unwrap_or(0.0);
+            let (o, s) = super::precision::spend(
+                &mut state,
+                m,
+                &base,
+                super::precision::Spending {
+                    precision: self.precision,
+                    budget_s: budget_s.unwrap_or(allowance),
+                    allowance_s: allowance,
+                },
+                &mut rng,
+                &mut progress,
+            );
+            outcome = o;
+            short = s;
+        }
+        let ended = crate::deadline::expired();
+        if let Some(t) = budget_s {
+            m.doc
+                .findings
+                .extend(crate::findings::run::budget_short(&short, t, ended));
         }
         progress.finish();
         // Every benchmark's rounds pooled into its rows (also after Ctrl-C: what was

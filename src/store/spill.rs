@@ -53,7 +53,7 @@ pub fn spill_dirs(db: &Location) -> Vec<PathBuf> {
 /// Write the document as a new file (never over another, never through a link) in the
 /// first directory that takes it; its path.
 pub fn spill(doc: &RunDocument, dirs: &[PathBuf]) -> Result<PathBuf, String> {
-    let text = serde_json::to_string_pretty(doc).map_err(|e| e.to_string())? + "\n";
+    let text = crate::json_text::pretty(doc).map_err(|e| e.to_string())? + "\n";
     let safe_id: String = doc
         .run_id
         .chars()

@@ -92,6 +92,7 @@ pub fn planted(n: usize, seed: u64, kinds: impl Fn(usize) -> Kind) -> Vec<(RunDo
                         samples: res.samples.len(),
                         disturbed: vec![],
                         others: None,
+                        steal: None,
                     })
                     .collect();
                 f.sort_by(|a, b| a.total_cmp(b));

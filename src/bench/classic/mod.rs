@@ -192,7 +192,7 @@ pub struct Classic {
 }
 
 pub static DHRYSTONE: Classic = Classic {
-    id: "classic.dhrystone@2",
+    id: "classic.dhrystone@3",
     what: "Dhrystone 2.1 main-loop passes per second (integer, string and record work; compiler-sensitive), lps",
     kind: Kind::Dhrystone,
     unit: "lps",
@@ -706,6 +706,25 @@ impl Classic {
 }
 
 impl Benchmark for Classic {
+    /// "syscall 1 copy", "context-switch 2 copies same-cpu", "file-copy-256 1 copy fsync".
+    fn label(&self, params: &crate::result::Params, _: &str) -> Option<String> {
+        let name = self.id.split('@').next()?.split_once('.')?.1;
+        let copies = params.0.get("copies")?.as_u64()?;
+        let mut s = format!("{name} {}", crate::units::count(copies, "copy"));
+        if params.0.get("fsync").and_then(|v| v.as_bool()) == Some(true) {
+            s.push_str(" fsync");
+        }
+        if let Some(work) = params.0.get("work").and_then(|v| v.as_str()) {
+            if work != whetstone::Modules::AsUnixBench.param() {
+                s.push_str(&format!(" {work} work"));
+            }
+        }
+        if let Some(pair) = params.0.get("pair").and_then(|v| v.as_str()) {
+            s.push_str(&format!(" {pair}"));
+        }
+        Some(s)
+    }
+
     fn id(&self) -> &'static str {
         self.id
     }
@@ -768,6 +787,14 @@ impl Benchmark for Classic {
 
     fn planned(&self, ctx: &RunContext) -> usize {
         copy_counts(ctx).len() * self.variants(ctx).iter().filter(|v| v.is_ok()).count()
+    }
+
+    /// What its rounds take by default: five rounds (`round_s`: per result its passes, the
+    /// warm-up and the copies' launches) and a fifth more for rounds measured again (a
+    /// quick run of the suite about 80 s for 1 and N copies; `--full` about 2 hours).
+    fn budget_share_s(&self, ctx: &RunContext) -> f64 {
+        // A run's five rounds by default (`run --rounds`).
+        5.0 * self.round_s(ctx).unwrap_or(0.0) * 1.2
     }
 
     fn plan(&self, ctx: &RunContext) -> Vec<crate::placement::Planned> {
@@ -1187,6 +1214,7 @@ mod tests {
             clock_cost_ns: 20.0,
             min_batch_ns: 2e6,
             measured: &measured,
+            only: None,
         };
         // 1 and N copies of one pass of 0.5 s, a warm-up of 0.05 s, two launches.
         let want = SYSCALL.planned(&ctx) as f64 * (0.05 + 0.5 + 2.0 * LAUNCH_S);

@@ -8,7 +8,6 @@
 mod pingpong;
 
 use super::{Benchmark, Emitted, RunContext, Skipped};
-use crate::error::Interrupted;
 use crate::findings::placement::explain_os;
 use crate::findings::results::annotate;
 use crate::placement::{self, Resolved};
@@ -124,7 +123,7 @@ fn fresh_per_sample(spec: &Spec) -> anyhow::Result<Measurement> {
             sum.involuntary_switches = add(sum.involuntary_switches, c.involuntary_switches);
             sum.migrations = add(sum.migrations, c.migrations);
         }
-        if m.interrupted || crate::interrupt::requested() {
+        if m.interrupted || crate::deadline::stop_requested() {
             all.interrupted = true;
             break;
         }
@@ -158,6 +157,22 @@ fn observed(m: &Measurement, r: &Resolved) -> Observed {
 }
 
 impl Benchmark for PipeRoundTrip {
+    /// "pipe round trip processes same-cpu", and the memory each side touches per hop.
+    fn label(&self, params: &crate::result::Params, placement: &str) -> Option<String> {
+        let p: PipeParams = params.read()?;
+        let mut s = format!(
+            "pipe round trip {} {placement}",
+            crate::units::noun(2u64, &p.mode)
+        );
+        if p.footprint_kb > 0 {
+            s.push_str(&format!(
+                ", {} touched",
+                crate::units::bytes(p.footprint_kb * 1024)
+            ));
+        }
+        Some(s)
+    }
+
     fn refresh(&self, r: &mut BenchResult) {
         r.derived
             .insert("round_trips_per_s".into(), 1e9 / r.stats.median);
@@ -187,6 +202,25 @@ impl Benchmark for PipeRoundTrip {
     fn planned(&self, ctx: &RunContext) -> usize {
         let (ok, na) = wanted(ctx);
         ok.len() * modes(ctx).len() + na.len()
+    }
+
+    /// 9 s of a default run: about five rounds of three placements in two modes (1.7 s a
+    /// round on a 2-vCPU guest), more with more placements.
+    fn budget_share_s(&self, ctx: &RunContext) -> f64 {
+        let cases = wanted(ctx).0.len() * modes(ctx).len();
+        crate::bench::scaled_share(9.0, cases as f64, 6.0)
+    }
+
+    /// By placement: 10% on one CPU (a pinned pair's round trips agree within a few
+    /// percent); 15% across two pinned CPUs (the wake-up crosses CPUs, and on a VM the host
+    /// places them); 25% unpinned (`os`: the scheduler puts a fresh pair together or apart,
+    /// a figure in two modes whose rounds spread 30-40% here).
+    fn mde_target(&self, r: &BenchResult) -> f64 {
+        match (&r.placement.cpus, r.pinned_cpus().len()) {
+            (None, _) => 0.25,
+            (Some(_), 1) => 0.10,
+            _ => 0.15,
+        }
     }
 
     fn plan(&self, ctx: &RunContext) -> Vec<placement::Planned> {
@@ -224,6 +258,9 @@ impl Benchmark for PipeRoundTrip {
                     samples: ctx.samples,
                     min_batch_ns: ctx.min_batch_ns.max(CTX_BATCH_FLOOR_NS),
                 };
+                if crate::deadline::stop_requested() {
+                    return crate::deadline::stopped();
+                }
                 emit(Emitted::Running(format!("{} {}", r.name, mode_name(mode))));
                 let m = if r.cpus.is_none() {
                     fresh_per_sample(&spec)?
@@ -231,7 +268,8 @@ impl Benchmark for PipeRoundTrip {
                     measure(&spec)?
                 };
                 if m.interrupted {
-                    return Err(Interrupted.into());
+                    // Ctrl-C or the deadline: an unfinished result is not kept.
+                    return crate::deadline::stopped();
                 }
                 let samples: Vec<f64> = m.batches.iter().map(|b| b.ns_per_iteration()).collect();
                 let quality = Quality::of(ctx.clock_cost_ns, &m.batches);

@@ -47,7 +47,7 @@ pub struct Measurement {
     pub observations: Vec<(u32, u32)>,
     pub a: TaskCounters,
     pub b: TaskCounters,
-    /// Fewer batches than asked: Ctrl-C arrived.
+    /// Fewer batches than asked: Ctrl-C arrived or the run's deadline passed.
     pub interrupted: bool,
 }
 
@@ -168,7 +168,7 @@ fn drive(rx: RawFd, tx: RawFd, spec: &Spec, b_pid: i32, buf: &[u8]) -> anyhow::R
     let mut observations = Vec::with_capacity(spec.samples);
     let mut interrupted = false;
     for _ in 0..spec.samples {
-        if crate::interrupt::requested() {
+        if crate::deadline::stop_requested() {
             interrupted = true;
             break;
         }

@@ -12,7 +12,6 @@ use super::kernels::{self, expected, relative_error, Arrays, Kernel};
 use super::latency;
 use super::region::{available_bytes, Pages, Region};
 use crate::bench::{Benchmark, Emitted, RunContext, Skipped};
-use crate::error::Interrupted;
 use crate::findings::results::annotate;
 use crate::measure::batch::Batch;
 use crate::measure::clocks::now_ns;
@@ -190,8 +189,26 @@ pub struct Passes {
     pub interrupted: bool,
 }
 
+/// Elements filled between two looks at the run's deadline while the arrays are first
+/// touched (8 MiB of f64).
+const FILL_STEP: usize = 1 << 20;
+
+/// Fill `v` with `x` in steps, stopping early (false) at Ctrl-C or the run's deadline:
+/// first-touching large arrays on a starved CPU takes seconds.
+fn fill_until_stopped(v: &mut [f64], x: f64) -> bool {
+    for chunk in v.chunks_mut(FILL_STEP) {
+        if crate::deadline::stop_requested() {
+            return false;
+        }
+        chunk.fill(x);
+    }
+    true
+}
+
 /// Run `passes` passes of every kernel on threads pinned to `cpus`, each with `n` elements
-/// per array. Validates the arrays and every Sum.
+/// per array. Validates the arrays and every Sum. Stops (`interrupted`) at Ctrl-C or the
+/// run's deadline: while the arrays are filled, and before each pass and each kernel (as
+/// thread 0 or a filling thread decides, seen by every thread at the barrier after).
 pub fn run_passes(
     cpus: &[u32],
     n: usize,
@@ -200,13 +217,16 @@ pub fn run_passes(
     node: Option<u32>,
 ) -> anyhow::Result<Passes> {
     let barrier = Barrier::new(cpus.len());
+    let stop = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|s| {
         let handles: Vec<_> = cpus
             .iter()
             .enumerate()
             .map(|(tid, &cpu)| {
                 let barrier = &barrier;
+                let stop = &stop;
                 s.spawn(move || -> anyhow::Result<Passes> {
+                    use std::sync::atomic::Ordering::Relaxed;
                     let pinned = pin_current_thread(cpu);
                     // Allocate and first-touch on the pinned thread (NUMA-local pages).
                     let mut regions = Vec::new();
@@ -219,20 +239,34 @@ pub fn run_passes(
                     pinned.map_err(|e| anyhow!(e))?;
                     let [ra, rb, rc] = &mut regions[..] else { bail!("three arrays expected") };
                     let (a, b, c) = (ra.f64s_at(stagger(0), n), rb.f64s_at(stagger(1), n), rc.f64s_at(stagger(2), n));
-                    a.fill(1.0);
-                    b.fill(2.0);
-                    c.fill(0.0);
+                    let filled = fill_until_stopped(a, 1.0)
+                        && fill_until_stopped(b, 2.0)
+                        && fill_until_stopped(c, 0.0);
+                    if !filled {
+                        stop.store(true, Relaxed);
+                    }
                     let mut x = Arrays { a, b, c };
                     let mut durations = vec![Vec::with_capacity(passes); Kernel::ALL.len()];
                     let mut interrupted = false;
-                    for pass in 0..passes {
-                        // Decided by thread 0, seen by all at the barrier: stop together.
+                    // Decided before a barrier (by thread 0, or a thread that stopped
+                    // filling), read by all after it: they stop together.
+                    let decide = |stop: &std::sync::atomic::AtomicBool| {
+                        if tid == 0 && crate::deadline::stop_requested() {
+                            stop.store(true, Relaxed);
+                        }
                         barrier.wait();
-                        if crate::interrupt::requested() {
+                        stop.load(Relaxed)
+                    };
+                    'passes: for pass in 0..passes {
+                        if decide(stop) {
                             interrupted = true;
                             break;
                         }
                         for (ki, k) in Kernel::ALL.into_iter().enumerate() {
+                            if ki > 0 && decide(stop) {
+                                interrupted = true;
+                                break 'passes;
+                            }
                             barrier.wait();
                             let t0 = now_ns();
                             let sum = kernels::run(k, &mut x, nt);
@@ -276,24 +310,24 @@ pub fn run_passes(
 /// `samples` samples of every kernel, each in arrays of its own: per sample fresh arrays are
 /// mapped and first-touched (the fill also warms them up), one pass of every kernel is
 /// timed, and the arrays are unmapped, so page placement varies between samples.
-/// durations[kernel][sample] in ns.
+/// durations[kernel][sample] in ns; None when Ctrl-C or the run's deadline stopped it.
 fn placed_samples(
     cpus: &[u32],
     n: usize,
     samples: usize,
     nt: bool,
-) -> anyhow::Result<Vec<Vec<u64>>> {
+) -> anyhow::Result<Option<Vec<Vec<u64>>>> {
     let mut out = vec![Vec::with_capacity(samples); Kernel::ALL.len()];
     for _ in 0..samples {
         let p = run_passes(cpus, n, 1, nt, None)?;
-        if p.interrupted || crate::interrupt::requested() {
-            return Err(Interrupted.into());
+        if p.interrupted || crate::deadline::stop_requested() {
+            return Ok(None);
         }
         for (ki, d) in p.durations.into_iter().enumerate() {
             out[ki].extend(d);
         }
     }
-    Ok(out)
+    Ok(Some(out))
 }
 
 pub fn reported_llc_total(ctx: &RunContext) -> u64 {
@@ -306,6 +340,23 @@ pub fn reported_llc_total(ctx: &RunContext) -> u64 {
 }
 
 impl Benchmark for Bandwidth {
+    /// "bandwidth triad 2T non-temporal 128 MiB spread": kernel, threads, stores other than
+    /// regular ones, array size, and the placement of more than one thread.
+    fn label(&self, params: &crate::result::Params, placement: &str) -> Option<String> {
+        let p: BandwidthParams = params.read()?;
+        let mut s = format!("bandwidth {} {}T", p.kernel, p.threads);
+        if p.stores != "regular" {
+            s.push_str(&format!(" {}", p.stores));
+        }
+        if p.array_bytes > 0 {
+            s.push_str(&format!(" {}", crate::units::bytes(p.array_bytes)));
+        }
+        if p.threads > 1 {
+            s.push_str(&format!(" {placement}"));
+        }
+        Some(s)
+    }
+
     fn levels(&self) -> &'static [crate::bench::levels::LevelUse] {
         super::variance::BANDWIDTH
     }
@@ -327,11 +378,43 @@ impl Benchmark for Bandwidth {
         "memory.bandwidth@1"
     }
 
+    /// 8 s of a default run: about eight rounds of its four cases on a 2-vCPU guest (each
+    /// a pass of every kernel in fresh 128 MiB arrays, 1 s a round), more where there are
+    /// more thread counts and placements.
+    fn budget_share_s(&self, ctx: &RunContext) -> f64 {
+        let cases: usize = thread_placements(ctx.probe)
+            .iter()
+            .map(|(_, c)| c.iter().filter(|x| x.1.is_ok()).count())
+            .sum();
+        let stores = if kernels::HAVE_NT { 2 } else { 1 };
+        crate::bench::scaled_share(8.0, (cases * stores) as f64, 4.0)
+    }
+
+    /// 15%: a pass in fresh arrays moves with the host's memory traffic of the moment.
+    fn mde_target(&self, _r: &BenchResult) -> f64 {
+        0.15
+    }
+
+    /// A case is a placement, thread count and store kind (its kernels measured in one
+    /// pass): a round the allocation gives measures only the cases with a row short.
+    fn case_of(&self, r: &BenchResult) -> Option<String> {
+        let p = r.params.read::<BandwidthParams>()?;
+        Some(case(&r.placement.name, p.threads, &p.stores))
+    }
+
     fn describe(&self) -> &'static str {
         "MB/s (10^6 B/s, STREAM counting) of copy, scale, add, triad, sum and fill, regular and non-temporal stores, per thread count and placement (compact, spread)"
     }
 
     fn planned(&self, ctx: &RunContext) -> usize {
+        if let Some(only) = ctx.only {
+            // Every kernel of a case (Sum has no non-temporal form).
+            let kernels = Kernel::ALL.len();
+            return only
+                .iter()
+                .map(|c| kernels - usize::from(c.ends_with("non-temporal")))
+                .sum();
+        }
         let t = thread_counts(ctx.probe.cpus.usable.len()).len();
         t * 2 * Kernel::ALL.len() * if kernels::HAVE_NT { 2 } else { 1 }
     }
@@ -364,6 +447,9 @@ impl Benchmark for Bandwidth {
             Some(_) => None,
             None => measured_llc(ctx, emit)?,
         };
+        if crate::deadline::stop_requested() {
+            return crate::deadline::stopped();
+        }
         let reported = reported_llc_total(ctx);
         let (total, why) = array_bytes(
             reported,
@@ -404,11 +490,14 @@ impl Benchmark for Bandwidth {
                 } else {
                     vec![false]
                 } {
-                    emit(Emitted::Running(format!(
-                        "{policy} threads={threads} stores={}",
-                        if nt { "non-temporal" } else { "regular" }
-                    )));
-                    let durations = placed_samples(&cpus, n, ctx.samples, nt)?;
+                    let case = case(policy, threads as u64, stores_name(nt));
+                    if !ctx.wants(&case) {
+                        continue;
+                    }
+                    emit(Emitted::Running(case));
+                    let Some(durations) = placed_samples(&cpus, n, ctx.samples, nt)? else {
+                        return crate::deadline::stopped(); // an unfinished case is not kept
+                    };
                     for (ki, k) in Kernel::ALL.into_iter().enumerate() {
                         if nt && !k.stores() {
                             continue; // Sum stores nothing: one form only
@@ -428,7 +517,7 @@ impl Benchmark for Bandwidth {
                             .collect();
                         let params = crate::result::Params::from_struct(&BandwidthParams {
                             kernel: k.name().into(),
-                            stores: if nt { "non-temporal" } else { "regular" }.into(),
+                            stores: stores_name(nt).into(),
                             threads: threads as u64,
                             array_bytes: n as u64 * 8 * threads as u64,
                         });
@@ -467,6 +556,21 @@ impl Benchmark for Bandwidth {
         }
         Ok(())
     }
+}
+
+/// The store kind's name in a row's params: `regular` or `non-temporal`.
+fn stores_name(nt: bool) -> &'static str {
+    if nt {
+        "non-temporal"
+    } else {
+        "regular"
+    }
+}
+
+/// The case of a row (`Benchmark::case_of`): its placement, thread count and store kind; a
+/// case measures every kernel in one pass, so its rows are measured together.
+pub fn case(policy: &str, threads: u64, stores: &str) -> String {
+    format!("{policy} threads={threads} stores={stores}")
 }
 
 /// The params of `memory.bandwidth`: kernel, store kind, threads and the bytes of each array.

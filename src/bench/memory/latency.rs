@@ -9,7 +9,6 @@
 
 use super::region::{available_bytes, Pages, Region};
 use crate::bench::{Benchmark, Emitted, RunContext, Skipped};
-use crate::error::Interrupted;
 use crate::findings::memory;
 use crate::findings::results::annotate;
 use crate::measure::batch::{calibrate, time_batch, Batch};
@@ -104,18 +103,29 @@ impl Chain {
     }
 }
 
+/// Lines written between two looks at the run's deadline while a chain is placed (4 MiB).
+const PLACE_STEP: usize = 1 << 16;
+
 /// Write `chain` into a fresh region (in address order, so building is quick even for large
 /// sets): new physical pages, new cache-set and TLB layout. Returns the region and the
-/// address to start from.
-fn place(chain: &Chain, pages: Pages, node: Option<u32>) -> anyhow::Result<(Region, usize)> {
+/// address to start from; None when Ctrl-C or the run's deadline came first (a large set on
+/// a starved CPU takes seconds to place).
+fn place(
+    chain: &Chain,
+    pages: Pages,
+    node: Option<u32>,
+) -> anyhow::Result<Option<(Region, usize)>> {
     let lines = chain.next.len();
     let mut region = Region::map(lines * LINE, pages, node)?;
     let words = region.words(lines * LINE / 8);
     let base = words.as_ptr() as usize;
     for (line, &next) in chain.next.iter().enumerate() {
+        if line % PLACE_STEP == PLACE_STEP - 1 && crate::deadline::stop_requested() {
+            return Ok(None);
+        }
         words[line * (LINE / 8)] = base + next as usize * LINE;
     }
-    Ok((region, base + chain.start as usize * LINE))
+    Ok(Some((region, base + chain.start as usize * LINE)))
 }
 
 /// Follow the chain `n` loads from `*p`, leaving `*p` where it stopped.
@@ -131,6 +141,7 @@ fn chase(p: &mut usize, n: u64) {
 /// Measure one size (memory on `node` when given): samples of ns per load. Each sample walks
 /// the chain in an allocation of its own, so page placement (which physical pages, their
 /// cache sets, the TLB layout) varies between samples and the confidence interval covers it.
+/// Fewer samples than asked when Ctrl-C or the run's deadline came first.
 pub fn measure(
     size: u64,
     pages: Pages,
@@ -142,10 +153,12 @@ pub fn measure(
     let mut n = None;
     let mut out = Vec::with_capacity(samples);
     for _ in 0..samples {
-        if crate::interrupt::requested() {
+        if crate::deadline::stop_requested() {
             break;
         }
-        let (region, start) = place(&chain, pages, node)?;
+        let Some((region, start)) = place(&chain, pages, node)? else {
+            break;
+        };
         let mut p = start;
         let mut work = |k: u64| chase(&mut p, k);
         work(((size / LINE as u64) * 2).min(200_000)); // warm: walk the chain, fill the TLBs
@@ -171,7 +184,8 @@ pub fn coarse_curve(cpu: u32, pages: Pages, top: u64) -> anyhow::Result<Vec<(u64
                     .map(|b| b.ns_per_iteration())
                     .collect();
                 if ns.len() < 3 {
-                    return Err(Interrupted.into());
+                    crate::deadline::stopped()?;
+                    return Ok(curve);
                 }
                 ns.sort_by(f64::total_cmp);
                 curve.push((size, ns[1]));
@@ -216,6 +230,19 @@ pub fn reported(ctx: &RunContext, cpu: u32) -> (Option<u64>, Vec<String>) {
 }
 
 impl Benchmark for Latency {
+    /// "latency 4 KiB 4k pages", "latency 1.5 MiB huge pages".
+    fn label(&self, params: &crate::result::Params, _: &str) -> Option<String> {
+        let p: LatencyParams = params.read()?;
+        let pages = match p.pages.as_str() {
+            "thp" => "huge pages".to_string(),
+            other => format!("{other} pages"),
+        };
+        Some(format!(
+            "latency {} {pages}",
+            crate::units::bytes(p.size_bytes)
+        ))
+    }
+
     fn levels(&self) -> &'static [crate::bench::levels::LevelUse] {
         super::variance::LATENCY
     }
@@ -233,7 +260,32 @@ impl Benchmark for Latency {
         "ns per dependent load over a random cyclic chain of cache lines, per working-set size (4 KiB and THP pages); plateaus give the measured cache levels"
     }
 
+    /// 12 s of a default run: about four whole sweeps of both page sizes up to 128 MiB
+    /// (2.5 s each on a 2-vCPU guest) and rounds of the points whose verdict is short; more
+    /// where the sweep goes further (past twice a larger LLC).
+    fn budget_share_s(&self, ctx: &RunContext) -> f64 {
+        let cpu = ctx.probe.cpus.usable.first().copied().unwrap_or(0);
+        let top = top_size(reported(ctx, cpu).0, available_bytes());
+        crate::bench::scaled_share(12.0, top as f64, MIN_TOP as f64)
+    }
+
+    /// 8%: a point inside a cache is sharp within a few rounds; near a cache's edge (where
+    /// the host's share of the LLC moves) it needs more.
+    fn mde_target(&self, _r: &BenchResult) -> f64 {
+        0.08
+    }
+
+    /// Each point (page size and working set) is a case of its own: a round the allocation
+    /// gives measures only the points whose verdict is short.
+    fn case_of(&self, r: &BenchResult) -> Option<String> {
+        let p = r.params.read::<LatencyParams>()?;
+        Some(case(&p.pages, p.size_bytes))
+    }
+
     fn planned(&self, ctx: &RunContext) -> usize {
+        if let Some(only) = ctx.only {
+            return only.len();
+        }
         let cpu = ctx.probe.cpus.usable.first().copied().unwrap_or(0);
         sizes(top_size(reported(ctx, cpu).0, available_bytes())).len() * 2
     }
@@ -273,16 +325,26 @@ impl Benchmark for Latency {
         }
         let last_variant = variants.len() - 1;
         // The 4 KiB sweep decides how far to go (`may_stop`); the huge-page sweep measures the
-        // same sizes, so the two curves can be compared step by step.
+        // same sizes, so the two curves can be compared step by step. A round given some
+        // cases only (`RunContext::only`) measures those, the curves left to whole rounds.
+        let whole = ctx.only.is_none();
         let mut sweep_sizes = sizes(top);
         let mut curves: Vec<Vec<(u64, f64)>> = Vec::new();
         for (vi, pages) in variants.into_iter().enumerate() {
+            let asked: Vec<u64> = sweep_sizes
+                .iter()
+                .copied()
+                .filter(|s| ctx.wants(&case(pages.name(), *s)))
+                .collect();
+            if asked.is_empty() {
+                continue;
+            }
             emit(Emitted::Running(format!(
                 "pages={} size sweep",
                 pages.name()
             )));
             // The sweep runs in a thread pinned to one CPU, so the caller's affinity is untouched.
-            let sizes_now = &sweep_sizes;
+            let sizes_now = &asked;
             let sweep = std::thread::scope(|s| {
                 s.spawn(|| -> anyhow::Result<Sweep> {
                     pin_current_thread(cpu).map_err(anyhow::Error::msg)?;
@@ -314,7 +376,7 @@ impl Benchmark for Latency {
                         annotate(&mut r);
                         curve.push((size, r.stats.median));
                         done.push(r);
-                        if vi == 0 && may_stop(&curve) {
+                        if vi == 0 && whole && may_stop(&curve) {
                             break;
                         }
                     }
@@ -323,12 +385,12 @@ impl Benchmark for Latency {
                 .join()
                 .unwrap_or_else(|_| Err(anyhow::anyhow!("the latency thread panicked")))
             })?;
-            let (mut done, curve, interrupted) = sweep;
-            if vi == 0 {
+            let (mut done, curve, stopped) = sweep;
+            if vi == 0 && whole {
                 sweep_sizes.truncate(curve.len());
             }
             curves.push(curve);
-            if vi == last_variant && !interrupted {
+            if vi == last_variant && !stopped && whole {
                 // Both curves measured: judge the hierarchy once, for the findings here and
                 // for the bandwidth arrays' size later in this run.
                 let h = hierarchy::judge(&curves[0], curves.get(1).map(|c| &c[..]));
@@ -340,15 +402,21 @@ impl Benchmark for Latency {
             for r in done {
                 emit(Emitted::Result(Box::new(r)));
             }
-            if interrupted {
-                return Err(Interrupted.into());
+            if stopped {
+                return crate::deadline::stopped();
             }
         }
         Ok(())
     }
 }
 
-/// One page size's sweep: its results, its curve, and whether Ctrl-C cut it short.
+/// The case of one point of the sweep (`Benchmark::case_of`): its page size and working set.
+pub fn case(pages: &str, size_bytes: u64) -> String {
+    format!("pages={pages} size_bytes={size_bytes}")
+}
+
+/// One page size's sweep: its results, its curve, and whether Ctrl-C or the run's deadline
+/// cut it short.
 type Sweep = (Vec<BenchResult>, hierarchy::Curve, bool);
 
 /// The params of `memory.latency`: working set and page size (`4k`, `thp`).
@@ -460,7 +528,9 @@ mod tests {
 
     #[test]
     fn the_chain_is_one_cycle_over_every_line() {
-        let (_r, start) = place(&Chain::random(1024, 1), Pages::Small, None).unwrap();
+        let (_r, start) = place(&Chain::random(1024, 1), Pages::Small, None)
+            .unwrap()
+            .expect("no deadline in a test");
         let mut seen = std::collections::HashSet::new();
         let mut p = start;
         for _ in 0..1024 {

@@ -12,7 +12,6 @@ use super::kernels::Kernel;
 use super::latency;
 use super::region::Pages;
 use crate::bench::{Benchmark, Emitted, RunContext, Skipped};
-use crate::error::Interrupted;
 use crate::findings::results::annotate;
 use crate::measure::batch::Batch;
 use crate::probe::ProbeDoc;
@@ -109,6 +108,15 @@ pub fn plan(p: &ProbeDoc) -> (Vec<Cell>, Vec<Refused>) {
 }
 
 impl Benchmark for Numa {
+    /// "numa latency CPU node 0 memory node 1".
+    fn label(&self, params: &crate::result::Params, _: &str) -> Option<String> {
+        let p: NumaParams = params.read()?;
+        Some(format!(
+            "numa {} CPU node {} memory node {}",
+            p.metric, p.cpu_node, p.mem_node
+        ))
+    }
+
     fn levels(&self) -> &'static [crate::bench::levels::LevelUse] {
         super::variance::NUMA
     }
@@ -123,6 +131,21 @@ impl Benchmark for Numa {
 
     fn planned(&self, ctx: &RunContext) -> usize {
         plan(ctx.probe).0.len() * 2
+    }
+
+    /// 3 s of a default run: about five rounds of one cell (0.5 s each on a 2-vCPU guest),
+    /// more with more cells.
+    fn budget_share_s(&self, ctx: &RunContext) -> f64 {
+        crate::bench::scaled_share(3.0, plan(ctx.probe).0.len() as f64, 1.0)
+    }
+
+    /// Latency past the caches as `memory.latency`'s (8%), read bandwidth as
+    /// `memory.bandwidth`'s (15%).
+    fn mde_target(&self, r: &BenchResult) -> f64 {
+        match r.params.read::<NumaParams>() {
+            Some(p) if p.metric == "latency" => 0.08,
+            _ => 0.15,
+        }
     }
 
     fn plan(&self, ctx: &RunContext) -> Vec<crate::placement::Planned> {
@@ -178,6 +201,9 @@ impl Benchmark for Numa {
         // Past the caches: 4x the reported LLC total, at least 64 MiB.
         let size = (4 * reported_llc_total(ctx)).max(64 * MIB);
         for cell in cells {
+            if crate::deadline::stop_requested() {
+                return crate::deadline::stopped();
+            }
             emit(Emitted::Running(format!(
                 "CPUs of node {}, memory of node {}",
                 cell.cpu_node, cell.mem_node
@@ -206,7 +232,7 @@ impl Benchmark for Numa {
                 .unwrap_or_else(|_| Err(anyhow::anyhow!("latency thread panicked")))
             })?;
             if lat.len() < ctx.samples {
-                return Err(Interrupted.into());
+                return crate::deadline::stopped(); // an unfinished result is not kept
             }
             let samples: Vec<f64> = lat.iter().map(|b| b.ns_per_iteration()).collect();
             let one_cpu = Placement {
@@ -232,7 +258,7 @@ impl Benchmark for Numa {
             let n = ((size / 8) as usize / threads).max(8) / 8 * 8;
             let p = run_passes(&cell.cpus, n, ctx.samples + 1, false, node)?;
             if p.interrupted {
-                return Err(Interrupted.into());
+                return crate::deadline::stopped();
             }
             let ki = Kernel::ALL
                 .iter()

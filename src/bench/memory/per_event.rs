@@ -5,7 +5,6 @@
 //! timer share say how much of the "bandwidth" is the clock.
 
 use crate::bench::{fresh_process, Benchmark, Emitted, RunContext};
-use crate::error::Interrupted;
 use crate::findings::results::annotate;
 use crate::measure::batch::{calibrate, time_batch, Batch};
 use crate::measure::clocks::now_ns;
@@ -57,7 +56,7 @@ pub fn measure(samples: usize, min_batch_ns: f64) -> (Vec<Batch>, Vec<Batch>) {
     let n_b = calibrate(&mut b, min_batch_ns);
     let mut out = (Vec::new(), Vec::new());
     for _ in 0..samples {
-        if crate::interrupt::requested() {
+        if crate::deadline::stop_requested() {
             break;
         }
         out.0.push(time_batch(&mut pe, n_pe));
@@ -121,7 +120,7 @@ pub fn here(
 ) -> anyhow::Result<()> {
     let (pe, batch) = measure(b.samples, b.min_batch_ns);
     if pe.len() < b.samples {
-        return Err(Interrupted.into());
+        return crate::deadline::stopped();
     }
     let kernel = std::fs::read_to_string(crate::measure::clocksource::CURRENT).ok();
     let kernel = kernel.as_deref().map(str::trim);
@@ -133,6 +132,24 @@ pub fn here(
 }
 
 impl Benchmark for PerEvent {
+    /// "1 KiB writes timed per event", "... as a batch", "... on hpet" in a sweep.
+    fn label(&self, params: &crate::result::Params, _: &str) -> Option<String> {
+        let p: PerEventParams = params.read()?;
+        let timed = match p.timing.as_str() {
+            "per-event" => "per event".to_string(),
+            "batch" => "as a batch".to_string(),
+            other => other.to_string(),
+        };
+        let mut s = format!(
+            "{} writes timed {timed}",
+            crate::units::bytes(p.block_bytes)
+        );
+        if let Some(cs) = p.clocksource {
+            s.push_str(&format!(" on {cs}"));
+        }
+        Some(s)
+    }
+
     fn levels(&self) -> &'static [crate::bench::levels::LevelUse] {
         super::variance::PER_EVENT
     }
@@ -147,6 +164,17 @@ impl Benchmark for PerEvent {
 
     fn planned(&self, _ctx: &RunContext) -> usize {
         2
+    }
+
+    /// 3 s of a default run: a round is a fresh process of a few tens of ms, and a slow
+    /// clock (a system call per read) makes its per-event row several times longer.
+    fn budget_share_s(&self, _ctx: &RunContext) -> f64 {
+        3.0
+    }
+
+    /// 15%, as a bandwidth: what matters is the ratio of its two rows, not a few percent.
+    fn mde_target(&self, _r: &BenchResult) -> f64 {
+        0.15
     }
 
     fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(Emitted)) -> anyhow::Result<()> {

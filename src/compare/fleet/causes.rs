@@ -17,7 +17,7 @@ use serde_json::Value;
 #[derive(Debug, Clone, Serialize)]
 pub struct Cause {
     /// `placement`, `topology`, `timer`, `capacity`, `noise`, `neighbour`, `host-placement`,
-    /// `llc-share`, `host-memory`, `cpu-speed`, or `unexplained`.
+    /// `llc-share`, `host-memory`, `cpu-speed`, `steal`, or `unexplained`.
     pub cause: String,
     /// What outliers of one group share: the cause and its evidence in the environment.
     pub label: String,
@@ -76,6 +76,7 @@ fn words(cause: &str) -> &str {
         HOST_MEMORY => {
             "the host's memory (its placement of the guest's memory, other tenants' traffic)"
         }
+        STEAL => "the hypervisor taking the virtual CPUs' time (steal)",
         other => other,
     }
 }

@@ -1,0 +1,724 @@
+//! How a run spends its budget (`run --budget`, `session::suites`): a first stage of rounds
+//! for every row, then the rest of the budget on the rows whose verdict is shortest.
+//!
+//! - **First stage** (`first_stage`): every benchmark draws its rounds (`--rounds` times its
+//!   weight); where their cost, measured on each benchmark's first round, would take more
+//!   than the first stage's share of the budget, the most expensive ones draw fewer (never
+//!   fewer than `FIRST_STAGE_MIN`), so the rest of the budget can still go where it is
+//!   needed.
+//! - **Allocation** (`plan`): from the first stage alone, each row's spread σ₁ (and its
+//!   degrees of freedom) gives the MDE it would reach with n kept rounds, as `compare`
+//!   computes it (`precision::row_mde`: σ₁/√n, with what only separate runs sample). Rounds
+//!   go one at a time to the row furthest from its target (MDE over target): first the rows
+//!   that can reach their target within `precision::MAX_ROUNDS` and the allowance, then the
+//!   others (whose MDE still narrows), until every row reaches its target or the allowance
+//!   is spent. A round is of the row's case where its benchmark can measure some cases
+//!   only (`Benchmark::case_of`), else of its whole benchmark (every row of it gains one).
+//! - **Error rate**: the number of rounds a row gets is decided from the first stage only,
+//!   and its test then takes σ and its degrees of freedom from that stage (Stein's
+//!   two-stage rule, `result::rounds::RoundNoise::stage1`): for normal round medians the
+//!   statistic is t with the first stage's degrees of freedom whatever the rule decided,
+//!   so the A/A error rate holds. The plan is run in a shuffled, interleaved order
+//!   (`interleave`): when the budget ends it early the rounds it cuts are the last of every
+//!   benchmark's, not chosen by any row's values.
+
+use crate::compare::noise_model::RUN_SIGMA;
+use crate::measure::mde::quantiles;
+use rand::seq::SliceRandom;
+
+/// The share of the budget (after what the run started with) the first stage may take;
+/// the rest goes to re-measured disturbed rounds and the allocation.
+pub const FIRST_STAGE_SHARE: f64 = 0.65;
+/// The most the re-measured disturbed rounds may take, as a share of the budget, beyond
+/// the first stage's.
+pub const REMEASURE_SHARE: f64 = 0.10;
+/// Fewest first-stage rounds a benchmark draws when the budget cuts its first stage: three
+/// kept rounds give σ two degrees of freedom (t quantiles 4.30 + 1.06 against 2.78 + 0.94
+/// at four), below which the allocation would pay for the rule more than the rounds buy.
+pub const FIRST_STAGE_MIN: usize = 3;
+
+/// A thing a round can be of: a benchmark's whole round, or one case of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unit {
+    /// The benchmark (index into the run's list).
+    pub bench: usize,
+    /// The case (`Benchmark::case_of`); None for the whole benchmark.
+    pub case: Option<String>,
+    /// Seconds a round of it costs (a case: its rows' time, without the round's overhead).
+    pub cost_s: f64,
+}
+
+/// One row after the first stage, as the allocation sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// The unit its rounds come from (index into the units).
+    pub unit: usize,
+    /// σ of ln(round median) over its first stage's kept rounds, and its degrees of
+    /// freedom; None without two of them (nothing to plan from).
+    pub stage1: Option<(f64, f64)>,
+    /// Its kept rounds so far.
+    pub kept: usize,
+    /// Its rounds so far, kept or not (`precision::MAX_ROUNDS` caps these).
+    pub rounds: usize,
+    /// The MDE it should reach (0.05 = 5%).
+    pub target: f64,
+}
+
+/// The MDE (relative) a row of first-stage spread `sigma1` reaches with `n` kept rounds,
+/// given the quantile sum `q` of its first stage's degrees of freedom (`quantiles`): as
+/// `precision::row_mde` computes it, σ₁/√n against an identical run.
+fn mde_at(q: f64, sigma1: f64, n: usize) -> f64 {
+    let se2 = sigma1 * sigma1 / n.max(1) as f64;
+    (q * (2.0 * (se2 + RUN_SIGMA * RUN_SIGMA)).sqrt()).exp_m1()
+}
+
+/// The kept rounds a row of first-stage spread `sigma1` needs for an MDE of `target`, given
+/// the quantile sum `q` (`mde_at` solved for n); None when what only separate runs sample
+/// alone leaves it above the target.
+fn need_at(q: f64, sigma1: f64, target: f64) -> Option<usize> {
+    let room = (target.ln_1p() / q).powi(2) / 2.0 - RUN_SIGMA * RUN_SIGMA;
+    (room > 0.0).then(|| (sigma1 * sigma1 / room).ceil().max(1.0) as usize)
+}
+
+/// The MDE a row of first-stage spread `sigma1` (with `df1` degrees of freedom) reaches
+/// with `n` kept rounds.
+pub fn projected_mde(sigma1: f64, df1: f64, n: usize) -> f64 {
+    let (a, b) = quantiles(Some(df1));
+    mde_at(a + b, sigma1, n)
+}
+
+/// The extra rounds planned per unit, and their expected cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub extra: Vec<usize>,
+    pub cost_s: f64,
+}
+
+/// Plan the rounds after the first stage within `allowance_s` seconds: `overhead_s[b]` is
+/// what a round of benchmark b costs beyond its units' (canaries, readings, a process
+/// started); a row gets at most `max_rounds` rounds in all. Pure: the caller measured the
+/// costs and the first stage.
+pub fn plan(
+    rows: &[Row],
+    units: &[Unit],
+    overhead_s: &[f64],
+    allowance_s: f64,
+    max_rounds: usize,
+) -> Plan {
+    let mut extra = vec![0usize; units.len()];
+    // Rounds planned per benchmark: a unit's round past them adds a round's overhead.
+    let mut per_bench = vec![0usize; overhead_s.len()];
+    let mut kept: Vec<usize> = rows.iter().map(|r| r.kept).collect();
+    let mut all: Vec<usize> = rows.iter().map(|r| r.rounds).collect();
+    let mut dropped = vec![false; rows.len()];
+    // The quantile sum of each row's first-stage degrees of freedom, read once.
+    let q: Vec<f64> = rows
+        .iter()
+        .map(|r| {
+            r.stage1
+                .map(|(_, df)| {
+                    let (a, b) = quantiles(Some(df));
+                    a + b
+                })
+                .unwrap_or(f64::NAN)
+        })
+        .collect();
+    let by_unit: Vec<Vec<usize>> = (0..units.len())
+        .map(|u| (0..rows.len()).filter(|r| rows[*r].unit == u).collect())
+        .collect();
+    let mut spent = 0.0;
+    loop {
+        let mut best: Option<(bool, f64, usize)> = None;
+        for (i, r) in rows.iter().enumerate() {
+            let Some((sigma1, _)) = r.stage1 else {
+                continue;
+            };
+            // A round of its unit adds one to every row of it: none may pass the cap.
+            let most = by_unit[r.unit].iter().map(|x| all[*x]).max().unwrap_or(0);
+            if dropped[i] || most >= max_rounds {
+                continue;
+            }
+            let ratio = mde_at(q[i], sigma1, kept[i]) / r.target;
+            if ratio <= 1.0 {
+                continue;
+            }
+            // Reachable: the rounds it needs fit the cap and what is left of the allowance.
+            let reach = need_at(q[i], sigma1, r.target).is_some_and(|n| {
+                let u = &units[r.unit];
+                let more = n.saturating_sub(kept[i]);
+                more <= max_rounds - most
+                    && more as f64 * (u.cost_s + overhead_s[u.bench]) <= allowance_s - spent
+            });
+            let better = match best {
+                None => true,
+                Some((br, bratio, _)) => (reach, ratio) > (br, bratio),
+            };
+            if better {
+                best = Some((reach, ratio, i));
+            }
+        }
+        let Some((_, _, i)) = best else {
+            break;
+        };
+        let u = rows[i].unit;
+        let b = units[u].bench;
+        let add = units[u].cost_s
+            + if extra[u] == per_bench[b] {
+                overhead_s[b]
+            } else {
+                0.0
+            };
+        if spent + add > allowance_s {
+            dropped[i] = true;
+            continue;
+        }
+        extra[u] += 1;
+        per_bench[b] = per_bench[b].max(extra[u]);
+        spent += add;
+        for &r in &by_unit[u] {
+            kept[r] += 1;
+            all[r] += 1;
+        }
+    }
+    Plan {
+        extra,
+        cost_s: spent,
+    }
+}
+
+/// The first stage's rounds per benchmark: `desired[b]` (0 for a benchmark not measured in
+/// rounds), fewer for the most expensive ones when their cost (`cost_s[b]` a round, None
+/// when unknown: counted as nothing) would take more than `allowance_s`: each benchmark's
+/// first stage takes at most T seconds (at least `FIRST_STAGE_MIN` rounds, or its desired
+/// count when smaller), T the most that fits.
+pub fn first_stage(desired: &[usize], cost_s: &[Option<f64>], allowance_s: f64) -> Vec<usize> {
+    let at = |t: f64| -> Vec<usize> {
+        desired
+            .iter()
+            .zip(cost_s)
+            .map(|(&d, c)| match c {
+                Some(c) if *c > 0.0 => {
+                    let fit = (t / c).floor().min(d as f64) as usize;
+                    fit.max(FIRST_STAGE_MIN.min(d))
+                }
+                _ => d,
+            })
+            .collect()
+    };
+    let total = |n: &[usize]| -> f64 {
+        n.iter()
+            .zip(cost_s)
+            .map(|(n, c)| *n as f64 * c.unwrap_or(0.0))
+            .sum()
+    };
+    let full = desired.to_vec();
+    if total(&full) <= allowance_s {
+        return full;
+    }
+    // The largest per-benchmark time T that fits, by bisection (the total grows with T).
+    let (mut lo, mut hi) = (0.0, allowance_s.max(0.0));
+    for _ in 0..60 {
+        let mid = (lo + hi) / 2.0;
+        if total(&at(mid)) <= allowance_s {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    at(lo)
+}
+
+/// The order of `counts[b]` rounds of each benchmark b: as many positions as the most
+/// rounds any benchmark has, a benchmark's rounds spread evenly over them (round j of one
+/// of n rounds at position j·positions/n), the rounds at a position shuffled. Returns
+/// (benchmark, its round's index among these).
+pub fn interleave(counts: &[usize], rng: &mut impl rand::Rng) -> Vec<(usize, usize)> {
+    let positions = counts.iter().copied().max().unwrap_or(0);
+    let mut out = Vec::with_capacity(counts.iter().sum());
+    for at in 0..positions {
+        let mut here: Vec<(usize, usize)> = counts
+            .iter()
+            .enumerate()
+            .filter_map(|(b, &n)| (0..n).find(|j| j * positions / n == at).map(|j| (b, j)))
+            .collect();
+        here.shuffle(rng);
+        out.extend(here);
+    }
+    out
+}
+
+/// The rounds of each benchmark a plan gives, in `interleave`'s order: per round the
+/// benchmark and the cases it measures (None: every case, a whole round; round j of a
+/// benchmark measures the units given more than j rounds).
+pub fn rounds_of_plan(
+    plan: &Plan,
+    units: &[Unit],
+    benches: usize,
+    rng: &mut impl rand::Rng,
+) -> Vec<(usize, Option<Vec<String>>)> {
+    let mut counts = vec![0usize; benches];
+    for (u, n) in units.iter().zip(&plan.extra) {
+        counts[u.bench] = counts[u.bench].max(*n);
+    }
+    interleave(&counts, rng)
+        .into_iter()
+        .map(|(b, j)| {
+            let mine: Vec<(usize, &Unit)> = units
+                .iter()
+                .enumerate()
+                .filter(|(_, u)| u.bench == b)
+                .collect();
+            let cases: Vec<String> = mine
+                .iter()
+                .filter(|(i, _)| plan.extra[*i] > j)
+                .filter_map(|(_, u)| u.case.clone())
+                .collect();
+            // Every case of it, or a benchmark that cannot measure some only: a whole round.
+            let whole = cases.is_empty()
+                || mine
+                    .iter()
+                    .all(|(i, u)| u.case.is_some() && plan.extra[*i] > j);
+            (b, (!whole).then_some(cases))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    fn row(unit: usize, sigma: f64, kept: usize, target: f64) -> Row {
+        Row {
+            unit,
+            stage1: Some((sigma, (kept - 1) as f64)),
+            kept,
+            rounds: kept,
+            target,
+        }
+    }
+
+    fn unit(bench: usize, case: Option<&str>, cost_s: f64) -> Unit {
+        Unit {
+            bench,
+            case: case.map(String::from),
+            cost_s,
+        }
+    }
+
+    #[test]
+    fn the_projected_mde_is_the_one_precision_reports() {
+        // A row's own noise after n kept rounds of a first stage of 5: σ₁/√n with df 4.
+        let n = crate::result::rounds::RoundNoise {
+            kept: 12,
+            sigma: 0.04,
+            se: 0.04 / 12f64.sqrt(),
+            df: 4.0,
+            stage1: Some(5),
+            includes_disturbed: false,
+        };
+        let want = super::super::precision::row_mde(&n);
+        assert!((projected_mde(0.04, 4.0, 12) - want).abs() < 1e-12);
+    }
+
+    #[test]
+    fn rounds_go_to_the_rows_furthest_from_their_target_until_they_reach_it() {
+        // One benchmark of two cases: a tight row (met) and a loose one (far).
+        let units = vec![unit(0, Some("tight"), 0.1), unit(0, Some("loose"), 0.1)];
+        let rows = vec![row(0, 0.005, 5, 0.08), row(1, 0.05, 5, 0.08)];
+        let p = plan(&rows, &units, &[0.01], 100.0, 60);
+        assert_eq!(p.extra[0], 0, "a row at its target gets nothing");
+        let n = 5 + p.extra[1];
+        assert!(projected_mde(0.05, 4.0, n) <= 0.08, "{p:?}");
+        assert!(
+            projected_mde(0.05, 4.0, n - 1) > 0.08,
+            "no more than it needs: {p:?}"
+        );
+        // The cost: its rounds and one overhead per round of the benchmark.
+        assert!((p.cost_s - p.extra[1] as f64 * 0.11).abs() < 1e-9, "{p:?}");
+    }
+
+    #[test]
+    fn the_plan_never_costs_more_than_its_allowance() {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(5);
+        use rand::Rng;
+        for _ in 0..300 {
+            let benches = rng.gen_range(1..5);
+            let overhead: Vec<f64> = (0..benches).map(|_| rng.gen_range(0.0..0.2)).collect();
+            let units: Vec<Unit> = (0..rng.gen_range(1..12))
+                .map(|i| {
+                    unit(
+                        i % benches,
+                        (i % 3 != 0).then_some("c"),
+                        rng.gen_range(0.01..3.0),
+                    )
+                })
+                .collect();
+            let rows: Vec<Row> = (0..rng.gen_range(1..30))
+                .map(|_| {
+                    row(
+                        rng.gen_range(0..units.len()),
+                        rng.gen_range(0.001..0.4),
+                        rng.gen_range(2..8),
+                        rng.gen_range(0.02..0.3),
+                    )
+                })
+                .collect();
+            let allowance = rng.gen_range(0.0..30.0);
+            let p = plan(&rows, &units, &overhead, allowance, 60);
+            assert!(p.cost_s <= allowance + 1e-9, "{p:?} over {allowance}");
+            // The cost as the rounds of the plan will run: each benchmark's rounds' overhead
+            // and each unit's rounds.
+            let mut per = vec![0usize; benches];
+            for (u, n) in units.iter().zip(&p.extra) {
+                per[u.bench] = per[u.bench].max(*n);
+            }
+            let cost: f64 = per
+                .iter()
+                .zip(&overhead)
+                .map(|(n, o)| *n as f64 * o)
+                .sum::<f64>()
+                + units
+                    .iter()
+                    .zip(&p.extra)
+                    .map(|(u, n)| u.cost_s * *n as f64)
+                    .sum::<f64>();
+            assert!((cost - p.cost_s).abs() < 1e-6, "{cost} against {p:?}");
+            // No row past the cap.
+            for r in &rows {
+                assert!(r.rounds + p.extra[r.unit] <= 60, "{r:?} {p:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_row_that_can_reach_its_target_comes_before_one_that_cannot() {
+        // Row 0 is far (σ 30%, target 3%: no number of rounds reaches it), row 1 nearer
+        // and reachable; a small allowance goes to row 1.
+        let units = vec![unit(0, None, 1.0), unit(1, None, 1.0)];
+        let rows = vec![row(0, 0.30, 5, 0.03), row(1, 0.04, 5, 0.08)];
+        // Row 1 needs 9 kept rounds (σ 4%, df 4): 4 more, all the allowance.
+        let p = plan(&rows, &units, &[0.0, 0.0], 4.0, 60);
+        assert_eq!(p.extra, vec![0, 4], "{p:?}");
+        // What is left after it goes to the far row.
+        let p = plan(&rows, &units, &[0.0, 0.0], 7.0, 60);
+        assert_eq!(p.extra, vec![3, 4], "{p:?}");
+        // With room to spare, the far row's MDE still narrows, to the cap.
+        let p = plan(&rows, &units, &[0.0, 0.0], 1000.0, 60);
+        assert_eq!(p.extra[0], 55, "{p:?}");
+    }
+
+    #[test]
+    fn a_row_without_a_first_stage_spread_is_not_planned() {
+        let units = vec![unit(0, None, 1.0)];
+        let mut r = row(0, 0.1, 5, 0.03);
+        r.stage1 = None;
+        assert_eq!(plan(&[r], &units, &[0.0], 100.0, 60).extra, vec![0]);
+    }
+
+    #[test]
+    fn the_first_stage_cuts_the_expensive_benchmarks_first() {
+        // Cheap timers (25 of 0.1 s), a 2.5 s sweep and a 1.7 s ping-pong (5 each).
+        let desired = [25, 5, 5, 0];
+        let cost = [Some(0.1), Some(2.5), Some(1.7), None];
+        assert_eq!(first_stage(&desired, &cost, 100.0), desired.to_vec());
+        let n = first_stage(&desired, &cost, 20.0);
+        assert_eq!(n[0], 25, "{n:?}");
+        assert_eq!(n[3], 0);
+        assert!(n[1] < 5 && n[1] >= FIRST_STAGE_MIN, "{n:?}");
+        let spent: f64 = n
+            .iter()
+            .zip(&cost)
+            .map(|(n, c)| *n as f64 * c.unwrap_or(0.0))
+            .sum();
+        assert!(spent <= 20.0, "{n:?} {spent}");
+        // Nothing fits: the fewest each.
+        assert_eq!(first_stage(&desired, &cost, 1.0), vec![3, 3, 3, 0]);
+        // A benchmark that draws fewer than the minimum keeps its count.
+        assert_eq!(
+            first_stage(&[2, 5], &[Some(5.0), Some(5.0)], 1.0),
+            vec![2, 3]
+        );
+    }
+
+    #[test]
+    fn rounds_are_interleaved_evenly_and_every_one_runs_once() {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(2);
+        let s = interleave(&[4, 2, 0, 1], &mut rng);
+        assert_eq!(s.len(), 7);
+        for (b, n) in [(0usize, 4usize), (1, 2), (3, 1)] {
+            let js: Vec<usize> = s.iter().filter(|x| x.0 == b).map(|x| x.1).collect();
+            assert_eq!(js, (0..n).collect::<Vec<_>>());
+        }
+        // Benchmark 1's second round comes after half of benchmark 0's.
+        let at = |b, j| s.iter().position(|x| *x == (b, j)).unwrap();
+        assert!(at(1, 1) > at(0, 1));
+    }
+
+    #[test]
+    fn a_plan_becomes_rounds_of_the_cases_that_need_them() {
+        let units = vec![
+            unit(0, Some("a"), 1.0),
+            unit(0, Some("b"), 1.0),
+            unit(1, None, 1.0),
+        ];
+        let p = Plan {
+            extra: vec![2, 1, 1],
+            cost_s: 0.0,
+        };
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
+        let mut r = rounds_of_plan(&p, &units, 2, &mut rng);
+        r.sort_by_key(|x| x.0);
+        assert_eq!(
+            r,
+            vec![(0, None), (0, Some(vec!["a".to_string()])), (1, None)],
+            "round 0 of benchmark 0 has both cases: a whole round"
+        );
+    }
+}
+
+/// The allocation and stopping rules on simulated rows, tested as `compare` tests them.
+#[cfg(test)]
+mod simulated {
+    use super::*;
+    use crate::compare::noise_model::{test as compare_test, RowNoise};
+    use crate::measure::stats::standard_normal as normal;
+    use crate::result::rounds::{flag_outliers, Cause, Disturbance, Round, Rounds};
+    use rand::{Rng, SeedableRng};
+
+    /// A benchmark's rows: their σ between rounds and their target; `cases` when a round
+    /// can measure each row alone.
+    struct Bench {
+        sigma: Vec<f64>,
+        target: f64,
+        cases: bool,
+    }
+
+    const FIRST: usize = 5;
+    /// Chance a round starts a burst of disturbed rounds (flagged, kept out), and the
+    /// burst's shift of the log medians.
+    const BURST: f64 = 0.08;
+    const SHIFT: f64 = 0.4;
+
+    /// The rounds of one row so far: log median and whether it was disturbed.
+    type Drawn = Vec<(f64, bool)>;
+
+    /// One run: a first stage of FIRST rounds of every row, the allocation within a random
+    /// allowance, its rounds interleaved and cut short by a random deadline half the time;
+    /// `shift` moves every row (an induced difference). Returns per row its Rounds and the
+    /// log median it reports.
+    fn one_run(rng: &mut rand::rngs::SmallRng, b: &Bench, shift: f64) -> Vec<(Rounds, f64)> {
+        let rows = b.sigma.len();
+        let offset: Vec<f64> = (0..rows).map(|_| RUN_SIGMA * normal(rng)).collect();
+        let mut burst = 0usize;
+        let mut draw = |rng: &mut rand::rngs::SmallRng, rs: &mut Vec<Drawn>, which: &[usize]| {
+            if burst == 0 && rng.gen_bool(BURST) {
+                burst = rng.gen_range(1..=3);
+            }
+            let hit = burst > 0;
+            burst = burst.saturating_sub(1);
+            for &i in which {
+                let v =
+                    shift + offset[i] + b.sigma[i] * normal(rng) + if hit { SHIFT } else { 0.0 };
+                rs[i].push((v, hit));
+            }
+        };
+        let mut drawn: Vec<Drawn> = vec![vec![]; rows];
+        let all: Vec<usize> = (0..rows).collect();
+        for _ in 0..FIRST {
+            draw(rng, &mut drawn, &all);
+        }
+        // The first stage's noise per row, as merge computes it.
+        let first: Vec<Rounds> = drawn.iter().map(|d| merged(d, None)).collect();
+        let units: Vec<Unit> = if b.cases {
+            (0..rows).map(|i| unit_of(Some(format!("{i}")))).collect()
+        } else {
+            vec![unit_of(None)]
+        };
+        let arows: Vec<Row> = first
+            .iter()
+            .enumerate()
+            .map(|(i, r)| Row {
+                unit: if b.cases { i } else { 0 },
+                stage1: r.noise.as_ref().map(|n| (n.sigma, n.df)),
+                kept: r.noise.as_ref().map(|n| n.kept).unwrap_or(0),
+                rounds: FIRST,
+                target: b.target,
+            })
+            .collect();
+        let p = plan(&arows, &units, &[0.1], rng.gen_range(0.0..=40.0), 60);
+        let mut order = rounds_of_plan(&p, &units, 1, rng);
+        if rng.gen_bool(0.5) {
+            let keep = (order.len() as f64 * rng.gen_range(0.0..1.0)) as usize;
+            order.truncate(keep);
+        }
+        for (_, only) in order {
+            let which: Vec<usize> = match only {
+                None => all.clone(),
+                Some(cases) => cases.iter().map(|c| c.parse().unwrap()).collect(),
+            };
+            draw(rng, &mut drawn, &which);
+        }
+        drawn
+            .iter()
+            .map(|d| {
+                let r = merged(d, Some(FIRST));
+                let m = pooled_center(&r);
+                (r, m)
+            })
+            .collect()
+    }
+
+    fn unit_of(case: Option<String>) -> Unit {
+        Unit {
+            bench: 0,
+            case,
+            cost_s: 1.0,
+        }
+    }
+
+    /// A row's rounds merged as `session::rounds::merge` does: disturbed rounds flagged,
+    /// outliers flagged, the noise about the pooled median, σ from the first stage's rounds
+    /// when it has two kept ones.
+    fn merged(d: &Drawn, stage1: Option<usize>) -> Rounds {
+        let mut rs: Vec<Round> = d
+            .iter()
+            .enumerate()
+            .map(|(i, (v, hit))| Round {
+                seq: i,
+                at_s: i as f64,
+                median: v.exp(),
+                samples: 1,
+                disturbed: if *hit {
+                    vec![Disturbance {
+                        cause: Cause::Steal,
+                        value: 30.0,
+                        limit: 2.0,
+                    }]
+                } else {
+                    vec![]
+                },
+                others: None,
+                steal: None,
+            })
+            .collect();
+        flag_outliers(&mut rs);
+        let mut r = Rounds {
+            rounds: rs,
+            noise: None,
+        };
+        let center = pooled_center(&r);
+        let stage1 = stage1.and_then(|n| {
+            super::super::rounds::row_stage1(
+                n,
+                r.rounds[..n.min(r.rounds.len())]
+                    .iter()
+                    .filter(|x| x.kept())
+                    .count(),
+            )
+        });
+        r.noise = super::super::rounds::row_noise(&r.rounds, center, stage1);
+        r
+    }
+
+    /// ln of the pooled rounds' median (one sample a round).
+    fn pooled_center(r: &Rounds) -> f64 {
+        let v: Vec<f64> = r.pooled().iter().map(|x| x.median.ln()).collect();
+        crate::result::rounds::median(&v)
+    }
+
+    /// How often `compare` calls a row of each σ, over `pairs` pairs of runs of `b`, B's
+    /// rows moved by `shift` (log): over all pairs, and over the pairs where both runs'
+    /// row reached its target (NaN when none did), with the number of those pairs.
+    fn call_rates(b: &Bench, pairs: usize, shift: f64, seed: u64) -> (Vec<f64>, Vec<(f64, usize)>) {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+        let rows = b.sigma.len();
+        let (mut called, mut reached, mut called_reached) =
+            (vec![0usize; rows], vec![0usize; rows], vec![0usize; rows]);
+        for _ in 0..pairs {
+            let a = one_run(&mut rng, b, 0.0);
+            let bb = one_run(&mut rng, b, shift);
+            for (i, ((ra, ma), (rb, mb))) in a.into_iter().zip(bb).enumerate() {
+                let met = |r: &Rounds| {
+                    r.noise
+                        .as_ref()
+                        .is_some_and(|n| super::super::precision::row_mde(n) <= b.target)
+                };
+                let both = met(&ra) && met(&rb);
+                let row = |r: Rounds, m: f64| {
+                    let mut x = crate::result::testing::result(
+                        "sim.row@1",
+                        "os",
+                        None,
+                        serde_json::json!({}),
+                        m.exp(),
+                    );
+                    x.stats.median = m.exp();
+                    x.rounds = Some(r);
+                    x
+                };
+                let (xa, xb) = (row(ra, ma), row(rb, mb));
+                let call = compare_test(&xa, &xb, &RowNoise::floor(&xa)).p < 0.05;
+                called[i] += usize::from(call);
+                reached[i] += usize::from(both);
+                called_reached[i] += usize::from(both && call);
+            }
+        }
+        (
+            called.iter().map(|c| *c as f64 / pairs as f64).collect(),
+            called_reached
+                .iter()
+                .zip(&reached)
+                .map(|(c, n)| (*c as f64 / *n as f64, *n))
+                .collect(),
+        )
+    }
+
+    const SIGMAS: [f64; 5] = [0.01, 0.03, 0.08, 0.15, 0.30];
+
+    #[test]
+    fn a_a_pairs_are_called_at_most_at_the_error_rate_per_row() {
+        // 3000 pairs: a Monte Carlo standard error of 0.4% at 5%.
+        for (cases, target, seed) in [(true, 0.08, 11), (false, 0.03, 12), (true, 0.20, 13)] {
+            let b = Bench {
+                sigma: SIGMAS.to_vec(),
+                target,
+                cases,
+            };
+            let (rates, _) = call_rates(&b, 3000, 0.0, seed);
+            eprintln!("A/A cases {cases} target {target}: {rates:?}");
+            for (s, r) in SIGMAS.iter().zip(&rates) {
+                assert!(*r <= 0.05 + 0.012, "σ {s}: called {r} of A/A pairs");
+            }
+        }
+    }
+
+    #[test]
+    fn an_induced_difference_of_the_target_is_called_where_the_target_was_reached() {
+        let b = Bench {
+            sigma: SIGMAS.to_vec(),
+            target: 0.08,
+            cases: true,
+        };
+        // Where both runs' row reached its target (in the first stage, or with the
+        // rounds the allocation gave), a difference of the target is called most of the
+        // time: the MDE is stated at power 0.8.
+        let (all, reached) = call_rates(&b, 1500, 0.08f64.ln_1p(), 21);
+        eprintln!("power at 8%: {all:?}, where reached {reached:?}");
+        // Only rows that reached it often enough to estimate a rate (a row of σ 8% needs
+        // about 34 rounds a run, which few random allowances buy: the handful of pairs
+        // that reached it did so with the first stage's spread drawn low, a selection a
+        // rate of 16 pairs cannot tell from 0.8).
+        for (s, (p, n)) in SIGMAS.iter().zip(&reached) {
+            assert!(
+                *n < 200 || *p >= 0.75,
+                "σ {s}: {p} of {n} where reached ({reached:?})"
+            );
+        }
+        assert!(reached[..2].iter().all(|(_, n)| *n >= 200), "{reached:?}");
+        // Over every pair, power falls with the spread; the quietest row is called most
+        // of the time whatever the allowance.
+        assert!(all.windows(2).all(|w| w[0] + 0.05 >= w[1]), "{all:?}");
+        assert!(all[0] >= 0.8, "{all:?}");
+    }
+}
