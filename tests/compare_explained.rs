@@ -173,9 +173,28 @@ fn ctx_on_one_cpu_is_explained_by_placement_with_no_residual_when_pinned() {
         a = run_with(&env, &[], &[], CTX);
     }
     let fa = colocation(&a, "os");
-    let b = run_with(&env, &["taskset", "-c", "0"], &[], CTX);
-    assert_eq!(colocation(&b, "os"), 1.0);
-    let c = compare(&env, &a, &b);
+    // B on one CPU; measured again (up to three times) while its rounds were all disturbed
+    // (a loud hour: every round over the limits of other tasks or pressure), which the
+    // comparison rightly calls "cannot tell" rather than a placement's doing.
+    let (mut b, mut c);
+    let mut tries = 0;
+    loop {
+        b = run_with(&env, &["taskset", "-c", "0"], &[], CTX);
+        assert_eq!(colocation(&b, "os"), 1.0);
+        c = compare(&env, &a, &b);
+        let os = row(&c, "ctx.pipe@1", "footprint_kb=0,mode=process", "os");
+        tries += 1;
+        let loud = os["why"]
+            .as_str()
+            .is_some_and(|w| w.contains("rounds of B disturbed"));
+        if !loud || tries == 3 {
+            break;
+        }
+        eprintln!(
+            "B's rounds were all disturbed: measured again ({})",
+            os["why"]
+        );
+    }
     let os = row(&c, "ctx.pipe@1", "footprint_kb=0,mode=process", "os");
     if fa > 0.2 {
         // Often together in A as well: placement may be named only for a shift of at

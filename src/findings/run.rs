@@ -34,15 +34,28 @@ pub fn steal_during(
     })
 }
 
+/// A row the run's budget left short of its target MDE, with why (`session::precision::spend`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Short {
+    /// The row's label.
+    pub row: String,
+    pub mde: Option<f64>,
+    pub target: f64,
+    /// Its rounds in all.
+    pub rounds: usize,
+    /// The hypervisor's mean share of the CPU time (%) over its rounds, when read.
+    pub steal: Option<f64>,
+    pub why: String,
+}
+
+/// Steal (%) over a row's rounds from which a short row names the hypervisor as the cause.
+pub const STEAL_NAMED: f64 = 5.0;
+
 /// Rows the run's budget of `budget_s` left short of their target MDE (`session::precision::
 /// spend`), each with what it reached and why; `ended` when the budget ran out (a warning:
 /// the run said less than it was asked to, and when the hypervisor took the time, it says
 /// so).
-pub fn budget_short(
-    short: &[crate::session::precision::Short],
-    budget_s: f64,
-    ended: bool,
-) -> Option<Finding> {
+pub fn budget_short(short: &[Short], budget_s: f64, ended: bool) -> Option<Finding> {
     if short.is_empty() {
         return None;
     }
@@ -51,7 +64,7 @@ pub fn budget_short(
         .iter()
         .filter_map(|s| s.steal)
         .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))
-        .filter(|s| *s >= crate::session::precision::STEAL_NAMED);
+        .filter(|s| *s >= STEAL_NAMED);
     let cause = steal
         .map(|s| format!("; the hypervisor took up to {s:.0}% of the CPU during their rounds"))
         .unwrap_or_default();
@@ -210,8 +223,8 @@ mod tests {
         f.iter().map(|f| f.id.as_str()).collect()
     }
 
-    fn short(row: &str, steal: Option<f64>, why: &str) -> crate::session::precision::Short {
-        crate::session::precision::Short {
+    fn short(row: &str, steal: Option<f64>, why: &str) -> Short {
+        Short {
             row: row.into(),
             mde: Some(0.14),
             target: 0.08,

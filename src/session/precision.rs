@@ -23,6 +23,7 @@ use super::round_runner::Runner;
 use super::Measuring;
 use crate::bench::RunContext;
 use crate::compare::noise_model::{rounds_var, RUN_SIGMA};
+use crate::findings::run::{Short, STEAL_NAMED};
 use crate::measure::mde::mde_log;
 use crate::result::rounds::RoundNoise;
 use crate::result::BenchResult;
@@ -132,20 +133,6 @@ pub fn shuffled(extra: &[usize], rng: &mut impl rand::Rng) -> Vec<usize> {
     slots
 }
 
-/// A row the run's budget left short of its target MDE, with why (`spend`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Short {
-    /// The row's label.
-    pub row: String,
-    pub mde: Option<f64>,
-    pub target: f64,
-    /// Its rounds in all.
-    pub rounds: usize,
-    /// The hypervisor's mean share of the CPU time (%) over its rounds, when read.
-    pub steal: Option<f64>,
-    pub why: String,
-}
-
 /// The hypervisor's mean share (%) of the CPU time over a row's rounds; None when no round
 /// read it.
 pub fn steal_of(r: &BenchResult) -> Option<f64> {
@@ -158,9 +145,6 @@ pub fn steal_of(r: &BenchResult) -> Option<f64> {
         .collect();
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
-
-/// Steal (%) over a row's rounds from which a short row names the hypervisor as the cause.
-pub const STEAL_NAMED: f64 = 5.0;
 
 /// Why a row stays short, with the hypervisor named when it took `STEAL_NAMED`% or more of
 /// the CPU during the row's rounds.
