@@ -27,53 +27,43 @@ fn median(doc: &Value, timing: &str) -> f64 {
         .unwrap()
 }
 
+/// memory.per-event with its five rounds whole (a budget of 10 s: under the shim a round
+/// takes several times longer, and the default budget of one cheap benchmark would cut
+/// them) and no more (a target of 50% every row reaches in its first stage).
+const PER_EVENT: &[&str] = &[
+    "memory.per-event",
+    "--samples",
+    "5",
+    "--budget",
+    "10s",
+    "--precision",
+    "50%",
+];
+
 #[test]
 fn a_syscall_clock_collapses_per_event_timing_but_not_batch_timing() {
     let _one_at_a_time = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let env = TestEnv::new();
     let shim = common::slow_clock_shim(env.dir.path());
     let slow_run = || -> Value {
-        let out = common::succeeded(env.cmd().env("LD_PRELOAD", &shim).args([
-            "run",
-            "memory.per-event",
-            "--samples",
-            "5",
-            "--budget",
-            "10s",
-            "--precision",
-            "50%",
-            "--json",
-        ]));
+        let out = common::succeeded(
+            env.cmd()
+                .env("LD_PRELOAD", &shim)
+                .arg("run")
+                .args(PER_EVENT)
+                .arg("--json"),
+        );
         serde_json::from_slice(out.as_bytes()).unwrap()
     };
-    // Each run gets its five rounds whole (a budget of 10 s: under the shim a round takes
-    // several times longer, and the default budget of one cheap benchmark would cut them)
-    // and no more (a target of 50% every row reaches in its first stage).
     // Alternated twice, and the better batch figure of each kept: a neighbour that slows
     // one run of this shared machine does not pass for the shim's doing. A neighbour that
     // slowed both runs of one side moves the batch figure without the clock: the pair is
     // measured again, up to three times.
     let mut moved = vec![];
     let (fast, slow) = loop {
-        let fast = env.run(&[
-            "memory.per-event",
-            "--samples",
-            "5",
-            "--budget",
-            "10s",
-            "--precision",
-            "50%",
-        ]);
+        let fast = env.run(PER_EVENT);
         let slow = slow_run();
-        let fast2 = env.run(&[
-            "memory.per-event",
-            "--samples",
-            "5",
-            "--budget",
-            "10s",
-            "--precision",
-            "50%",
-        ]);
+        let fast2 = env.run(PER_EVENT);
         let slow2 = slow_run();
         let fb = median(&fast, "batch").max(median(&fast2, "batch"));
         let sb = median(&slow, "batch").max(median(&slow2, "batch"));
