@@ -135,10 +135,9 @@ fn load(path: &std::path::Path) -> truebench::result::RunDocument {
 
 /// `doc` measured again on a changed machine: every sample 100x, another kernel and
 /// clocksource. Its comparison with `doc` has real differences, explained by causes with
-/// and without a prediction (a missing `predicted` crashed the report). 100x: without
-/// calibration or history, compare rests on the conservative floor, whose minimum
-/// detectable effect is up to about 30x for the noisiest kinds of row (a fixture's rows of
-/// 3 samples are never called real at all).
+/// and without a prediction (a missing `predicted` crashed the report), where the document
+/// has rounds to judge its rows by (a document of an earlier version, without them, cannot
+/// tell any row with no calibration or history, however far it moved).
 fn changed(doc: &truebench::result::RunDocument) -> truebench::result::RunDocument {
     let mut d = doc.clone();
     d.run_id = format!("{}-changed", doc.run_id);
@@ -149,6 +148,9 @@ fn changed(doc: &truebench::result::RunDocument) -> truebench::result::RunDocume
             *s *= 100.0;
         }
         r.stats = truebench::measure::stats::Stats::of(&r.samples).unwrap();
+        for x in r.rounds.iter_mut().flat_map(|x| &mut x.rounds) {
+            x.median *= 100.0;
+        }
     }
     d
 }
@@ -268,6 +270,21 @@ fn every_document_renders_alone_in_every_pair_and_all_together() {
         let b_changed = changed(a);
         for b in docs.iter().chain(std::iter::once(&b_changed)) {
             let c = compare(a, b);
+            // A side without rounds (an earlier version's document) is told by nothing
+            // here: every comparable row of it cannot tell, and says so.
+            for r in c.rows.iter().filter(|r| r.comparability.is_empty()) {
+                if r.rounds.iter().any(Option::is_none) {
+                    assert!(
+                        r.verdict == truebench::compare::verdict::Verdict::CannotTell
+                            && r.mde.is_none()
+                            && r.why.contains(truebench::compare::noise_model::NO_ROUNDS),
+                        "{} vs {}: {}",
+                        a.run_id,
+                        b.run_id,
+                        r.why
+                    );
+                }
+            }
             unpredicted += c
                 .rows
                 .iter()

@@ -36,19 +36,21 @@ struct Tested<'a> {
     test: RowTest,
 }
 
-/// Every comparable row of B against A, as `compare_at` tests it.
+/// Every comparable row of B against A that `compare_at` tests (a row with no noise to be
+/// judged by is not: a side of an earlier version's document without rounds to add to, and
+/// nothing measured of the host).
 fn tested<'a>(a: &'a RunDocument, b: &'a RunDocument, model: &History) -> Vec<Tested<'a>> {
     matching::pair_up(a, b)
         .matched
         .iter()
         .filter(|m| comparability::problems(m.a, m.b).is_empty())
-        .map(|m| {
+        .filter_map(|m| {
             let noise = crate::compare::row_noise(model, m.a, m.b);
-            Tested {
+            Some(Tested {
                 r: [m.a, m.b],
-                test: noise_model::test(m.a, m.b, &noise),
+                test: noise_model::test(m.a, m.b, &noise)?,
                 noise,
-            }
+            })
         })
         .collect()
 }
@@ -71,17 +73,15 @@ struct Short {
     plan: Plan,
 }
 
-/// One side of a short row as the plan sees it, and why it cannot grow when it cannot.
+/// One side of a short row as the plan sees it, and why it cannot grow when it cannot;
+/// None for a side with no noise (a row `tested` leaves out).
 fn side_now(
     r: &BenchResult,
     noise: &RowNoise,
     here: &Result<(), String>,
-) -> (SideNow, Option<String>) {
-    let s = noise_model::side(r, noise);
-    let floor = match noise.basis {
-        Basis::Calibration | Basis::History => noise.sigma.powi(2),
-        _ => 0.0,
-    };
+) -> Option<(SideNow, Option<String>)> {
+    let s = noise_model::side(r, noise)?;
+    let floor = noise.sigma.map_or(0.0, |s| s.powi(2));
     let why = if let Err(why) = here {
         Some(why.clone())
     } else if r.run_noise().is_none() {
@@ -105,7 +105,7 @@ fn side_now(
         }),
         _ => None,
     };
-    (
+    Some((
         SideNow {
             var: s.var,
             df: s.df,
@@ -118,17 +118,17 @@ fn side_now(
             },
         },
         why,
-    )
+    ))
 }
 
 /// The rows above the target, each with its plan.
 fn short_rows(rows: &[Tested], here: &[Result<(), String>; 2], target: f64) -> Vec<Short> {
     rows.iter()
         .filter(|t| t.test.mde() > target)
-        .map(|t| {
-            let (sa, wa) = side_now(t.r[0], &t.noise, &here[0]);
-            let (sb, wb) = side_now(t.r[1], &t.noise, &here[1]);
-            Short {
+        .filter_map(|t| {
+            let (sa, wa) = side_now(t.r[0], &t.noise, &here[0])?;
+            let (sb, wb) = side_now(t.r[1], &t.noise, &here[1])?;
+            Some(Short {
                 keys: t.r.map(|r| r.key()),
                 label: t.r[0].label(),
                 rounds: t
@@ -136,7 +136,7 @@ fn short_rows(rows: &[Tested], here: &[Result<(), String>; 2], target: f64) -> V
                     .map(|r| r.rounds.as_ref().map(|x| x.rounds.len()).unwrap_or(0)),
                 fixed_why: [wa, wb],
                 plan: round_plan::plan([&sa, &sb], target, MAX_ROUNDS),
-            }
+            })
         })
         .collect()
 }

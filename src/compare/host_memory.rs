@@ -16,7 +16,7 @@
 
 use super::explain::{Claim, Explanation, RowCtx, HOST_MEMORY};
 use super::llc_share::{pages_words, ZONE};
-use super::noise_model::{test, RowNoise, RowTest};
+use super::noise_model::{self, test, RowNoise, RowTest};
 use crate::bench::memory::bandwidth::BandwidthParams;
 use crate::bench::memory::latency::{effective_llc_of, LatencyParams};
 use crate::bench::memory::numa::NumaParams;
@@ -138,8 +138,9 @@ impl Paths<'_> {
     /// kept in every one of them), its standard error from the spread of those per-round
     /// means (so that what moves all sizes of a round together is counted once, and what
     /// moves one alone is averaged down), with the run level (`RUN_SIGMA`) added, tested as
-    /// a row is (Welch's t). Where the rounds are not there (a run measured in one piece),
-    /// the sizes' own tests averaged, their errors taken as moving together. One size is
+    /// a row is (Welch's t). Where the rounds do not line up across the sizes, the sizes' own
+    /// tests averaged, their errors taken as moving together; a run without rounds (an
+    /// earlier version's document) gives no memory latency. One size is
     /// noisy where the host's memory is busy (rounds 156-248 ns at 128 MiB in one run of
     /// 2026-11-27); the mean over three or four tells a 1.13x move from it.
     fn of<'a>(ca: &'a RunDocument, cb: &'a RunDocument, pages: &'a str) -> Option<Paths<'a>> {
@@ -154,10 +155,13 @@ impl Paths<'_> {
         if fa.last()?.params != a.params || fb.last()?.params != b.params {
             return None;
         }
+        // Each size tested on its runs' rounds: a run without them (an earlier version's
+        // document) has no memory latency to hold a row against.
+        let none = RowNoise::unmeasured(noise_model::NO_ROUNDS.into());
         let tests: Vec<RowTest> = pairs
             .iter()
-            .map(|(a, b)| test(a, b, &RowNoise::floor(a)))
-            .collect();
+            .map(|(a, b)| test(a, b, &none))
+            .collect::<Option<_>>()?;
         let sides = (
             round_means(&pairs.iter().map(|p| p.0).collect::<Vec<_>>()),
             round_means(&pairs.iter().map(|p| p.1).collect::<Vec<_>>()),
@@ -418,7 +422,13 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
 /// A latency row's ratio against the memory latency's: explained when they match within
 /// their combined noise, else it contributes (the direction is right).
 fn held_against(mut e: Explanation, c: &RowCtx, paths: &Paths) -> Explanation {
-    let own = test(c.ra, c.rb, &RowNoise::floor(c.ra));
+    let Some(own) = test(
+        c.ra,
+        c.rb,
+        &RowNoise::unmeasured(noise_model::NO_ROUNDS.into()),
+    ) else {
+        return e;
+    };
     let gap = own.d - paths.test.d;
     // Not f64::hypot: glibc versions it 2.35, past the C library the dist binary needs.
     let se = (own.se.powi(2) + paths.test.se.powi(2)).sqrt();

@@ -2,7 +2,8 @@
 //! (`matching`); a row whose definition, params or sample count differ is said to be not
 //! comparable first (`comparability`); the others are tested against their noise
 //! (`noise_model`: each run's own rounds, raised to the host's calibration or history,
-//! else those, else a conservative floor) and end in three outcomes (`verdict`): called
+//! else those; a row with neither is not tested, and says why) and end in three outcomes
+//! (`verdict`): called
 //! (the rows Benjamini-Hochberg keeps at the false discovery rate, 5% unless `--fdr`),
 //! equivalent (the interval inside ± the row's MDE), or cannot tell, with why. Every real difference is then
 //! explained, cause by cause, with evidence from both documents: placement, topology,
@@ -20,7 +21,6 @@ pub mod capacity;
 pub mod comparability;
 pub mod explain;
 pub mod fleet;
-pub mod floor;
 pub mod host_memory;
 pub mod host_placement;
 pub mod index;
@@ -85,9 +85,11 @@ pub struct Row {
     /// Benjamini-Hochberg is applied to across the rows; null when not comparable.
     pub p_noise: Option<f64>,
     /// The smallest relative B/A difference this host's noise lets the row detect
-    /// (two-sided α 0.05, power 0.8): 0.38 = 38%.
-    pub mde: f64,
-    /// The row's run-to-run noise and where it comes from (calibration, history, floor).
+    /// (two-sided α 0.05, power 0.8): 0.38 = 38%; null for a row not tested (no noise to
+    /// judge it by).
+    pub mde: Option<f64>,
+    /// The row's run-to-run noise and where it comes from (rounds, calibration, history,
+    /// none).
     pub noise: noise_model::RowNoise,
     /// `B better`, `B worse` (called at the FDR), `equivalent` (the 95% interval of B/A
     /// inside ± the MDE), `cannot tell`, or `not comparable`.
@@ -196,8 +198,13 @@ pub struct Fdr {
     /// Comparable rows not tested: latency points at the edge of the L2 resting on the
     /// runs' own rounds (`speed::cache_edge`), kept out of the family.
     pub edge: usize,
-    /// Rows not comparable (no test): `tested + edge + not_comparable` is every row.
+    /// Rows not comparable (no test).
     pub not_comparable: usize,
+    /// Comparable rows not tested for want of noise to judge them by: a side without a
+    /// spread of rounds (an earlier version's document, a run of one round) and no
+    /// calibration or stored history of the host. `tested + edge + not_comparable +
+    /// no_noise` is every row.
+    pub no_noise: usize,
 }
 
 /// Which noise the rows' verdicts rest on.
@@ -208,7 +215,9 @@ pub struct NoiseSummary {
     pub calibration: Option<String>,
     pub calibration_rows: usize,
     pub history_rows: usize,
-    pub floor_rows: usize,
+    /// Rows with no noise to be judged by (`Fdr::no_noise`, and those of them not
+    /// comparable).
+    pub none_rows: usize,
     /// Rows whose noise came from the runs' own rounds.
     pub rounds_rows: usize,
     /// Rows that move with the core clock tested per cycle: with `clock`, B's run clock
@@ -270,13 +279,24 @@ pub fn setting_differences(a: &ProbeDoc, b: &ProbeDoc) -> Vec<EnvDiff> {
 }
 
 /// The noise a matched pair of results is tested against with the baseline host's model
-/// (what `compare_at` uses for the row).
+/// (what `compare_at` uses for the row): the model's calibration or history of A's row;
+/// without either, what each side lacks said before it (`noise_model::no_rounds_why`).
 pub fn row_noise(
     model: &History,
     a: &crate::result::BenchResult,
     b: &crate::result::BenchResult,
 ) -> noise_model::RowNoise {
-    held_placement(model.row(a), a, b)
+    let mut n = model.row(a);
+    if n.basis == noise_model::Basis::None {
+        let lacks: Vec<String> = [("A", a), ("B", b)]
+            .iter()
+            .filter_map(|(side, r)| Some(format!("{side}: {}", noise_model::no_rounds_why(r)?)))
+            .collect();
+        if !lacks.is_empty() {
+            n.source = format!("{}; {}", lacks.join("; "), n.source);
+        }
+    }
+    n
 }
 
 /// The causes, in the order a row lists them.
@@ -311,7 +331,8 @@ fn unmatched(
         .collect()
 }
 
-/// Compare B with A with no noise model: every row on the conservative floor.
+/// Compare B with A with no noise model: every row on its runs' rounds (a row without them,
+/// from an earlier version's document, is not tested).
 pub fn compare(a: &RunDocument, b: &RunDocument) -> Comparison {
     compare_with(a, b, &History::default())
 }
@@ -327,7 +348,8 @@ struct Pending<'a> {
     m: matching::Match<'a>,
     judged: verdict::Judged,
     noise: noise_model::RowNoise,
-    test: noise_model::RowTest,
+    /// None when a side has no noise to be judged by (`noise_model::test`).
+    test: Option<noise_model::RowTest>,
     comparability: Vec<String>,
     /// The run clock held out of this clock-bound row's test (`speed::held_clock`).
     per_cycle: Option<speed::RunClock>,
@@ -342,7 +364,7 @@ struct Pending<'a> {
 fn verdict_of(p: &Pending, real_at_fdr: bool) -> Verdict {
     if !p.comparability.is_empty() {
         Verdict::NotComparable
-    } else if p.edge.is_some() {
+    } else if p.edge.is_some() || p.test.is_none() {
         Verdict::CannotTell
     } else if real_at_fdr {
         if (p.m.b.stats.median > p.m.a.stats.median) != p.m.a.lower_is_better {
@@ -350,15 +372,16 @@ fn verdict_of(p: &Pending, real_at_fdr: bool) -> Verdict {
         } else {
             Verdict::Worse
         }
-    } else if p.test.equivalent() {
+    } else if p.test.is_some_and(|t| t.equivalent()) {
         Verdict::Equivalent
     } else {
         Verdict::CannotTell
     }
 }
 
-/// Why a row cannot be told: the side whose rounds were mostly disturbed, else the noise
-/// that makes its MDE.
+/// Why a row cannot be told: at the edge of the L2; no noise to judge it by (what each side
+/// lacks: `row_noise`); the side whose rounds were mostly disturbed; else the noise that
+/// makes its MDE.
 fn cannot_tell_why(p: &Pending) -> String {
     if let Some(l2) = p.edge {
         return format!(
@@ -366,6 +389,9 @@ fn cannot_tell_why(p: &Pending) -> String {
             crate::units::bytes(l2)
         );
     }
+    let Some(test) = p.test else {
+        return p.noise.source.clone();
+    };
     if let Some((side, s)) = mostly_disturbed(p) {
         return format!(
             "{} of {} of {side} disturbed ({})",
@@ -374,13 +400,13 @@ fn cannot_tell_why(p: &Pending) -> String {
             s.causes.join(", ")
         );
     }
-    let what = match p.test.basis {
+    let what = match test.basis {
         noise_model::Basis::Rounds => "rounds disagree",
         noise_model::Basis::Calibration => "the calibration's runs disagree",
         noise_model::Basis::History => "the stored runs disagree",
-        noise_model::Basis::Floor => "conservative floor: no rounds, calibration or history",
+        noise_model::Basis::None => "no noise measured",
     };
-    let (lo, hi) = p.test.ci();
+    let (lo, hi) = test.ci();
     let lib = p.m.a.lower_is_better;
     let cycle = if p.per_cycle.is_some() {
         " per cycle"
@@ -391,7 +417,7 @@ fn cannot_tell_why(p: &Pending) -> String {
         "B between {} and {}{cycle} (95% interval), MDE {} ({what})",
         verdict::in_words_fine(lo.exp(), lib),
         verdict::in_words_fine(hi.exp(), lib),
-        noise_model::mde_text(p.test.mde())
+        noise_model::mde_text(test.mde())
     )
 }
 
@@ -411,7 +437,9 @@ fn mostly_disturbed(p: &Pending) -> Option<(&'static str, SideRounds)> {
 /// table); a row that cannot be told with its MDE, or the side whose rounds were mostly
 /// disturbed (the B/A cell holds the interval `why` spells out, per cycle or not).
 fn brief_of(p: &Pending, verdict: Verdict, why: &str) -> String {
-    let mde = noise_model::mde_text(p.test.mde());
+    let mde = p
+        .test
+        .map_or_else(|| "-".into(), |t| noise_model::mde_text(t.mde()));
     match verdict {
         Verdict::NotComparable => "not comparable".into(),
         Verdict::Equivalent => {
@@ -425,6 +453,12 @@ fn brief_of(p: &Pending, verdict: Verdict, why: &str) -> String {
         Verdict::CannotTell => {
             if p.edge.is_some() {
                 "cannot tell (L2 edge)".into()
+            } else if p.test.is_none() {
+                if p.m.a.rounds.is_none() || p.m.b.rounds.is_none() {
+                    "cannot tell (no rounds)".into()
+                } else {
+                    "cannot tell (too few rounds)".into()
+                }
             } else if let Some((side, _)) = mostly_disturbed(p) {
                 format!("cannot tell ({side} disturbed)")
             } else {
@@ -438,9 +472,9 @@ fn brief_of(p: &Pending, verdict: Verdict, why: &str) -> String {
 /// The noise a row's test rested on: the model's, or each run's own rounds (σ here is the
 /// standard error of the log ratio over √2, a per-run figure comparable with the others).
 fn noise_used(p: &Pending) -> noise_model::RowNoise {
-    if p.test.basis != noise_model::Basis::Rounds {
+    let Some(test) = p.test.filter(|t| t.basis == noise_model::Basis::Rounds) else {
         return p.noise.clone();
-    }
+    };
     let side = |name: &str, r: &crate::result::BenchResult| match r.run_noise() {
         Some(n) => format!(
             "{name} {} rounds, {:.1}% between them",
@@ -451,7 +485,7 @@ fn noise_used(p: &Pending) -> noise_model::RowNoise {
     };
     noise_model::RowNoise {
         basis: noise_model::Basis::Rounds,
-        sigma: p.test.se / std::f64::consts::SQRT_2,
+        sigma: Some(test.se / std::f64::consts::SQRT_2),
         runs: [p.m.a, p.m.b]
             .iter()
             .filter_map(|r| r.run_noise().map(|n| n.kept))
@@ -468,52 +502,23 @@ fn why_of(p: &Pending, verdict: Verdict) -> String {
         ""
     };
     match verdict {
-        Verdict::Better | Verdict::Worse => match p.per_cycle {
-            Some(_) => format!(
+        Verdict::Better | Verdict::Worse => match (p.per_cycle, p.test) {
+            (Some(_), Some(t)) => format!(
                 "B {} per cycle",
-                verdict::in_words(p.test.d.exp(), p.m.a.lower_is_better)
+                verdict::in_words(t.d.exp(), p.m.a.lower_is_better)
             ),
-            None => format!(
+            _ => format!(
                 "B {}",
                 verdict::in_words(p.judged.ratio, p.m.a.lower_is_better)
             ),
         },
         Verdict::Equivalent => format!(
             "same within ±{}{cycle}",
-            noise_model::mde_text(p.test.mde())
+            p.test
+                .map_or_else(|| "-".into(), |t| noise_model::mde_text(t.mde()))
         ),
         Verdict::NotComparable => format!("not comparable ({})", p.comparability.join("; ")),
         _ => format!("cannot tell: {}", cannot_tell_why(p)),
-    }
-}
-
-/// A floor row whose unpinned pair was observed in different placements in A and B (the
-/// placement cause's shift) is judged against the floor with placement held equal
-/// (`floor::placement_held`); any other noise is kept.
-fn held_placement(
-    noise: noise_model::RowNoise,
-    a: &crate::result::BenchResult,
-    b: &crate::result::BenchResult,
-) -> noise_model::RowNoise {
-    if noise.basis != noise_model::Basis::Floor
-        || a.placement.cpus.is_some()
-        || b.placement.cpus.is_some()
-    {
-        return noise;
-    }
-    let share = |r: &crate::result::BenchResult| {
-        r.placement
-            .observed
-            .as_ref()
-            .and_then(|o| o.colocated_fraction())
-    };
-    match (share(a), share(b)) {
-        (Some(fa), Some(fb)) if (fa - fb).abs() >= placement::MIN_SHIFT => {
-            floor::placement_held(a, fa, fb)
-                .map(noise_model::RowNoise::of_floor)
-                .unwrap_or(noise)
-        }
-        _ => noise,
     }
 }
 
@@ -584,12 +589,12 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
                 // Whether the samples differ at all; the drift is the noise's business.
                 judged: verdict::judge(m.a, m.b, 0.0),
                 test: match per_cycle {
-                    Some(c) => test.per_cycle(c.expected_log(m.a.lower_is_better), c.se),
+                    Some(c) => test.map(|t| t.per_cycle(c.expected_log(m.a.lower_is_better), c.se)),
                     None => test,
                 },
                 noise,
                 edge: speed::cache_edge(m.a, &a.env)
-                    .filter(|_| test.basis == noise_model::Basis::Rounds),
+                    .filter(|_| test.is_some_and(|t| t.basis == noise_model::Basis::Rounds)),
                 comparability: comparability::problems(m.a, m.b),
                 per_cycle,
             }
@@ -597,7 +602,10 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
         .collect();
     let p_noise: Vec<Option<f64>> = pending
         .iter()
-        .map(|p| (p.comparability.is_empty() && p.edge.is_none()).then_some(p.test.p))
+        .map(|p| {
+            let t = p.test?;
+            (p.comparability.is_empty() && p.edge.is_none()).then_some(t.p)
+        })
         .collect();
     let real_at_fdr = crate::measure::fdr::benjamini_hochberg(&p_noise, q);
     let shared = explain::Shared::default();
@@ -606,9 +614,9 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
         let m = p.m;
         let mut verdict = verdict_of(p, real);
         let mut why = why_of(p, verdict);
-        let mde = p.test.mde();
-        let ci = p.comparability.is_empty().then(|| {
-            let (lo, hi) = p.test.ci();
+        let mde = p.test.map(|t| t.mde());
+        let ci = p.test.filter(|_| p.comparability.is_empty()).map(|t| {
+            let (lo, hi) = t.ci();
             [lo.exp(), hi.exp()]
         });
         let mut explanations = if verdict.is_real() {
@@ -622,7 +630,8 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
                         verdict,
                         ..p.judged
                     },
-                    drift: mde,
+                    // A row called real was tested: it has an MDE.
+                    drift: mde.unwrap_or(0.0),
                     shared: &shared,
                 },
                 &cands,
@@ -705,12 +714,13 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
             real: 0,
             edge: 0,
             not_comparable: 0,
+            no_noise: 0,
         },
         noise: NoiseSummary {
             calibration: None,
             calibration_rows: 0,
             history_rows: 0,
-            floor_rows: 0,
+            none_rows: 0,
             rounds_rows: 0,
             per_cycle_rows: 0,
             clock: None,
@@ -727,6 +737,10 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
         .iter()
         .filter(|p| p.edge.is_some() && p.comparability.is_empty())
         .count();
+    c.fdr.no_noise = pending
+        .iter()
+        .filter(|p| p.test.is_none() && p.comparability.is_empty())
+        .count();
     let count = |b: noise_model::Basis| c.rows.iter().filter(|r| r.noise.basis == b).count();
     c.noise = NoiseSummary {
         calibration: model
@@ -736,7 +750,7 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
             .map(|(id, _)| id.clone()),
         calibration_rows: count(noise_model::Basis::Calibration),
         history_rows: count(noise_model::Basis::History),
-        floor_rows: count(noise_model::Basis::Floor),
+        none_rows: count(noise_model::Basis::None),
         rounds_rows: count(noise_model::Basis::Rounds),
         per_cycle_rows: c.rows.iter().filter(|r| r.per_cycle).count(),
         clock: clock.filter(|_| c.rows.iter().any(|r| r.per_cycle)),
@@ -763,8 +777,8 @@ mod tests {
         )
     }
 
-    /// A run of rows of one kind whose conservative floor is about 5% per run (a system-call
-    /// clock read: `floor::REFERENCE`), row i with median `medians[i]`.
+    /// A run of an earlier version (measured in one piece, no rounds) of rows of one kind (a
+    /// system-call clock read), row i with median `medians[i]`.
     fn curve(id: &str, medians: &[f64]) -> RunDocument {
         let results = medians
             .iter()
@@ -782,6 +796,41 @@ mod tests {
         let mut d = testing::run(id, results, testing::env());
         d.host = Some("h".into());
         d
+    }
+
+    /// `r` drawn in `rounds`, its samples (two a round) and noise as `run` pools those of
+    /// `pool`.
+    fn pooled(
+        r: &mut crate::result::BenchResult,
+        pool: &[&crate::result::rounds::Round],
+        rounds: Vec<crate::result::rounds::Round>,
+    ) {
+        use crate::result::rounds::{noise_of, Rounds};
+        r.samples = pool
+            .iter()
+            .flat_map(|x| [x.median * 0.999, x.median * 1.001])
+            .collect();
+        r.stats = crate::measure::stats::Stats::of(&r.samples).unwrap();
+        r.rounds = Some(Rounds {
+            noise: noise_of(&rounds, Some(r.stats.median.ln()), None),
+            rounds,
+        });
+    }
+
+    /// `doc` with each row drawn in five rounds whose medians spread about 10% (σ of their
+    /// logs about 0.095) around its median, samples and noise as `run` pools them.
+    fn rounded(mut doc: RunDocument) -> RunDocument {
+        use crate::result::rounds::quiet_rounds;
+        for r in &mut doc.results {
+            let m = r.stats.median;
+            let logs: Vec<f64> = [-1.2, -0.6, 0.0, 0.6, 1.2]
+                .iter()
+                .map(|z| m.ln() + 0.1 * z)
+                .collect();
+            let rounds = quiet_rounds(&logs);
+            pooled(r, &rounds.iter().collect::<Vec<_>>(), rounds.clone());
+        }
+        doc
     }
 
     #[test]
@@ -807,42 +856,41 @@ mod tests {
             .map(|(i, m)| m * if i % 2 == 0 { 1.12 } else { 0.9 })
             .collect();
         b[40] = a[40] * 3.0;
-        let c = compare(&curve("a", &a), &curve("b", &b));
+        let (da, db) = (rounded(curve("a", &a)), rounded(curve("b", &b)));
+        let c = compare(&da, &db);
         assert_eq!(c.fdr.tested, 41);
         let real: Vec<&Row> = c.rows.iter().filter(|r| r.verdict.is_real()).collect();
         assert_eq!(real.len(), 1, "{:?}", c.summary);
         assert_eq!(real[0].verdict, Verdict::Worse);
         assert_eq!(c.fdr.real, 1);
-        // The 10-12% rows are below the floor's MDE: cannot tell, and why.
+        // The 10-12% rows are below their rounds' MDE: cannot tell, and why.
         assert!(c.rows[..40]
             .iter()
-            .all(|r| r.verdict == Verdict::CannotTell && r.noise.basis == Basis::Floor));
+            .all(|r| r.verdict == Verdict::CannotTell && r.noise.basis == Basis::Rounds));
         assert!(
             c.rows[0].why.starts_with("cannot tell: B between ")
                 && c.rows[0].why.contains("(95% interval), MDE ")
-                && c.rows[0]
-                    .why
-                    .ends_with("(conservative floor: no rounds, calibration or history)"),
+                && c.rows[0].why.ends_with("(rounds disagree)"),
             "{}",
             c.rows[0].why
         );
         assert!(c
             .rows
             .iter()
-            .all(|r| r.mde > 0.2 && r.drift.fraction == r.mde));
+            .all(|r| r.mde.unwrap() > 0.15 && r.drift.fraction == r.mde));
         assert!(
             c.summary[0].starts_with(
-                "41 rows tested, 1 real at FDR 5%; noise: conservative floor (41 rows"
+                "41 rows tested, 1 real at FDR 5%; noise: each run's rounds (41 rows)"
             ),
             "{}",
             c.summary[0]
         );
         // A stricter rate keeps the 3x row; the JSON carries rows[].mde.
-        let strict = compare_at(&curve("a", &a), &curve("b", &b), &History::default(), 0.001);
+        let strict = compare_at(&da, &db, &History::default(), 0.001);
         assert_eq!(strict.fdr.real, 1);
         let j = serde_json::to_value(&strict).unwrap();
-        assert!(j["rows"][0]["mde"].as_f64().unwrap() > 0.2);
-        assert_eq!(j["rows"][0]["noise"]["basis"], "floor");
+        assert!(j["rows"][0]["mde"].as_f64().unwrap() > 0.15);
+        assert_eq!(j["rows"][0]["noise"]["basis"], "rounds");
     }
 
     #[test]
@@ -886,15 +934,15 @@ mod tests {
 
     #[test]
     fn the_summary_counts_a_row_not_comparable_beside_the_rows_tested() {
-        let a = curve("a", &[100.0, 200.0]);
-        let mut b = curve("b", &[100.0, 200.0]);
+        let a = rounded(curve("a", &[100.0, 200.0]));
+        let mut b = rounded(curve("b", &[100.0, 200.0]));
         b.results[1].unit = "ms".into();
         let c = compare(&a, &b);
         assert_eq!((c.fdr.tested, c.fdr.edge, c.fdr.not_comparable), (1, 0, 1));
-        assert_eq!(c.noise.floor_rows, 2);
+        assert_eq!(c.noise.rounds_rows, 2);
         assert!(
             c.summary[0].starts_with(
-                "1 row tested, 0 real at FDR 5%; 1 not comparable; noise: conservative floor (2 rows"
+                "1 row tested, 0 real at FDR 5%; 1 not comparable; noise: each run's rounds (2 rows)"
             ),
             "{}",
             c.summary[0]
@@ -902,11 +950,49 @@ mod tests {
     }
 
     #[test]
-    fn a_calibration_of_the_host_replaces_the_floor_and_is_named() {
+    fn an_earlier_documents_rows_are_told_only_by_a_calibration_or_history_of_the_host() {
         let a = curve("a", &[100.0, 200.0]);
-        let b = curve("b", &[115.0, 200.0]);
-        // Without a calibration, 15% is below the floor's MDE.
-        assert_eq!(compare(&a, &b).rows[0].verdict, Verdict::CannotTell);
+        let b = curve("b", &[115.0, 400.0]);
+        // Without rounds (earlier versions' documents) and nothing measured of the host: no
+        // row is tested, not even the one 2x slower; each says why, and no figure is made up.
+        let c = compare(&a, &b);
+        for r in &c.rows {
+            assert_eq!(
+                (r.verdict, r.noise.basis),
+                (Verdict::CannotTell, Basis::None)
+            );
+            assert_eq!(
+                (r.p_noise, r.mde, r.ci, r.noise.sigma),
+                (None, None, None, None)
+            );
+            assert_eq!(
+                r.why,
+                "cannot tell: A: no rounds (an earlier version's document); B: no rounds (an earlier version's document); no calibration or stored history of this row"
+            );
+            assert_eq!(r.brief, "cannot tell (no rounds)");
+        }
+        assert_eq!((c.fdr.tested, c.fdr.no_noise, c.noise.none_rows), (0, 2, 2));
+        assert!(
+            c.summary[0].starts_with(
+                "0 rows tested, 0 real at FDR 5%; 2 more not tested: no rounds (an earlier version's document), and no calibration or stored history of the host; noise: none (2 rows"
+            ),
+            "{}",
+            c.summary[0]
+        );
+        let j = serde_json::to_value(&c).unwrap();
+        assert_eq!(j["rows"][0]["noise"]["basis"], "none");
+        assert!(j["rows"][0]["mde"].is_null() && j["rows"][0]["noise"]["sigma"].is_null());
+        // One side measured in rounds, the other an earlier version's: the same, naming the
+        // side without.
+        let mixed = compare(&rounded(curve("a", &[100.0, 200.0])), &b);
+        assert!(
+            mixed.rows.iter().all(|r| r.verdict == Verdict::CannotTell
+                && r.why.starts_with(
+                    "cannot tell: B: no rounds (an earlier version's document); no calibration"
+                )),
+            "{:?}",
+            mixed.rows.iter().map(|r| &r.why).collect::<Vec<_>>()
+        );
         // Five quiet calibration runs make it detectable, and real.
         let cal: Vec<RunDocument> = [100.0, 100.4, 99.7, 100.2, 99.9]
             .iter()
@@ -916,8 +1002,9 @@ mod tests {
         let c = compare_with(&a, &b, &model);
         let r = &c.rows[0];
         assert_eq!((r.noise.basis, r.noise.runs), (Basis::Calibration, 5));
-        assert!(r.mde < 0.1, "{}", r.mde);
+        assert!(r.mde.unwrap() < 0.1, "{:?}", r.mde);
         assert_eq!(r.verdict, Verdict::Worse);
+        assert_eq!(c.rows[1].verdict, Verdict::Worse);
         assert_eq!(c.noise.calibration.as_deref(), Some("cal-1"));
         assert!(
             c.summary[0].contains("calibration cal-1 (2 rows)"),
@@ -953,7 +1040,7 @@ mod tests {
             case: "pages=thp".into(),
             reason: "transparent huge pages are never".into(),
         });
-        // A quiet history of the 4 KiB row (its conservative floor would hide 3x).
+        // A quiet history of the 4 KiB row (measured in one piece, it is told by nothing else).
         let hist: Vec<RunDocument> = [100.0, 101.0, 99.0]
             .iter()
             .map(|m| testing::run("h", vec![point(1 << 30, "4k", *m)], testing::env()))
@@ -1016,7 +1103,7 @@ mod tests {
         medians: &[f64],
         round: impl Fn(usize) -> (Vec<crate::result::rounds::Disturbance>, Option<f64>),
     ) -> RunDocument {
-        use crate::result::rounds::{noise_of, Round, Rounds};
+        use crate::result::rounds::Round;
         let rounds: Vec<Round> = medians
             .iter()
             .enumerate()
@@ -1042,15 +1129,7 @@ mod tests {
             json!({"clock": "monotonic", "path": "vdso"}),
             100.0,
         );
-        r.samples = pool
-            .iter()
-            .flat_map(|x| [x.median * 0.999, x.median * 1.001])
-            .collect();
-        r.stats = crate::measure::stats::Stats::of(&r.samples).unwrap();
-        r.rounds = Some(Rounds {
-            noise: noise_of(&rounds, Some(r.stats.median.ln()), None),
-            rounds,
-        });
+        pooled(&mut r, &pool, rounds.clone());
         let mut d = testing::run(id, vec![r], testing::env());
         d.host = Some("h".into());
         d
@@ -1200,7 +1279,7 @@ mod tests {
             (Verdict::Equivalent, Basis::Rounds)
         );
         // Rounds agreeing within 0.3%: the run level (0.6% a run) sets the MDE.
-        assert!(r.mde < 0.03, "{}", r.mde);
+        assert!(r.mde.unwrap() < 0.03, "{:?}", r.mde);
         assert!(r.why.starts_with("same within ±"), "{}", r.why);
         assert_eq!(c.noise.rounds_rows, 1);
         // 7% slower clock reads (the disturbed runs of the field): called, with its CI.

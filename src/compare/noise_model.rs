@@ -6,15 +6,16 @@
 //!   its samples in, robust to the odd disturbed round (kept out), with its degrees of
 //!   freedom; raised to the host's calibration or stored history where that is larger (a
 //!   run's rounds do not sample what moves only between runs);
-//! - for results measured in one piece (earlier documents, the classic suite): from the
-//!   host's calibration runs (`truebench calibrate`, tagged `calibration=<id>`), failing that
-//!   from the stored history of the same measurement on that host, failing both from a
-//!   conservative floor per benchmark (`floor`).
+//! - for a side without a spread of rounds (a document of an earlier version, measured in
+//!   one piece; a run of one round): from the host's calibration runs (`truebench
+//!   calibrate`, tagged `calibration=<id>`), failing that from the stored history of the
+//!   same measurement on that host; failing both, the row has no noise to be judged by and
+//!   is not tested ("cannot tell", with why: [`no_rounds_why`]). Nothing is assumed.
 //!
 //! Each row says which. With the two sides' standard errors a row's log ratio d = ln(B/A)
 //! gets a standard error, a two-sided p-value (t with Welch-Satterthwaite degrees of
-//! freedom, normal for the floor) and a minimum detectable effect MDE = exp((t₀.₉₇₅ +
-//! t₀.₈₀)·SE) − 1 (`measure::mde`).
+//! freedom) and a minimum detectable effect MDE = exp((t₀.₉₇₅ + t₀.₈₀)·SE) − 1
+//! (`measure::mde`).
 
 use crate::result::{BenchResult, RunDocument};
 use serde::Serialize;
@@ -22,8 +23,10 @@ use std::collections::BTreeMap;
 
 /// The tag a calibration run carries; its value names the calibration (all K runs share it).
 pub const CALIBRATION_TAG: &str = "calibration";
-/// The smallest σ a calibration or history gives (`floor::MIN_SIGMA`).
-pub use super::floor::MIN_SIGMA;
+/// The smallest σ a calibration or history gives: a few runs close together on one boot do
+/// not see boot- and day-level variance (they are not sampled), so no row is trusted below
+/// 1% per run.
+pub const MIN_SIGMA: f64 = 0.01;
 /// The widest MDE a row is called equivalent within: past it, "the same within ±40%"
 /// tells a reader nothing, and the row is "cannot tell".
 pub const MAX_EQUIVALENCE_MDE: f64 = 0.25;
@@ -41,8 +44,9 @@ pub enum Basis {
     Calibration,
     /// Earlier stored runs of the same measurement on the baseline host.
     History,
-    /// Neither: one run each, conservative floor.
-    Floor,
+    /// None of them: a side without a spread of rounds and nothing measured of the host;
+    /// the row is not tested.
+    None,
 }
 
 impl Basis {
@@ -51,7 +55,7 @@ impl Basis {
             Basis::Rounds => "rounds",
             Basis::Calibration => "calibration",
             Basis::History => "history",
-            Basis::Floor => "floor",
+            Basis::None => "none",
         }
     }
 }
@@ -60,39 +64,55 @@ impl Basis {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RowNoise {
     pub basis: Basis,
-    /// Standard deviation of ln(median) between runs (at least MIN_SIGMA).
-    pub sigma: f64,
-    /// Runs σ was estimated from (0 for the floor).
+    /// Standard deviation of ln(median) between runs (at least MIN_SIGMA); null where
+    /// nothing measured it (basis `none`).
+    pub sigma: Option<f64>,
+    /// Runs σ was estimated from (0 for none).
     pub runs: usize,
     /// Where it comes from, in words ("calibration 20261125T… : 5 runs of host h").
     pub source: String,
 }
 
 impl RowNoise {
-    /// The conservative floor of the row `r` stands for (`floor::of`).
-    pub fn floor(r: &BenchResult) -> RowNoise {
-        RowNoise::of_floor(super::floor::of(r))
-    }
-
-    pub fn of_floor(f: super::floor::Floor) -> RowNoise {
+    /// Nothing measured of the host for this row (`source` says what is missing): each side
+    /// has its own rounds, or the row is not tested.
+    pub fn unmeasured(source: String) -> RowNoise {
         RowNoise {
-            basis: Basis::Floor,
-            sigma: f.sigma,
+            basis: Basis::None,
+            sigma: None,
             runs: 0,
-            source: f.source,
+            source,
         }
     }
 
     /// The MDE (relative) of a compare of one run each with this noise and tight samples:
-    /// SE = √2·σ.
-    pub fn mde_one_run_each(&self) -> f64 {
-        mde_log(std::f64::consts::SQRT_2 * self.sigma, self.df()).exp_m1()
+    /// SE = √2·σ; None where no σ was measured.
+    pub fn mde_one_run_each(&self) -> Option<f64> {
+        Some(mde_log(std::f64::consts::SQRT_2 * self.sigma?, self.df()).exp_m1())
     }
 
-    /// Degrees of freedom of σ: runs − 1; None (normal quantiles) for the floor.
+    /// Degrees of freedom of σ: runs − 1; None where no σ was measured.
     pub fn df(&self) -> Option<f64> {
-        (self.basis != Basis::Floor).then(|| (self.runs.max(2) - 1) as f64)
+        self.sigma.map(|_| (self.runs.max(2) - 1) as f64)
     }
+}
+
+/// What a result without rounds comes from: a document of an earlier version, measured in
+/// one piece (every row of a current one is measured in rounds).
+pub const NO_ROUNDS: &str = "no rounds (an earlier version's document)";
+
+/// Why a row's result has no noise of its own (None when it has: a spread of at least two
+/// kept rounds): [`NO_ROUNDS`] for a result measured in one piece, else how few rounds it
+/// kept.
+pub fn no_rounds_why(r: &BenchResult) -> Option<String> {
+    if r.run_noise().is_some() {
+        return None;
+    }
+    Some(match r.rounds.as_ref().map(|x| x.rounds.len()) {
+        None | Some(0) => NO_ROUNDS.to_string(),
+        Some(1) => "one round (no spread to read)".to_string(),
+        Some(n) => format!("{n} rounds, fewer than two undisturbed (no spread to read)"),
+    })
 }
 
 /// The between-run σ of one measurement over `medians` (one per run): the sample standard
@@ -167,10 +187,18 @@ impl NoiseModel {
         NoiseModel::new(host, None, runs)
     }
 
-    /// The noise of the row `r` stands for: calibration, else history, else the floor.
+    /// The noise of the row `r` stands for: calibration, else history, else none measured.
     pub fn row(&self, r: &BenchResult) -> RowNoise {
         self.measured(&super::matching::label(r))
-            .unwrap_or_else(|| RowNoise::floor(r))
+            .unwrap_or_else(|| self.unmeasured())
+    }
+
+    /// No calibration or stored history of the row: said with the host's name.
+    pub fn unmeasured(&self) -> RowNoise {
+        RowNoise::unmeasured(match &self.host {
+            Some(h) => format!("no calibration or stored history of this row on host {h}"),
+            None => "no calibration or stored history of this row".to_string(),
+        })
     }
 
     /// The noise of the row labelled `key` (`matching::label`) from the calibration, else
@@ -181,7 +209,7 @@ impl NoiseModel {
             if let Some((s, n)) = m.get(key) {
                 return Some(RowNoise {
                     basis: Basis::Calibration,
-                    sigma: s.max(MIN_SIGMA),
+                    sigma: Some(s.max(MIN_SIGMA)),
                     runs: *n,
                     source: format!(
                         "calibration {id}: {:.1}% between {n} runs of host {host}",
@@ -192,7 +220,7 @@ impl NoiseModel {
         }
         self.history.get(key).map(|(s, n)| RowNoise {
             basis: Basis::History,
-            sigma: s.max(MIN_SIGMA),
+            sigma: Some(s.max(MIN_SIGMA)),
             runs: *n,
             source: format!(
                 "history: {:.1}% between {n} stored runs of host {host}",
@@ -246,10 +274,10 @@ pub struct Side {
 
 /// The variance of one result's log median: from its own rounds (raised to the model's
 /// calibration or history σ where that is larger), else from the model: the larger of σ²
-/// and its own sampling variance (calibration, history: σ already holds a run's own
-/// noise), or both added (floor: the run level is assumed on top of what the samples saw).
-pub fn side(r: &BenchResult, model: &RowNoise) -> Side {
-    let s2 = model.sigma.powi(2);
+/// and its own sampling variance (σ already holds a run's own noise). None for a result
+/// without a spread of rounds when the model measured nothing ([`no_rounds_why`]).
+pub fn side(r: &BenchResult, model: &RowNoise) -> Option<Side> {
+    let s2 = model.sigma.map(|s| s.powi(2));
     if let Some(n) = r.run_noise() {
         let own = Side {
             var: rounds_var(n.se),
@@ -257,27 +285,22 @@ pub fn side(r: &BenchResult, model: &RowNoise) -> Side {
             basis: Basis::Rounds,
             two_stage: n.stage1.is_some(),
         };
-        return match model.basis {
-            Basis::Calibration | Basis::History if s2 > own.var => Side {
+        return Some(match s2 {
+            Some(s2) if s2 > own.var => Side {
                 var: s2,
                 df: model.df(),
                 basis: model.basis,
                 two_stage: false,
             },
             _ => own,
-        };
+        });
     }
-    let w = within_se(r).powi(2);
-    Side {
-        var: if model.basis == Basis::Floor {
-            s2 + w
-        } else {
-            s2.max(w)
-        },
+    Some(Side {
+        var: s2?.max(within_se(r).powi(2)),
         df: model.df(),
         basis: model.basis,
         two_stage: false,
-    }
+    })
 }
 
 /// A row tested against its noise.
@@ -348,9 +371,10 @@ pub fn mde_text(mde: f64) -> String {
 
 /// Test B's median against A's: each side's variance from `side` (B's host is assumed to
 /// have A's model), degrees of freedom by Welch-Satterthwaite (the smaller side's when a
-/// side's rounds were chosen by the two-stage rule: `session::precision`).
-pub fn test(a: &BenchResult, b: &BenchResult, noise: &RowNoise) -> RowTest {
-    let (sa, sb) = (side(a, noise), side(b, noise));
+/// side's rounds were chosen by the two-stage rule: `session::precision`). None when a side
+/// has no noise to be judged by (`side`).
+pub fn test(a: &BenchResult, b: &BenchResult, noise: &RowNoise) -> Option<RowTest> {
+    let (sa, sb) = (side(a, noise)?, side(b, noise)?);
     let se = (sa.var + sb.var).sqrt();
     let df = match (sa.df, sb.df) {
         (Some(x), Some(y)) if sa.two_stage || sb.two_stage => Some(x.min(y)),
@@ -359,14 +383,14 @@ pub fn test(a: &BenchResult, b: &BenchResult, noise: &RowNoise) -> RowTest {
     };
     let d = (b.stats.median / a.stats.median).ln();
     let basis = if sa.var >= sb.var { sa.basis } else { sb.basis };
-    RowTest {
+    Some(RowTest {
         d,
         se,
         df,
         p: crate::measure::mde::p_value(d, se, df),
         mde_log: mde_log(se, df),
         basis,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -389,6 +413,11 @@ mod tests {
         testing::run(id, vec![lat(median)], testing::env())
     }
 
+    /// Runs `id` of the latency row, one per median.
+    fn runs(id: &str, medians: &[f64]) -> Vec<RunDocument> {
+        medians.iter().map(|m| run(id, *m)).collect()
+    }
+
     #[test]
     fn the_mde_of_five_runs_uses_t_quantiles_and_one_run_uses_z() {
         // The textbook factor 1.96 + 0.84 = 2.80 for the normal.
@@ -405,67 +434,99 @@ mod tests {
     }
 
     #[test]
-    fn calibration_wins_over_history_and_history_over_the_floor() {
-        let cal: Vec<RunDocument> = [100.0, 130.0, 90.0, 120.0, 100.0]
-            .iter()
-            .map(|m| run("c", *m))
-            .collect();
-        let hist: Vec<RunDocument> = [100.0, 101.0, 99.0].iter().map(|m| run("h", *m)).collect();
+    fn calibration_wins_over_history_and_history_over_nothing() {
+        let cal: Vec<RunDocument> = runs("c", &[100.0, 130.0, 90.0, 120.0, 100.0]);
+        let hist: Vec<RunDocument> = runs("h", &[100.0, 101.0, 99.0]);
         let r = lat(100.0);
         let both = NoiseModel::new("h", Some(("cal1", &cal)), &hist);
         let n = both.row(&r);
         assert_eq!((n.basis, n.runs), (Basis::Calibration, 5));
-        assert!(n.sigma > 0.1 && n.source.contains("cal1"), "{n:?}");
+        assert!(n.sigma.unwrap() > 0.1 && n.source.contains("cal1"), "{n:?}");
         let only_hist = NoiseModel::new("h", None, &hist);
         let n = only_hist.row(&r);
         assert_eq!((n.basis, n.runs), (Basis::History, 3));
         // A history of quiet runs still gets the 1% minimum.
         assert_eq!(
             n.sigma,
-            MIN_SIGMA.max(log_sd(&[100.0, 101.0, 99.0]).unwrap())
+            Some(MIN_SIGMA.max(log_sd(&[100.0, 101.0, 99.0]).unwrap()))
         );
-        // Two stored runs are not a history; another row is not covered.
+        // Two stored runs are not a history; another row is not covered: nothing measured,
+        // said with the host, and no σ made up for it.
         let short = NoiseModel::new("h", Some(("cal1", &cal[..2])), &hist[..2]);
-        assert_eq!(short.row(&r).basis, Basis::Floor);
+        let none = short.row(&r);
+        assert_eq!((none.basis, none.sigma, none.runs), (Basis::None, None, 0));
+        assert!(none.source.contains("on host h"), "{}", none.source);
+        assert_eq!(none.mde_one_run_each(), None);
         let mut other = lat(100.0);
         other.params.insert("size_bytes", 4096u64);
-        assert_eq!(both.row(&other).basis, Basis::Floor);
-        assert_eq!(NoiseModel::default().row(&r), RowNoise::floor(&r));
+        assert_eq!(both.row(&other).basis, Basis::None);
+        assert_eq!(NoiseModel::default().row(&r).basis, Basis::None);
     }
 
     #[test]
     fn a_swing_within_the_calibrated_noise_is_not_detectable_and_a_larger_one_is() {
-        let cal: Vec<RunDocument> = [100.0, 130.0, 90.0, 120.0, 100.0]
-            .iter()
-            .map(|m| run("c", *m))
-            .collect();
+        let cal: Vec<RunDocument> = runs("c", &[100.0, 130.0, 90.0, 120.0, 100.0]);
         let model = NoiseModel::new("h", Some(("c", &cal)), &[]);
         let noise = model.row(&lat(100.0));
         // The 37% swing of the A/A memory.latency rows: below this host's MDE.
-        let t = test(&lat(100.0), &lat(137.0), &noise);
+        let t = test(&lat(100.0), &lat(137.0), &noise).unwrap();
         assert!(!t.detectable(), "{t:?} mde {}", t.mde());
         assert!(t.mde() > 0.37);
-        let t = test(&lat(100.0), &lat(400.0), &noise);
+        let t = test(&lat(100.0), &lat(400.0), &noise).unwrap();
         assert!(t.detectable() && t.p < 0.05, "{t:?}");
         // Quiet calibration: 10% is detectable.
-        let quiet: Vec<RunDocument> = [100.0, 100.5, 99.6, 100.2, 99.9]
-            .iter()
-            .map(|m| run("c", *m))
-            .collect();
+        let quiet: Vec<RunDocument> = runs("c", &[100.0, 100.5, 99.6, 100.2, 99.9]);
         let noise = NoiseModel::new("h", Some(("c", &quiet)), &[]).row(&lat(100.0));
-        let t = test(&lat(100.0), &lat(110.0), &noise);
+        let t = test(&lat(100.0), &lat(110.0), &noise).unwrap();
         assert!(t.detectable() && t.mde() < 0.1, "{t:?} {}", t.mde());
     }
 
     #[test]
-    fn the_floor_adds_the_run_level_to_what_the_samples_saw() {
-        let floor = RowNoise::floor(&lat(100.0));
-        let t = test(&lat(100.0), &lat(100.0), &floor);
-        // Tight samples (CI ±4.5%): SE² = 2 (σ² + within²), normal quantiles (2.80).
-        let w = within_se(&lat(100.0));
-        let se = (2.0 * (floor.sigma.powi(2) + w * w)).sqrt();
-        assert!((t.se - se).abs() < 1e-12, "{t:?}");
-        assert!((t.mde_log - 2.8016 * se).abs() < 0.001 * se, "{t:?}");
-        assert_eq!(t.p, 1.0);
+    fn a_side_without_rounds_or_a_measured_host_is_not_tested_and_says_why() {
+        use crate::result::rounds::{quiet_rounds, Rounds};
+        let rounded = |m: f64| {
+            let mut d = run("r", m);
+            d = crate::compare::testing::in_rounds(d);
+            d.results.remove(0)
+        };
+        // An earlier version's result (measured in one piece) and nothing of the host: no
+        // test, whatever the difference.
+        let none = NoiseModel::default().row(&lat(100.0));
+        assert!(test(&lat(100.0), &lat(400.0), &none).is_none());
+        assert_eq!(no_rounds_why(&lat(100.0)).as_deref(), Some(NO_ROUNDS));
+        // A result with a spread of rounds on both sides is tested from them alone.
+        let t = test(&rounded(100.0), &rounded(130.0), &none).unwrap();
+        assert_eq!(t.basis, Basis::Rounds);
+        assert!(t.detectable(), "{t:?}");
+        assert_eq!(no_rounds_why(&rounded(100.0)), None);
+        // One side without rounds: not tested either.
+        assert!(test(&rounded(100.0), &lat(130.0), &none).is_none());
+        assert!(test(&lat(100.0), &rounded(130.0), &none).is_none());
+        // One round: no spread to read.
+        let mut one = lat(100.0);
+        one.rounds = Some(Rounds {
+            rounds: quiet_rounds(&[100f64.ln()]),
+            noise: None,
+        });
+        assert_eq!(
+            no_rounds_why(&one).as_deref(),
+            Some("one round (no spread to read)")
+        );
+    }
+
+    #[test]
+    fn a_calibration_judges_a_side_without_rounds_by_its_runs() {
+        let cal: Vec<RunDocument> = runs("c", &[100.0, 101.0, 99.0, 100.5, 99.5]);
+        let noise = NoiseModel::new("h", Some(("c", &cal)), &[]).row(&lat(100.0));
+        let t = test(&lat(100.0), &lat(130.0), &noise).unwrap();
+        // Each side's variance max(σ², its own sampling variance), t quantiles (each side on
+        // the calibration's 5 runs).
+        let var = |m: f64| noise.sigma.unwrap().powi(2).max(within_se(&lat(m)).powi(2));
+        assert!(
+            (t.se - (var(100.0) + var(130.0)).sqrt()).abs() < 1e-12,
+            "{t:?}"
+        );
+        assert!(t.df.is_some() && t.basis == Basis::Calibration, "{t:?}");
+        assert!(t.detectable() && t.p < 0.05, "{t:?}");
     }
 }

@@ -323,11 +323,11 @@ pub fn rank(
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::timers_run;
+    use super::super::testing::{in_rounds, timers_run};
     use super::*;
 
     fn tagged(id: &str, median: f64, rack: &str) -> RunDocument {
-        let mut d = timers_run(id, median, None);
+        let mut d = in_rounds(timers_run(id, median, None));
         d.tags.insert("rack".into(), rack.into());
         d
     }

@@ -78,6 +78,22 @@ fn untested(c: &Comparison) -> String {
             c.fdr.edge
         ));
     }
+    if c.fdr.no_noise > 0 {
+        // A side measured in one piece (an earlier version's), or with too few rounds kept.
+        let earlier = c.rows.iter().any(|r| {
+            r.noise.basis == crate::compare::noise_model::Basis::None
+                && r.rounds.iter().any(Option::is_none)
+        });
+        s.push_str(&format!(
+            "; {} more not tested: {}, and no calibration or stored history of the host",
+            c.fdr.no_noise,
+            if earlier {
+                crate::compare::noise_model::NO_ROUNDS
+            } else {
+                "fewer than two rounds kept"
+            }
+        ));
+    }
     if c.fdr.not_comparable > 0 {
         s.push_str(&format!("; {} not comparable", c.fdr.not_comparable));
     }
@@ -85,9 +101,10 @@ fn untested(c: &Comparison) -> String {
 }
 
 /// "114 rows tested, 0 real at FDR 5%; 2 more at the edge of the L2 not tested from one run
-/// a side; noise: calibration X (110 rows), conservative floor (6 rows: one run each)": the
-/// rows tested, at the edge of the L2 and not comparable add up to the rows the noise
-/// bases count.
+/// a side; 6 more not tested: no rounds (an earlier version's document), and no calibration
+/// or stored history of the host; noise: calibration X (110 rows), none (6 rows)": the rows
+/// tested, at the edge of the L2, without noise and not comparable add up to the rows the
+/// noise bases count.
 pub fn overall(c: &Comparison) -> String {
     let n = &c.noise;
     let mut bases = vec![];
@@ -107,10 +124,10 @@ pub fn overall(c: &Comparison) -> String {
     if n.history_rows > 0 {
         bases.push(format!("stored history ({})", count(n.history_rows, "row")));
     }
-    if n.floor_rows > 0 {
+    if n.none_rows > 0 {
         bases.push(format!(
-            "conservative floor ({}: no calibration or history, the verdict rests on one run each; run `truebench calibrate` once on this host)",
-            count(n.floor_rows, "row")
+            "none ({}: `truebench calibrate` on the host measures it)",
+            count(n.none_rows, "row")
         ));
     }
     let per_cycle =
@@ -148,7 +165,8 @@ fn mde_range(rows: &[&Row]) -> Option<String> {
     let v: Vec<f64> = rows
         .iter()
         .filter(|r| r.comparability.is_empty())
-        .map(|r| r.mde * 100.0)
+        .filter_map(|r| r.mde)
+        .map(|m| m * 100.0)
         .collect();
     let lo = v.iter().copied().reduce(f64::min)?;
     let hi = v.iter().copied().reduce(f64::max)?;
@@ -220,10 +238,23 @@ pub fn sentences(c: &Comparison) -> Vec<String> {
                         .map(|r| r.ratio)
                         .max_by(|x, y| x.ln().abs().total_cmp(&y.ln().abs()))
                         .unwrap_or(1.0);
+                    // Rows with no noise to judge them by have no MDE: counted apart (the
+                    // first sentence says why).
+                    let untested = unsure.iter().filter(|r| r.mde.is_none()).count();
+                    let what: Vec<String> = mde_range(&unsure)
+                        .into_iter()
+                        .chain((untested > 0).then(|| {
+                            if untested == unsure.len() {
+                                "not tested".to_string()
+                            } else {
+                                format!("{untested} not tested")
+                            }
+                        }))
+                        .collect();
                     parts.push(format!(
                         "{} cannot tell ({}, largest B/A {largest:.3})",
                         unsure.len(),
-                        mde_range(&unsure).unwrap_or_default()
+                        what.join("; ")
                     ));
                 }
                 let not_comparable = of(Verdict::NotComparable);

@@ -71,8 +71,9 @@ impl Verdict {
 /// The drift of one measurement on a host and where the figure comes from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Drift {
-    /// The relative difference a row must exceed to be called (its MDE in `compare`).
-    pub fraction: f64,
+    /// The relative difference a row must exceed to be called (its MDE in `compare`); null
+    /// for a row not tested.
+    pub fraction: Option<f64>,
     pub basis: String,
 }
 

@@ -138,7 +138,9 @@ fn render_full(c: &Comparison) -> String {
             ratio_cell(r),
             format!(
                 "{} ({})",
-                crate::compare::noise_model::mde_text(r.mde),
+                r.mde
+                    .map(crate::compare::noise_model::mde_text)
+                    .unwrap_or_else(|| "-".into()),
                 r.noise.basis.text()
             ),
             if r.ci_overlap { "yes" } else { "no" }.into(),
@@ -357,7 +359,7 @@ pub fn render_fleet(f: &Fleet) -> String {
 
 #[cfg(test)]
 mod tests {
-    use crate::compare::testing::{latency_run, timers_run};
+    use crate::compare::testing::{in_rounds, latency_run, timers_run};
 
     #[test]
     fn runs_with_no_result_in_common_say_so_instead_of_an_empty_table() {
@@ -408,7 +410,10 @@ mod tests {
             "{text}"
         );
         // A comparable row keeps its ratio, with its interval.
-        let c = crate::compare::compare(&timers_run("a", 20.0, None), &timers_run("b", 21.0, None));
+        let c = crate::compare::compare(
+            &in_rounds(timers_run("a", 20.0, None)),
+            &in_rounds(timers_run("b", 21.0, None)),
+        );
         assert!(super::ratio_cell(&c.rows[0]).starts_with("1.050 ("));
     }
 }

@@ -121,7 +121,7 @@ pub struct Calibration {
 /// What `compare` uses for the host after this calibration.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct InUse {
-    /// The calibration's id; null: none (the conservative floor, or the host's history).
+    /// The calibration's id; null: none (each run's rounds, and the host's history).
     pub id: Option<String>,
 }
 
@@ -145,10 +145,10 @@ pub fn summarise(id: &str, docs: &[RunDocument], asked: usize) -> Calibration {
             .map(|x| x.stats.median)
             .collect();
         let sigma = noise_model::log_sd(&medians);
-        let mde = sigma.map(|s| {
+        let mde = sigma.and_then(|s| {
             let noise = RowNoise {
                 basis: noise_model::Basis::Calibration,
-                sigma: s.max(noise_model::MIN_SIGMA),
+                sigma: Some(s.max(noise_model::MIN_SIGMA)),
                 runs: medians.len(),
                 source: String::new(),
             };
@@ -241,7 +241,7 @@ pub fn render(c: &Calibration) -> String {
             "`truebench compare` uses calibration {id} for runs of host {host}, the newest whole one.\n"
         )),
         (Some(InUse { id: None }), _) => s.push_str(&format!(
-            "`truebench compare` uses no calibration for runs of host {host}: the host's history, else the conservative floor.\n"
+            "`truebench compare` uses no calibration for runs of host {host}: each run's rounds and the host's history.\n"
         )),
         (None, true) => s.push_str(&format!(
             "`truebench compare` uses this calibration for runs of host {host} once they are stored.\n"

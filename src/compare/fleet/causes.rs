@@ -207,7 +207,12 @@ pub fn of(typical: &RunDocument, outlier: &RunDocument) -> Cause {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::testing::{timers_run, with_speed};
+    use crate::compare::testing::{in_rounds, with_speed};
+
+    /// A timers run measured in rounds (`testing::timers_run`).
+    fn timers_run(id: &str, median: f64, noise: Option<crate::findings::Finding>) -> RunDocument {
+        in_rounds(crate::compare::testing::timers_run(id, median, noise))
+    }
 
     #[test]
     fn a_slower_clock_is_named_with_its_figures_and_an_unchanged_host_is_unexplained() {

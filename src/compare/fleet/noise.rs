@@ -4,8 +4,7 @@
 //! host's σ on a row is the noise its deviation must also exceed, and the row's minimum
 //! detectable effect for one run (α 0.05, power 0.8) raises the practical floor. A row
 //! neither covers adds nothing: the fleet's own spread already holds every host's
-//! run-to-run noise once (each host ran once), so the conservative floor of a two-run
-//! compare is not added.
+//! run-to-run noise once (each host ran once), so nothing is assumed for it.
 
 use super::outliers::RowNoise;
 use super::table::RowDef;
@@ -28,7 +27,7 @@ impl HostModels {
 
 impl RowNoise for HostModels {
     fn sigma(&self, run: &RunDocument, row: &RowDef) -> Option<f64> {
-        self.noise(run, row).map(|n| n.sigma)
+        self.noise(run, row)?.sigma
     }
 
     fn df(&self, run: &RunDocument, row: &RowDef) -> Option<f64> {
@@ -36,8 +35,8 @@ impl RowNoise for HostModels {
     }
 
     fn floor(&self, run: &RunDocument, row: &RowDef) -> Option<f64> {
-        self.noise(run, row)
-            .map(|n| mde_log(n.sigma, n.df()).exp_m1())
+        let n = self.noise(run, row)?;
+        Some(mde_log(n.sigma?, n.df()).exp_m1())
     }
 }
 
