@@ -7,6 +7,7 @@ use crate::error::usage;
 use crate::session::Common;
 
 #[derive(clap::Args, Debug, Clone, Default)]
+#[group(skip)]
 pub struct Args {
     /// Probe first, then wait and begin measuring at this wall-clock time: RFC 3339
     /// (2026-11-23T15:00:00Z) or +SECONDS from now; at most a day ahead. The run records the
