@@ -500,8 +500,6 @@ fn half_a_cpu_of_quota_is_explained_by_capacity_and_throttling() {
 #[ignore = "needs root"]
 fn half_a_cpu_of_quota_is_called_from_the_rounds_with_no_calibration() {
     common::needs_root();
-    let _one = one_at_a_time();
-    let env = TestEnv::new();
     let args = [
         "run",
         "--json",
@@ -513,26 +511,41 @@ fn half_a_cpu_of_quota_is_called_from_the_rounds_with_no_calibration() {
         "--rounds",
         "5",
     ];
-    within_tries(3, || {
-        let a = env.json(&args);
-        let b = HalfCpu::new().run(&env, &args);
-        assert_eq!(b["env"]["cpus"]["cgroup_quota"], 0.5);
-        let c = compare(&env, &a, &b);
-        let r = row(&c, "ctx.pipe@1", "footprint_kb=0,mode=process", "same-cpu");
-        assert_eq!(r["noise"]["basis"], "rounds", "{r}");
-        if r["verdict"] != "B worse" {
-            return Err(format!("not called worse under half a CPU: {r}"));
-        }
+    under_half_a_cpu(&args, |c| {
+        let r = row(c, "ctx.pipe@1", "footprint_kb=0,mode=process", "same-cpu");
+        worse_by_capacity(r)?;
         // About 2x; a loud hour's steal or neighbour in one run's rounds moves it further,
         // and the pair is measured again.
         let ratio = r["ratio"].as_f64().unwrap();
         if !(1.3..4.0).contains(&ratio) {
             return Err(format!("B/A {ratio} under half a CPU: {r}"));
         }
-        let cap = explained_by(r, "capacity");
-        assert!(cap["evidence"].to_string().contains("throttled"), "{cap}");
         Ok(())
     });
+}
+
+/// `truebench ARGS` unlimited (A), then under half a CPU of quota (B), compared alone in a
+/// fresh database and checked by `check`; measured again up to three times while it fails.
+fn under_half_a_cpu(args: &[&str], check: impl Fn(&Value) -> Result<(), String>) {
+    let _one = one_at_a_time();
+    let env = TestEnv::new();
+    within_tries(3, || {
+        let a = env.json(args);
+        let b = HalfCpu::new().run(&env, args);
+        assert_eq!(b["env"]["cpus"]["cgroup_quota"], 0.5);
+        check(&compare(&env, &a, &b))
+    });
+}
+
+/// A row on its rounds, called worse, capacity explaining it with the throttling measured.
+fn worse_by_capacity(r: &Value) -> Result<(), String> {
+    assert_eq!(r["noise"]["basis"], "rounds", "{r}");
+    if r["verdict"] != "B worse" {
+        return Err(format!("not called worse under half a CPU: {r}"));
+    }
+    let cap = explained_by(r, "capacity");
+    assert!(cap["evidence"].to_string().contains("throttled"), "{cap}");
+    Ok(())
 }
 
 /// With no calibration, the classic suite's rounds are the noise: its system-call and pipe
@@ -543,8 +556,6 @@ fn half_a_cpu_of_quota_is_called_from_the_rounds_with_no_calibration() {
 #[ignore = "needs root"]
 fn half_a_cpu_of_quota_calls_classic_syscall_and_pipe_from_the_rounds_with_no_calibration() {
     common::needs_root();
-    let _one = one_at_a_time();
-    let env = TestEnv::new();
     let args = [
         "run",
         "--json",
@@ -554,11 +565,7 @@ fn half_a_cpu_of_quota_calls_classic_syscall_and_pipe_from_the_rounds_with_no_ca
         "--budget",
         "20s",
     ];
-    within_tries(3, || {
-        let a = env.json(&args);
-        let b = HalfCpu::new().run(&env, &args);
-        assert_eq!(b["env"]["cpus"]["cgroup_quota"], 0.5);
-        let c = compare(&env, &a, &b);
+    under_half_a_cpu(&args, |c| {
         for bench in ["classic.syscall@1", "classic.pipe-throughput@1"] {
             let r = c["rows"]
                 .as_array()
@@ -566,12 +573,7 @@ fn half_a_cpu_of_quota_calls_classic_syscall_and_pipe_from_the_rounds_with_no_ca
                 .iter()
                 .find(|r| r["benchmark"] == bench)
                 .unwrap_or_else(|| panic!("no {bench} row: {c}"));
-            assert_eq!(r["noise"]["basis"], "rounds", "{r}");
-            if r["verdict"] != "B worse" {
-                return Err(format!("{bench} not called worse under half a CPU: {r}"));
-            }
-            let cap = explained_by(r, "capacity");
-            assert!(cap["evidence"].to_string().contains("throttled"), "{cap}");
+            worse_by_capacity(r)?;
         }
         Ok(())
     });
