@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The A/A test of `compare` with the full default suites: three back-to-back `run`s of
 # the same command, each pair compared (1) in a database holding only the pair (no
-# history: the conservative floor) and (2) against a calibration of this host made first
+# history: each run's rounds; documents without rounds cannot tell) and (2) against a calibration of this host made first
 # (`calibrate --runs K`). Every row called "B better" or "B worse" is a false alarm; it
 # prints, per pair, the rows called real, and how many of them a noisy-neighbour or
 # steal-time finding marks as disturbed. Then, per row, the within-run 95% CI half-width
@@ -61,7 +61,7 @@ for (i, j) in itertools.combinations(range(3), 2):
     for d in (runs[i], runs[j]):
         f = f"{tmp}/doc.json"; json.dump(d, open(f, "w"))
         subprocess.run([tb, "--db", alone, "import", f], capture_output=True, check=True)
-    for label, db in (("floor", alone), ("calibrated", f"{tmp}/all.db")):
+    for label, db in (("alone", alone), ("calibrated", f"{tmp}/all.db")):
         if label == "calibrated" and k == 0:
             continue
         c = compare(db, runs[i], runs[j])
