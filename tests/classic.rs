@@ -81,7 +81,7 @@ fn a_short_classic_run_scores_and_scales() {
         assert!(r["quality"]["timer_share"].as_f64().unwrap() < 0.001);
         let (lo, hi) = match r["benchmark"].as_str().unwrap() {
             // Five system calls a loop.
-            "classic.syscall@1" => (1e3, 4e7),
+            "classic.syscall@2" => (1e3, 4e7),
             // A fork and ten execs of the 20 KB kernel worker per chain.
             "classic.execl@3" => {
                 assert_eq!(r["params"]["exec_target"], "kernel-worker");

@@ -51,6 +51,7 @@ extern "C" {
     fn close(fd: c_int) -> c_int;
     fn dup(fd: c_int) -> c_int;
     fn getpid() -> c_int;
+    fn syscall(number: c_long, ...) -> c_long;
     fn getuid() -> c_uint;
     fn umask(mask: c_uint) -> c_uint;
     fn clock_gettime(clock: c_int, ts: *mut Timespec) -> c_int;
@@ -77,6 +78,25 @@ const CHAIN: u64 = 10;
 const CHAIN_ARG: &[u8] = b"10\0";
 const WORKER_ARG: &[u8] = b"__classic-copy";
 const CLOCK_MONOTONIC: c_int = 1;
+/// getpid's system call number, which the syscall loop calls through the C library's
+/// generic `syscall()`, as UnixBench's does: `getpid()` is not a system call under every C
+/// library (glibc before 2.25 answered it from a cache, so the loop made four calls).
+#[cfg(target_arch = "x86_64")]
+const SYS_GETPID: c_long = 39;
+#[cfg(any(
+    target_arch = "aarch64",
+    target_arch = "riscv64",
+    target_arch = "loongarch64"
+))]
+const SYS_GETPID: c_long = 172;
+#[cfg(any(
+    target_arch = "powerpc64",
+    target_arch = "powerpc",
+    target_arch = "s390x",
+    target_arch = "x86",
+    target_arch = "arm"
+))]
+const SYS_GETPID: c_long = 20;
 const PROT_READ_WRITE: c_int = 0x1 | 0x2;
 const MAP_SHARED: c_int = 0x01;
 const PR_SET_PDEATHSIG: c_int = 1;
@@ -296,7 +316,8 @@ enum Work {
     Execl { exe: *const c_char },
     /// 512 bytes written into a pipe and read back.
     Pipe { p: [c_int; 2] },
-    /// close(dup(fd)), getpid, getuid, umask.
+    /// close(dup(fd)) on a pipe's read end (its write end closed), getpid through
+    /// `syscall()`, getuid, umask: UnixBench's `syscall` loop, call for call.
     Syscall { fd: c_int },
     /// A counter to the partner and back: one round trip.
     Context {
@@ -353,7 +374,7 @@ impl Work {
                         if d < 0 || close(d) != 0 {
                             return Err(fail("dup/close"));
                         }
-                        getpid();
+                        syscall(SYS_GETPID);
                         getuid();
                         umask(0o022);
                     }
@@ -487,7 +508,15 @@ fn prepare(
             Ok(Work::Execl { exe })
         }
         b"pipe" => Ok(Work::Pipe { p: new_pipe()? }),
-        b"syscall" => Ok(Work::Syscall { fd: new_pipe()?[0] }),
+        b"syscall" => {
+            // UnixBench's create_fd: a pipe whose write end is closed.
+            let [r, w] = new_pipe()?;
+            // SAFETY: closing our own descriptor.
+            if unsafe { close(w) } != 0 {
+                return Err(fail("close"));
+            }
+            Ok(Work::Syscall { fd: r })
+        }
         b"context" => context(partner_cpu(variant, index)?, slot),
         _ => Err(bad("unknown mode")),
     }

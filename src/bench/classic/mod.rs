@@ -303,8 +303,8 @@ pub static SHELL_8: Classic = Classic {
     length: Length::Shell,
 };
 pub static SYSCALL: Classic = Classic {
-    id: "classic.syscall@1",
-    what: "loops of close(dup(fd)), getpid, getuid, umask (five system calls) per second, lps",
+    id: "classic.syscall@2",
+    what: "loops of close(dup(fd)), getpid (through syscall()), getuid, umask (five system calls) per second, lps",
     kind: Kind::Syscall,
     unit: "lps",
     per_s_to_unit: 1.0,
@@ -1005,6 +1005,123 @@ mod tests {
             .filter(|c| set.is_set(*c).unwrap_or(false))
             .map(|c| c as u32)
             .collect()
+    }
+
+    /// The syscall and pipe loops make UnixBench's system calls, call for call, as strace
+    /// sees them (the user code around them is the compiler's; the system calls are the
+    /// work). syscall, per loop: close(dup(fd)) on a pipe's read end whose write end was
+    /// closed first (UnixBench's create_fd), getpid as a system call in every loop (through
+    /// `syscall()` as UnixBench's: glibc before 2.25 answered `getpid()` from a cache),
+    /// getuid, umask(022). pipe, per loop: 512 bytes written into the pipe, 512 read back.
+    #[test]
+    fn the_syscall_and_pipe_loops_make_unixbenchs_system_calls() {
+        let dir = tempfile::tempdir().unwrap();
+        // Each loop's calls as strace prints them (pid and padding dropped), R and W the
+        // pipe's ends, `*` any text.
+        let cases: [(&Classic, &[&str]); 2] = [
+            (
+                &SYSCALL,
+                &[
+                    "close(W) = 0",
+                    "dup(R) = W",
+                    "getpid() = *",
+                    "getuid() = *",
+                    "umask(022) = 022",
+                ],
+            ),
+            (
+                &PIPE_THROUGHPUT,
+                &[
+                    "read(R, \"*\"..., 512) = 512",
+                    "write(W, \"*\"..., 512) = 512",
+                ],
+            ),
+        ];
+        for (t, per_loop) in cases {
+            let mode = t.kind.kernel_mode().unwrap();
+            let sub = dir.path().join(mode);
+            std::fs::create_dir(&sub).unwrap();
+            let (worker, args) = t.launch_args(&sub, &Variant::Plain).unwrap();
+            let trace = sub.join("trace");
+            let traced = sub.join("traced");
+            std::fs::write(
+                &traced,
+                format!(
+                    "#!/bin/sh\nexec strace -f -qq -s 4 -o '{}' '{}' \"$@\"\n",
+                    trace.display(),
+                    worker.display()
+                ),
+            )
+            .unwrap();
+            std::fs::set_permissions(&traced, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+                .unwrap();
+            let launch = copies::Launch::Exec { exe: &traced, args };
+            let out =
+                copies::pass(1, None, Duration::from_millis(30), &launch).unwrap_or_else(|e| {
+                    panic!("{} under strace (scripts/test installs it): {e}", t.id)
+                });
+            let loops = out[0].count;
+            assert!(loops > 0, "{}: no loop completed", t.id);
+            let text = std::fs::read_to_string(&trace).unwrap();
+            // Each call without its pid and with single spaces.
+            let calls: Vec<String> = text
+                .lines()
+                .map(|l| l.split_whitespace().skip(1).collect::<Vec<_>>().join(" "))
+                .collect();
+            // The pipe made before the barrier: `pipe2([R, W], 0) = 0`.
+            let made = calls
+                .iter()
+                .find(|c| c.starts_with("pipe"))
+                .unwrap_or_else(|| panic!("{}: no pipe made:\n{text}", t.id));
+            let ends: Vec<&str> = made
+                .split(['[', ']'])
+                .nth(1)
+                .unwrap_or_default()
+                .split(", ")
+                .collect();
+            let [r, w] = ends[..] else {
+                panic!("{}: {made}", t.id)
+            };
+            let mut counts = std::collections::BTreeMap::<&str, u64>::new();
+            for c in &calls {
+                *counts.entry(c).or_default() += 1;
+            }
+            // The calls made in (nearly) every loop, and how often.
+            let looped: Vec<(&str, u64)> = counts
+                .into_iter()
+                .filter(|(_, n)| *n >= loops / 2)
+                .collect();
+            let matches = |pattern: &str, call: &str| {
+                let p = pattern.replace('R', r).replace('W', w);
+                let (head, tail) = p.split_once('*').unwrap_or((&p, ""));
+                call.len() >= head.len() + tail.len()
+                    && call.starts_with(head)
+                    && call.ends_with(tail)
+                    && (p.contains('*') || call == p)
+            };
+            assert_eq!(looped.len(), per_loop.len(), "{}: {looped:?}", t.id);
+            for (pattern, (call, n)) in per_loop.iter().zip(&looped) {
+                assert!(
+                    matches(pattern, call),
+                    "{}: {call} is not {pattern} (R={r}, W={w})",
+                    t.id
+                );
+                // The one extra: the write end closed before the loop, the pid read once.
+                assert!(
+                    (loops - 1..=loops + 1).contains(n),
+                    "{}: {call} {n} times in {loops} loops",
+                    t.id
+                );
+            }
+            if mode == "syscall" {
+                let first = |p: &str| calls.iter().position(|c| c.starts_with(p)).unwrap();
+                assert!(
+                    first(&format!("close({w})")) < first("dup("),
+                    "{}: the write end is open during the loop",
+                    t.id
+                );
+            }
+        }
     }
 
     /// The kernel worker's context-switch pair, pinned to one CPU and split over two: the
