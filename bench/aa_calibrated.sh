@@ -6,7 +6,7 @@
 # prints, per pair, the rows called real, and how many of them a noisy-neighbour or
 # steal-time finding marks as disturbed. Then, per row, the within-run 95% CI half-width
 # (median over the three runs) beside the spread of the runs' medians. Run it under the
-# measurement lock; figures are recorded in docs/methodology.md.
+# measurement lock; figures are recorded in docs/measurements.md.
 # Usage: flock /tmp/truebench-measure.lock bench/aa_calibrated.sh [CALIBRATION_RUNS] [SUITES]
 #        bench/aa_calibrated.sh --docs DIR   (no measuring: DIR holds exported documents,
 #        calibration-*.json or calib*.json tagged by `calibrate`, and the three back-to-back

@@ -95,7 +95,7 @@ fn several_tasks(r: &BenchResult) -> bool {
 /// `never` refuses), and, when either side is `always`, memory no benchmark advised.
 /// Rows on 4 KiB pages refused THP (MADV_NOHUGEPAGE): no THP setting touches them.
 fn thp_governs(c: &Candidate, r: &BenchResult) -> bool {
-    match r.params.get("pages").and_then(|v| v.as_str()) {
+    match r.params.pages() {
         Some("thp") => true,
         Some(_) => false,
         None => {

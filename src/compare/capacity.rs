@@ -14,7 +14,7 @@ const SAME: f64 = 1.05;
 /// How many tasks of a result compete for CPU: its copies or threads, else one.
 pub fn tasks(r: &BenchResult) -> u64 {
     super::matching::copies(r)
-        .or_else(|| r.params.get("threads").and_then(|v| v.as_u64()))
+        .or_else(|| r.params.threads())
         .unwrap_or(1)
         .max(1)
 }

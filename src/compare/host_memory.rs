@@ -660,7 +660,7 @@ mod tests {
             let remote = d
                 .results
                 .iter()
-                .find(|r| r.params.get("metric").and_then(|m| m.as_str()) == Some("latency"))
+                .find(|r| r.params.metric() == Some("latency"))
                 .unwrap()
                 .clone();
             let mut remote = remote;
@@ -689,8 +689,7 @@ mod tests {
         let cut = crate::measure::hierarchy::tests::aa_sizes()[8];
         short.results.retain(|r| {
             r.params
-                .get("size_bytes")
-                .and_then(|v| v.as_u64())
+                .size_bytes()
                 .is_none_or(|s| s <= cut || r.base_id() != "memory.latency")
         });
         assert!(memory_latency(&short, "4k").is_none());

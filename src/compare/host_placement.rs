@@ -50,12 +50,7 @@ fn crosses(base_id: &str) -> bool {
 /// on each CPU of its node: pinned to the pair, as `explain` checks).
 fn shares_a_core(c: &RowCtx) -> bool {
     match c.ra.base_id() {
-        "memory.bandwidth" => {
-            c.ra.params
-                .get("threads")
-                .and_then(|t| t.as_u64())
-                .is_some_and(|t| t >= 2)
-        }
+        "memory.bandwidth" => c.ra.params.threads().is_some_and(|t| t >= 2),
         "memory.numa" => {
             c.ra.params
                 .read::<crate::bench::memory::numa::NumaParams>()

@@ -280,12 +280,9 @@ mod tests {
         // A curve that never reaches memory (run 5 cut at 16 MiB: 32 ns) gives no figure.
         let mut short = run(5);
         let big = aa_sizes()[5];
-        short.results.retain(|r| {
-            r.params
-                .get("size_bytes")
-                .and_then(|v| v.as_u64())
-                .is_none_or(|s| s <= big)
-        });
+        short
+            .results
+            .retain(|r| r.params.size_bytes().is_none_or(|s| s <= big));
         assert!(at(&run(3), &short, "4k", 4).is_none());
         assert!(at(&short, &run(3), "4k", 5).is_none());
     }

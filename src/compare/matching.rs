@@ -6,6 +6,7 @@
 //! are both "all usable CPUs". Params that are settings of the same measurement (window,
 //! plan, array size) do not prevent a match; comparability says they differ.
 
+use crate::result::params::key;
 use crate::result::{BenchResult, Params, RunDocument};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
@@ -17,7 +18,7 @@ use std::collections::{HashMap, HashSet};
 /// rounds): how many samples estimate the figure, not what it is (the sample counts of
 /// results measured in one piece are compared by `comparability`).
 pub const DESCRIPTIVE: &[&str] = &[
-    "copies",
+    key::COPIES,
     "copies_per_cpu",
     "copies_basis",
     "exec_target_bytes",
@@ -30,10 +31,6 @@ pub const DESCRIPTIVE: &[&str] = &[
 /// Params that are settings of one measurement: results that differ only in them still
 /// match, and comparability says the settings differ (no verdict).
 pub const SETTINGS: &[&str] = &["window_s", "plan", "array_bytes"];
-
-/// The params naming a pinned variant of a suite's pair (classic context switch): the
-/// placement cause looks for siblings that differ only in it.
-pub const PAIR: &str = "pair";
 
 /// The part a result's copies play in its run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -72,7 +69,7 @@ pub fn full_width(doc: &RunDocument) -> u64 {
 
 /// A result's copy count, when it ran parallel copies.
 pub fn copies(r: &BenchResult) -> Option<u64> {
-    r.params.get("copies").and_then(|v| v.as_u64())
+    r.params.copies()
 }
 
 /// The roles of a result in its run, most specific first; empty for results without
@@ -113,7 +110,7 @@ pub fn identity(r: &BenchResult) -> Params {
 /// pair result and its pinned siblings.
 pub fn identity_without_pair(r: &BenchResult) -> Params {
     let mut p = identity(r);
-    p.0.remove(PAIR);
+    p.0.remove(key::PAIR);
     p
 }
 

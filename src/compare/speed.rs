@@ -135,9 +135,7 @@ pub fn ghz(doc: &RunDocument, kind: Option<&str>) -> Option<Ghz> {
 /// them (an A/A called four of them "2% slower per cycle" on raw ratios of 1.01). They are
 /// compared as measured.
 pub fn clock_bound(r: &BenchResult, env: &crate::probe::ProbeDoc) -> bool {
-    if r.base_id() == "timers.clock-read"
-        && r.params.get("path").and_then(|v| v.as_str()) == Some("syscall")
-    {
+    if r.base_id() == "timers.clock-read" && r.params.path() == Some("syscall") {
         return false;
     }
     if cpu_bound(r) {
@@ -146,10 +144,7 @@ pub fn clock_bound(r: &BenchResult, env: &crate::probe::ProbeDoc) -> bool {
     if r.base_id() != "memory.latency" {
         return false;
     }
-    match (
-        r.params.get("size_bytes").and_then(|v| v.as_u64()),
-        l2_of(r, env),
-    ) {
+    match (r.params.size_bytes(), l2_of(r, env)) {
         (Some(size), Some(l2)) => size <= l2,
         _ => false,
     }
@@ -196,7 +191,7 @@ pub fn cache_edge(r: &BenchResult, env: &crate::probe::ProbeDoc) -> Option<u64> 
     if r.base_id() != "memory.latency" {
         return None;
     }
-    let size = r.params.get("size_bytes").and_then(|v| v.as_u64())? as f64;
+    let size = r.params.size_bytes()? as f64;
     let l2 = l2_of(r, env)?;
     (size >= l2 as f64 / EDGE && size <= l2 as f64 * EDGE).then_some(l2)
 }

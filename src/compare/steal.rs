@@ -24,7 +24,7 @@
 
 use super::explain::{Claim, Explanation, RowCtx, MATCH, STEAL};
 use crate::result::rounds::{Cause, Round};
-use crate::result::{BenchResult, ParamValue};
+use crate::result::BenchResult;
 
 /// Bounds whose logs differ by less than this (2%) are alike: no effect to claim.
 pub const MIN_EFFECT: f64 = 0.02;
@@ -123,9 +123,9 @@ fn cpus_at_once(r: &BenchResult) -> f64 {
     if pinned > 0 {
         return pinned as f64;
     }
-    ["threads", "copies"]
-        .iter()
-        .find_map(|k| r.params.get(k).and_then(ParamValue::as_u64))
+    r.params
+        .threads()
+        .or_else(|| r.params.copies())
         .unwrap_or(1)
         .max(1) as f64
 }

@@ -10,7 +10,8 @@
 use super::explain::{Claim, Explanation, RowCtx, TIMER};
 use super::matching::identity;
 use super::verdict::judge;
-use crate::result::{BenchResult, ParamValue, RunDocument};
+use crate::result::params::key;
+use crate::result::{BenchResult, RunDocument};
 use crate::units::pct;
 
 /// Timer shares whose (1 - share) differ by less than this are the same.
@@ -23,15 +24,14 @@ const MIN_EFFECT: f64 = 0.02;
 /// what changes a clock's cost on its own (a read the hypervisor traps, a vDSO that became
 /// a system call) moves it 5x or more.
 const SAME_COST: f64 = 3.0;
-const TIMING: &str = "timing";
 
 /// The batch-timed twin of a per-event result in its run.
 fn twin<'a>(doc: &'a RunDocument, r: &BenchResult) -> Option<&'a BenchResult> {
-    if r.params.get(TIMING).and_then(ParamValue::as_str) != Some("per-event") {
+    if r.params.timing() != Some("per-event") {
         return None;
     }
     let mut want = identity(r);
-    want.insert(TIMING, "batch");
+    want.insert(key::TIMING, "batch");
     doc.results
         .iter()
         .find(|t| t.benchmark == r.benchmark && identity(t) == want)
@@ -145,10 +145,9 @@ fn clock_changed(c: &RowCtx) -> bool {
 /// clocks do; the rdtsc/cntvct instruction and the coarse clocks (the tick's time) never
 /// touch it.
 pub fn reads_clocksource(r: &BenchResult) -> bool {
-    let param = |k: &str| r.params.get(k).and_then(ParamValue::as_str);
     r.base_id() == "timers.clock-read"
-        && param("path").is_some_and(|p| p != "instruction")
-        && param("clock").is_some_and(|c| !c.ends_with("_coarse"))
+        && r.params.path().is_some_and(|p| p != "instruction")
+        && r.params.clock().is_some_and(|c| !c.ends_with("_coarse"))
 }
 
 /// The rows of a run's clock reads that what changed between the runs leaves alone, measured
@@ -166,7 +165,7 @@ fn controls(doc: &RunDocument, path_changed: bool) -> Vec<(usize, &BenchResult)>
 
 /// Whether a clock-read row reads the CPU's counter by one instruction (no libc, no kernel).
 fn by_instruction(r: &BenchResult) -> bool {
-    r.params.get("path").and_then(ParamValue::as_str) == Some("instruction")
+    r.params.path() == Some("instruction")
 }
 
 /// The rows both runs hold among `controls`, each with its B/A ratio, but the row itself;
@@ -214,8 +213,8 @@ fn rounds_of(r: &BenchResult) -> String {
 /// probes' readings predict only a change of 3x or more (beyond their noise); a smaller one
 /// is said to contribute, unquantified.
 fn clock_read(c: &RowCtx) -> Option<Explanation> {
-    let clock = c.ra.params.get("clock").and_then(ParamValue::as_str)?;
-    let path = c.ra.params.get("path").and_then(ParamValue::as_str)?;
+    let clock = c.ra.params.clock()?;
+    let path = c.ra.params.path()?;
     let costs = |d: &RunDocument| match path {
         "syscall" => d.env.clock.syscall_cost_ns.get(clock).copied(),
         _ => d.env.clock.read_cost_ns.get(clock).copied(),
@@ -258,14 +257,8 @@ fn clock_read(c: &RowCtx) -> Option<Explanation> {
             .map(|(x, r)| {
                 format!(
                     "{} {} B/A {r:.3} ({})",
-                    x.params
-                        .get("clock")
-                        .and_then(ParamValue::as_str)
-                        .unwrap_or("?"),
-                    x.params
-                        .get("path")
-                        .and_then(ParamValue::as_str)
-                        .unwrap_or("?"),
+                    x.params.clock().unwrap_or("?"),
+                    x.params.path().unwrap_or("?"),
                     rounds_of(x)
                 )
             })
@@ -443,8 +436,7 @@ mod tests {
         // no figure: one probe reading a side cannot rule it out, nor size it.
         let only = |d: &RunDocument| {
             let mut d = d.clone();
-            d.results
-                .retain(|r| r.params.get("clock").and_then(ParamValue::as_str) == Some("realtime"));
+            d.results.retain(|r| r.params.clock() == Some("realtime"));
             d
         };
         let e = realtime(&only(&a), &only(&b)).unwrap();

@@ -1,6 +1,8 @@
 //! A result's params: what distinguishes it from the other results of its benchmark
 //! (`mode=thread`, `cpu_a=0`, `size_bytes=65536`...). Each value is a typed scalar; a suite
-//! reads its params as its own struct with [`Params::read`].
+//! reads its params as its own struct with [`Params::read`]; the params read across suites
+//! (a size, a thread or copy count, a clock and its read path...) have typed accessors here,
+//! their names in [`key`], so no reader spells a key.
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -91,6 +93,32 @@ impl From<String> for ParamValue {
     }
 }
 
+/// The names of the params read outside the suite that writes them.
+pub mod key {
+    /// A memory row's working-set size, bytes.
+    pub const SIZE_BYTES: &str = "size_bytes";
+    /// How many threads one measurement ran.
+    pub const THREADS: &str = "threads";
+    /// How many parallel copies one measurement ran (classic).
+    pub const COPIES: &str = "copies";
+    /// Which clock a clock-read row read (`monotonic`, `realtime_coarse`...).
+    pub const CLOCK: &str = "clock";
+    /// How a clock-read row read its clock (`vdso`, `syscall`, `instruction`).
+    pub const PATH: &str = "path";
+    /// Which pages a memory row's memory sat on (`4k`, `thp`).
+    pub const PAGES: &str = "pages";
+    /// What a NUMA row measured (`latency`, `read-bandwidth`).
+    pub const METRIC: &str = "metric";
+    /// How a timer row timed its events (`per-event`, `batch`).
+    pub const TIMING: &str = "timing";
+    /// Whether a classic file copy synced each write.
+    pub const FSYNC: &str = "fsync";
+    /// Which modules a classic Whetstone row ran.
+    pub const WORK: &str = "work";
+    /// Which pinned variant of the classic context-switch pair a row is.
+    pub const PAIR: &str = "pair";
+}
+
 /// A result's params by name, in name order.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -150,6 +178,71 @@ impl Params {
             .and_then(|v| serde_json::from_value(v).ok())
     }
 
+    /// A param that is a count (absent when missing or not an unsigned integer).
+    fn count(&self, name: &str) -> Option<u64> {
+        self.get(name).and_then(ParamValue::as_u64)
+    }
+
+    /// A param that is a word (absent when missing or not a string).
+    fn word(&self, name: &str) -> Option<&str> {
+        self.get(name).and_then(ParamValue::as_str)
+    }
+
+    /// The working-set size, bytes ([`key::SIZE_BYTES`]).
+    pub fn size_bytes(&self) -> Option<u64> {
+        self.count(key::SIZE_BYTES)
+    }
+
+    /// The thread count ([`key::THREADS`]).
+    pub fn threads(&self) -> Option<u64> {
+        self.count(key::THREADS)
+    }
+
+    /// The copy count ([`key::COPIES`]).
+    pub fn copies(&self) -> Option<u64> {
+        self.count(key::COPIES)
+    }
+
+    /// The clock read ([`key::CLOCK`]).
+    pub fn clock(&self) -> Option<&str> {
+        self.word(key::CLOCK)
+    }
+
+    /// The clock's read path ([`key::PATH`]).
+    pub fn path(&self) -> Option<&str> {
+        self.word(key::PATH)
+    }
+
+    /// The pages the memory sat on ([`key::PAGES`]).
+    pub fn pages(&self) -> Option<&str> {
+        self.word(key::PAGES)
+    }
+
+    /// What a NUMA row measured ([`key::METRIC`]).
+    pub fn metric(&self) -> Option<&str> {
+        self.word(key::METRIC)
+    }
+
+    /// How the events were timed ([`key::TIMING`]).
+    pub fn timing(&self) -> Option<&str> {
+        self.word(key::TIMING)
+    }
+
+    /// Whether each write was synced ([`key::FSYNC`]).
+    pub fn fsync(&self) -> Option<bool> {
+        self.get(key::FSYNC).and_then(ParamValue::as_bool)
+    }
+
+    /// The Whetstone modules run ([`key::WORK`]).
+    pub fn work(&self) -> Option<&str> {
+        self.word(key::WORK)
+    }
+
+    /// The pinned variant of a context-switch pair ([`key::PAIR`]).
+    pub fn pair(&self) -> Option<&str> {
+        self.word(key::PAIR)
+    }
+
     /// `k=v,k=v` (strings unquoted).
     pub fn text(&self) -> String {
         self.0
@@ -189,5 +282,58 @@ mod tests {
             cpu_a: u32,
         }
         assert!(p.read::<Other>().is_none());
+    }
+
+    #[test]
+    fn accessors_read_their_key_and_are_absent_when_missing_or_of_another_type() {
+        let p: Params = serde_json::from_str(
+            r#"{"size_bytes":4096,"threads":2,"copies":3,"clock":"monotonic","path":"vdso",
+                "pages":"thp","metric":"latency","timing":"batch","fsync":true,
+                "work":"all-modules","pair":"same-cpu"}"#,
+        )
+        .unwrap();
+        assert_eq!(p.size_bytes(), Some(4096));
+        assert_eq!(p.threads(), Some(2));
+        assert_eq!(p.copies(), Some(3));
+        assert_eq!(p.clock(), Some("monotonic"));
+        assert_eq!(p.path(), Some("vdso"));
+        assert_eq!(p.pages(), Some("thp"));
+        assert_eq!(p.metric(), Some("latency"));
+        assert_eq!(p.timing(), Some("batch"));
+        assert_eq!(p.fsync(), Some(true));
+        assert_eq!(p.work(), Some("all-modules"));
+        assert_eq!(p.pair(), Some("same-cpu"));
+
+        let none = Params::default();
+        assert_eq!(none.size_bytes(), None);
+        assert_eq!(none.threads(), None);
+        assert_eq!(none.copies(), None);
+        assert_eq!(none.clock(), None);
+        assert_eq!(none.path(), None);
+        assert_eq!(none.pages(), None);
+        assert_eq!(none.metric(), None);
+        assert_eq!(none.timing(), None);
+        assert_eq!(none.fsync(), None);
+        assert_eq!(none.work(), None);
+        assert_eq!(none.pair(), None);
+
+        // Each key holding a value of another type reads as absent, never as a guess: a
+        // count written as text or signed, a word written as a number, a flag as a word.
+        let wrong: Params = serde_json::from_str(
+            r#"{"size_bytes":"4096","threads":-2,"copies":1.0,"clock":1,"path":true,
+                "pages":4,"metric":false,"timing":0,"fsync":"true","work":2,"pair":1}"#,
+        )
+        .unwrap();
+        assert_eq!(wrong.size_bytes(), None);
+        assert_eq!(wrong.threads(), None);
+        assert_eq!(wrong.copies(), None);
+        assert_eq!(wrong.clock(), None);
+        assert_eq!(wrong.path(), None);
+        assert_eq!(wrong.pages(), None);
+        assert_eq!(wrong.metric(), None);
+        assert_eq!(wrong.timing(), None);
+        assert_eq!(wrong.fsync(), None);
+        assert_eq!(wrong.work(), None);
+        assert_eq!(wrong.pair(), None);
     }
 }

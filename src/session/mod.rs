@@ -19,6 +19,7 @@
 pub mod add_rounds;
 pub mod allocate;
 pub mod calibrate;
+pub mod compare_precision;
 pub mod experiment;
 pub mod loadstep;
 pub mod precision;

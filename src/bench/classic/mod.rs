@@ -51,6 +51,7 @@ use crate::findings::placement::{explain_pair, FORKS, PAIR_FINDINGS, TASKS};
 use crate::findings::results::annotate;
 use crate::measure::batch::Batch;
 use crate::result::observed::{CopiesSeen, CopySeen, CpusSeen, Observed, Tasks};
+use crate::result::params::key;
 use crate::result::{figures, BenchResult, Placement, Quality};
 use copies::{CopyOutcome, Work};
 use std::collections::BTreeSet;
@@ -709,17 +710,17 @@ impl Benchmark for Classic {
     /// "syscall 1 copy", "context-switch 2 copies same-cpu", "file-copy-256 1 copy fsync".
     fn label(&self, params: &crate::result::Params, _: &str) -> Option<String> {
         let name = self.id.split('@').next()?.split_once('.')?.1;
-        let copies = params.0.get("copies")?.as_u64()?;
+        let copies = params.copies()?;
         let mut s = format!("{name} {}", crate::units::count(copies, "copy"));
-        if params.0.get("fsync").and_then(|v| v.as_bool()) == Some(true) {
+        if params.fsync() == Some(true) {
             s.push_str(" fsync");
         }
-        if let Some(work) = params.0.get("work").and_then(|v| v.as_str()) {
+        if let Some(work) = params.work() {
             if work != whetstone::Modules::AsUnixBench.param() {
                 s.push_str(&format!(" {work} work"));
             }
         }
-        if let Some(pair) = params.0.get("pair").and_then(|v| v.as_str()) {
+        if let Some(pair) = params.pair() {
             s.push_str(&format!(" {pair}"));
         }
         Some(s)
@@ -930,7 +931,7 @@ pub fn finish(results: &mut [BenchResult], probe: &crate::probe::ProbeDoc) {
 }
 
 fn copies_of(r: &BenchResult) -> Option<u64> {
-    r.params.get("copies").and_then(|v| v.as_u64())
+    r.params.copies()
 }
 
 /// A classic row's test and variant without its copy count: its benchmark, placement and
@@ -941,9 +942,9 @@ fn variant_key(r: &BenchResult) -> String {
         "{} [{}] fsync={} work={} pair={}",
         r.benchmark,
         r.placement.name,
-        p("fsync"),
-        p("work"),
-        p("pair")
+        p(key::FSYNC),
+        p(key::WORK),
+        p(key::PAIR)
     )
 }
 

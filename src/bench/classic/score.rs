@@ -3,6 +3,7 @@
 //! lowest third of the passes, geometric mean of the rest) and the scaling efficiency of N
 //! copies. Pure functions, tested on fixed samples.
 
+use crate::result::params::key;
 use crate::result::BenchResult;
 use crate::result::{PlacementRange, SuiteIndexes};
 use std::collections::BTreeMap;
@@ -88,12 +89,7 @@ pub fn placement_ranges(results: &[BenchResult], n: usize) -> BTreeMap<String, P
     for c in counts {
         let at = |r: &&BenchResult| copies_of(r) == Some(c);
         let is_ctx = |r: &BenchResult| r.benchmark.starts_with("classic.context-switch@");
-        let pair = |r: &BenchResult| {
-            r.params
-                .get("pair")
-                .and_then(|v| v.as_str())
-                .map(String::from)
-        };
+        let pair = |r: &BenchResult| r.params.pair().map(String::from);
         let plain: Vec<&BenchResult> = results
             .iter()
             .filter(at)
@@ -159,16 +155,16 @@ pub fn placement_ranges(results: &[BenchResult], n: usize) -> BTreeMap<String, P
 fn copies_of(r: &BenchResult) -> Option<u64> {
     r.benchmark
         .starts_with("classic.")
-        .then(|| r.params.get("copies")?.as_u64())
+        .then(|| r.params.copies())
         .flatten()
 }
 
 /// A variant that UnixBench does not run (the file copies with fsync, the context-switch
 /// pair pinned, Whetstone's all-modules work) stays out of the index.
 pub fn is_variant(r: &BenchResult) -> bool {
-    r.params.get("fsync").and_then(|v| v.as_bool()) == Some(true)
-        || r.params.contains_key("pair")
-        || r.params.get("work").and_then(|v| v.as_str()) == Some("all-modules")
+    r.params.fsync() == Some(true)
+        || r.params.contains_key(key::PAIR)
+        || r.params.work() == Some("all-modules")
 }
 
 #[cfg(test)]
