@@ -127,6 +127,13 @@ impl MemoryDoc {
         })
     }
 
+    /// The OOM kills this process's memory cgroup has counted, read now; None without a
+    /// cgroup or a readable counter.
+    pub fn oom_kills_now(&self) -> Option<u64> {
+        let c = self.cgroup.as_ref()?;
+        oom_kills(&SysRoot::live(), c.dirs.first()?, c.v2())
+    }
+
     /// The memory facts for the probe's text view: the machine's, then the cgroup's
     /// limits, each with the file that set it on a line of its own.
     pub fn lines(&self) -> Vec<String> {
@@ -173,7 +180,7 @@ impl MemoryDoc {
 
 /// A number of bytes in a limit file: `max` (v2) or a v1 value past 2^62 is no limit
 /// (Ok(None)); Err for anything the kernel never writes there.
-pub fn parse_limit(text: &str, v2: bool) -> Result<Option<u64>, ()> {
+fn parse_limit(text: &str, v2: bool) -> Result<Option<u64>, ()> {
     let t = text.trim();
     if v2 && t == "max" {
         return Ok(None);
