@@ -234,7 +234,7 @@ pub fn memory_limit(
         "memory-limit",
         Severity::Info,
         format!(
-            "The {} {} shaped this run: buffers were sized within what it leaves (less what the cgroup holds, with headroom), so rows below were measured smaller or skipped.",
+            "The {} {} shaped this run: buffers were sized within what it leaves (less what the cgroup holds, with headroom); the evidence names what was measured smaller or skipped.",
             crate::probe::memory_limit::limit_words(limit),
             limit.words()
         ),

@@ -118,4 +118,37 @@ pub struct BatchExperiment {
     /// Figures that could not be measured, with the reason.
     #[serde(default)]
     pub unavailable: BTreeMap<String, String>,
+    /// The run that failed and ended the experiment (the runs before it are kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<FailedRun>,
+}
+
+/// A run of the command that did not exit 0: which, how it ended, and the OOM kills its
+/// memory cgroup counted while it ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailedRun {
+    /// "sh -c ... under default (run 2, instance 1)".
+    pub run: String,
+    pub exit_status: Option<i32>,
+    pub exit_signal: Option<i32>,
+    /// OOM kills counted in truebench's memory cgroup (the command's) while it ran; absent
+    /// when none were counted or the counter cannot be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oom_kills: Option<crate::probe::memory_limit::OomKills>,
+}
+
+impl FailedRun {
+    /// "'cmd' under default (run 2, instance 1) ended with killed by signal 9 (SIGKILL):
+    /// the kernel's OOM killer (...)".
+    pub fn words(&self) -> String {
+        let ended = match (self.exit_status, self.exit_signal) {
+            (Some(c), _) => format!("exit status {c}"),
+            (None, Some(s)) => crate::policy::launch::killed_by(s),
+            _ => "ended".into(),
+        };
+        match &self.oom_kills {
+            Some(k) => format!("{} ended with {ended}: {}", self.run, k.words()),
+            None => format!("{} ended with {ended}", self.run),
+        }
+    }
 }

@@ -116,6 +116,7 @@ pub enum Fit {
 /// is at least twice the measured LLC (the reported one when nothing was measured), so the
 /// arrays still lie past the caches; else skipped. Each reason begins with the limit.
 pub fn within_limit(
+    bench: &str,
     total: u64,
     why: &str,
     llc: Option<u64>,
@@ -129,7 +130,7 @@ pub fn within_limit(
         return Fit::Use(total, why.to_string());
     }
     let head = format!(
-        "{} {}: the {} arrays of memory.bandwidth need {}, it leaves {} (its cgroup holds {}, and headroom)",
+        "{} {}: the {} arrays of {bench} need {}, it leaves {} (its cgroup holds {}, and headroom)",
         limit_words(&squeeze.limit),
         bytes(squeeze.limit.bytes),
         bytes(total),
@@ -537,17 +538,18 @@ impl Benchmark for Bandwidth {
         let llc = measured.as_ref().map(|m| m.0);
         let room = Room::now(&ctx.probe.memory);
         let llc_known = llc.or((reported > 0).then_some(reported));
-        let (total, why) = match within_limit(total, &why, llc_known, llc.is_some(), &room) {
-            Fit::Use(t, w) => (t, w),
-            Fit::Skip(reason) => {
-                emit(Emitted::Skipped(Skipped {
-                    benchmark: self.id().into(),
-                    case: "every case".into(),
-                    reason,
-                }));
-                return Ok(());
-            }
-        };
+        let (total, why) =
+            match within_limit(self.id(), total, &why, llc_known, llc.is_some(), &room) {
+                Fit::Use(t, w) => (t, w),
+                Fit::Skip(reason) => {
+                    emit(Emitted::Skipped(Skipped {
+                        benchmark: self.id().into(),
+                        case: "every case".into(),
+                        reason,
+                    }));
+                    return Ok(());
+                }
+            };
         if !kernels::HAVE_NT {
             emit(Emitted::Skipped(Skipped {
                 benchmark: self.id().into(),
@@ -757,7 +759,7 @@ mod tests {
             // No limit: as chosen, within the 600 MB a default run may hold.
             let free = Room::machine(Some(12 << 30));
             assert_eq!(
-                within_limit(total, &why, Some(llc), true, &free),
+                within_limit("memory.bandwidth", total, &why, Some(llc), true, &free),
                 Fit::Use(total, why.clone())
             );
             assert!(3 * total <= 600_000_000);
@@ -767,7 +769,7 @@ mod tests {
             let head = format!(
                 "memory limit {limit} MiB: the 128 MiB arrays of memory.bandwidth need 384 MiB"
             );
-            match within_limit(total, &why, Some(llc), true, &room) {
+            match within_limit("memory.bandwidth", total, &why, Some(llc), true, &room) {
                 Fit::Use(t, w) => {
                     assert_eq!(t, want * MIB, "{case}: {w}");
                     assert!(3 * t <= left && t >= 2 * llc, "{case}");
@@ -791,7 +793,15 @@ mod tests {
             }
         }
         // Nothing known of the LLC: skipped rather than measure a cache.
-        let r = within_limit(128 * MIB, "w", None, false, &squeezed(256, 40)).reason();
+        let r = within_limit(
+            "memory.bandwidth",
+            128 * MIB,
+            "w",
+            None,
+            false,
+            &squeezed(256, 40),
+        )
+        .reason();
         assert!(r.contains("no LLC size is known"), "{r}");
     }
 
