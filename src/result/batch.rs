@@ -152,3 +152,40 @@ impl FailedRun {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::memory_limit::{Limit, OomKills};
+
+    /// A run killed by SIGKILL with the cgroup's OOM kills says both, with the limit; an
+    /// exit status alone says that.
+    #[test]
+    fn a_failed_run_names_its_signal_and_the_oom_killer() {
+        let mut f = FailedRun {
+            run: "'./eat 400' under default (run 1, instance 1)".into(),
+            exit_status: None,
+            exit_signal: Some(9),
+            oom_kills: Some(OomKills {
+                kills: 1,
+                file: "/sys/fs/cgroup/memory/job/memory.oom_control".into(),
+                limit: Some(Limit {
+                    bytes: 128 << 20,
+                    file: "/sys/fs/cgroup/memory/job/memory.limit_in_bytes".into(),
+                }),
+            }),
+        };
+        let w = f.words();
+        assert!(
+            w.contains("ended with killed by signal 9 (SIGKILL): the kernel's OOM killer (/sys/fs/cgroup/memory/job/memory.oom_control counted 1 OOM kill while it ran; memory limit 128 MiB"),
+            "{w}"
+        );
+        f.exit_status = Some(3);
+        f.exit_signal = None;
+        f.oom_kills = None;
+        assert_eq!(
+            f.words(),
+            "'./eat 400' under default (run 1, instance 1) ended with exit status 3"
+        );
+    }
+}
