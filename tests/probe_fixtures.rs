@@ -1663,3 +1663,72 @@ fn caches_without_a_readable_size_are_named() {
     );
     truebench::result::validate_probe(&serde_json::to_value(&p).unwrap()).unwrap();
 }
+
+/// Memory limits up the hierarchy into the document: v1, where an ancestor's limit binds
+/// below the cgroup's own (and the root's PAGE_COUNTER_MAX is no limit), with memsw and the
+/// OOM counter; v2, where `memory.high` binds below an ancestor's `memory.max` and a swap
+/// file holding what the kernel never writes is unavailable with its reason; a tree with no
+/// memory controller is unavailable too.
+#[test]
+fn memory_limits_in_v1_and_v2() {
+    let v1 = probe_fixture("cpuset-mems-v1");
+    let c = v1.memory.cgroup.as_ref().expect("a v1 memory cgroup");
+    assert_eq!(
+        (c.version.as_str(), c.path.as_str()),
+        ("v1", "/kubepods/db")
+    );
+    let limit = c.limit.as_ref().expect("a limit");
+    assert_eq!(limit.bytes, 384 << 20);
+    assert_eq!(
+        limit.file,
+        "/sys/fs/cgroup/memory/kubepods/memory.limit_in_bytes"
+    );
+    assert_eq!(v1.memory.binding(), Some(limit));
+    assert_eq!(c.swap_limit.as_ref().map(|l| l.bytes), Some(768 << 20));
+    assert_eq!(
+        c.swap_allowed(),
+        Some(384 << 20),
+        "memsw less the memory limit"
+    );
+    assert_eq!((c.usage_bytes, c.oom_kills), (Some(100 << 20), Some(2)));
+    assert!(!v1
+        .unavailable
+        .0
+        .keys()
+        .any(|k| k.starts_with("memory.cgroup")));
+
+    let v2 = probe_fixture("cpuset-mems-v2");
+    let c = v2.memory.cgroup.as_ref().expect("a v2 memory cgroup");
+    assert_eq!(c.version, "v2");
+    assert_eq!(c.limit.as_ref().map(|l| l.bytes), Some(512 << 20));
+    let high = c.high.as_ref().expect("memory.high");
+    assert_eq!(high.bytes, 256 << 20);
+    assert_eq!(
+        v2.memory.binding(),
+        Some(high),
+        "memory.high binds below memory.max"
+    );
+    assert_eq!(c.swap_limit.as_ref().map(|l| l.bytes), Some(0));
+    assert_eq!((c.usage_bytes, c.oom_kills), (Some(60 << 20), Some(0)));
+    let why = &v2.unavailable.0["memory.cgroup.limit"];
+    assert!(
+        why.contains("db.service/memory.swap.max reads 'bogus'") && why.contains("tighter"),
+        "{why}"
+    );
+    // The JSON document carries them, and the text view names the limit and its file.
+    let json = serde_json::to_value(&v1).unwrap();
+    assert_eq!(json["memory"]["cgroup"]["limit"]["bytes"], 384u64 << 20);
+    let lines = v2.memory.lines().join("\n");
+    assert!(
+        lines.contains("memory limit 512 MiB, memory.high 256 MiB"),
+        "{lines}"
+    );
+
+    let none = probe_fixture("offline-cpus");
+    assert!(none.memory.cgroup.is_none());
+    assert!(
+        none.unavailable.0["memory.cgroup"].contains("no memory controller"),
+        "{:?}",
+        none.unavailable
+    );
+}

@@ -174,24 +174,6 @@ fn csv_has_one_line_per_cpu_and_interval() {
     }
 }
 
-/// Build the memory-touching helper (tests/fixtures/touch_memory.c) with the C compiler.
-fn touch_memory_helper(dir: &std::path::Path) -> std::path::PathBuf {
-    let src =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/touch_memory.c");
-    let out = dir.join("touch_memory");
-    let ok = std::process::Command::new("cc")
-        .args(["-O1", "-o"])
-        .arg(&out)
-        .arg(&src)
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(
-        ok,
-        "cc could not build the helper (scripts/test installs gcc)"
-    );
-    out
-}
-
 /// The NUMA view of a process that mallocs and touches 64 MiB, then sleeps: that memory is
 /// resident anonymous memory on the node(s) of the machine, the thread has a home node, and
 /// on a one-node machine everything is on node 0, cross-node migrations are 0 (exactly), and
@@ -200,7 +182,7 @@ fn touch_memory_helper(dir: &std::path::Path) -> std::path::PathBuf {
 fn the_numa_view_shows_a_known_amount_of_touched_memory_and_the_threads_home() {
     const TOUCHED: u64 = 64 << 20;
     let env = TestEnv::new();
-    let helper = touch_memory_helper(env.dir.path());
+    let helper = common::touch_memory_helper(env.dir.path());
     let doc = env.json(&[
         "record",
         "--interval",

@@ -26,6 +26,7 @@ pub mod host_placement;
 pub mod index;
 pub mod llc_share;
 pub mod matching;
+pub mod memory_limit;
 pub mod neighbour;
 pub mod noise;
 pub mod noise_model;
@@ -311,6 +312,7 @@ const CAUSES: &[fn(&RowCtx) -> Option<Explanation>] = &[
     host_placement::explain,
     llc_share::explain,
     host_memory::explain,
+    memory_limit::explain,
     speed::explain,
 ];
 
@@ -595,7 +597,7 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
                 noise,
                 edge: speed::cache_edge(m.a, &a.env)
                     .filter(|_| test.is_some_and(|t| t.basis == noise_model::Basis::Rounds)),
-                comparability: comparability::problems(m.a, m.b),
+                comparability: memory_limit::with_limits(comparability::problems(m.a, m.b), a, b),
                 per_cycle,
             }
         })

@@ -80,7 +80,8 @@ pub fn ctx_run(id: &str, f: f64, os: f64, same: Option<f64>, apart: Option<f64>)
     testing::run(id, results, testing::env())
 }
 
-fn ctx_of<'a>(
+/// The context of one row pair of A and B, judged.
+pub fn ctx_of<'a>(
     a: &'a RunDocument,
     b: &'a RunDocument,
     ra: &'a BenchResult,

@@ -185,6 +185,63 @@ pub fn memory_array_size(
     )
 }
 
+/// What a reason naming the cgroup memory limit begins with (see
+/// `probe::memory_limit::limit_words`): "memory limit 256 MiB: ..." or "memory.high ...".
+pub const LIMIT_PREFIX: &str = "memory limit ";
+
+/// Whether a reason (a skipped row's, an array size's) says a memory limit shaped it.
+pub fn names_limit(reason: &str) -> bool {
+    reason.starts_with(LIMIT_PREFIX) || reason.starts_with("memory.high ")
+}
+
+/// `memory-limit`: the cgroup's memory limit shaped the run (rows measured smaller, sizes
+/// left out or rows skipped, each reason naming it), with its OOM counter at the probe and
+/// at the end. None when no reason names the limit: a limit the run fitted within is not
+/// a finding.
+pub fn memory_limit(
+    memory: &crate::probe::memory_limit::MemoryDoc,
+    oom_kills_at_end: Option<u64>,
+    skipped: &[crate::result::Skipped],
+    results: &[BenchResult],
+) -> Option<Finding> {
+    let limit = memory.binding()?;
+    let mut shaped: Vec<String> = skipped
+        .iter()
+        .filter(|s| names_limit(&s.reason))
+        .map(|s| format!("{} {} skipped: {}", s.benchmark, s.case, s.reason))
+        .collect();
+    for r in results {
+        for f in r.findings.iter().filter(|f| f.id == "memory-array-size") {
+            for e in f.evidence.iter().filter(|e| names_limit(e)) {
+                let line = format!("{}: {e}", r.benchmark);
+                if !shaped.contains(&line) {
+                    shaped.push(line);
+                }
+            }
+        }
+    }
+    if shaped.is_empty() {
+        return None;
+    }
+    let before = memory.cgroup.as_ref().and_then(|c| c.oom_kills);
+    shaped.push(match (before, oom_kills_at_end) {
+        (Some(b), Some(e)) => {
+            format!("the cgroup's OOM kills: {b} at the probe, {e} at the end of the run")
+        }
+        _ => "the cgroup's OOM kill counter could not be read (see unavailable)".into(),
+    });
+    Some(Finding::new(
+        "memory-limit",
+        Severity::Info,
+        format!(
+            "The {} {} shaped this run: buffers were sized within what it leaves (less what the cgroup holds, with headroom); the evidence names what was measured smaller or skipped.",
+            crate::probe::memory_limit::limit_words(limit),
+            limit.words()
+        ),
+        shaped,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,6 +253,87 @@ mod tests {
         evaluate(h, Some(reported), &["L3 ?".into()])
             .into_iter()
             .find(|f| f.id == "llc-size-mismatch")
+    }
+
+    /// Fires when a reason names the limit (a skipped row, an array size), with the limit
+    /// and the OOM counter; not without a limit, nor when the run fitted within it.
+    #[test]
+    fn the_memory_limit_is_named_when_it_shaped_the_run() {
+        use crate::probe::memory_limit::{Limit, MemoryCgroup, MemoryDoc};
+        use crate::result::Skipped;
+        let limited = MemoryDoc {
+            cgroup: Some(MemoryCgroup {
+                version: "v1".into(),
+                limit: Some(Limit {
+                    bytes: 256 * MIB,
+                    file: "/sys/fs/cgroup/memory/pod/memory.limit_in_bytes".into(),
+                }),
+                oom_kills: Some(0),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let cut = Skipped {
+            benchmark: "memory.bandwidth@1".into(),
+            case: "every case".into(),
+            reason: "memory limit 256 MiB: the 128 MiB arrays of memory.bandwidth need 384 MiB"
+                .into(),
+        };
+        let other = Skipped {
+            benchmark: "memory.bandwidth@1".into(),
+            case: "stores=non-temporal".into(),
+            reason: "non-temporal store kernels exist for x86-64 only".into(),
+        };
+        let f = memory_limit(&limited, Some(0), &[cut.clone(), other.clone()], &[])
+            .expect("the limit shaped the run");
+        assert_eq!(f.id, "memory-limit");
+        assert!(
+            f.message
+                .contains("memory limit 256 MiB (/sys/fs/cgroup/memory/pod/memory.limit_in_bytes)"),
+            "{}",
+            f.message
+        );
+        assert!(
+            f.evidence[0].contains("every case skipped: memory limit 256 MiB"),
+            "{:?}",
+            f.evidence
+        );
+        assert_eq!(
+            f.evidence.len(),
+            2,
+            "the other skip is not the limit's: {:?}",
+            f.evidence
+        );
+        assert!(
+            f.evidence[1].contains("0 at the probe, 0 at the end"),
+            "{:?}",
+            f.evidence
+        );
+        // A shaped array size in a row's memory-array-size finding counts too.
+        let mut r = crate::result::testing::result(
+            "memory.bandwidth@1",
+            "compact",
+            None,
+            serde_json::json!({}),
+            1e4,
+        );
+        r.findings.push(memory_array_size(
+            64 * MIB,
+            Some(4 * MIB),
+            32 * MIB,
+            "memory limit 256 MiB: measured at 64 MiB",
+        ));
+        assert!(memory_limit(&limited, None, &[], std::slice::from_ref(&r)).is_some());
+        // Not fired: the run fitted within the limit, or there is no limit.
+        assert!(memory_limit(&limited, Some(0), std::slice::from_ref(&other), &[]).is_none());
+        let unlimited = MemoryDoc {
+            cgroup: Some(MemoryCgroup {
+                version: "v1".into(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert!(memory_limit(&unlimited, Some(0), &[cut], &[]).is_none());
     }
 
     #[test]

@@ -35,13 +35,21 @@ pub struct Exited {
 }
 
 impl Exited {
-    /// "exit status 3" / "killed by signal 9".
+    /// "exit status 3" / "killed by signal 9 (SIGKILL)".
     pub fn describe(&self) -> String {
         match (self.code, self.signal) {
             (Some(c), _) => format!("exit status {c}"),
-            (None, Some(s)) => format!("killed by signal {s}"),
+            (None, Some(s)) => killed_by(s),
             _ => "ended".into(),
         }
+    }
+}
+
+/// "killed by signal 9 (SIGKILL)": a signal by number and name.
+pub fn killed_by(signal: i32) -> String {
+    match nix::sys::signal::Signal::try_from(signal) {
+        Ok(name) => format!("killed by signal {signal} ({})", name.as_str()),
+        Err(_) => format!("killed by signal {signal}"),
     }
 }
 

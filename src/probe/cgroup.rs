@@ -48,6 +48,11 @@ pub struct CgroupInfo {
     pub throttled_us: Option<u64>,
     /// The cgroup's cpu.stat file (inside the root), read again by the run sampler.
     pub cpu_stat_path: Option<String>,
+    /// The lowest CPU weight on the way from this process's cpu cgroup up (v1 `cpu.shares`,
+    /// v2 `cpu.weight`): its share of a busy CPU against its neighbours. Absent in documents
+    /// of earlier versions and where no weight file is readable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_weight: Option<super::cpu_weight::CpuWeight>,
 }
 
 /// The end of the reason a cgroup fact is unavailable when its file holds what the kernel
@@ -191,11 +196,29 @@ struct Quotas {
     unreadable: Vec<String>,
 }
 
+/// `dir` and each of its ancestors up to `stop` (the hierarchy's mount point, inside the
+/// root), own directory first: the cgroups whose limits bind a process in `dir`.
+pub fn levels(dir: &Path, stop: &Path) -> Vec<PathBuf> {
+    let mut out = vec![];
+    let mut cur = Some(dir.to_path_buf());
+    while let Some(d) = cur {
+        if d == stop {
+            out.push(d);
+            break;
+        }
+        cur = d
+            .parent()
+            .map(Path::to_path_buf)
+            .filter(|p| p.starts_with(stop));
+        out.push(d);
+    }
+    out
+}
+
 fn quotas(dir: &Path, stop: &Path, v2: bool, root: &SysRoot) -> Quotas {
     let mut out = Quotas::default();
     let shown = |p: &Path| root.shown(p);
-    let mut cur = Some(dir.to_path_buf());
-    while let Some(d) = cur {
+    for d in levels(dir, stop) {
         // The file that holds the quota (absent at the root of a hierarchy: no quota there)
         // and what it says.
         let (file, read) = if v2 {
@@ -227,13 +250,6 @@ fn quotas(dir: &Path, stop: &Path, v2: bool, root: &SysRoot) -> Quotas {
             }
             Some((Some((None, _)), _)) | None => {}
         }
-        if d == stop {
-            break;
-        }
-        cur = d
-            .parent()
-            .map(Path::to_path_buf)
-            .filter(|p| p.starts_with(stop));
     }
     out
 }
@@ -278,16 +294,38 @@ fn locate<'m>(
     })
 }
 
-/// This process's cgroup directory for controller `ctrl` (`cpu`, `cpuset`) and whether it
-/// is in a cgroup2 hierarchy; None when no mounted hierarchy has the controller.
-pub fn own_dir(root: &SysRoot, ctrl: &str) -> Option<(PathBuf, bool)> {
+/// Where a controller's cgroup of a process is: its directory, the directory its hierarchy
+/// is mounted on (walks up the ancestors stop there), its path in the hierarchy and whether
+/// the hierarchy is cgroup2 (all inside the root).
+#[derive(Debug, Clone)]
+pub struct Located {
+    pub dir: PathBuf,
+    pub top: PathBuf,
+    pub path: String,
+    pub v2: bool,
+}
+
+/// Process `pid`'s ("self" or a number) cgroup for controller `ctrl` (`cpu`, `memory`...);
+/// None when no mounted hierarchy has the controller.
+pub fn locate_for(root: &SysRoot, pid: &str, ctrl: &str) -> Option<Located> {
     let groups = root
-        .read_raw("/proc/self/cgroup")
+        .read_raw(format!("/proc/{pid}/cgroup"))
         .and_then(|f| ProcessCGroups::from_read(f.as_bytes()).ok())
         .unwrap_or(ProcessCGroups(vec![]));
     let mounts = mounts(root);
-    let (m, path) = locate(root, &groups, &mounts, ctrl, "self")?;
-    Some((cgroup_dir(root, m, &path), m.v2))
+    let (m, path) = locate(root, &groups, &mounts, ctrl, pid)?;
+    Some(Located {
+        dir: cgroup_dir(root, m, &path),
+        top: root.path(&m.point),
+        path,
+        v2: m.v2,
+    })
+}
+
+/// This process's cgroup directory for controller `ctrl` (`cpu`, `cpuset`) and whether it
+/// is in a cgroup2 hierarchy; None when no mounted hierarchy has the controller.
+pub fn own_dir(root: &SysRoot, ctrl: &str) -> Option<(PathBuf, bool)> {
+    locate_for(root, "self", ctrl).map(|l| (l.dir, l.v2))
 }
 
 /// The prefix of a v1 cpuset directory's files: `cpuset.`, or none where the hierarchy is
@@ -347,6 +385,7 @@ pub fn read_for(root: &SysRoot, pid: &str, missing: &mut Unavailable) -> Option<
         nr_throttled: None,
         throttled_us: None,
         cpu_stat_path: None,
+        cpu_weight: None,
     };
 
     let locate = |ctrl: &str| locate(root, &groups, &mounts, ctrl, pid);
@@ -423,6 +462,7 @@ pub fn read_for(root: &SysRoot, pid: &str, missing: &mut Unavailable) -> Option<
             let dir = cgroup_dir(root, m, &path);
             let stop = root.path(&m.point);
             let found = quotas(&dir, &stop, m.v2, root);
+            info.cpu_weight = super::cpu_weight::lowest(root, &dir, &stop, m.v2);
             if let Some((q, p, src)) = found.tightest {
                 info.quota_us = Some(q);
                 info.period_us = Some(p);

@@ -8,10 +8,12 @@ pub mod arm;
 pub mod capture;
 pub mod cgroup;
 pub mod clock;
+pub mod cpu_weight;
 pub mod cpulist;
 pub mod cpus;
 pub mod kernel;
 pub mod kinds;
+pub mod memory_limit;
 pub mod numa;
 pub mod pmu;
 pub mod sysroot;
@@ -82,6 +84,10 @@ pub struct ProbeDoc {
     pub cgroup: Option<cgroup::CgroupInfo>,
     pub topology: topology::Topology,
     pub numa: numa::Numa,
+    /// The machine's memory and swap, and this process's memory cgroup limits; empty in
+    /// documents of earlier versions.
+    #[serde(default)]
+    pub memory: memory_limit::MemoryDoc,
     pub virtualization: virt::Virtualization,
     pub clock: clock::ClockInfo,
     pub kernel: kernel::KernelInfo,
@@ -213,6 +219,7 @@ pub fn probe(root: &SysRoot) -> ProbeDoc {
         cgroup: cg,
         topology,
         numa,
+        memory: memory_limit::read(root, &mut missing),
         virtualization: virt::read(root),
         clock: clock::read(root, &mut missing),
         kernel: kernel::read(root, &mut missing),

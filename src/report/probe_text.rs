@@ -104,6 +104,22 @@ pub fn render(p: &ProbeDoc) -> String {
     if let Some(m) = &c.cgroup_mems {
         let _ = writeln!(s, "  cgroup memory nodes: {}", list(m));
     }
+    if let Some(w) = p.cgroup.as_ref().and_then(|g| g.cpu_weight.as_ref()) {
+        let _ = writeln!(
+            s,
+            "  CPU weight: {}{}\n    {}",
+            w.words(),
+            if w.below_default() {
+                ": less than a fair share of a CPU its neighbours keep busy"
+            } else {
+                ""
+            },
+            w.file
+        );
+    }
+    for l in p.memory.lines() {
+        let _ = writeln!(s, "{l}");
+    }
     if !c.isolated.is_empty() {
         let _ = writeln!(s, "  isolated: {}", list(&c.isolated));
     }

@@ -118,4 +118,74 @@ pub struct BatchExperiment {
     /// Figures that could not be measured, with the reason.
     #[serde(default)]
     pub unavailable: BTreeMap<String, String>,
+    /// The run that failed and ended the experiment (the runs before it are kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<FailedRun>,
+}
+
+/// A run of the command that did not exit 0: which, how it ended, and the OOM kills its
+/// memory cgroup counted while it ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailedRun {
+    /// "sh -c ... under default (run 2, instance 1)".
+    pub run: String,
+    pub exit_status: Option<i32>,
+    pub exit_signal: Option<i32>,
+    /// OOM kills counted in truebench's memory cgroup (the command's) while it ran; absent
+    /// when none were counted or the counter cannot be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oom_kills: Option<crate::probe::memory_limit::OomKills>,
+}
+
+impl FailedRun {
+    /// "'cmd' under default (run 2, instance 1) ended with killed by signal 9 (SIGKILL):
+    /// the kernel's OOM killer (...)".
+    pub fn words(&self) -> String {
+        let ended = match (self.exit_status, self.exit_signal) {
+            (Some(c), _) => format!("exit status {c}"),
+            (None, Some(s)) => crate::policy::launch::killed_by(s),
+            _ => "ended".into(),
+        };
+        match &self.oom_kills {
+            Some(k) => format!("{} ended with {ended}: {}", self.run, k.words()),
+            None => format!("{} ended with {ended}", self.run),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::memory_limit::{Limit, OomKills};
+
+    /// A run killed by SIGKILL with the cgroup's OOM kills says both, with the limit; an
+    /// exit status alone says that.
+    #[test]
+    fn a_failed_run_names_its_signal_and_the_oom_killer() {
+        let mut f = FailedRun {
+            run: "'./eat 400' under default (run 1, instance 1)".into(),
+            exit_status: None,
+            exit_signal: Some(9),
+            oom_kills: Some(OomKills {
+                kills: 1,
+                file: "/sys/fs/cgroup/memory/job/memory.oom_control".into(),
+                limit: Some(Limit {
+                    bytes: 128 << 20,
+                    file: "/sys/fs/cgroup/memory/job/memory.limit_in_bytes".into(),
+                }),
+            }),
+        };
+        let w = f.words();
+        assert!(
+            w.contains("ended with killed by signal 9 (SIGKILL): the kernel's OOM killer (/sys/fs/cgroup/memory/job/memory.oom_control counted 1 OOM kill while it ran; memory limit 128 MiB"),
+            "{w}"
+        );
+        f.exit_status = Some(3);
+        f.exit_signal = None;
+        f.oom_kills = None;
+        assert_eq!(
+            f.words(),
+            "'./eat 400' under default (run 1, instance 1) ended with exit status 3"
+        );
+    }
 }

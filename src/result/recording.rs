@@ -22,6 +22,10 @@ pub struct RecordTarget {
     /// rather than it ending by itself (absent from the first recordings).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_by_truebench: Option<bool>,
+    /// OOM kills counted in truebench's memory cgroup (the started command's) while it
+    /// ran; absent when none were counted, the counter cannot be read, or attached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oom_kills: Option<crate::probe::memory_limit::OomKills>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

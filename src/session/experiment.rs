@@ -16,7 +16,7 @@ use crate::policy::resolve::{instances, Instance};
 use crate::policy::Policy;
 use crate::probe::ProbeDoc;
 use crate::result::batch::{
-    BatchComparison, BatchExperiment, BatchRun, BatchVariant, InstanceRun, Rival,
+    BatchComparison, BatchExperiment, BatchRun, BatchVariant, FailedRun, InstanceRun, Rival,
 };
 use crate::result::{RunDocument, Skipped};
 use crate::store::Location;
@@ -47,6 +47,8 @@ pub struct Experiment {
     /// The variants that can run here, with each instance's placement.
     runnable: Vec<(Policy, Vec<Instance>)>,
     skipped: Vec<Skipped>,
+    /// The run that failed and ended it.
+    failed: Option<FailedRun>,
 }
 
 impl Experiment {
@@ -55,6 +57,7 @@ impl Experiment {
             o,
             runnable: vec![],
             skipped: vec![],
+            failed: None,
         }
     }
 }
@@ -211,10 +214,18 @@ impl Measurement for Experiment {
                     layout.as_ref(),
                     m.env,
                     &mut unavailable,
+                    round + 1,
                 )?;
-                let Some(run) = run else {
-                    m.interrupted = true;
-                    break 'rounds;
+                let run = match run {
+                    None => {
+                        m.interrupted = true;
+                        break 'rounds;
+                    }
+                    Some(Err(failed)) => {
+                        self.failed = Some(failed);
+                        break 'rounds;
+                    }
+                    Some(Ok(run)) => run,
                 };
                 eprintln!(
                     "truebench: run {}/{total}: {policy}: {:.3} s{}",
@@ -251,8 +262,21 @@ impl Measurement for Experiment {
             metric_file: self.o.metric_file.as_ref().map(|p| p.display().to_string()),
             rt_throttling: RtThrottling::read(),
             unavailable,
+            failed: self.failed.clone(),
         });
         Ok(())
+    }
+
+    /// A failed run ends the experiment with an error naming how it ended, after the
+    /// document (the runs before it, and the failure) is stored.
+    fn outcome(&self) -> anyhow::Result<()> {
+        match &self.failed {
+            Some(f) => anyhow::bail!(
+                "{}: a failing command has no time to compare (the runs before it are stored)",
+                f.words()
+            ),
+            None => Ok(()),
+        }
     }
 
     fn print(&self, doc: &RunDocument, stored: Option<&Location>) -> anyhow::Result<()> {
@@ -309,7 +333,9 @@ fn migrations_counter() -> Result<crate::observe::perf::Counter, String> {
     Ok(c)
 }
 
-/// Run every instance of `policy` once; None when Ctrl-C stopped it.
+/// Run every instance of `policy` once (the `round`th run); None when Ctrl-C stopped it,
+/// Some(Err) when an instance did not exit 0 (with the OOM kills its cgroup counted).
+#[allow(clippy::too_many_arguments)]
 fn run_once(
     o: &Options,
     policy: &Policy,
@@ -317,7 +343,9 @@ fn run_once(
     layout: Option<&crate::loadstep::capacity::Layout>,
     env: &ProbeDoc,
     unavailable: &mut BTreeMap<String, String>,
-) -> anyhow::Result<Option<BatchRun>> {
+    round: usize,
+) -> anyhow::Result<Option<Result<BatchRun, FailedRun>>> {
+    let oom = crate::probe::memory_limit::OomWatch::start(&env.memory);
     let before: Vec<Option<(SystemTime, u64)>> = (0..placement.len())
         .map(|i| {
             o.metric_file
@@ -445,12 +473,16 @@ fn run_once(
         let (e, migrations) =
             d.ok_or_else(|| anyhow::anyhow!("instance {} did not report", i + 1))?;
         if e.code != Some(0) {
-            anyhow::bail!(
-                "'{}' under {policy} (instance {}) ended with {}: a failing command has no time to compare",
-                o.command.join(" "),
-                i + 1,
-                e.describe()
-            );
+            return Ok(Some(Err(FailedRun {
+                run: format!(
+                    "'{}' under {policy} (run {round}, instance {})",
+                    o.command.join(" "),
+                    i + 1
+                ),
+                exit_status: e.code,
+                exit_signal: e.signal,
+                oom_kills: oom.as_ref().and_then(|w| w.since(&env.memory)),
+            })));
         }
         let metric = o
             .metric_file
@@ -473,10 +505,10 @@ fn run_once(
             cpus_seen: seen[i].iter().copied().collect(),
         });
     }
-    Ok(Some(BatchRun {
+    Ok(Some(Ok(BatchRun {
         makespan_s,
         instances,
-    }))
+    })))
 }
 
 fn stats_of(v: impl Iterator<Item = Option<f64>>) -> Option<Stats> {

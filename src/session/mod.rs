@@ -246,6 +246,12 @@ pub fn run_with(
         t0.elapsed().as_secs_f64(),
         env.topology.threads,
     ));
+    doc.findings.extend(crate::findings::memory::memory_limit(
+        &env.memory,
+        env.memory.oom_kills_now(),
+        &doc.skipped,
+        &doc.results,
+    ));
     doc.finished_at = Some(timestamp(&chrono::Utc::now()));
 
     // Never lost: a document the store refuses is written to a file whose path the error

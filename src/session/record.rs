@@ -59,6 +59,10 @@ pub struct Recording {
     share: Option<f64>,
     /// How the command we started ended, once it did.
     command_end: Option<CommandEnd>,
+    /// This process's memory cgroup (from the probe), and its OOM counter from just
+    /// before the command started: the command runs in the same cgroup.
+    memory: crate::probe::memory_limit::MemoryDoc,
+    oom: Option<crate::probe::memory_limit::OomWatch>,
 }
 
 impl Recording {
@@ -69,6 +73,8 @@ impl Recording {
             rows: vec![],
             share: None,
             command_end: None,
+            memory: Default::default(),
+            oom: None,
         }
     }
 }
@@ -414,7 +420,8 @@ impl Measurement for Recording {
         }
     }
 
-    fn check(&mut self, _env: &ProbeDoc) -> anyhow::Result<()> {
+    fn check(&mut self, env: &ProbeDoc) -> anyhow::Result<()> {
+        self.memory = env.memory.clone();
         if let Some(pid) = self.o.pid {
             if process::read(pid).is_none() {
                 return Err(crate::error::usage_hint(
@@ -432,6 +439,7 @@ impl Measurement for Recording {
             let mut cmd = std::process::Command::new(prog);
             cmd.args(args);
             crate::watchdog::mark(&mut cmd);
+            self.oom = crate::probe::memory_limit::OomWatch::start(&self.memory);
             let child = cmd
                 .spawn()
                 .map_err(|e| usage(format!("cannot start '{prog}': {e}")))?;
@@ -619,6 +627,7 @@ impl Measurement for Recording {
                 exit_status: command_end.and_then(|e| e.exit_status),
                 exit_signal: command_end.and_then(|e| e.exit_signal),
                 stopped_by_truebench: command_end.map(|e| e.stopped_by_truebench),
+                oom_kills: self.oom.as_ref().and_then(|w| w.since(&self.memory)),
             }),
             recorder_cpu_share: share,
             last_short_interval_dropped: dropped_sliver,

@@ -405,3 +405,21 @@ pub fn loadstep_until_valid(env: &TestEnv, args: &[&str]) -> (Value, Vec<Vec<Str
         lagged.push(invalid);
     }
 }
+
+/// Build the memory-touching helper (tests/fixtures/touch_memory.c) with the C compiler.
+pub fn touch_memory_helper(dir: &std::path::Path) -> std::path::PathBuf {
+    let src =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/touch_memory.c");
+    let out = dir.join("touch_memory");
+    let ok = std::process::Command::new("cc")
+        .args(["-O1", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        ok,
+        "cc could not build the helper (scripts/test installs gcc)"
+    );
+    out
+}

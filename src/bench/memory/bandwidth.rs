@@ -17,6 +17,7 @@ use crate::measure::batch::Batch;
 use crate::measure::clocks::now_ns;
 use crate::measure::hierarchy;
 use crate::placement::{compact_order, pin_current_thread, spread_order};
+use crate::probe::memory_limit::{limit_words, Room};
 use crate::result::{BenchResult, Placement, Quality};
 use crate::units::bytes;
 use anyhow::{anyhow, bail};
@@ -101,6 +102,78 @@ pub fn array_bytes(
     }
 }
 
+/// What a cgroup memory limit leaves of the arrays [`array_bytes`] chose.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fit {
+    /// Arrays of this size (all threads together), and why.
+    Use(u64, String),
+    /// Not measured: the limit leaves no room for arrays past the caches (the reason).
+    Skip(String),
+}
+
+/// The arrays within `room` (see [`Room::now`]): as chosen when no cgroup limit squeezes
+/// them or the three fit; else the largest power of two whose three arrays fit, when it
+/// is at least twice the measured LLC (the reported one when nothing was measured), so the
+/// arrays still lie past the caches; else skipped. Each reason begins with the limit.
+pub fn within_limit(
+    bench: &str,
+    total: u64,
+    why: &str,
+    llc: Option<u64>,
+    llc_measured: bool,
+    room: &Room,
+) -> Fit {
+    let (Some(squeeze), Some(left)) = (&room.squeeze, room.bytes) else {
+        return Fit::Use(total, why.to_string());
+    };
+    if 3 * total <= left {
+        return Fit::Use(total, why.to_string());
+    }
+    let head = format!(
+        "{} {}: the {} arrays of {bench} need {}, it leaves {} (its cgroup holds {}, and headroom)",
+        limit_words(&squeeze.limit),
+        bytes(squeeze.limit.bytes),
+        bytes(total),
+        bytes(3 * total),
+        bytes(left),
+        bytes(squeeze.held_bytes)
+    );
+    let fit = match left / 3 {
+        0 => 0,
+        t => 1u64 << (63 - t.leading_zeros()),
+    };
+    let which = if llc_measured { "measured" } else { "reported" };
+    match llc {
+        Some(l) if l > 0 && fit >= 2 * l => Fit::Use(
+            fit,
+            format!(
+                "{head}; measured at {}, {}x the {which} LLC {} ({why})",
+                bytes(fit),
+                fit / l,
+                bytes(l)
+            ),
+        ),
+        Some(l) => Fit::Skip(format!(
+            "{head}; three arrays of twice the {which} LLC {} ({} each) do not fit: they would measure a cache, not memory",
+            bytes(l),
+            bytes(2 * l)
+        )),
+        None => Fit::Skip(format!(
+            "{head}; no LLC size is known to tell whether arrays of {} would lie past the caches",
+            bytes(fit)
+        )),
+    }
+}
+
+impl Fit {
+    /// The reason a size was chosen or the row skipped.
+    pub fn reason(&self) -> String {
+        match self {
+            Fit::Use(_, r) | Fit::Skip(r) => r.clone(),
+        }
+    }
+}
+
 /// The LLC this run measured: the latency sweep's when it ran before, else a short coarse
 /// sweep now (huge pages where THP allows it). Returns the end of the last cache plateau
 /// (the first size off it), and how it was measured.
@@ -125,7 +198,7 @@ fn measured_llc(
         "coarse latency sweep ({} pages) to find the LLC",
         pages.name()
     )));
-    let top = latency::top_size(latency::reported(ctx, cpu).0, available_bytes());
+    let top = latency::sweep_top(ctx, cpu).0;
     let curve = latency::coarse_curve(cpu, pages, top)?;
     Ok(hierarchy::judge_one(&curve, pages.name()).llc.map(|l| {
         (
@@ -462,6 +535,21 @@ impl Benchmark for Bandwidth {
             Some((_, how)) => format!("{why} (measured by {how})"),
             None => why,
         };
+        let llc = measured.as_ref().map(|m| m.0);
+        let room = Room::now(&ctx.probe.memory);
+        let llc_known = llc.or((reported > 0).then_some(reported));
+        let (total, why) =
+            match within_limit(self.id(), total, &why, llc_known, llc.is_some(), &room) {
+                Fit::Use(t, w) => (t, w),
+                Fit::Skip(reason) => {
+                    emit(Emitted::Skipped(Skipped {
+                        benchmark: self.id().into(),
+                        case: "every case".into(),
+                        reason,
+                    }));
+                    return Ok(());
+                }
+            };
         if !kernels::HAVE_NT {
             emit(Emitted::Skipped(Skipped {
                 benchmark: self.id().into(),
@@ -634,6 +722,87 @@ mod tests {
         assert!(array_bytes(8 * MIB, None, Some(1 << 30), Some(1 << 30))
             .unwrap_err()
             .contains("available"));
+    }
+
+    /// A room squeezed by a memory limit of `limit_mib` of which `held_mib` is held.
+    fn squeezed(limit_mib: u64, held_mib: u64) -> Room {
+        use crate::probe::memory_limit::{Limit, Squeeze};
+        let s = Squeeze {
+            limit: Limit {
+                bytes: limit_mib * MIB,
+                file: "/sys/fs/cgroup/memory/pod/memory.limit_in_bytes".into(),
+            },
+            held_bytes: held_mib * MIB,
+        };
+        Room::of(Some(10 << 30), Some(s))
+    }
+
+    /// Synthetic machines (an LLC measured at 2 MiB and at 32 MiB) under limits of 256,
+    /// 384 and 512 MiB (40 MiB held) and none: the arrays are chosen by the LLC, then fit
+    /// the limit (a power of two, three of them within what it leaves, at least twice the
+    /// LLC), or the row is skipped with the limit named.
+    #[test]
+    fn arrays_fit_the_memory_limit_or_are_skipped_naming_it() {
+        // (LLC, limit MiB, arrays MiB expected; 0: skipped)
+        let table = [
+            (2, 256, 32),
+            (2, 384, 64),
+            (2, 512, 128),
+            (32, 256, 0),
+            (32, 384, 64),
+            (32, 512, 128),
+        ];
+        for (llc_mib, limit, want) in table {
+            let llc = llc_mib * MIB;
+            let (total, why) = array_bytes(32 * MIB, Some(llc), Some(24 << 30), None).unwrap();
+            assert_eq!(total, 128 * MIB, "4 x 32 MiB and the floor agree");
+            // No limit: as chosen, within the 600 MB a default run may hold.
+            let free = Room::machine(Some(12 << 30));
+            assert_eq!(
+                within_limit("memory.bandwidth", total, &why, Some(llc), true, &free),
+                Fit::Use(total, why.clone())
+            );
+            assert!(3 * total <= 600_000_000);
+            let room = squeezed(limit, 40);
+            let left = room.bytes.unwrap();
+            let case = format!("LLC {llc_mib} MiB, limit {limit} MiB");
+            let head = format!(
+                "memory limit {limit} MiB: the 128 MiB arrays of memory.bandwidth need 384 MiB"
+            );
+            match within_limit("memory.bandwidth", total, &why, Some(llc), true, &room) {
+                Fit::Use(t, w) => {
+                    assert_eq!(t, want * MIB, "{case}: {w}");
+                    assert!(3 * t <= left && t >= 2 * llc, "{case}");
+                    if t == total {
+                        assert_eq!(w, why, "{case}: the limit did not shape it");
+                    } else {
+                        assert!(w.starts_with(&head), "{case}: {w}");
+                        let at = format!(
+                            "measured at {} MiB, {}x the measured LLC",
+                            want,
+                            want / llc_mib
+                        );
+                        assert!(w.contains(&at), "{case}: {w}");
+                    }
+                }
+                Fit::Skip(r) => {
+                    assert_eq!(want, 0, "{case}: skipped: {r}");
+                    assert!(r.starts_with(&head), "{case}: {r}");
+                    assert!(r.contains("twice the measured LLC 32 MiB"), "{case}: {r}");
+                }
+            }
+        }
+        // Nothing known of the LLC: skipped rather than measure a cache.
+        let r = within_limit(
+            "memory.bandwidth",
+            128 * MIB,
+            "w",
+            None,
+            false,
+            &squeezed(256, 40),
+        )
+        .reason();
+        assert!(r.contains("no LLC size is known"), "{r}");
     }
 
     #[test]

@@ -14,6 +14,7 @@ use crate::findings::results::annotate;
 use crate::measure::batch::{calibrate, time_batch, Batch};
 use crate::measure::hierarchy;
 use crate::placement::pin_current_thread;
+use crate::probe::memory_limit::{limit_words, Room};
 use crate::result::{BenchResult, Placement, Quality};
 use crate::units::bytes;
 use rand::seq::SliceRandom;
@@ -48,6 +49,41 @@ pub fn top_size(reported_llc: Option<u64>, available: Option<u64>) -> u64 {
     let cap = available.map(|a| a / 4).unwrap_or(MAX_TOP).min(MAX_TOP);
     want.min(cap).max(MIB)
 }
+
+/// The sweep's top within `room` (see [`Room::now`]): a chain of `size` bytes holds its
+/// region and, while it is built, 8 bytes of layout per line (an eighth more). Under a cgroup
+/// limit that leaves less, the top is cut to fit and the reason names the limit.
+pub fn top_within(top: u64, room: &Room) -> (u64, Option<String>) {
+    let (Some(squeeze), Some(left)) = (&room.squeeze, room.bytes) else {
+        return (top, None);
+    };
+    let need = top + top / 8;
+    if need <= left {
+        return (top, None);
+    }
+    let cut = (left / 9 * 8 / MIB * MIB).max(MIB);
+    let reason = format!(
+        "{} {}: memory.latency's chains up to {} need {}, it leaves {} (its cgroup holds {}, and headroom); measured up to {}",
+        limit_words(&squeeze.limit),
+        bytes(squeeze.limit.bytes),
+        bytes(top),
+        bytes(need),
+        bytes(left),
+        bytes(squeeze.held_bytes),
+        bytes(cut)
+    );
+    (cut, Some(reason))
+}
+
+/// The top of this run's sweep (`top_size` within the memory left now), and the reason
+/// when a memory limit cut it.
+pub fn sweep_top(ctx: &RunContext, cpu: u32) -> (u64, Option<String>) {
+    let top = top_size(reported(ctx, cpu).0, available_bytes());
+    top_within(top, &Room::now(&ctx.probe.memory))
+}
+
+/// The case of the sizes a memory limit left out of the sweep (one skipped entry a run).
+pub const CUT_CASE: &str = "sizes past the memory limit";
 
 /// Memory reached: the last four points (a 4x size range) agree within 15%, past MIN_TOP.
 fn memory_plateau(curve: &[(u64, f64)]) -> bool {
@@ -265,7 +301,7 @@ impl Benchmark for Latency {
     /// where the sweep goes further (past twice a larger LLC).
     fn budget_share_s(&self, ctx: &RunContext) -> f64 {
         let cpu = ctx.probe.cpus.usable.first().copied().unwrap_or(0);
-        let top = top_size(reported(ctx, cpu).0, available_bytes());
+        let top = sweep_top(ctx, cpu).0;
         crate::bench::scaled_share(12.0, top as f64, MIN_TOP as f64)
     }
 
@@ -287,7 +323,7 @@ impl Benchmark for Latency {
             return only.len();
         }
         let cpu = ctx.probe.cpus.usable.first().copied().unwrap_or(0);
-        sizes(top_size(reported(ctx, cpu).0, available_bytes())).len() * 2
+        sizes(sweep_top(ctx, cpu).0).len() * 2
     }
 
     fn plan(&self, ctx: &RunContext) -> Vec<crate::placement::Planned> {
@@ -309,7 +345,14 @@ impl Benchmark for Latency {
     fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(Emitted)) -> anyhow::Result<()> {
         let cpu = ctx.probe.cpus.usable.first().copied().unwrap_or(0);
         let (llc, levels) = reported(ctx, cpu);
-        let top = top_size(llc, available_bytes());
+        let (top, cut) = sweep_top(ctx, cpu);
+        if let Some(reason) = cut {
+            emit(Emitted::Skipped(Skipped {
+                benchmark: self.id().into(),
+                case: CUT_CASE.into(),
+                reason,
+            }));
+        }
         let thp = ctx.probe.kernel.thp.as_deref();
         let mut variants = vec![Pages::Small];
         match thp {
@@ -481,6 +524,42 @@ pub fn effective_llc_of<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The 128 MiB sweep of a 32 MiB LLC fits 256, 384 and 512 MiB (40 held) and no
+    /// limit; under 160 MiB it is cut to what the limit leaves and the reason names it.
+    #[test]
+    fn the_sweep_fits_the_memory_limit() {
+        use crate::probe::memory_limit::{Limit, Squeeze};
+        let top = top_size(Some(32 * MIB), Some(24 << 30));
+        assert_eq!(top, 128 * MIB);
+        assert_eq!(top_within(top, &Room::machine(Some(12 << 30))), (top, None));
+        for limit in [160u64, 256, 384, 512] {
+            let room = Room::of(
+                Some(10 << 30),
+                Some(Squeeze {
+                    limit: Limit {
+                        bytes: limit * MIB,
+                        file: "/sys/fs/cgroup/pod/memory.max".into(),
+                    },
+                    held_bytes: 40 * MIB,
+                }),
+            );
+            let left = room.bytes.unwrap();
+            let (t, why) = top_within(top, &room);
+            assert!(t + t / 8 <= left, "{limit}: {t}");
+            match why {
+                None => assert_eq!(t, top, "{limit}"),
+                Some(w) => {
+                    assert!(t < top, "{limit}");
+                    assert!(
+                        w.starts_with(&format!("memory limit {limit} MiB: memory.latency's chains up to 128 MiB need 144 MiB")),
+                        "{w}"
+                    );
+                }
+            }
+            assert_eq!(limit == 160, t < top, "{limit}: {t}");
+        }
+    }
 
     #[test]
     fn sizes_grow_by_sqrt2_from_4k() {

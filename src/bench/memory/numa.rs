@@ -7,7 +7,7 @@
 //! memory the cgroup's cpuset.mems refuses, and nodes without memory, are skipped cases
 //! with their reason.
 
-use super::bandwidth::{reported_llc_total, run_passes};
+use super::bandwidth::{reported_llc_total, run_passes, within_limit, Fit};
 use super::kernels::Kernel;
 use super::latency;
 use super::region::Pages;
@@ -198,8 +198,38 @@ impl Benchmark for Numa {
                 reason: "one NUMA node: nothing to compare (the local cell is measured)".into(),
             }));
         }
-        // Past the caches: 4x the reported LLC total, at least 64 MiB.
-        let size = (4 * reported_llc_total(ctx)).max(64 * MIB);
+        // Past the caches: 4x the reported LLC total, at least 64 MiB; within a memory
+        // limit, the read arrays (three of the size, as the bandwidth kernels map them)
+        // fit what it leaves, else the cells are skipped naming it.
+        let reported = reported_llc_total(ctx);
+        let size = (4 * reported).max(64 * MIB);
+        let measured = ctx
+            .measured
+            .hierarchy()
+            .and_then(|h| h.llc.map(|l| l.next_bytes));
+        let llc = measured.or((reported > 0).then_some(reported));
+        let room = crate::probe::memory_limit::Room::now(&ctx.probe.memory);
+        let why = "4 x the reported LLC total, at least 64 MiB";
+        let size = match within_limit(self.id(), size, why, llc, measured.is_some(), &room) {
+            Fit::Use(s, reason) => {
+                if s < size {
+                    emit(Emitted::Skipped(Skipped {
+                        benchmark: self.id().into(),
+                        case: format!("cells at {} (measured smaller)", crate::units::bytes(size)),
+                        reason,
+                    }));
+                }
+                s
+            }
+            Fit::Skip(reason) => {
+                emit(Emitted::Skipped(Skipped {
+                    benchmark: self.id().into(),
+                    case: "every cell".into(),
+                    reason,
+                }));
+                return Ok(());
+            }
+        };
         for cell in cells {
             if crate::deadline::stop_requested() {
                 return crate::deadline::stopped();

@@ -77,6 +77,7 @@ fn words(cause: &str) -> &str {
             "the host's memory (its placement of the guest's memory, other tenants' traffic)"
         }
         STEAL => "the hypervisor taking the virtual CPUs' time (steal)",
+        MEMORY_LIMIT => "the cgroup's memory limit",
         other => other,
     }
 }

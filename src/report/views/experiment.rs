@@ -133,6 +133,12 @@ fn lines(e: &BatchExperiment) -> Vec<String> {
     for (k, why) in &e.unavailable {
         s.push(format!("  not available: {k}: {why}"));
     }
+    if let Some(f) = &e.failed {
+        s.push(format!(
+            "  stopped: {} (the runs before it are kept)",
+            crate::stdout::field(&f.words())
+        ));
+    }
     if e.variants
         .iter()
         .any(|v| v.policy.contains("fifo") || v.policy.contains("rr:"))

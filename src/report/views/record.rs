@@ -35,9 +35,13 @@ pub fn lines(rec: &Recording, threads: usize) -> Vec<String> {
                 match (t.exit_status, t.exit_signal, t.stopped_by_truebench) {
                     (_, _, Some(true)) => "stopped by truebench when the recording ended".into(),
                     (Some(code), _, _) => format!("exit status {code}"),
-                    (None, Some(sig), _) => format!("killed by signal {sig}"),
+                    (None, Some(sig), _) => crate::policy::launch::killed_by(sig),
                     _ => "still running when the recording ended (no exit status)".into(),
-                }
+                } + &t
+                    .oom_kills
+                    .as_ref()
+                    .map(|k| format!(": {}", k.words()))
+                    .unwrap_or_default()
             ),
             None => format!("  process: pid {} (attached with --pid)", t.pid),
         });
