@@ -23,6 +23,7 @@ pub const LLC_SHARE: &str = "llc-share";
 pub const HOST_MEMORY: &str = "host-memory";
 pub const CPU_SPEED: &str = "cpu-speed";
 pub const STEAL: &str = "steal";
+pub const CPU_SHARE: &str = "cpu-share";
 pub const CANDIDATE: &str = "candidate";
 /// The causes that can explain a row (a candidate only ever says "not measured").
 pub const MEASURED_CAUSES: &[&str] = &[
@@ -37,6 +38,7 @@ pub const MEASURED_CAUSES: &[&str] = &[
     HOST_MEMORY,
     CPU_SPEED,
     STEAL,
+    CPU_SHARE,
 ];
 
 /// What a cause claims about a row.

@@ -18,6 +18,7 @@ pub mod calibration;
 pub mod candidates;
 pub mod capacity;
 pub mod comparability;
+pub mod cpu_share;
 pub mod explain;
 pub mod fleet;
 pub mod floor;
@@ -286,6 +287,7 @@ const CAUSES: &[fn(&RowCtx) -> Option<Explanation>] = &[
     timer::explain,
     capacity::explain,
     steal::explain,
+    cpu_share::explain,
     noise::explain,
     neighbour::explain,
     host_placement::explain,
@@ -1024,6 +1026,7 @@ mod tests {
                 let (disturbed, steal) = round(i);
                 Round {
                     seq: i * 7,
+                    waited: None,
                     at_s: i as f64 * 6.0,
                     median: *m,
                     samples: 2,

@@ -77,6 +77,9 @@ fn words(cause: &str) -> &str {
             "the host's memory (its placement of the guest's memory, other tenants' traffic)"
         }
         STEAL => "the hypervisor taking the virtual CPUs' time (steal)",
+        CPU_SHARE => {
+            "the share of a busy CPU the cgroup got (its CPU weight against busy neighbours)"
+        }
         other => other,
     }
 }
