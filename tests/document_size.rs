@@ -116,6 +116,8 @@ fn loud(doc: &RunDocument) -> RunDocument {
                 samples.extend((0..per).map(|j| sample.round(m * (1.0 + 0.001 * j as f64))));
                 Round {
                     seq: i * 7 + k % 7,
+                    // The canaries' waiting for a CPU, a figure in every round.
+                    waited: Some(share / 7.0),
                     at_s: i as f64 * 1.337_123_4,
                     median: m,
                     samples: per,

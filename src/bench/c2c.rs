@@ -59,7 +59,7 @@ pub fn pairs(topo: &Topo) -> (Vec<([u32; 2], Relation)>, bool) {
 
 /// Ping-pong between threads pinned to `a` and `b` (`measure::pair`); one batch per sample.
 fn measure_pair(a: u32, b: u32, samples: usize, min_batch_ns: f64) -> anyhow::Result<Vec<Batch>> {
-    ping_pong(a, b, |work| {
+    ping_pong(a, b, None, |work| {
         work(10_000); // warm up: both lines of play in cache, both CPUs awake
         let n = calibrate(work, min_batch_ns);
         let mut out = Vec::with_capacity(samples);
@@ -68,6 +68,13 @@ fn measure_pair(a: u32, b: u32, samples: usize, min_batch_ns: f64) -> anyhow::Re
                 break;
             }
             out.push(time_batch(work, n));
+        }
+        out
+    })
+    .map(|(mut out, cut)| {
+        // The batch the deadline cut short is not a batch of n round trips.
+        if cut {
+            out.pop();
         }
         out
     })

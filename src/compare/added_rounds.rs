@@ -168,6 +168,7 @@ mod tests {
             .enumerate()
             .map(|(i, m)| Round {
                 seq: i * 3,
+                waited: None,
                 at_s: i as f64,
                 median: *m,
                 samples: 2,

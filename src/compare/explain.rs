@@ -24,6 +24,7 @@ pub const HOST_MEMORY: &str = "host-memory";
 pub const CPU_SPEED: &str = "cpu-speed";
 pub const STEAL: &str = "steal";
 pub const MEMORY_LIMIT: &str = "memory-limit";
+pub const CPU_SHARE: &str = "cpu-share";
 pub const CANDIDATE: &str = "candidate";
 /// The causes that can explain a row (a candidate only ever says "not measured").
 pub const MEASURED_CAUSES: &[&str] = &[
@@ -39,6 +40,7 @@ pub const MEASURED_CAUSES: &[&str] = &[
     CPU_SPEED,
     STEAL,
     MEMORY_LIMIT,
+    CPU_SHARE,
 ];
 
 /// What a cause claims about a row.

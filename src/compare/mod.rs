@@ -19,6 +19,7 @@ pub mod calibration;
 pub mod candidates;
 pub mod capacity;
 pub mod comparability;
+pub mod cpu_share;
 pub mod explain;
 pub mod fleet;
 pub mod host_memory;
@@ -307,6 +308,7 @@ const CAUSES: &[fn(&RowCtx) -> Option<Explanation>] = &[
     timer::explain,
     capacity::explain,
     steal::explain,
+    cpu_share::explain,
     noise::explain,
     neighbour::explain,
     host_placement::explain,
@@ -1113,6 +1115,7 @@ mod tests {
                 let (disturbed, steal) = round(i);
                 Round {
                     seq: i * 7,
+                    waited: None,
                     at_s: i as f64 * 6.0,
                     median: *m,
                     samples: 2,

@@ -36,10 +36,52 @@ pub const NOTABLE_PERCENT: f64 = 2.0;
 /// predict an infinite time.
 const MAX_SHARE: f64 = 0.95;
 
-/// The steal share (%) of a round: its recorded figure, else its `steal` disturbance
-/// (documents before `steal` was recorded kept only rounds past the limit).
-fn figure(r: &Round) -> Option<f64> {
-    r.figure_or_disturbance(r.steal, Cause::Steal)
+/// Who took a row's CPU time, and how a comparison says so: the hypervisor (`Stolen`), or
+/// this machine's own scheduler when the row's cgroup got little of a busy CPU (`Waited`,
+/// the `cpu-share` cause). The time taken acts the same on a figure either way.
+pub trait Taker {
+    /// The cause's name in the JSON.
+    fn cause(&self) -> &'static str;
+    /// The share (%) of a round's time taken, where the round recorded it.
+    fn figure(&self, r: &Round) -> Option<f64>;
+    /// "the hypervisor took 27% of B's CPU time" for `share` 27 and `side` B.
+    fn took(&self, share: f64, side: &str) -> String;
+    /// "the hypervisor took 1.0% of CPU 0-1's time on average" (`on`: the CPUs).
+    fn average(&self, share: f64, on: &str) -> String;
+    /// The time taken as a batch holds it, for the bound's evidence: "stolen".
+    fn held(&self) -> &'static str;
+    /// "the side the hypervisor took more from".
+    fn more(&self) -> &'static str;
+    /// Evidence of each side's setting behind the share, where recorded.
+    fn setting(&self, _c: &RowCtx) -> Vec<String> {
+        vec![]
+    }
+}
+
+/// The hypervisor's steal (`Round::steal`).
+pub struct Stolen;
+
+impl Taker for Stolen {
+    fn cause(&self) -> &'static str {
+        STEAL
+    }
+    /// Its recorded figure, else its `steal` disturbance (documents before `steal` was
+    /// recorded kept only rounds past the limit).
+    fn figure(&self, r: &Round) -> Option<f64> {
+        r.figure_or_disturbance(r.steal, Cause::Steal)
+    }
+    fn took(&self, share: f64, side: &str) -> String {
+        format!("the hypervisor took {share:.0}% of {side}'s CPU time")
+    }
+    fn average(&self, share: f64, on: &str) -> String {
+        format!("the hypervisor took {share:.1}% of {on} on average")
+    }
+    fn held(&self) -> &'static str {
+        "stolen"
+    }
+    fn more(&self) -> &'static str {
+        "the side the hypervisor took more from"
+    }
 }
 
 /// Steal over one side's rounds of a row.
@@ -58,12 +100,12 @@ struct Seen {
 }
 
 /// None when the row has no rounds or a round its figures rest on has no figure.
-fn seen(r: &BenchResult, k: f64) -> Option<Seen> {
+fn seen(t: &dyn Taker, r: &BenchResult, k: f64) -> Option<Seen> {
     let rs = r.rounds.as_ref()?;
     let pooled = rs.pooled();
     let per_round: Vec<f64> = pooled
         .iter()
-        .map(|x| figure(x).map(|p| p.clamp(0.0, 100.0)))
+        .map(|x| t.figure(x).map(|p| p.clamp(0.0, 100.0)))
         .collect::<Option<_>>()?;
     if per_round.is_empty() {
         return None;
@@ -72,7 +114,7 @@ fn seen(r: &BenchResult, k: f64) -> Option<Seen> {
     let all: Option<Vec<f64>> = rs
         .rounds
         .iter()
-        .map(|x| figure(x).map(|p| p.clamp(0.0, 100.0)))
+        .map(|x| t.figure(x).map(|p| p.clamp(0.0, 100.0)))
         .collect();
     let log_bound = mean(
         &per_round
@@ -95,7 +137,7 @@ fn seen(r: &BenchResult, k: f64) -> Option<Seen> {
 }
 
 impl Seen {
-    fn evidence(&self, side: &str) -> String {
+    fn evidence(&self, t: &dyn Taker, side: &str) -> String {
         let each: Vec<String> = self.per_round.iter().map(|p| format!("{p:.0}%")).collect();
         let on = match &self.cpus {
             Some(c) => format!("CPU {c}'s time"),
@@ -108,8 +150,8 @@ impl Seen {
             _ => String::new(),
         };
         format!(
-            "{side}: the hypervisor took {:.1}% of {on} on average over the {} its figures rest on ({}){all}",
-            self.pooled,
+            "{side}: {} over the {} its figures rest on ({}){all}",
+            t.average(self.pooled, &on),
             crate::units::count(self.per_round.len(), "round"),
             each.join(", ")
         )
@@ -131,24 +173,30 @@ fn cpus_at_once(r: &BenchResult) -> f64 {
 }
 
 pub fn explain(c: &RowCtx) -> Option<Explanation> {
+    explain_by(&Stolen, c)
+}
+
+/// The time `t` took from a row's rounds as a cause of its difference.
+pub fn explain_by(t: &dyn Taker, c: &RowCtx) -> Option<Explanation> {
     let k = cpus_at_once(c.ra);
-    let (sa, sb) = (seen(c.ra, k)?, seen(c.rb, k)?);
+    let (sa, sb) = (seen(t, c.ra, k)?, seen(t, c.rb, k)?);
     // ln of how much slower (in time) steal alone can make B than A, at most.
     let d = sb.log_bound - sa.log_bound;
     let mut e = if d.abs() < MIN_EFFECT.ln_1p() {
-        alike(&sa, &sb)?
+        alike(t, &sa, &sb)?
     } else {
-        differs(c, &sa, &sb, d, k)
+        differs(t, c, &sa, &sb, d, k)
     };
-    e.evidence.push(sa.evidence("A"));
-    e.evidence.push(sb.evidence("B"));
+    e.evidence.push(sa.evidence(t, "A"));
+    e.evidence.push(sb.evidence(t, "B"));
+    e.evidence.extend(t.setting(c));
     Some(e)
 }
 
 /// Steal alike in the rounds both figures rest on: ruled out when either took a notable
 /// share, not measured when the rounds kept out of one side's figures carried more of it,
 /// nothing otherwise.
-fn alike(sa: &Seen, sb: &Seen) -> Option<Explanation> {
+fn alike(t: &dyn Taker, sa: &Seen, sb: &Seen) -> Option<Explanation> {
     if let (Some(aa), Some(ab)) = (sa.all, sb.all) {
         let (hi, lo, side, other) = if ab >= aa {
             (ab, aa, "B", "A")
@@ -157,10 +205,11 @@ fn alike(sa: &Seen, sb: &Seen) -> Option<Explanation> {
         };
         if hi >= NOTABLE_PERCENT && hi - lo >= NOTABLE_PERCENT {
             return Some(Explanation::new(
-                STEAL,
+                t.cause(),
                 Claim::NotMeasured,
                 format!(
-                    "the hypervisor took {hi:.0}% of {side}'s CPU time during this row and {lo:.0}% of {other}'s, in rounds kept out of the figures (those they rest on: {:.0}% and {:.0}%)",
+                    "{} during this row and {lo:.0}% of {other}'s, in rounds kept out of the figures (those they rest on: {:.0}% and {:.0}%)",
+                    t.took(hi, side),
                     if side == "B" { sb.pooled } else { sa.pooled },
                     if side == "B" { sa.pooled } else { sb.pooled },
                 ),
@@ -171,24 +220,26 @@ fn alike(sa: &Seen, sb: &Seen) -> Option<Explanation> {
         return None;
     }
     Some(Explanation::new(
-        STEAL,
+        t.cause(),
         Claim::RuledOut,
         format!(
-            "the hypervisor took {:.0}% of B's CPU time during this row and {:.0}% of A's: alike",
-            sb.pooled, sa.pooled
+            "{} during this row and {:.0}% of A's: alike",
+            t.took(sb.pooled, "B"),
+            sa.pooled
         ),
     ))
 }
 
 /// Steal differed in the rounds the figures rest on, by `d` (ln of the bound, B over A).
-fn differs(c: &RowCtx, sa: &Seen, sb: &Seen, d: f64, k: f64) -> Explanation {
+fn differs(t: &dyn Taker, c: &RowCtx, sa: &Seen, sb: &Seen, d: f64, k: f64) -> Explanation {
     let (side, other, hi, lo) = if d > 0.0 {
         ("B", "A", sb.pooled, sa.pooled)
     } else {
         ("A", "B", sa.pooled, sb.pooled)
     };
     let because = format!(
-        "the hypervisor took {hi:.0}% of {side}'s CPU time during this row and {lo:.0}% of {other}'s"
+        "{} during this row and {lo:.0}% of {other}'s",
+        t.took(hi, side)
     );
     // The bound as B/A of the row's own figure (a rate moves the other way).
     let predicted = if c.ra.lower_is_better {
@@ -203,7 +254,7 @@ fn differs(c: &RowCtx, sa: &Seen, sb: &Seen, d: f64, k: f64) -> Explanation {
     } else {
         -measured.ln()
     } * d.signum();
-    let mut e = Explanation::new(STEAL, Claim::Explains, because);
+    let mut e = Explanation::new(t.cause(), Claim::Explains, because);
     e.predicted = Some(predicted);
     e.residual = Some(measured / predicted);
     let tasks = if k > 1.0 {
@@ -212,19 +263,22 @@ fn differs(c: &RowCtx, sa: &Seen, sb: &Seen, d: f64, k: f64) -> Explanation {
         String::new()
     };
     e.evidence.push(format!(
-        "a batch timed on the monotonic clock holds the time stolen within it: stolen from every batch, {side}'s times would be at most {:.3}x {other}'s{tasks}; stolen in bursts, some batches are hit and the median moves less",
-        d.abs().exp()
+        "a batch timed on the monotonic clock holds the time {held} within it: {held} from every batch, {side}'s times would be at most {:.3}x {other}'s{tasks}; {held} in bursts, some batches are hit and the median moves less",
+        d.abs().exp(),
+        held = t.held()
     ));
     if slower < -0.01 {
         e.claim = Claim::RuledOut;
         e.evidence.push(format!(
-            "{side}, the side the hypervisor took more from, was the faster (B/A {measured:.3})"
+            "{side}, {}, was the faster (B/A {measured:.3})",
+            t.more()
         ));
     } else if slower > d.abs() + MATCH.ln() {
         e.claim = Claim::Partly;
         e.remains = Some(format!(
-            "{:.2}x remains beyond the time stolen (measured {measured:.3}, at most {predicted:.3} from steal): a host that busy may also share the cores and caches with the guest it ran",
-            (slower - d.abs()).exp()
+            "{:.2}x remains beyond the time {held} (measured {measured:.3}, at most {predicted:.3} from it): neighbours that busy may also share the cores and caches",
+            (slower - d.abs()).exp(),
+            held = t.held()
         ));
     }
     e

@@ -287,6 +287,7 @@ pub fn beside(mut doc: RunDocument, percents: &[f64]) -> RunDocument {
             .enumerate()
             .map(|(i, p)| Round {
                 seq: i,
+                waited: None,
                 at_s: i as f64,
                 median: r.stats.median,
                 samples: 2,
@@ -377,6 +378,7 @@ pub fn stolen(mut doc: RunDocument, percents: &[f64]) -> RunDocument {
             .enumerate()
             .map(|(i, p)| Round {
                 seq: i,
+                waited: None,
                 at_s: i as f64,
                 median: m * (1.0 + 0.01 * ((i % 3) as f64 - 1.0)),
                 samples: 2,

@@ -5,6 +5,7 @@
 //! (`cpu-speed-dropped`).
 
 use super::{Finding, Severity};
+use crate::probe::cpu_weight::CpuWeight;
 use crate::probe::{kernel, sysroot::SysRoot};
 use crate::result::{CpuSpeed, ScheduledStart, SpeedPoint, SpeedSample};
 
@@ -215,6 +216,74 @@ mod tests {
     use crate::session::start_at::{decode, record};
     use chrono::{DateTime, Utc};
 
+    fn waits(waited: &[f64], others: f64) -> Vec<RoundWait> {
+        waited
+            .iter()
+            .map(|w| RoundWait {
+                waited: *w,
+                others: Some(others),
+                steal: Some(0.0),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_cgroup_of_the_lowest_weight_beside_busy_neighbours_is_named_starved_with_its_weight() {
+        // The 2026-11-28 case: cpu.shares 2 beside two spinning groups of the default weight.
+        let w = CpuWeight {
+            file: "/sys/fs/cgroup/cpu/low/cpu.shares".into(),
+            value: 2,
+            default: 1024,
+            idle: false,
+        };
+        let f =
+            cpu_starved(&waits(&[99.5, 99.4, 99.3, 40.0, 99.4], 97.0), Some(&w)).expect("fires");
+        assert_eq!(f.id, "cpu-starved");
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(f.message.starts_with("This cgroup got 0.6% of a CPU: truebench's threads waited for one 99% of the time, because of its cgroup's weight, cpu.shares 2 (default 1024), against busy neighbours (against one busy neighbour of the default weight it gets 0.2% of a CPU)"), "{}", f.message);
+        assert!(
+            f.evidence[0].contains("5 rounds waited for a CPU 99.4% of their wall time"),
+            "{:?}",
+            f.evidence
+        );
+        assert!(
+            f.evidence[0].ends_with("while other tasks used 97% of its CPUs"),
+            "{:?}",
+            f.evidence
+        );
+        assert_eq!(
+            f.evidence[1],
+            "CPU weight: cpu.shares 2 (default 1024) in /sys/fs/cgroup/cpu/low/cpu.shares"
+        );
+        // The default weight: busy neighbours of the same weight, said so.
+        let d = CpuWeight {
+            value: 1024,
+            ..w.clone()
+        };
+        let f = cpu_starved(&waits(&[70.0, 65.0, 80.0], 90.0), Some(&d)).unwrap();
+        assert!(f.message.contains("tasks of this machine kept its CPUs busy (its cgroup's weight, cpu.shares 1024 (default 1024), is not below the default)"), "{}", f.message);
+        assert!(cpu_starved(&waits(&[70.0], 90.0), None)
+            .unwrap()
+            .message
+            .contains("no CPU weight was readable"));
+    }
+
+    #[test]
+    fn a_neighbour_sharing_the_cpus_or_steal_is_not_starvation() {
+        let w = CpuWeight {
+            file: "/sys/fs/cgroup/cpu/low/cpu.shares".into(),
+            value: 2,
+            default: 1024,
+            idle: false,
+        };
+        // A low weight matters only against busy neighbours: an idle machine waits ~0%.
+        assert!(cpu_starved(&waits(&[0.1, 0.0, 0.3], 1.0), Some(&w)).is_none());
+        // One neighbour of the same weight on each CPU: up to half the time.
+        assert!(cpu_starved(&waits(&[45.0, 48.0, 30.0, 60.0], 95.0), None).is_none());
+        // No round read its canaries' waiting: nothing said.
+        assert!(cpu_starved(&[], Some(&w)).is_none());
+    }
+
     fn at(s: &str) -> DateTime<Utc> {
         DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
     }
@@ -377,4 +446,69 @@ mod tests {
         };
         assert!(cpu_speed_dropped(&lone).is_empty());
     }
+}
+
+/// What one round's canaries and readings said of the CPU its cgroup got (`cpu_starved`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RoundWait {
+    /// The share (%) of the canaries' wall time they waited for a CPU (`Round::waited`).
+    pub waited: f64,
+    /// Other tasks' share (%) of the round's CPUs, where read.
+    pub others: Option<f64>,
+    /// The hypervisor's steal (%) of the round's CPUs, where read.
+    pub steal: Option<f64>,
+}
+
+/// The median waiting share (%) of a run's rounds from which the run was starved of CPU: its
+/// threads waited for a CPU more than they ran. A neighbour of the same weight on each CPU
+/// makes a thread wait about half the time at most; a cgroup of the lowest weight beside
+/// busy groups waits 99% or more.
+pub const STARVED_PERCENT: f64 = 50.0;
+
+/// The run's threads waited for a CPU most of the time (median over its rounds at least
+/// `STARVED_PERCENT`): the share of a CPU this cgroup got, and why as far as it is read: its
+/// weight against busy neighbours (`weight` below its default), or neighbours of its own
+/// weight. A warning: every figure of the run is a figure of a starved process.
+pub fn cpu_starved(rounds: &[RoundWait], weight: Option<&CpuWeight>) -> Option<Finding> {
+    let median = |v: Vec<f64>| (!v.is_empty()).then(|| crate::result::rounds::median(&v));
+    let waited = median(rounds.iter().map(|r| r.waited).collect())?;
+    if waited < STARVED_PERCENT {
+        return None;
+    }
+    let others = median(rounds.iter().filter_map(|r| r.others).collect());
+    let steal = median(rounds.iter().filter_map(|r| r.steal).collect());
+    let got = 100.0 - waited;
+    let busy = others
+        .map(|o| format!(" while other tasks used {o:.0}% of its CPUs"))
+        .unwrap_or_default();
+    let why = match weight {
+        Some(w) if w.below_default() => format!(
+            "its cgroup's weight, {}, against busy neighbours (against one busy neighbour of the default weight it gets {:.1}% of a CPU)",
+            w.words(),
+            100.0 * w.share_against(1.0)
+        ),
+        Some(w) => format!(
+            "tasks of this machine kept its CPUs busy (its cgroup's weight, {}, is not below the default)",
+            w.words()
+        ),
+        None => "tasks of this machine kept its CPUs busy (no CPU weight was readable)".into(),
+    };
+    let mut evidence = vec![format!(
+        "the canaries before {} waited for a CPU {waited:.1}% of their wall time (median; schedstat run delay of their thread){busy}",
+        crate::units::count(rounds.len(), "round")
+    )];
+    if let Some(w) = weight {
+        evidence.push(format!("CPU weight: {} in {}", w.words(), w.file));
+    }
+    if let Some(s) = steal {
+        evidence.push(format!(
+            "the hypervisor's steal over the rounds: {s:.1}% (median), apart from the waiting"
+        ));
+    }
+    Some(Finding::new(
+        "cpu-starved",
+        Severity::Warning,
+        format!("This cgroup got {got:.1}% of a CPU: truebench's threads waited for one {waited:.0}% of the time, because of {why}. Every figure of this run is that of a starved process."),
+        evidence,
+    ))
 }

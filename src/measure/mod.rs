@@ -12,5 +12,6 @@ pub mod hierarchy;
 pub mod mde;
 pub mod pair;
 pub mod plateaus;
+pub mod run_delay;
 pub mod speed;
 pub mod stats;

@@ -22,6 +22,12 @@ pub const CANARY_WARMUP: u64 = 1_000;
 pub const CANARY_BATCHES: usize = 5;
 pub const CANARY_ROUND_TRIPS: u64 = 200;
 
+/// The pair canary gives up after this long (it takes under a millisecond on a quiet host,
+/// tens of milliseconds on a loaded one): a round's canary may not hold the run.
+pub const CANARY_PATIENCE: std::time::Duration = std::time::Duration::from_millis(500);
+/// Spins of the waiting thread between two checks of the deadline and the patience.
+const PATIENCE_CHECK_SPINS: u64 = 1 << 14;
+
 /// One cache line to itself: no false sharing with anything else.
 #[repr(align(128))]
 struct Line(AtomicU64);
@@ -46,15 +52,24 @@ fn fresh_line() -> (Vec<Line>, usize) {
 /// Run `timed` on a thread pinned to `a` while a thread pinned to `b` answers: `timed` gets
 /// `work(n)`, which passes the line to B and back n times. Err when either thread cannot be
 /// pinned or panics.
+///
+/// The two threads make progress only while both run at once: in a cgroup starved of CPU
+/// (the lowest weight beside busy groups) that can be never. So the ping thread gives up
+/// once the run's deadline passed or Ctrl-C came, or after `patience` when given: the
+/// partner is stopped, `work` returns at once from then on, and the second value says the
+/// work was cut (the batch timed when it happened is not a batch of its count).
 pub fn ping_pong<T: Send>(
     a: u32,
     b: u32,
+    patience: Option<std::time::Duration>,
     timed: impl FnOnce(&mut dyn FnMut(u64)) -> T + Send,
-) -> anyhow::Result<T> {
+) -> anyhow::Result<(T, bool)> {
     let (pool, i) = fresh_line();
     let line = &pool[i];
     let ready = Barrier::new(2);
     let partner_failed = AtomicBool::new(false);
+    let gave_up = AtomicBool::new(false);
+    let started = std::time::Instant::now();
     std::thread::scope(|s| {
         let pong = s.spawn(|| -> Result<(), String> {
             let pinned = pin_current_thread(b);
@@ -86,12 +101,24 @@ pub fn ping_pong<T: Send>(
             });
             let result = pinned.map_err(anyhow::Error::msg).map(|()| {
                 let mut work = |n: u64| {
+                    if gave_up.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    let mut spins = 0u64;
                     for _ in 0..n {
                         while line
                             .0
                             .compare_exchange(PONG, PING, Ordering::Relaxed, Ordering::Relaxed)
                             .is_err()
                         {
+                            spins += 1;
+                            if spins % PATIENCE_CHECK_SPINS == 0
+                                && (crate::deadline::stop_requested()
+                                    || patience.is_some_and(|p| started.elapsed() > p))
+                            {
+                                gave_up.store(true, Ordering::Relaxed);
+                                return;
+                            }
                             std::hint::spin_loop();
                         }
                     }
@@ -117,7 +144,7 @@ pub fn ping_pong<T: Send>(
         pong.join()
             .map_err(|_| anyhow::anyhow!("pong thread panicked"))?
             .map_err(anyhow::Error::msg)?;
-        out
+        out.map(|o| (o, gave_up.load(Ordering::Relaxed)))
     })
 }
 
@@ -129,7 +156,7 @@ pub fn one_way_ns(b: &Batch) -> f64 {
 /// The pair canary between CPUs `a` and `b`: the median one-way latency of a few short
 /// batches, ns. Err(reason) when a thread cannot be pinned.
 pub fn canary(a: u32, b: u32) -> Result<f64, String> {
-    ping_pong(a, b, |work| {
+    ping_pong(a, b, Some(CANARY_PATIENCE), |work| {
         work(CANARY_WARMUP);
         let one_way: Vec<f64> = (0..CANARY_BATCHES)
             .map(|_| one_way_ns(&time_batch(work, CANARY_ROUND_TRIPS)))
@@ -137,6 +164,13 @@ pub fn canary(a: u32, b: u32) -> Result<f64, String> {
         crate::result::rounds::median(&one_way)
     })
     .map_err(|e| format!("{e:#}"))
+    .and_then(|(ns, cut)| match cut {
+        false => Ok(ns),
+        true => Err(format!(
+            "the two threads did not run at once within {:.1} s (or the run's deadline passed): no reading",
+            CANARY_PATIENCE.as_secs_f64()
+        )),
+    })
 }
 
 /// The first two CPUs this process may run on, for the tests that measure a real pair;
@@ -180,5 +214,37 @@ mod tests {
         assert!(e.contains("could not pin"), "{e}");
         let e = canary(4000, cpus[1]).unwrap_err();
         assert!(e.contains("could not pin"), "{e}");
+    }
+
+    #[test]
+    fn a_pair_whose_threads_cannot_run_at_once_gives_up_within_its_patience() {
+        let Some(cpus) = two_usable_cpus() else {
+            return;
+        };
+        // Both threads on one CPU: each hand-off waits for the scheduler to switch them (a
+        // few ms each), as in a starved cgroup; 1,000 round trips would take seconds.
+        let t0 = std::time::Instant::now();
+        let patience = std::time::Duration::from_millis(50);
+        let (done, cut) = ping_pong(cpus[0], cpus[0], Some(patience), |work| {
+            work(1_000_000);
+            work(10); // returns at once once cut
+            true
+        })
+        .unwrap();
+        assert!(done && cut, "the work was cut");
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(2),
+            "{:?}",
+            t0.elapsed()
+        );
+        // With all the patience it needs, the same pair is not cut.
+        let (_, cut) = ping_pong(
+            cpus[0],
+            cpus[1],
+            Some(std::time::Duration::from_secs(30)),
+            |work| work(1_000),
+        )
+        .unwrap();
+        assert!(!cut);
     }
 }

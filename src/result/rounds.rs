@@ -196,6 +196,12 @@ round_figures! {
     /// steal cause reads it either way). Absent in documents of earlier versions and where
     /// /proc/stat could not be read.
     steal: Option<f64> = store::Digits::Significant(super::digits::SHARE);
+    /// The share (%) of their wall time the canaries before the round waited for a CPU on
+    /// this machine's own run queues (schedstat run delay, `measure::run_delay`): what the
+    /// round's cgroup got of a busy CPU against the tasks beside it (its weight), apart from
+    /// the hypervisor's steal. Absent in documents of earlier versions and where schedstat
+    /// is unreadable.
+    waited: Option<f64> = store::Digits::Significant(super::digits::SHARE);
 }
 
 impl Round {
@@ -561,6 +567,7 @@ pub fn quiet_rounds(logs: &[f64]) -> Vec<Round> {
         .enumerate()
         .map(|(i, x)| Round {
             seq: i,
+            waited: None,
             at_s: i as f64,
             median: x.exp(),
             samples: 2,
@@ -652,6 +659,7 @@ mod tests {
             .enumerate()
             .map(|(i, m)| Round {
                 seq: i,
+                waited: None,
                 at_s: i as f64,
                 median: *m,
                 samples: 4,

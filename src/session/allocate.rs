@@ -586,6 +586,7 @@ mod simulated {
             .enumerate()
             .map(|(i, (v, hit))| Round {
                 seq: i,
+                waited: None,
                 at_s: i as f64,
                 median: v.exp(),
                 samples: 1,

@@ -133,8 +133,10 @@ impl<'a> Runner<'a> {
         let mut disturbed = vec![];
         if in_rounds {
             for &cpu in &self.canary_cpus[bench] {
-                if let Ok(speed) = crate::measure::speed::canary_on(cpu) {
-                    let c = Canary { cpu, speed };
+                let (read, waited) =
+                    crate::measure::run_delay::during(|| crate::measure::speed::canary_on(cpu));
+                if let Ok(speed) = read {
+                    let c = Canary { cpu, speed, waited };
                     let seen = self.canaries.entry(cpu).or_default();
                     disturbed.extend(rounds::canary_drop(&c, rounds::Typical::of(seen)));
                     seen.push(speed);
@@ -212,6 +214,22 @@ impl<'a> Runner<'a> {
             self.seq += 1;
         }
         outcome
+    }
+
+    /// What every round so far read of the CPU its cgroup got (`findings::run::cpu_starved`):
+    /// the rounds whose canaries read their waiting.
+    pub fn waits(&self) -> Vec<crate::findings::run::RoundWait> {
+        self.measured
+            .iter()
+            .flatten()
+            .filter_map(|m| {
+                Some(crate::findings::run::RoundWait {
+                    waited: rounds::waited(&m.canaries)?,
+                    others: m.others.as_ref().map(|o| o.percent),
+                    steal: m.steal,
+                })
+            })
+            .collect()
     }
 
     /// The disturbed rounds to measure again: per benchmark as many as were disturbed by

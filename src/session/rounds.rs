@@ -367,6 +367,16 @@ pub fn judge(
 pub struct Canary {
     pub cpu: u32,
     pub speed: f64,
+    /// The share (0..=1) of the canary's wall time its thread waited for a CPU
+    /// (`measure::run_delay`); None where schedstat is unreadable.
+    pub waited: Option<f64>,
+}
+
+/// The share (%) of their wall time a round's canaries waited for a CPU, on average
+/// (`Round::waited`); None without a canary that read it.
+pub fn waited(canaries: &[Canary]) -> Option<f64> {
+    let w: Vec<f64> = canaries.iter().filter_map(|c| c.waited).collect();
+    (!w.is_empty()).then(|| 100.0 * w.iter().sum::<f64>() / w.len() as f64)
 }
 
 /// The typical canary reading on one CPU (or pair canary reading for one pair of CPUs) over
@@ -548,6 +558,7 @@ fn merge_row(
                         .collect(),
                     others: m.others.clone(),
                     steal: m.steal,
+                    waited: waited(&m.canaries),
                 },
                 r,
             ))
@@ -955,7 +966,11 @@ mod tests {
 
     #[test]
     fn a_slow_canary_disturbs_and_a_typical_one_does_not() {
-        let c = |s| Canary { cpu: 1, speed: s };
+        let c = |s| Canary {
+            cpu: 1,
+            speed: s,
+            waited: None,
+        };
         let quiet = Typical::of(&[3.0, 3.01, 2.99, 3.02, 2.98]);
         assert!(canary_drop(&c(2.95), quiet).is_none());
         let d = canary_drop(&c(2.7), quiet).unwrap();
@@ -977,7 +992,11 @@ mod tests {
             .collect();
         r.push(4.32);
         let t = Typical::of(&r);
-        let c = |s| Canary { cpu: 0, speed: s };
+        let c = |s| Canary {
+            cpu: 0,
+            speed: s,
+            waited: None,
+        };
         assert!(r.iter().all(|s| canary_drop(&c(*s), t).is_none()));
         assert!(canary_drop(&c(3.90), t).is_some());
     }
@@ -993,12 +1012,21 @@ mod tests {
         assert!(canary_drop(
             &Canary {
                 cpu: 0,
-                speed: 2.85
+                speed: 2.85,
+                waited: None,
             },
             Some(t)
         )
         .is_none());
-        assert!(canary_drop(&Canary { cpu: 0, speed: 2.2 }, Some(t)).is_some());
+        assert!(canary_drop(
+            &Canary {
+                cpu: 0,
+                speed: 2.2,
+                waited: None
+            },
+            Some(t)
+        )
+        .is_some());
     }
 
     #[test]

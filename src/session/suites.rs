@@ -286,11 +286,40 @@ impl Measurement for SuiteRun {
                 .extend(crate::findings::run::budget_short(&short, t, ended));
         }
         progress.finish();
+        let starved = crate::findings::run::cpu_starved(
+            &state.waits(),
+            m.env.cgroup.as_ref().and_then(|c| c.cpu_weight.as_ref()),
+        );
+        let unmeasured: Vec<usize> = (0..self.benches.len())
+            .filter(|&i| state.of(i).iter().all(|r| r.results.is_empty()))
+            .collect();
         // Every benchmark's rounds pooled into its rows (also after Ctrl-C: what was
         // measured is kept).
         for (r, window) in state.finish() {
             m.finished_in_rounds(r, window);
         }
+        // A benchmark the budget ended before any of its rounds gave a row is said, not
+        // silently missing (a starved cgroup's run can spend its whole budget on a few).
+        if let Some(t) = budget_s.filter(|_| ended) {
+            for i in unmeasured {
+                let b = self.benches[i];
+                if m.doc.skipped.iter().any(|s| s.benchmark == b.id()) {
+                    continue;
+                }
+                let why = match &starved {
+                    Some(_) => "; this cgroup was starved of CPU (cpu-starved)",
+                    None => "",
+                };
+                m.doc.skipped.push(crate::result::Skipped {
+                    benchmark: b.id().into(),
+                    case: "every case".into(),
+                    reason: format!(
+                        "the run's budget of {t:.0} s ended before a round of it gave a result{why}"
+                    ),
+                });
+            }
+        }
+        m.doc.findings.extend(starved);
         match outcome {
             Ok(()) => {}
             Err(e) if e.downcast_ref::<crate::error::Interrupted>().is_some() => {

@@ -87,6 +87,7 @@ pub fn planted(n: usize, seed: u64, kinds: impl Fn(usize) -> Kind) -> Vec<(RunDo
                     .enumerate()
                     .map(|(k, x)| Round {
                         seq: k * 100 + r,
+                        waited: None,
                         at_s: k as f64,
                         median: base * x,
                         samples: res.samples.len(),

@@ -126,6 +126,9 @@ fn echo(rx: RawFd, tx: RawFd, pin: Option<u32>, buf: &[u8]) -> i32 {
     0
 }
 
+/// Round trips between two checks of the deadline and Ctrl-C inside a batch.
+const STOP_CHECK_EVERY: u64 = 16;
+
 /// Side A: wait for B's hello, warm up, calibrate, time the batches, observe.
 fn drive(rx: RawFd, tx: RawFd, spec: &Spec, b_pid: i32, buf: &[u8]) -> anyhow::Result<Measurement> {
     let hello = read_token(rx).ok_or_else(|| anyhow!("task B did not start"))?;
@@ -141,9 +144,18 @@ fn drive(rx: RawFd, tx: RawFd, spec: &Spec, b_pid: i32, buf: &[u8]) -> anyhow::R
 
     let mut token = 0u64;
     let mut broken = false;
+    let cut = std::cell::Cell::new(false);
     let mut sink = 0u64;
     let mut work = |n: u64| {
-        for _ in 0..n {
+        for i in 0..n {
+            // The deadline or Ctrl-C, every few round trips (a clock read is about 1% of a
+            // round trip on one CPU; one in STOP_CHECK_EVERY, well below the noise): a
+            // starved cgroup's round trips can take tens of milliseconds each, and the
+            // warm-up, the calibration and a batch would hold the run past its budget.
+            if i % STOP_CHECK_EVERY == STOP_CHECK_EVERY - 1 && crate::deadline::stop_requested() {
+                cut.set(true);
+                return;
+            }
             token += 1;
             if !write_token(tx, token) || read_token(rx) != Some(token) {
                 broken = true;
@@ -166,13 +178,23 @@ fn drive(rx: RawFd, tx: RawFd, spec: &Spec, b_pid: i32, buf: &[u8]) -> anyhow::R
     let b0 = task::read(b_pid, b_tid);
     let mut batches = Vec::with_capacity(spec.samples);
     let mut observations = Vec::with_capacity(spec.samples);
-    let mut interrupted = false;
+    // Cut during the warm-up or the calibration: no batch is worth timing.
+    let mut interrupted = cut.get();
     for _ in 0..spec.samples {
+        if interrupted {
+            break;
+        }
         if crate::deadline::stop_requested() {
             interrupted = true;
             break;
         }
-        batches.push(time_batch(&mut work, n));
+        let batch = time_batch(&mut work, n);
+        if cut.get() {
+            // A batch the stop cut short is not a batch of n round trips.
+            interrupted = true;
+            break;
+        }
+        batches.push(batch);
         observations.push(observe()?);
     }
     let a1 = task::read(a_pid, a_tid);

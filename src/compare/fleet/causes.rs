@@ -78,6 +78,9 @@ fn words(cause: &str) -> &str {
         }
         STEAL => "the hypervisor taking the virtual CPUs' time (steal)",
         MEMORY_LIMIT => "the cgroup's memory limit",
+        CPU_SHARE => {
+            "the share of a busy CPU the cgroup got (its CPU weight against busy neighbours)"
+        }
         other => other,
     }
 }

@@ -392,6 +392,7 @@ mod tests {
             rounds: vec![
                 Round {
                     seq: 4,
+                    waited: None,
                     at_s: 4.11663537,
                     median: 23.339858504131755,
                     samples: 2,
@@ -401,6 +402,7 @@ mod tests {
                 },
                 Round {
                     seq: 11,
+                    waited: None,
                     at_s: 7.851763358,
                     median: 24.841569268657018,
                     samples: 2,
@@ -413,6 +415,7 @@ mod tests {
                 },
                 Round {
                     seq: 20,
+                    waited: None,
                     at_s: 13.828814029,
                     median: 25.278604427911443,
                     samples: 3,
