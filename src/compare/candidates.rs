@@ -108,6 +108,14 @@ fn thp_governs(c: &Candidate, r: &BenchResult) -> bool {
     }
 }
 
+/// The lowest CPU weight on the way up from the run's cgroup (`probe::cpu_weight`).
+fn cpu_weight(e: &ProbeDoc) -> String {
+    e.cgroup
+        .as_ref()
+        .and_then(|c| c.cpu_weight.as_ref())
+        .map_or_else(|| "unknown".into(), |w| w.words())
+}
+
 /// Each candidate: its name, where it is read, which rows its mechanism touches and how.
 const MECHANISMS: &[(&str, Read, Touches, &str)] = &[
     ("CPU model", |e| text(&e.kernel.cpu_model), |_, _| true, "every row: all code runs on it"),
@@ -127,6 +135,8 @@ const MECHANISMS: &[(&str, Read, Touches, &str)] = &[
         "rows whose tasks sleep and are woken (wake-up latency from idle states)"),
     ("clocksource", |e| text(&e.clock.clocksource), |_, r| sleeps_and_wakes(r) || super::timer::reads_clocksource(r),
         "rows whose tasks sleep and wake or switch context (the kernel reads the clock at each switch and wake-up), and clock-read rows that read it"),
+    ("CPU weight", cpu_weight, |_, _| true,
+        "every row, while other tasks keep the CPUs busy: the share of a busy CPU the cgroup gets against them (the cpu-share cause measures its threads' waiting)"),
 ];
 
 /// Whether a cause already found for the row quantifies candidate `c` there: the timer
@@ -135,9 +145,13 @@ const MECHANISMS: &[(&str, Read, Touches, &str)] = &[
 /// whose tasks sleep and wake the timer measures at most the benchmark's own clock reads,
 /// not the kernel's at each switch: there the clocksource stays a candidate.
 fn quantified(c: &Candidate, r: &BenchResult, found: &[Explanation]) -> bool {
-    c.what == "clocksource"
-        && super::timer::reads_clocksource(r)
-        && found.iter().any(|e| e.cause == TIMER)
+    let by = |cause: &str| found.iter().any(|e| e.cause == cause);
+    match c.what.as_str() {
+        "clocksource" => super::timer::reads_clocksource(r) && by(TIMER),
+        // The waiting it causes is measured on the row by the cpu-share cause.
+        "CPU weight" => by(super::explain::CPU_SHARE),
+        _ => false,
+    }
 }
 
 /// Microcode is not recorded by the probe; it would touch every row.
@@ -246,6 +260,38 @@ mod tests {
             e.evidence[0].contains("kernel") && e.evidence[0].contains("9.9.9"),
             "{e:?}"
         );
+    }
+
+    #[test]
+    fn a_lower_cpu_weight_is_a_candidate_until_the_cpu_share_cause_measures_it() {
+        let mut a = crate::result::testing::env();
+        let weight = |v| crate::probe::cpu_weight::CpuWeight {
+            file: "/sys/fs/cgroup/cpu/cpu.shares".into(),
+            value: v,
+            default: 1024,
+            idle: false,
+        };
+        let Some(g) = a.cgroup.as_mut() else {
+            panic!("the test environment has a cgroup");
+        };
+        g.cpu_weight = Some(weight(1024));
+        let mut b = a.clone();
+        let r = named("timers.clock-read@1");
+        assert!(explain(&list(&a, &b), &r, &[]).is_none(), "the same weight");
+        b.cgroup.as_mut().unwrap().cpu_weight = Some(weight(2));
+        let c = list(&a, &b);
+        let w = c.iter().find(|c| c.what == "CPU weight").unwrap();
+        assert_eq!(
+            (w.status.as_str(), w.b.as_str()),
+            ("differs", "cpu.shares 2 (default 1024)")
+        );
+        assert!(explain(&c, &r, &[]).is_some());
+        let share = Explanation::new(
+            crate::compare::explain::CPU_SHARE,
+            Claim::Explains,
+            "B's threads waited",
+        );
+        assert!(explain(&c, &r, &[share]).is_none(), "measured by cpu-share");
     }
 
     #[test]

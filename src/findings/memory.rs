@@ -196,8 +196,8 @@ pub fn names_limit(reason: &str) -> bool {
 
 /// `memory-limit`: the cgroup's memory limit shaped the run (rows measured smaller, sizes
 /// left out or rows skipped, each reason naming it), with its OOM counter at the probe and
-/// at the end. None when no reason names the limit: a limit the run fitted within is not
-/// a finding.
+/// at the end; a limit the run fitted within is named too (a container's limit is a fact of
+/// every figure's setting). None without a binding limit.
 pub fn memory_limit(
     memory: &crate::probe::memory_limit::MemoryDoc,
     oom_kills_at_end: Option<u64>,
@@ -220,9 +220,7 @@ pub fn memory_limit(
             }
         }
     }
-    if shaped.is_empty() {
-        return None;
-    }
+    let fitted = shaped.is_empty();
     let before = memory.cgroup.as_ref().and_then(|c| c.oom_kills);
     shaped.push(match (before, oom_kills_at_end) {
         (Some(b), Some(e)) => {
@@ -233,11 +231,19 @@ pub fn memory_limit(
     Some(Finding::new(
         "memory-limit",
         Severity::Info,
-        format!(
-            "The {} {} shaped this run: buffers were sized within what it leaves (less what the cgroup holds, with headroom); the evidence names what was measured smaller or skipped.",
-            crate::probe::memory_limit::limit_words(limit),
-            limit.words()
-        ),
+        if fitted {
+            format!(
+                "The {} {} bound this run: every buffer was sized within what it leaves (less what the cgroup holds, with headroom), and all of them fitted (nothing was measured smaller or skipped).",
+                crate::probe::memory_limit::limit_words(limit),
+                limit.words()
+            )
+        } else {
+            format!(
+                "The {} {} shaped this run: buffers were sized within what it leaves (less what the cgroup holds, with headroom); the evidence names what was measured smaller or skipped.",
+                crate::probe::memory_limit::limit_words(limit),
+                limit.words()
+            )
+        },
         shaped,
     ))
 }
@@ -324,8 +330,17 @@ mod tests {
             "memory limit 256 MiB: measured at 64 MiB",
         ));
         assert!(memory_limit(&limited, None, &[], std::slice::from_ref(&r)).is_some());
-        // Not fired: the run fitted within the limit, or there is no limit.
-        assert!(memory_limit(&limited, Some(0), std::slice::from_ref(&other), &[]).is_none());
+        // A run that fitted within the limit names it, and says nothing was shaped.
+        let f = memory_limit(&limited, Some(0), std::slice::from_ref(&other), &[]).unwrap();
+        assert!(f.message.contains("all of them fitted"), "{}", f.message);
+        assert!(
+            f.evidence
+                .iter()
+                .all(|e| e.starts_with("the cgroup's OOM kills")),
+            "{:?}",
+            f.evidence
+        );
+        // Not fired: there is no limit.
         let unlimited = MemoryDoc {
             cgroup: Some(MemoryCgroup {
                 version: "v1".into(),

@@ -49,7 +49,7 @@ pub const KINDS: &[Kind] = &[
     Kind { id: "cache-levels", severities: I, meaning: "the cache levels a latency sweep measured" },
     Kind { id: "llc-size-mismatch", severities: W, meaning: "the last-level cache size reported differs from the one measured" },
     Kind { id: "memory-array-size", severities: I, meaning: "the bandwidth arrays' size and the rule that chose it" },
-    Kind { id: "memory-limit", severities: I, meaning: "the cgroup's memory limit shaped the run: rows measured smaller, sizes left out or rows skipped to fit within it" },
+    Kind { id: "memory-limit", severities: I, meaning: "the cgroup's memory limit bound the run, and what it shaped: rows measured smaller, sizes left out or rows skipped to fit within it" },
     // The run (src/findings/run.rs, noise.rs, record.rs, loadstep.rs).
     Kind { id: "clocksource-changed", severities: W, meaning: "the clocksource changed during the run" },
     Kind { id: "budget-short", severities: IW, meaning: "rows the run's time budget left short of their target MDE, each with what it reached and why (the hypervisor named when it took the time)" },
