@@ -724,10 +724,11 @@ fn a_cpu_hog_on_every_cpu_is_explained_as_noise() {
         let c = compare(&env, &quiet, &noisy);
         let r = row(&c, "ctx.pipe@1", "footprint_kb=0,mode=process", "same-cpu");
         let found = causes(r);
-        // Noise, or the hogs as a neighbour in B's rounds, may be blamed; any other cause
-        // only where the documents show it changed too (the host's steal, its clock).
+        // Noise, or the hogs as a neighbour in B's rounds, or the waiting for a CPU they
+        // made B's canaries read (the CPU share), may be blamed; any other cause only where
+        // the documents show it changed too (the host's steal, its clock).
         for (cause, claim) in &found {
-            if claims(claim) && !matches!(*cause, "noise" | "neighbour") {
+            if claims(claim) && !matches!(*cause, "noise" | "neighbour" | "cpu-share") {
                 if let Err(why) = measured_change(cause, &quiet, &noisy, r) {
                     panic!("{cause} ({claim}) blamed, but the documents show {why}: {r}");
                 }
@@ -804,6 +805,12 @@ fn round_others(doc: &Value, r: &Value) -> Option<f64> {
 /// The hypervisor's mean steal (% of the CPUs' time) over the rounds a row's figures rest on.
 fn round_steal(doc: &Value, r: &Value) -> Option<f64> {
     round_mean(doc, r, |y| y.steal)
+}
+
+/// The mean over a row's rounds of the share (%) of their canaries' time spent waiting for
+/// a CPU.
+fn round_waited(doc: &Value, r: &Value) -> Option<f64> {
+    round_mean(doc, r, |y| y.waited)
 }
 
 /// The last CPU this process may run on.
@@ -1006,6 +1013,15 @@ fn measured_change(cause: &str, a: &Value, b: &Value, r: &Value) -> Result<(), S
                 format!("steal {x:.1}% vs {y:.1}% of the rounds' CPU time"),
             ),
             _ => Err("steal without both sides' figures".into()),
+        },
+        // A neighbour or a low CPU weight made one run's threads wait for a CPU: both
+        // documents' rounds say so.
+        "cpu-share" => match (round_waited(a, r), round_waited(b, r)) {
+            (Some(x), Some(y)) => check(
+                (x - y).abs() >= 1.0,
+                format!("waiting {x:.1}% vs {y:.1}% of the canaries' time"),
+            ),
+            _ => Err("cpu-share without both sides' figures".into()),
         },
         // The clock itself: another clocksource, a read that fell back to the system call
         // in one run, or the probes' costs of the row's clock 3x apart.

@@ -70,7 +70,7 @@ for p in "$@"; do
   case "$p" in
     gcc) t=cc ;; util-linux) t=lscpu ;; hwloc) t=lstopo-no-graphics ;; chromium) t=chromium ;; prometheus) t=promtool ;;
     golang-go) t=go ;; openssh-server) t=sshd ;; postgresql) t=initdb ;; openssl) t=openssl ;; nginx) t=nginx ;;
-    binutils) t=objdump ;; gcc-aarch64-linux-gnu) t=aarch64-linux-gnu-gcc ;; qemu-user) t=qemu-aarch64 ;;
+    binutils) t=objdump ;; strace) t=strace ;; gcc-aarch64-linux-gnu) t=aarch64-linux-gnu-gcc ;; qemu-user) t=qemu-aarch64 ;;
     gcc-powerpc64le-linux-gnu) t=powerpc64le-linux-gnu-gcc ;;
     python3) /bin/cat > {bin}/python3 <<'PY'
 {python}PY
@@ -175,7 +175,7 @@ fn as_root_it_installs_each_missing_tool_and_says_why_in_one_line() {
         calls.lines().collect::<Vec<_>>(),
         [
             "update -qq",
-            "install -y -qq gcc libc6-dev hwloc chromium prometheus golang-go openssh-server python3 python3-venv postgresql openssl nginx binutils gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross"
+            "install -y -qq gcc libc6-dev hwloc chromium prometheus golang-go openssh-server python3 python3-venv postgresql openssl nginx binutils strace gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross"
         ]
     );
     assert!(bin.join("cc").exists() && bin.join("chromium").exists());
@@ -227,7 +227,7 @@ fn as_root_a_failed_install_stops_before_testing_with_exit_1() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
         err.lines().last().unwrap().starts_with(
-            "error: apt-get install gcc libc6-dev util-linux hwloc chromium prometheus golang-go openssh-server python3 python3-venv postgresql openssl nginx binutils gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross failed"
+            "error: apt-get install gcc libc6-dev util-linux hwloc chromium prometheus golang-go openssh-server python3 python3-venv postgresql openssl nginx binutils strace gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross failed"
         ),
         "{err}"
     );
@@ -252,7 +252,7 @@ fn without_root_a_missing_tool_stops_before_testing_with_one_line() {
     );
     assert!(!err.contains("lscpu"), "lscpu is here: {err}");
     assert!(
-        err.contains("sudo apt-get install gcc libc6-dev hwloc chromium prometheus golang-go openssh-server python3 python3-venv postgresql openssl nginx binutils gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross"),
+        err.contains("sudo apt-get install gcc libc6-dev hwloc chromium prometheus golang-go openssh-server python3 python3-venv postgresql openssl nginx binutils strace gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross"),
         "{err}"
     );
     assert!(out.stdout.is_empty());
@@ -272,6 +272,7 @@ fn without_root_and_with_every_tool_it_asks_for_root_or_no_root_before_testing()
         "openssl",
         "nginx",
         "objdump",
+        "strace",
         "aarch64-linux-gnu-gcc",
         "qemu-aarch64",
         "powerpc64le-linux-gnu-gcc",

@@ -196,24 +196,7 @@ struct Quotas {
     unreadable: Vec<String>,
 }
 
-/// `dir` and each of its ancestors up to `stop` (the hierarchy's mount point, inside the
-/// root), own directory first: the cgroups whose limits bind a process in `dir`.
-pub fn levels(dir: &Path, stop: &Path) -> Vec<PathBuf> {
-    let mut out = vec![];
-    let mut cur = Some(dir.to_path_buf());
-    while let Some(d) = cur {
-        if d == stop {
-            out.push(d);
-            break;
-        }
-        cur = d
-            .parent()
-            .map(Path::to_path_buf)
-            .filter(|p| p.starts_with(stop));
-        out.push(d);
-    }
-    out
-}
+pub use super::cgroup_levels::levels;
 
 fn quotas(dir: &Path, stop: &Path, v2: bool, root: &SysRoot) -> Quotas {
     let mut out = Quotas::default();

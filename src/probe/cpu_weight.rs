@@ -6,7 +6,7 @@
 //! hierarchy binds (a container's own default weight counts for nothing when its pod has
 //! the lowest), relative to each version's default.
 
-use super::cgroup::levels;
+use super::cgroup_levels::levels;
 use super::sysroot::SysRoot;
 use serde::{Deserialize, Serialize};
 use std::path::Path;

@@ -112,6 +112,12 @@ impl MemoryCgroup {
 }
 
 impl MemoryDoc {
+    /// Nothing read (a document of an earlier version): not written back, so such a
+    /// document reads and writes unchanged.
+    pub fn is_unread(&self) -> bool {
+        *self == MemoryDoc::default()
+    }
+
     /// The limit truebench sizes within, when a cgroup sets one.
     pub fn binding(&self) -> Option<&Limit> {
         self.cgroup.as_ref()?.binding()

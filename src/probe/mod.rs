@@ -7,6 +7,7 @@
 pub mod arm;
 pub mod capture;
 pub mod cgroup;
+pub mod cgroup_levels;
 pub mod clock;
 pub mod cpu_weight;
 pub mod cpulist;
@@ -86,7 +87,7 @@ pub struct ProbeDoc {
     pub numa: numa::Numa,
     /// The machine's memory and swap, and this process's memory cgroup limits; empty in
     /// documents of earlier versions.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "memory_limit::MemoryDoc::is_unread")]
     pub memory: memory_limit::MemoryDoc,
     pub virtualization: virt::Virtualization,
     pub clock: clock::ClockInfo,
