@@ -566,7 +566,7 @@ fn half_a_cpu_of_quota_calls_classic_syscall_and_pipe_from_the_rounds_with_no_ca
         "20s",
     ];
     under_half_a_cpu(&args, |c| {
-        for bench in ["classic.syscall@1", "classic.pipe-throughput@1"] {
+        for bench in ["classic.syscall@2", "classic.pipe-throughput@1"] {
             let r = c["rows"]
                 .as_array()
                 .unwrap()
