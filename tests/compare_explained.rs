@@ -861,10 +861,11 @@ fn a_busy_loop_on_one_cpu_is_named_as_a_neighbour_on_the_ping_pong_across_cpus()
         // The loop holds most of one of the row's two CPUs in every round, and B's rounds
         // say so whether or not they were flagged.
         let ob = round_others(&b, r).expect("B's rounds record other tasks' share");
-        assert!(
-            ob >= 25.0,
-            "B's rounds: others {ob}% beside a busy loop: {r}"
-        );
+        // In a loud hour the hypervisor takes the loop's CPU time too, and a loop that got
+        // too little of its CPU to keep it out of idle is not the neighbour this test needs.
+        if ob < 25.0 {
+            return Err(format!("the loop held only {ob}% of the row's CPUs"));
+        }
         let oa = round_others(&a, r).expect("A's rounds record other tasks' share");
         if oa * 3.0 > ob {
             return Err(format!("A ran beside others too ({oa}% vs {ob}%)"));

@@ -621,9 +621,16 @@ mod tests {
 
     #[test]
     fn l1_loads_are_faster_than_memory_loads() {
-        let small = measure(16 * 1024, Pages::Small, None, 3, 1e6).unwrap();
-        let big = measure(128 * MIB, Pages::Small, None, 3, 1e6).unwrap();
-        let (s, b) = (small[1].ns_per_iteration(), big[1].ns_per_iteration());
+        // Other tests share the CPUs, and a batch they preempt only reads slower: the fastest
+        // of five samples of each size is the one undisturbed.
+        let fastest = |size: u64| {
+            measure(size, Pages::Small, None, 5, 1e6)
+                .unwrap()
+                .iter()
+                .map(|b| b.ns_per_iteration())
+                .fold(f64::INFINITY, f64::min)
+        };
+        let (s, b) = (fastest(16 * 1024), fastest(128 * MIB));
         assert!((0.2..20.0).contains(&s), "16 KiB: {s} ns per load");
         assert!(
             b > 3.0 * s,
