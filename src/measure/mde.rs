@@ -29,6 +29,24 @@ pub fn quantiles(df: Option<f64>) -> (f64, f64) {
     }
 }
 
+/// The sum of `quantiles(df)`, which an MDE multiplies its standard error by; whole
+/// degrees of freedom up to `TABLED` are read from a table made once (a plan asks for
+/// them thousands of times).
+pub fn quantile_sum(df: Option<f64>) -> f64 {
+    const TABLED: usize = 512;
+    static TABLE: std::sync::OnceLock<Vec<f64>> = std::sync::OnceLock::new();
+    let sum = |df: Option<f64>| {
+        let (a, b) = quantiles(df);
+        a + b
+    };
+    match df {
+        Some(d) if d >= 1.0 && d.fract() == 0.0 && d as usize <= TABLED => {
+            TABLE.get_or_init(|| (0..=TABLED).map(|d| sum(Some(d as f64))).collect())[d as usize]
+        }
+        _ => sum(df),
+    }
+}
+
 /// The two-sided 95% quantile for `df` (None: normal).
 pub fn two_sided(df: Option<f64>) -> f64 {
     quantiles(df).0

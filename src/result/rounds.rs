@@ -306,12 +306,13 @@ pub struct RoundNoise {
     /// own confidence interval gives.
     #[serde(serialize_with = "super::digits::share")]
     pub se: f64,
-    /// Degrees of freedom of `se` (kept − 1; with `stage1`, that stage's kept − 1).
+    /// Degrees of freedom of `se` (kept − 1; with `stage1`, the kept rounds of the stage σ
+    /// comes from, less one: `sigma_stage`).
     pub df: f64,
-    /// With `run --precision`: σ and its degrees of freedom come from the rounds of the
-    /// first stage only (this many), the rounds added after them only narrow `se` (Stein's
-    /// two-stage rule, so the test keeps its error rate although the number of rounds was
-    /// chosen from the data).
+    /// The row's rounds were chosen in two stages (the run's allocation, `--precision`):
+    /// the first this many were measured before any was added, and σ with its degrees of
+    /// freedom come from one stage alone (`sigma_stage`), so the test keeps its error rate
+    /// although the number of rounds was chosen from the data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stage1: Option<usize>,
     /// Fewer than two rounds were undisturbed, so the figures and this noise rest on every
@@ -509,14 +510,50 @@ fn sd(x: &[f64]) -> f64 {
     (x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (x.len() - 1) as f64).sqrt()
 }
 
+/// Which stage of a two-stage row σ comes from, given the kept rounds of its first stage
+/// and of the rounds added after it: the one with more (ties: the first), whose count less
+/// one is the test's degrees of freedom. The number of rounds added was decided from the
+/// first stage alone, so the added rounds are independent of it: σ from the first stage
+/// with every round's mean is Stein's two-stage rule (t with the first stage's degrees of
+/// freedom), σ from the added rounds alone is a plain t on rounds the data did not choose.
+/// Taking whichever has more kept rounds lets a row given many rounds be judged by them
+/// (a first stage of three leaves two degrees of freedom: t quantiles 4.30 + 1.06 against
+/// 2.09 + 0.86 at twenty); the choice depends on the first stage through the number added,
+/// which keeps the A/A rate at 5% in simulation (`session::allocate`'s and
+/// `session::precision`'s tests, σ 0.5-30% with bursts).
+pub fn sigma_stage(first_kept: usize, added_kept: usize) -> Stage {
+    if added_kept > first_kept {
+        Stage::Added
+    } else {
+        Stage::First
+    }
+}
+
+/// A stage of a two-stage row (`sigma_stage`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    First,
+    Added,
+}
+
+/// The degrees of freedom the test of a two-stage row will have with `kept` kept rounds
+/// in all, `first_kept` of them in its first stage (`sigma_stage`).
+pub fn two_stage_df(first_kept: usize, kept: usize) -> f64 {
+    let added = kept.saturating_sub(first_kept);
+    match sigma_stage(first_kept, added) {
+        Stage::First => first_kept.saturating_sub(1) as f64,
+        Stage::Added => (added - 1) as f64,
+    }
+}
+
 /// The noise of the kept rounds: the spread of their log medians about the row's reported
 /// log median `center` (the pooled samples' median; about the rounds' own mean without one),
 /// and the standard error of that median, σ/√kept. The spread about the reported median
 /// holds the pooled median's own instability: when the samples are bimodal (a quota
 /// throttles some of them) and the pooled median falls in one mode while the rounds sit
 /// between the modes, the rounds disagree with it and σ says so. With `stage1` (rounds in
-/// measured order, the first `stage1` chosen before any was added for precision), σ and df
-/// come from that stage's kept rounds only. None with fewer than two kept rounds (in the
+/// measured order, the first `stage1` chosen before any was added), σ and df come from the
+/// kept rounds of one stage (`sigma_stage`). None with fewer than two kept rounds (in the
 /// first stage, with `stage1`).
 ///
 /// With fewer than two undisturbed rounds, every round counts (`includes_disturbed`).
@@ -537,24 +574,34 @@ pub fn noise_of(
         }
     };
     let all: Vec<f64> = logs(rounds);
-    let first: Vec<f64> = match stage1 {
-        Some(n) => logs(&rounds[..n.min(rounds.len())]),
+    let basis: Vec<f64> = match stage1 {
+        Some(n) => {
+            let (first, added) = rounds.split_at(n.min(rounds.len()));
+            let (first, added) = (logs(first), logs(added));
+            if first.len() < 2 {
+                return None;
+            }
+            match sigma_stage(first.len(), added.len()) {
+                Stage::First => first,
+                Stage::Added => added,
+            }
+        }
         None => all.clone(),
     };
-    if first.len() < 2 {
+    if basis.len() < 2 {
         return None;
     }
     let sigma = match center.filter(|c| c.is_finite()) {
         Some(c) => {
-            (first.iter().map(|v| (v - c).powi(2)).sum::<f64>() / (first.len() - 1) as f64).sqrt()
+            (basis.iter().map(|v| (v - c).powi(2)).sum::<f64>() / (basis.len() - 1) as f64).sqrt()
         }
-        None => sd(&first),
+        None => sd(&basis),
     };
     Some(RoundNoise {
         kept: all.len(),
         sigma,
         se: sigma / (all.len() as f64).sqrt(),
-        df: (first.len() - 1) as f64,
+        df: (basis.len() - 1) as f64,
         stage1: stage1.filter(|n| *n < rounds.len()),
         includes_disturbed,
     })
@@ -738,6 +785,24 @@ mod tests {
         assert!((two.se - two.sigma / 2.0).abs() < 1e-12);
         // One kept round has no spread.
         assert!(noise_of(&r[..1], None, None).is_none());
+        // Three first-stage rounds, then five added: σ and df from the five added alone
+        // (one loud first-stage round no longer sets the row's σ), se over all eight.
+        let r = rounds(&[100.0, 130.0, 100.0, 101.0, 99.0, 100.0, 101.0, 99.0]);
+        let two = noise_of(&r, None, Some(3)).unwrap();
+        let added: Vec<f64> = [101.0f64, 99.0, 100.0, 101.0, 99.0]
+            .iter()
+            .map(|v| v.ln())
+            .collect();
+        assert_eq!((two.kept, two.df), (8, 4.0));
+        assert!((two.sigma - sd(&added)).abs() < 1e-12);
+        assert!((two.se - two.sigma / 8f64.sqrt()).abs() < 1e-12);
+        // As many added as first: the first stage's, Stein's rule.
+        let even = noise_of(&r[..6], None, Some(3)).unwrap();
+        assert_eq!(even.df, 2.0);
+        assert!(even.sigma > 0.1, "{}", even.sigma);
+        assert_eq!(two_stage_df(3, 6), 2.0);
+        assert_eq!(two_stage_df(3, 8), 4.0);
+        assert_eq!(two_stage_df(5, 5), 4.0);
     }
 
     #[test]

@@ -15,15 +15,15 @@
 //!   is spent. A round is of the row's case where its benchmark can measure some cases
 //!   only (`Benchmark::case_of`), else of its whole benchmark (every row of it gains one).
 //! - **Error rate**: the number of rounds a row gets is decided from the first stage only,
-//!   and its test then takes σ and its degrees of freedom from that stage (Stein's
-//!   two-stage rule, `result::rounds::RoundNoise::stage1`): for normal round medians the
-//!   statistic is t with the first stage's degrees of freedom whatever the rule decided,
-//!   so the A/A error rate holds. The plan is run in a shuffled, interleaved order
+//!   and its test then takes σ and its degrees of freedom from one stage alone
+//!   (`result::rounds::sigma_stage`: the first, Stein's two-stage rule, or the added
+//!   rounds once they outnumber it), so the A/A error rate holds (`simulated`'s tests).
+//!   The plan projects each row's MDE with the degrees of freedom its test will have. The plan is run in a shuffled, interleaved order
 //!   (`interleave`): when the budget ends it early the rounds it cuts are the last of every
 //!   benchmark's, not chosen by any row's values.
 
 use crate::compare::noise_model::RUN_SIGMA;
-use crate::measure::mde::quantiles;
+use crate::measure::mde::quantile_sum;
 use rand::seq::SliceRandom;
 
 /// The share of the budget (after what the run started with) the first stage may take;
@@ -64,27 +64,36 @@ pub struct Row {
     pub target: f64,
 }
 
-/// The MDE (relative) a row of first-stage spread `sigma1` reaches with `n` kept rounds,
-/// given the quantile sum `q` of its first stage's degrees of freedom (`quantiles`): as
-/// `precision::row_mde` computes it, σ₁/√n against an identical run.
-fn mde_at(q: f64, sigma1: f64, n: usize) -> f64 {
-    let se2 = sigma1 * sigma1 / n.max(1) as f64;
-    (q * (2.0 * (se2 + RUN_SIGMA * RUN_SIGMA)).sqrt()).exp_m1()
-}
-
-/// The kept rounds a row of first-stage spread `sigma1` needs for an MDE of `target`, given
-/// the quantile sum `q` (`mde_at` solved for n); None when what only separate runs sample
-/// alone leaves it above the target.
-fn need_at(q: f64, sigma1: f64, target: f64) -> Option<usize> {
-    let room = (target.ln_1p() / q).powi(2) / 2.0 - RUN_SIGMA * RUN_SIGMA;
-    (room > 0.0).then(|| (sigma1 * sigma1 / room).ceil().max(1.0) as usize)
-}
-
-/// The MDE a row of first-stage spread `sigma1` (with `df1` degrees of freedom) reaches
-/// with `n` kept rounds.
+/// The MDE (relative) a row of first-stage spread `sigma1` (with `df1` degrees of freedom)
+/// is expected to reach with `n` kept rounds in all: as `precision::row_mde` computes it,
+/// σ/√n against an identical run, with the degrees of freedom the test will take
+/// (`result::rounds::two_stage_df`: the added rounds' once they outnumber the first
+/// stage's) and σ₁ for σ (the added rounds' σ is not known before they are measured).
 pub fn projected_mde(sigma1: f64, df1: f64, n: usize) -> f64 {
-    let (a, b) = quantiles(Some(df1));
-    mde_at(a + b, sigma1, n)
+    let df = crate::result::rounds::two_stage_df(df1 as usize + 1, n);
+    let se2 = sigma1 * sigma1 / n.max(1) as f64;
+    (quantile_sum(Some(df)) * (2.0 * (se2 + RUN_SIGMA * RUN_SIGMA)).sqrt()).exp_m1()
+}
+
+/// The fewest kept rounds in all, at most `most`, with which a row of first-stage spread
+/// `sigma1` (`df1` degrees of freedom) is expected to reach an MDE of `target`
+/// (`projected_mde`, which only falls as n grows); None when `most` do not.
+pub fn rounds_for(sigma1: f64, df1: f64, target: f64, most: usize) -> Option<usize> {
+    let met = |n: usize| projected_mde(sigma1, df1, n) <= target;
+    if most == 0 || !met(most) {
+        return None;
+    }
+    // The first n that meets it, by bisection: (lo, hi] holds it.
+    let (mut lo, mut hi) = (0, most);
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if met(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
 }
 
 /// The extra rounds planned per unit, and their expected cost.
@@ -111,16 +120,12 @@ pub fn plan(
     let mut kept: Vec<usize> = rows.iter().map(|r| r.kept).collect();
     let mut all: Vec<usize> = rows.iter().map(|r| r.rounds).collect();
     let mut dropped = vec![false; rows.len()];
-    // The quantile sum of each row's first-stage degrees of freedom, read once.
-    let q: Vec<f64> = rows
+    // The kept rounds each row needs, worked out once (None: more than the cap).
+    let need: Vec<Option<usize>> = rows
         .iter()
         .map(|r| {
-            r.stage1
-                .map(|(_, df)| {
-                    let (a, b) = quantiles(Some(df));
-                    a + b
-                })
-                .unwrap_or(f64::NAN)
+            let (sigma1, df1) = r.stage1?;
+            rounds_for(sigma1, df1, r.target, max_rounds)
         })
         .collect();
     let by_unit: Vec<Vec<usize>> = (0..units.len())
@@ -130,7 +135,7 @@ pub fn plan(
     loop {
         let mut best: Option<(bool, f64, usize)> = None;
         for (i, r) in rows.iter().enumerate() {
-            let Some((sigma1, _)) = r.stage1 else {
+            let Some((sigma1, df1)) = r.stage1 else {
                 continue;
             };
             // A round of its unit adds one to every row of it: none may pass the cap.
@@ -138,12 +143,12 @@ pub fn plan(
             if dropped[i] || most >= max_rounds {
                 continue;
             }
-            let ratio = mde_at(q[i], sigma1, kept[i]) / r.target;
+            let ratio = projected_mde(sigma1, df1, kept[i]) / r.target;
             if ratio <= 1.0 {
                 continue;
             }
             // Reachable: the rounds it needs fit the cap and what is left of the allowance.
-            let reach = need_at(q[i], sigma1, r.target).is_some_and(|n| {
+            let reach = need[i].is_some_and(|n| {
                 let u = &units[r.unit];
                 let more = n.saturating_sub(kept[i]);
                 more <= max_rounds - most
@@ -308,17 +313,27 @@ mod tests {
 
     #[test]
     fn the_projected_mde_is_the_one_precision_reports() {
-        // A row's own noise after n kept rounds of a first stage of 5: σ₁/√n with df 4.
-        let n = crate::result::rounds::RoundNoise {
-            kept: 12,
-            sigma: 0.04,
-            se: 0.04 / 12f64.sqrt(),
-            df: 4.0,
-            stage1: Some(5),
-            includes_disturbed: false,
-        };
-        let want = super::super::precision::row_mde(&n);
-        assert!((projected_mde(0.04, 4.0, 12) - want).abs() < 1e-12);
+        // A row's own noise after n kept rounds of a first stage of 5: σ/√n, with df 4
+        // while the added rounds are at most as many, then theirs (6 of 12, 7 added).
+        for (kept, df) in [(8, 4.0), (10, 4.0), (12, 6.0)] {
+            let n = crate::result::rounds::RoundNoise {
+                kept,
+                sigma: 0.04,
+                se: 0.04 / (kept as f64).sqrt(),
+                df,
+                stage1: Some(5),
+                includes_disturbed: false,
+            };
+            let want = super::super::precision::row_mde(&n);
+            assert!(
+                (projected_mde(0.04, 4.0, kept) - want).abs() < 1e-12,
+                "{kept}"
+            );
+        }
+        // The first n that reaches a target, and a bound that does not allow it.
+        let n = rounds_for(0.04, 4.0, 0.08, 60).unwrap();
+        assert!(projected_mde(0.04, 4.0, n) <= 0.08 && projected_mde(0.04, 4.0, n - 1) > 0.08);
+        assert_eq!(rounds_for(0.04, 4.0, 0.08, n - 1), None);
     }
 
     #[test]

@@ -40,17 +40,13 @@ pub fn row_mde(n: &RoundNoise) -> f64 {
     mde_log((2.0 * rounds_var(n.se)).sqrt(), Some(n.df)).exp_m1()
 }
 
-/// Rounds a row needs in all for an MDE of `target` (Stein: from the first stage's σ and
-/// df), at least what it has; `usize::MAX` when the run-level σ alone leaves no room for
-/// the target (no number of rounds reaches it).
+/// Rounds a row needs in all for an MDE of `target`, from its first stage's σ and df
+/// (`allocate::rounds_for`), at least what it has; `usize::MAX` when no number of rounds
+/// reaches it (the run level σ alone leaves no room for the target).
 pub fn rounds_needed(sigma1: f64, df1: f64, target: f64, have: usize) -> usize {
-    // The standard error per run the target allows, less the run level's share.
-    let se_t = target.ln_1p() / mde_log(std::f64::consts::SQRT_2, Some(df1));
-    let room = se_t * se_t - RUN_SIGMA * RUN_SIGMA;
-    if room <= 0.0 {
-        return usize::MAX;
-    }
-    (sigma1 * sigma1 / room).ceil().max(have as f64) as usize
+    /// Far past any cap: only asks whether the target can be reached at all.
+    const UNBOUNDED: usize = 1 << 20;
+    super::allocate::rounds_for(sigma1, df1, target, UNBOUNDED).map_or(usize::MAX, |n| n.max(have))
 }
 
 /// One row's outcome, for the report on stderr (`run --precision`, `compare --precision`).
