@@ -68,7 +68,7 @@ PY
     /usr/bin/time -f "%e %M" -o "$tmp/time$i" "$tb" --db "$tmp/runs.db" run $suites --json >"$tmp/run$i.json" 2>/dev/null
     read -r s1 t1 < <(ticks)
     read -r wall kb <"$tmp/time$i"
-    steal=$(awk -v s="$((s1 - s0))" -v t="$((t1 - t0))" 'BEGIN { printf "%.1f", t > 0 ? 100 * s / t : 0 }')
+    steal=$(awk -v s="$((s1 - s0))" -v t="$((t1 - t0))" 'BEGIN { printf "%.1f", (t > 0 ? 100 * s / t : 0) }')
     echo "run $i: ${wall} s, steal ${steal}% of the CPUs' time, peak RSS $((kb / 1024)) MiB"
   done
   echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)"
