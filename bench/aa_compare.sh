@@ -33,7 +33,8 @@ cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 hog=
 cleanup() {
-  [ -n "$hog" ] && kill "$hog" 2>/dev/null && wait "$hog" 2>/dev/null
+  # The neighbour ends killed: its status is not the script's, and the documents are kept.
+  if [ -n "$hog" ]; then kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null || true; fi
   [ -n "${AA_KEEP:-}" ] && mkdir -p "$AA_KEEP" && cp "$tmp"/run*.json "$AA_KEEP"/ 2>/dev/null
   rm -rf "$tmp"
 }
