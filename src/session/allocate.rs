@@ -11,10 +11,8 @@
 //!   computes it (`precision::row_mde`: σ₁/√n, with what only separate runs sample). Rounds
 //!   go one at a time to the row furthest from its target (MDE over target): first the rows
 //!   that can reach their target within `precision::MAX_ROUNDS` and the allowance, then the
-//!   others up to the rounds that re-estimate their σ (added rounds outnumbering the first
-//!   stage's: a first stage of three with one odd round says nothing of the row's spread),
-//!   then the others again (whose MDE still narrows), until every row reaches its target or
-//!   the allowance is spent. A round is of the row's case where its benchmark can measure some cases
+//!   others (whose MDE still narrows), until every row reaches its target or the allowance
+//!   is spent. A round is of the row's case where its benchmark can measure some cases
 //!   only (`Benchmark::case_of`), else of its whole benchmark (every row of it gains one).
 //! - **Error rate**: the number of rounds a row gets is decided from the first stage only,
 //!   and its test then takes σ and its degrees of freedom from one stage alone
@@ -98,19 +96,6 @@ pub fn rounds_for(sigma1: f64, df1: f64, target: f64, most: usize) -> Option<usi
     Some(hi)
 }
 
-/// How soon a row short of its target gets a round (`plan`), last first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Tier {
-    /// Its target is out of reach on its first stage's σ₁ and it has been re-estimated.
-    Rest,
-    /// Out of reach on σ₁, which rests on a few rounds (one odd round among three sets
-    /// it): the rounds for the added ones to outnumber the first stage's, whose σ the test
-    /// then takes (`result::rounds::sigma_stage`), come before any row's beyond that.
-    Reestimate,
-    /// The rounds it needs fit the cap and what is left of the allowance.
-    Reachable,
-}
-
 /// The extra rounds planned per unit, and their expected cost.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
@@ -148,7 +133,7 @@ pub fn plan(
         .collect();
     let mut spent = 0.0;
     loop {
-        let mut best: Option<(Tier, f64, usize)> = None;
+        let mut best: Option<(bool, f64, usize)> = None;
         for (i, r) in rows.iter().enumerate() {
             let Some((sigma1, df1)) = r.stage1 else {
                 continue;
@@ -162,27 +147,19 @@ pub fn plan(
             if ratio <= 1.0 {
                 continue;
             }
-            // Whether `n` kept rounds in all fit the cap and what is left of the allowance.
-            let fits = |n: usize| {
+            // Reachable: the rounds it needs fit the cap and what is left of the allowance.
+            let reach = need[i].is_some_and(|n| {
                 let u = &units[r.unit];
                 let more = n.saturating_sub(kept[i]);
                 more <= max_rounds - most
                     && more as f64 * (u.cost_s + overhead_s[u.bench]) <= allowance_s - spent
-            };
-            let first_kept = df1 as usize + 1;
-            let tier = if need[i].is_some_and(fits) {
-                Tier::Reachable
-            } else if kept[i] <= 2 * first_kept && fits(2 * first_kept + 1) {
-                Tier::Reestimate
-            } else {
-                Tier::Rest
-            };
+            });
             let better = match best {
                 None => true,
-                Some((bt, bratio, _)) => (tier, ratio) > (bt, bratio),
+                Some((br, bratio, _)) => (reach, ratio) > (br, bratio),
             };
             if better {
-                best = Some((tier, ratio, i));
+                best = Some((reach, ratio, i));
             }
         }
         let Some((_, _, i)) = best else {
@@ -357,24 +334,6 @@ mod tests {
         let n = rounds_for(0.04, 4.0, 0.08, 60).unwrap();
         assert!(projected_mde(0.04, 4.0, n) <= 0.08 && projected_mde(0.04, 4.0, n - 1) > 0.08);
         assert_eq!(rounds_for(0.04, 4.0, 0.08, n - 1), None);
-    }
-
-    #[test]
-    fn rows_out_of_reach_are_re_estimated_one_after_the_other_before_any_gets_more() {
-        // Two rows whose first stage of 3 (σ₁ 30%) puts a 10% target out of reach, and
-        // room for 9 rounds: each gets the 4 that make its added rounds outnumber the
-        // first stage's (σ then theirs), not one all 9; the ninth goes to the louder.
-        let units = vec![unit(0, Some("a"), 0.1), unit(0, Some("b"), 0.1)];
-        let rows = vec![row(0, 0.30, 3, 0.10), row(1, 0.31, 3, 0.10)];
-        let p = plan(&rows, &units, &[0.0], 0.9, 60);
-        assert_eq!(p.extra, vec![4, 5], "{p:?}");
-        // A reachable row still comes first: with room for what it needs, it gets it all.
-        let units = vec![unit(0, Some("a"), 0.1), unit(0, Some("near"), 0.1)];
-        let rows = vec![row(0, 0.30, 3, 0.10), row(1, 0.04, 3, 0.10)];
-        let more = rounds_for(0.04, 2.0, 0.10, 60).unwrap() - 3;
-        assert!(more >= 2, "{more}");
-        let p = plan(&rows, &units, &[0.0], 0.1 * more as f64 + 0.05, 60);
-        assert_eq!(p.extra, vec![0, more], "{p:?}");
     }
 
     #[test]
