@@ -16,6 +16,7 @@ pub mod duration;
 pub mod error;
 pub mod export;
 pub mod findings;
+pub mod fleet;
 pub mod interrupt;
 pub mod json_text;
 pub mod loadstep;

@@ -253,7 +253,8 @@ fn fits(text: &str, rows: usize, what: &str) {
 /// changed copy of itself, and all of them in one N-way comparison.
 #[test]
 fn every_document_renders_alone_in_every_pair_and_all_together() {
-    use truebench::compare::{compare, ranking};
+    use truebench::compare::compare;
+    use truebench::fleet::ranking;
     use truebench::report::{compare_table, html, text};
     let docs: Vec<_> = fixtures().iter().map(|p| load(p)).collect();
     assert!(docs.len() >= 8);
@@ -275,9 +276,10 @@ fn every_document_renders_alone_in_every_pair_and_all_together() {
             for r in c.rows.iter().filter(|r| r.comparability.is_empty()) {
                 if r.rounds.iter().any(Option::is_none) {
                     assert!(
-                        r.verdict == truebench::compare::verdict::Verdict::CannotTell
+                        r.verdict == truebench::compare::stats::verdict::Verdict::CannotTell
                             && r.mde.is_none()
-                            && r.why.contains(truebench::compare::noise_model::NO_ROUNDS),
+                            && r.why
+                                .contains(truebench::compare::stats::noise_model::NO_ROUNDS),
                         "{} vs {}: {}",
                         a.run_id,
                         b.run_id,

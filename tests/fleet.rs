@@ -931,14 +931,10 @@ fn compare_by_tag_with_no_ids_ranks_the_tagged_runs_and_ndjson_imports_on_stdin(
 /// others called), and the view.
 fn judge(
     fleet: &[(truebench::result::RunDocument, common::fleet::Kind)],
-) -> (
-    Vec<String>,
-    Vec<String>,
-    truebench::compare::fleet::FleetView,
-) {
+) -> (Vec<String>, Vec<String>, truebench::fleet::FleetView) {
     use common::fleet::Kind;
     let docs: Vec<truebench::result::RunDocument> = fleet.iter().map(|x| x.0.clone()).collect();
-    let v = truebench::compare::fleet::view(&docs, &truebench::compare::fleet::Options::default());
+    let v = truebench::fleet::view(&docs, &truebench::fleet::Options::default());
     let out: std::collections::BTreeSet<&str> = v
         .hosts
         .iter()
@@ -960,7 +956,7 @@ fn judge(
 }
 
 /// The hosts of a group, sorted.
-fn group_hosts(v: &truebench::compare::fleet::FleetView, g: usize) -> Vec<String> {
+fn group_hosts(v: &truebench::fleet::FleetView, g: usize) -> Vec<String> {
     let mut m: Vec<String> = v.cause_groups[g]
         .hosts
         .iter()
@@ -994,7 +990,7 @@ fn planted_of(
 #[test]
 fn a_planted_fleet_of_500_with_rounds_noise_names_the_20_and_puts_the_uniform_ten_first() {
     use common::fleet::{kind_of, planted, Kind};
-    use truebench::compare::fleet::groups;
+    use truebench::fleet::groups;
     let fleet = planted(500, 36, kind_of);
     let (missed, others, v) = judge(&fleet);
     assert!(missed.is_empty(), "planted hosts missed: {missed:?}");

@@ -168,7 +168,7 @@ fn the_fleet_picture_of_10000_hosts_is_small_and_renders_with_no_two_labels_over
     use common::fleet::{kind_of, planted};
     let fleet = planted(10_000, 40, kind_of);
     let docs: Vec<truebench::result::RunDocument> = fleet.into_iter().map(|x| x.0).collect();
-    let v = truebench::compare::fleet::view(&docs, &truebench::compare::fleet::Options::default());
+    let v = truebench::fleet::view(&docs, &truebench::fleet::Options::default());
     let section = truebench::report::fleet_html::section(&v);
     assert!(section.len() < 3 << 20, "{} bytes", section.len());
     // The groups above the strips in their order, each with its letter.

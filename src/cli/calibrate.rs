@@ -4,7 +4,7 @@
 //! (src/session/calibrate.rs). Run it once per host; `compare` finds it in the store.
 
 use crate::bench::RunOptions;
-use crate::compare::noise_model::{CALIBRATION_TAG, MIN_RUNS};
+use crate::compare::stats::noise_model::{CALIBRATION_TAG, MIN_RUNS};
 use crate::error::usage_hint;
 use crate::session::{self, suites::SuiteRun};
 use crate::store::Location;

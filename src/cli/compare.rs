@@ -1,5 +1,5 @@
 //! `truebench compare RUN_A RUN_B [RUN...]`: two runs row by row with every difference
-//! explained; three runs or more as a fleet (`compare::fleet`: each host against the
+//! explained; three runs or more as a fleet (`fleet`: each host against the
 //! fleet's median, outliers first with their causes), or ranked against one of them with
 //! `--baseline RUN`. Runs come from their ids, `--latest-per-host` (the newest run of each
 //! host in the database), or, with no ids, the stored runs carrying `--tag K=V` or the tag
@@ -7,8 +7,8 @@
 //! compare comes from the stored history of the baseline's host. With `--precision P`, a
 //! two-run compare first adds rounds to its rows above P where it can (`compare_precision`).
 
-use crate::compare::noise_model::NoiseModel;
-use crate::compare::verdict::History;
+use crate::compare::stats::noise_model::NoiseModel;
+use crate::compare::stats::verdict::History;
 use crate::error::{usage, usage_hint};
 use crate::result::RunDocument;
 use crate::store::{default_path, Location, Store};
@@ -16,7 +16,7 @@ use crate::store::{default_path, Location, Store};
 /// At most this many earlier runs of a host make its drift history.
 const HISTORY_RUNS: usize = 30;
 /// How far back in the database the history is looked for.
-const HISTORY_SCAN: usize = crate::compare::calibration::SCAN;
+const HISTORY_SCAN: usize = crate::compare::stats::calibration::SCAN;
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  \
@@ -56,7 +56,7 @@ pub struct Args {
     json: bool,
     /// The false discovery rate controlled across the rows: the expected share of rows
     /// called better or worse that are not (0 < Q < 1).
-    #[arg(long, value_name = "Q", default_value_t = crate::compare::verdict::DEFAULT_FDR, value_parser = parse_fdr)]
+    #[arg(long, value_name = "Q", default_value_t = crate::compare::stats::verdict::DEFAULT_FDR, value_parser = parse_fdr)]
     fdr: f64,
     /// Two runs: add rounds, measured now on this machine, to the rows whose MDE is above
     /// this (`5%` or `0.05`) until they reach it or --budget runs out, for each run measured
@@ -119,14 +119,17 @@ fn model_of(
         .iter()
         .filter(|s| s.host.as_deref() == Some(host) && !compared.contains(&s.run_id))
         .collect();
-    let (chosen, passed) =
-        crate::compare::calibration::choose(others.iter().copied(), host, chrono::Utc::now());
+    let (chosen, passed) = crate::compare::stats::calibration::choose(
+        others.iter().copied(),
+        host,
+        chrono::Utc::now(),
+    );
     for f in &passed {
         eprintln!(
             "{}",
             crate::stdout::printable(&format!(
                 "truebench: {}",
-                crate::compare::calibration::passed_over(f, host)
+                crate::compare::stats::calibration::passed_over(f, host)
             ))
         );
     }
@@ -138,7 +141,7 @@ fn model_of(
         .iter()
         .filter(|s| {
             !s.tags
-                .contains_key(crate::compare::noise_model::CALIBRATION_TAG)
+                .contains_key(crate::compare::stats::noise_model::CALIBRATION_TAG)
                 && !s.tags.contains_key(crate::result::tags::ADDS_TO)
         })
         .filter_map(|s| store.get(&s.run_id).ok())
@@ -159,10 +162,10 @@ fn host_models(
     store: &Store,
     docs: &[RunDocument],
     compared: &[String],
-) -> crate::compare::fleet::noise::HostModels {
+) -> crate::fleet::noise::HostModels {
     let mut out = std::collections::BTreeMap::new();
     let Ok(list) = store.list(HISTORY_SCAN) else {
-        return crate::compare::fleet::noise::HostModels(out);
+        return crate::fleet::noise::HostModels(out);
     };
     for (host, d) in docs.iter().filter_map(|d| Some((d.host.as_deref()?, d))) {
         if out.contains_key(host) {
@@ -173,7 +176,7 @@ fn host_models(
             out.insert(host.to_string(), m);
         }
     }
-    crate::compare::fleet::noise::HostModels(out)
+    crate::fleet::noise::HostModels(out)
 }
 
 /// The run ids to compare: given, the newest of each host, or selected by tag.
@@ -233,9 +236,9 @@ fn select(a: &Args, by: Option<&str>, store: &Store) -> anyhow::Result<Vec<Strin
 fn fleet_options<'a>(
     a: &Args,
     by: Option<&'a str>,
-    models: &'a crate::compare::fleet::noise::HostModels,
-) -> crate::compare::fleet::Options<'a> {
-    crate::compare::fleet::Options {
+    models: &'a crate::fleet::noise::HostModels,
+) -> crate::fleet::Options<'a> {
+    crate::fleet::Options {
         top: a.top.map(|n| n as usize),
         by,
         noise: Some(models),
@@ -243,7 +246,7 @@ fn fleet_options<'a>(
     }
 }
 
-fn print_fleet(a: &Args, view: &crate::compare::fleet::FleetView) -> anyhow::Result<()> {
+fn print_fleet(a: &Args, view: &crate::fleet::FleetView) -> anyhow::Result<()> {
     if a.json {
         super::print_json(view)
     } else {
@@ -252,17 +255,16 @@ fn print_fleet(a: &Args, view: &crate::compare::fleet::FleetView) -> anyhow::Res
 }
 
 /// The fleet view of stored runs: each document reduced as it is read
-/// (`compare::fleet::reduce`), the whole ones of the outliers and the typical host read again
+/// (`fleet::reduce`), the whole ones of the outliers and the typical host read again
 /// by key for their explanations.
 fn fleet_view(a: &Args, by: Option<&str>, store: &Store, ids: &[String]) -> anyhow::Result<()> {
-    let docs = store.map_many(ids, crate::compare::fleet::reduce::reduce)?;
+    let docs = store.map_many(ids, crate::fleet::reduce::reduce)?;
     let models = host_models(store, &docs, ids);
     let mut whole = |hs: &[usize]| {
         let keys: Vec<String> = hs.iter().map(|h| ids[*h].clone()).collect();
         store.get_many(&keys)
     };
-    let view =
-        crate::compare::fleet::view_reduced(&docs, &fleet_options(a, by, &models), &mut whole)?;
+    let view = crate::fleet::view_reduced(&docs, &fleet_options(a, by, &models), &mut whole)?;
     print_fleet(a, &view)
 }
 
@@ -368,11 +370,10 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
     }
     if a.baseline.is_none() && docs.len() >= 3 {
         let models = host_models(&store, &docs, &compared);
-        let view = crate::compare::fleet::view(&docs, &fleet_options(&a, by, &models));
+        let view = crate::fleet::view(&docs, &fleet_options(&a, by, &models));
         return print_fleet(&a, &view);
     }
-    let fleet =
-        crate::compare::ranking::rank(&docs, baseline, a.top.map(|n| n as usize), by, &hist);
+    let fleet = crate::fleet::ranking::rank(&docs, baseline, a.top.map(|n| n as usize), by, &hist);
     if a.json {
         super::print_json(&fleet)
     } else {

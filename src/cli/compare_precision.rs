@@ -3,9 +3,9 @@
 //! long, or why not, and compares the runs again with their added rounds. Ctrl-C keeps
 //! what was measured, prints the comparison with it, and exits 130.
 
-use crate::compare::noise_model::{self, Basis};
-use crate::compare::round_plan::Plan;
-use crate::compare::verdict::History;
+use crate::compare::stats::noise_model::{self, Basis};
+use crate::compare::stats::round_plan::Plan;
+use crate::compare::stats::verdict::History;
 use crate::result::RunDocument;
 use crate::session::add_rounds::AddRounds;
 use crate::session::compare_precision::{add_rounds, tested, Short, Tested, SIDE};

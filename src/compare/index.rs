@@ -110,7 +110,7 @@ pub fn shares(a: &RunDocument, b: &RunDocument) -> Vec<IndexShares> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::index_run;
+    use super::super::causes::testing::index_run;
     use super::*;
 
     #[test]

@@ -1,56 +1,31 @@
-//! Comparing runs. Rows pair the results of two runs that measured the same thing
-//! (`matching`); a row whose definition, params or sample count differ is said to be not
-//! comparable first (`comparability`); the others are tested against their noise
-//! (`noise_model`: each run's own rounds, raised to the host's calibration or history,
-//! else those; a row with neither is not tested, and says why) and end in three outcomes
-//! (`verdict`): called
-//! (the rows Benjamini-Hochberg keeps at the false discovery rate, 5% unless `--fdr`),
-//! equivalent (the interval inside ± the row's MDE), or cannot tell, with why. Every real difference is then
-//! explained, cause by cause, with evidence from both documents: placement, topology,
-//! timer, capacity, noise, a neighbour, the host's placement of two CPUs (their pair
-//! canaries), the host's share of the last-level cache, CPU speed, and candidates nothing
-//! quantifies; each row ends
-//! explained, partly explained (what remains) or unexplained, and a summary gives each
-//! suite's sentence (`summary`). `ranking` compares several runs against a baseline;
-//! `fleet` judges many hosts against the fleet itself (outliers, causes, ranks).
+//! Comparing two runs: the pipeline. Rows pair the results of two runs that measured the
+//! same thing (`matching`); a row whose definition, params or sample count differ is said to
+//! be not comparable first (`comparability`); the others are tested against their noise and
+//! end in three outcomes, by the statistics of a verdict (`stats`: the noise model, the
+//! tests, the verdict words, calibration, round plans): called (the rows Benjamini-Hochberg
+//! keeps at the false discovery rate, 5% unless `--fdr`), equivalent (the interval inside ±
+//! the row's MDE), or cannot tell, with why. Every real difference is then explained, cause
+//! by cause, with evidence from both documents (`causes`: placement, topology, timer,
+//! capacity, noise, a neighbour, the host's placement of two CPUs, the host's share of the
+//! last-level cache, CPU speed, ..., and candidates nothing quantifies, one file each behind
+//! one registry); each row ends explained, partly explained (what remains) or unexplained,
+//! and a summary gives each suite's sentence (`summary`). Several runs against a baseline
+//! and many hosts against the fleet are `crate::fleet`.
 
-pub mod added_rounds;
-pub mod calibration;
-pub mod candidates;
-pub mod capacity;
+pub mod causes;
 pub mod comparability;
-pub mod cpu_share;
-pub mod explain;
-pub mod fleet;
-pub mod host_memory;
-pub mod host_placement;
 pub mod index;
-pub mod llc_share;
 pub mod matching;
-pub mod memory_limit;
-pub mod neighbour;
-pub mod noise;
-pub mod noise_model;
-pub mod placement;
-pub mod ranking;
-pub mod round_plan;
-pub mod speed;
-pub mod steal;
+pub mod stats;
 pub mod summary;
-pub mod timer;
-pub mod topology;
-pub mod verdict;
-
-#[cfg(test)]
-pub mod testing;
 
 use crate::probe::ProbeDoc;
 use crate::result::RunDocument;
-use explain::{Explanation, RowCtx, Status};
+use causes::explain::{Explanation, RowCtx, Status};
 use serde::Serialize;
 use serde_json::Value;
+use stats::verdict::{History, Verdict};
 use std::collections::BTreeMap;
-use verdict::{History, Verdict};
 
 pub const SCHEMA: &str = "truebench.compare/1";
 
@@ -92,7 +67,7 @@ pub struct Row {
     pub mde: Option<f64>,
     /// The row's run-to-run noise and where it comes from (rounds, calibration, history,
     /// none).
-    pub noise: noise_model::RowNoise,
+    pub noise: stats::noise_model::RowNoise,
     /// `B better`, `B worse` (called at the FDR), `equivalent` (the 95% interval of B/A
     /// inside ± the MDE), `cannot tell`, or `not comparable`.
     pub verdict: Verdict,
@@ -111,7 +86,7 @@ pub struct Row {
     pub rounds: [Option<SideRounds>; 2],
     /// The difference a real one must exceed (the MDE) and where it comes from; an earlier
     /// key, kept for scripts written against it.
-    pub drift: verdict::Drift,
+    pub drift: stats::verdict::Drift,
     /// Why the row gets no verdict (different version, params or sample count).
     pub comparability: Vec<String>,
     pub explanations: Vec<Explanation>,
@@ -124,7 +99,7 @@ pub struct Row {
     pub b_median: f64,
     pub p_value: Option<f64>,
     pub warning: Option<String>,
-    /// The row was tested per cycle: a clock-bound row (`speed::clock_bound`) of two runs of one host in one
+    /// The row was tested per cycle: a clock-bound row (`causes::speed::clock_bound`) of two runs of one host in one
     /// setting, the clock's move between them held out (`noise.clock`); `ratio` stays
     /// the raw B/A, `ci` is the interval of B/A per cycle.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -180,7 +155,7 @@ pub struct Comparison {
     pub only_in_b: Vec<String>,
     pub env_differences: Vec<EnvDiff>,
     pub topology_differences: Vec<String>,
-    pub candidates: Vec<candidates::Candidate>,
+    pub candidates: Vec<causes::candidates::Candidate>,
     pub indexes: Vec<index::IndexShares>,
     /// The false discovery rate the rows were tested at, and what it called real.
     pub fdr: Fdr,
@@ -198,7 +173,7 @@ pub struct Fdr {
     /// Rows called better or worse.
     pub real: usize,
     /// Comparable rows not tested: latency points at the edge of the L2 resting on the
-    /// runs' own rounds (`speed::cache_edge`), kept out of the family.
+    /// runs' own rounds (`causes::speed::cache_edge`), kept out of the family.
     pub edge: usize,
     /// Rows not comparable (no test).
     pub not_comparable: usize,
@@ -226,7 +201,7 @@ pub struct NoiseSummary {
     /// over A's, held out.
     pub per_cycle_rows: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub clock: Option<speed::RunClock>,
+    pub clock: Option<causes::speed::RunClock>,
 }
 
 /// Environment facts that change results, as (label, the fact read from the probe).
@@ -282,17 +257,19 @@ pub fn setting_differences(a: &ProbeDoc, b: &ProbeDoc) -> Vec<EnvDiff> {
 
 /// The noise a matched pair of results is tested against with the baseline host's model
 /// (what `compare_at` uses for the row): the model's calibration or history of A's row;
-/// without either, what each side lacks said before it (`noise_model::no_rounds_why`).
+/// without either, what each side lacks said before it (`stats::noise_model::no_rounds_why`).
 pub fn row_noise(
     model: &History,
     a: &crate::result::BenchResult,
     b: &crate::result::BenchResult,
-) -> noise_model::RowNoise {
+) -> stats::noise_model::RowNoise {
     let mut n = model.row(a);
-    if n.basis == noise_model::Basis::None {
+    if n.basis == stats::noise_model::Basis::None {
         let lacks: Vec<String> = [("A", a), ("B", b)]
             .iter()
-            .filter_map(|(side, r)| Some(format!("{side}: {}", noise_model::no_rounds_why(r)?)))
+            .filter_map(|(side, r)| {
+                Some(format!("{side}: {}", stats::noise_model::no_rounds_why(r)?))
+            })
             .collect();
         if !lacks.is_empty() {
             n.source = format!("{}; {}", lacks.join("; "), n.source);
@@ -300,23 +277,6 @@ pub fn row_noise(
     }
     n
 }
-
-/// The causes, in the order a row lists them.
-const CAUSES: &[fn(&RowCtx) -> Option<Explanation>] = &[
-    placement::explain,
-    topology::explain,
-    timer::explain,
-    capacity::explain,
-    steal::explain,
-    cpu_share::explain,
-    noise::explain,
-    neighbour::explain,
-    host_placement::explain,
-    llc_share::explain,
-    host_memory::explain,
-    memory_limit::explain,
-    speed::explain,
-];
 
 /// Results without a partner, each with the other run's reason when it skipped the case.
 fn unmatched(
@@ -343,21 +303,21 @@ pub fn compare(a: &RunDocument, b: &RunDocument) -> Comparison {
 
 /// Compare B with A with the baseline host's noise model, at the default FDR.
 pub fn compare_with(a: &RunDocument, b: &RunDocument, history: &History) -> Comparison {
-    compare_at(a, b, history, verdict::DEFAULT_FDR)
+    compare_at(a, b, history, stats::verdict::DEFAULT_FDR)
 }
 
 /// One matched row before its verdict: both results, the within-run judgement, the test
 /// against the noise, and why it is not comparable.
 struct Pending<'a> {
     m: matching::Match<'a>,
-    judged: verdict::Judged,
-    noise: noise_model::RowNoise,
-    /// None when a side has no noise to be judged by (`noise_model::test`).
-    test: Option<noise_model::RowTest>,
+    judged: stats::verdict::Judged,
+    noise: stats::noise_model::RowNoise,
+    /// None when a side has no noise to be judged by (`stats::noise_model::test`).
+    test: Option<stats::noise_model::RowTest>,
     comparability: Vec<String>,
-    /// The run clock held out of this clock-bound row's test (`speed::held_clock`).
-    per_cycle: Option<speed::RunClock>,
-    /// A latency point at the edge of its core's cache (the L2's size, `speed::cache_edge`)
+    /// The run clock held out of this clock-bound row's test (`causes::speed::held_clock`).
+    per_cycle: Option<causes::speed::RunClock>,
+    /// A latency point at the edge of its core's cache (the L2's size, `causes::speed::cache_edge`)
     /// resting on the runs' own rounds alone: its figure moves between runs, which one run a
     /// side cannot sample, so it is neither called nor said equivalent.
     edge: Option<u64>,
@@ -405,10 +365,10 @@ fn cannot_tell_why(p: &Pending) -> String {
         );
     }
     let what = match test.basis {
-        noise_model::Basis::Rounds => "rounds disagree",
-        noise_model::Basis::Calibration => "the calibration's runs disagree",
-        noise_model::Basis::History => "the stored runs disagree",
-        noise_model::Basis::None => "no noise measured",
+        stats::noise_model::Basis::Rounds => "rounds disagree",
+        stats::noise_model::Basis::Calibration => "the calibration's runs disagree",
+        stats::noise_model::Basis::History => "the stored runs disagree",
+        stats::noise_model::Basis::None => "no noise measured",
     };
     let (lo, hi) = test.ci();
     let lib = p.m.a.lower_is_better;
@@ -419,9 +379,9 @@ fn cannot_tell_why(p: &Pending) -> String {
     };
     format!(
         "B between {} and {}{cycle} (95% interval), MDE {} ({what})",
-        verdict::in_words_fine(lo.exp(), lib),
-        verdict::in_words_fine(hi.exp(), lib),
-        noise_model::mde_text(test.mde())
+        stats::verdict::in_words_fine(lo.exp(), lib),
+        stats::verdict::in_words_fine(hi.exp(), lib),
+        stats::noise_model::mde_text(test.mde())
     )
 }
 
@@ -443,7 +403,7 @@ fn mostly_disturbed(p: &Pending) -> Option<(&'static str, SideRounds)> {
 fn brief_of(p: &Pending, verdict: Verdict, why: &str) -> String {
     let mde = p
         .test
-        .map_or_else(|| "-".into(), |t| noise_model::mde_text(t.mde()));
+        .map_or_else(|| "-".into(), |t| stats::noise_model::mde_text(t.mde()));
     match verdict {
         Verdict::NotComparable => "not comparable".into(),
         Verdict::Equivalent => {
@@ -475,8 +435,11 @@ fn brief_of(p: &Pending, verdict: Verdict, why: &str) -> String {
 
 /// The noise a row's test rested on: the model's, or each run's own rounds (σ here is the
 /// standard error of the log ratio over √2, a per-run figure comparable with the others).
-fn noise_used(p: &Pending) -> noise_model::RowNoise {
-    let Some(test) = p.test.filter(|t| t.basis == noise_model::Basis::Rounds) else {
+fn noise_used(p: &Pending) -> stats::noise_model::RowNoise {
+    let Some(test) = p
+        .test
+        .filter(|t| t.basis == stats::noise_model::Basis::Rounds)
+    else {
         return p.noise.clone();
     };
     let side = |name: &str, r: &crate::result::BenchResult| match r.run_noise() {
@@ -487,8 +450,8 @@ fn noise_used(p: &Pending) -> noise_model::RowNoise {
         ),
         None => format!("{name} {}", p.noise.source),
     };
-    noise_model::RowNoise {
-        basis: noise_model::Basis::Rounds,
+    stats::noise_model::RowNoise {
+        basis: stats::noise_model::Basis::Rounds,
         sigma: Some(test.se / std::f64::consts::SQRT_2),
         runs: [p.m.a, p.m.b]
             .iter()
@@ -509,36 +472,21 @@ fn why_of(p: &Pending, verdict: Verdict) -> String {
         Verdict::Better | Verdict::Worse => match (p.per_cycle, p.test) {
             (Some(_), Some(t)) => format!(
                 "B {} per cycle",
-                verdict::in_words(t.d.exp(), p.m.a.lower_is_better)
+                stats::verdict::in_words(t.d.exp(), p.m.a.lower_is_better)
             ),
             _ => format!(
                 "B {}",
-                verdict::in_words(p.judged.ratio, p.m.a.lower_is_better)
+                stats::verdict::in_words(p.judged.ratio, p.m.a.lower_is_better)
             ),
         },
         Verdict::Equivalent => format!(
             "same within ±{}{cycle}",
             p.test
-                .map_or_else(|| "-".into(), |t| noise_model::mde_text(t.mde()))
+                .map_or_else(|| "-".into(), |t| stats::noise_model::mde_text(t.mde()))
         ),
         Verdict::NotComparable => format!("not comparable ({})", p.comparability.join("; ")),
         _ => format!("cannot tell: {}", cannot_tell_why(p)),
     }
-}
-
-/// Every cause's explanation of a real difference of one row; the candidates nothing
-/// quantifies when no cause explains it.
-fn causes(c: &RowCtx, cands: &[candidates::Candidate]) -> Vec<Explanation> {
-    let mut out: Vec<Explanation> = CAUSES
-        .iter()
-        .filter_map(|cause| cause(c))
-        .map(|e| e.unless_below_drift(c.drift))
-        .collect();
-    if !out.iter().any(|e| e.claim == explain::Claim::Explains) {
-        let found = candidates::explain(cands, c.ra, &out);
-        out.extend(found);
-    }
-    out
 }
 
 /// The explanations of row `ra` of A against `rb` of B, a difference known to be real
@@ -551,15 +499,15 @@ pub fn explain_known(
     rb: &crate::result::BenchResult,
     drift: f64,
 ) -> Vec<Explanation> {
-    let judged = verdict::judge(ra, rb, 0.0);
+    let judged = stats::verdict::judge(ra, rb, 0.0);
     let worse = (rb.stats.median > ra.stats.median) == ra.lower_is_better;
-    let shared = explain::Shared::default();
+    let shared = causes::explain::Shared::default();
     let c = RowCtx {
         a,
         b,
         ra,
         rb,
-        judged: verdict::Judged {
+        judged: stats::verdict::Judged {
             verdict: if worse {
                 Verdict::Worse
             } else {
@@ -570,36 +518,41 @@ pub fn explain_known(
         drift,
         shared: &shared,
     };
-    causes(&c, &candidates::list(&a.env, &b.env))
+    causes::explain_row(&c, &causes::candidates::list(&a.env, &b.env))
 }
 
 /// Compare B with A with the noise model `model` (the baseline host's), controlling the
 /// false discovery rate across the rows at `q`.
 pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> Comparison {
     let pairing = matching::pair_up(a, b);
-    let cands = candidates::list(&a.env, &b.env);
-    let clock = speed::held_clock(a, b);
+    let cands = causes::candidates::list(&a.env, &b.env);
+    let clock = causes::speed::held_clock(a, b);
     let pending: Vec<Pending> = pairing
         .matched
         .iter()
         .map(|m| {
             let noise = row_noise(model, m.a, m.b);
             let per_cycle = clock.filter(|_| {
-                speed::clock_bound(m.a, &a.env) && m.a.lower_is_better == m.b.lower_is_better
+                causes::speed::clock_bound(m.a, &a.env)
+                    && m.a.lower_is_better == m.b.lower_is_better
             });
-            let test = noise_model::test(m.a, m.b, &noise);
+            let test = stats::noise_model::test(m.a, m.b, &noise);
             Pending {
                 m: *m,
                 // Whether the samples differ at all; the drift is the noise's business.
-                judged: verdict::judge(m.a, m.b, 0.0),
+                judged: stats::verdict::judge(m.a, m.b, 0.0),
                 test: match per_cycle {
                     Some(c) => test.map(|t| t.per_cycle(c.expected_log(m.a.lower_is_better), c.se)),
                     None => test,
                 },
                 noise,
-                edge: speed::cache_edge(m.a, &a.env)
-                    .filter(|_| test.is_some_and(|t| t.basis == noise_model::Basis::Rounds)),
-                comparability: memory_limit::with_limits(comparability::problems(m.a, m.b), a, b),
+                edge: causes::speed::cache_edge(m.a, &a.env)
+                    .filter(|_| test.is_some_and(|t| t.basis == stats::noise_model::Basis::Rounds)),
+                comparability: causes::memory_limit::with_limits(
+                    comparability::problems(m.a, m.b),
+                    a,
+                    b,
+                ),
                 per_cycle,
             }
         })
@@ -612,7 +565,7 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
         })
         .collect();
     let real_at_fdr = crate::measure::fdr::benjamini_hochberg(&p_noise, q);
-    let shared = explain::Shared::default();
+    let shared = causes::explain::Shared::default();
     let mut rows = vec![];
     for ((p, real), p_noise) in pending.iter().zip(real_at_fdr).zip(p_noise) {
         let m = p.m;
@@ -624,13 +577,13 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
             [lo.exp(), hi.exp()]
         });
         let mut explanations = if verdict.is_real() {
-            causes(
+            causes::explain_row(
                 &RowCtx {
                     a,
                     b,
                     ra: m.a,
                     rb: m.b,
-                    judged: verdict::Judged {
+                    judged: stats::verdict::Judged {
                         verdict,
                         ..p.judged
                     },
@@ -645,14 +598,14 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
         };
         // A call between runs whose rounds one side's disturbance set apart, that no
         // measured cause claims, cannot be told from what disturbed them.
-        if verdict.is_real() && !explain::claimed(&explanations) {
-            if let Some(d) = verdict::lopsided_disturbance(m.a, m.b) {
+        if verdict.is_real() && !causes::explain::claimed(&explanations) {
+            if let Some(d) = stats::verdict::lopsided_disturbance(m.a, m.b) {
                 why = format!("cannot tell: {d}; no measured cause claims {why}");
                 verdict = Verdict::CannotTell;
                 explanations.clear();
             }
         }
-        let (status, remains) = explain::status(verdict, &explanations);
+        let (status, remains) = causes::explain::status(verdict, &explanations);
         let comparability = p.comparability.clone();
         let brief = brief_of(p, verdict, &why);
         rows.push(Row {
@@ -679,7 +632,7 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
             brief,
             ci,
             rounds: [SideRounds::of(m.a), SideRounds::of(m.b)],
-            drift: verdict::Drift {
+            drift: stats::verdict::Drift {
                 fraction: mde,
                 basis: p.noise.source.clone(),
             },
@@ -709,7 +662,7 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
         only_in_a,
         only_in_b,
         env_differences,
-        topology_differences: topology::differences(&a.env, &b.env),
+        topology_differences: causes::topology::differences(&a.env, &b.env),
         candidates: cands,
         indexes,
         fdr: Fdr {
@@ -745,17 +698,17 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
         .iter()
         .filter(|p| p.test.is_none() && p.comparability.is_empty())
         .count();
-    let count = |b: noise_model::Basis| c.rows.iter().filter(|r| r.noise.basis == b).count();
+    let count = |b: stats::noise_model::Basis| c.rows.iter().filter(|r| r.noise.basis == b).count();
     c.noise = NoiseSummary {
         calibration: model
             .calibration
             .as_ref()
-            .filter(|_| count(noise_model::Basis::Calibration) > 0)
+            .filter(|_| count(stats::noise_model::Basis::Calibration) > 0)
             .map(|(id, _)| id.clone()),
-        calibration_rows: count(noise_model::Basis::Calibration),
-        history_rows: count(noise_model::Basis::History),
-        none_rows: count(noise_model::Basis::None),
-        rounds_rows: count(noise_model::Basis::Rounds),
+        calibration_rows: count(stats::noise_model::Basis::Calibration),
+        history_rows: count(stats::noise_model::Basis::History),
+        none_rows: count(stats::noise_model::Basis::None),
+        rounds_rows: count(stats::noise_model::Basis::Rounds),
         per_cycle_rows: c.rows.iter().filter(|r| r.per_cycle).count(),
         clock: clock.filter(|_| c.rows.iter().any(|r| r.per_cycle)),
     };
@@ -765,7 +718,7 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
 
 #[cfg(test)]
 mod tests {
-    use super::noise_model::Basis;
+    use super::stats::noise_model::Basis;
     use super::*;
     use crate::result::testing;
     use serde_json::json;
@@ -907,19 +860,25 @@ mod tests {
         let first = |d: &RunDocument| d.results[0].clone();
         // A ctx.pipe row 40% slower beside tsc -> kvm-clock: nothing quantifies it, the
         // clocksource is named, not measured.
-        let a = clocked(super::testing::ctx_run("a", 1.0, 10.0, None, None), "tsc");
+        let a = clocked(
+            super::causes::testing::ctx_run("a", 1.0, 10.0, None, None),
+            "tsc",
+        );
         let b = clocked(
-            super::testing::ctx_run("b", 1.0, 14.0, None, None),
+            super::causes::testing::ctx_run("b", 1.0, 14.0, None, None),
             "kvm-clock",
         );
         let named = |es: &[Explanation]| {
             es.iter()
-                .any(|e| e.cause == explain::CANDIDATE && e.because.contains("clocksource"))
+                .any(|e| e.cause == causes::explain::CANDIDATE && e.because.contains("clocksource"))
         };
         let es = explain_known(&a, &b, &first(&a), &first(&b), 0.05);
         assert!(named(&es), "{es:?}");
         // The same clocksource: not named.
-        let same = clocked(super::testing::ctx_run("b", 1.0, 14.0, None, None), "tsc");
+        let same = clocked(
+            super::causes::testing::ctx_run("b", 1.0, 14.0, None, None),
+            "tsc",
+        );
         assert!(!named(&explain_known(
             &a,
             &same,
@@ -929,10 +888,16 @@ mod tests {
         )));
         // A clock-read row: the timer cause measures the clocksource's read cost, and the
         // candidate is not listed beside it.
-        let a = clocked(super::testing::timers_run("a", 20.0, None), "tsc");
-        let b = clocked(super::testing::timers_run("b", 23.5, None), "kvm-clock");
+        let a = clocked(super::causes::testing::timers_run("a", 20.0, None), "tsc");
+        let b = clocked(
+            super::causes::testing::timers_run("b", 23.5, None),
+            "kvm-clock",
+        );
         let es = explain_known(&a, &b, &first(&a), &first(&b), 0.05);
-        assert!(es.iter().any(|e| e.cause == explain::TIMER), "{es:?}");
+        assert!(
+            es.iter().any(|e| e.cause == causes::explain::TIMER),
+            "{es:?}"
+        );
         assert!(!named(&es), "{es:?}");
     }
 
@@ -1054,7 +1019,9 @@ mod tests {
         let r = &c.rows[0];
         assert_eq!(r.verdict, Verdict::Worse);
         assert!(
-            r.explanations.iter().all(|e| e.cause != explain::CANDIDATE),
+            r.explanations
+                .iter()
+                .all(|e| e.cause != causes::explain::CANDIDATE),
             "{:?}",
             r.explanations
         );
@@ -1203,12 +1170,12 @@ mod tests {
         other.host = Some("g".into());
         assert!(!compare(&a, &other).rows[0].per_cycle);
         let capped = with_canaries(in_rounds("b", &fast, &quiet), 4.15 * 1.08, 20);
-        assert!(speed::held_clock(&a, &capped).is_none());
+        assert!(causes::speed::held_clock(&a, &capped).is_none());
         assert!(!compare(&a, &capped).rows[0].per_cycle);
         // Another setting (a quota): compared as measured.
         let mut quota = with_canaries(in_rounds("b", &fast, &quiet), 4.15 * 1.031, 20);
         quota.env.cpus.cgroup_quota = Some(0.5);
-        assert!(speed::held_clock(&a, &quota).is_none());
+        assert!(causes::speed::held_clock(&a, &quota).is_none());
         // CPU 1 read 10% slower in B and CPU 0 the same (a neighbour on CPU 1): no one
         // clock moved, nothing held.
         let mut unalike = with_canaries(in_rounds("b", &fast, &quiet), 4.15, 20);
@@ -1217,10 +1184,10 @@ mod tests {
                 c.cycles_per_ns *= 0.9;
             }
         }
-        assert!(speed::held_clock(&a, &unalike).is_none());
+        assert!(causes::speed::held_clock(&a, &unalike).is_none());
         // Too few canaries: nothing held.
         let few = with_canaries(in_rounds("b", &fast, &quiet), 4.15 * 1.031, 2);
-        assert!(speed::held_clock(&a, &few).is_none());
+        assert!(causes::speed::held_clock(&a, &few).is_none());
     }
 
     #[test]
@@ -1236,7 +1203,7 @@ mod tests {
             ]);
             d
         };
-        let l2 = speed::smallest_l2(&testing::env()).unwrap();
+        let l2 = causes::speed::smallest_l2(&testing::env()).unwrap();
         // Every round of A at 4.5 ns, of B at 6.9 ns (two runs of one host, 2026-11-27).
         let (fits, spills) = (
             [4.47, 4.47, 4.41, 4.42, 4.58],
@@ -1317,7 +1284,7 @@ mod tests {
         let noise = r
             .explanations
             .iter()
-            .find(|e| e.cause == explain::NOISE)
+            .find(|e| e.cause == causes::explain::NOISE)
             .unwrap_or_else(|| panic!("{:?}", r.explanations));
         assert!(
             noise.evidence.iter().any(|e| e.starts_with(

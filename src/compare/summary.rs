@@ -7,8 +7,8 @@
 //! rate, how many were not tested (at the edge of the L2, not comparable), and which noise
 //! the verdicts rest on.
 
-use super::explain::{Claim, Status};
-use super::verdict::in_words;
+use super::causes::explain::{Claim, Status};
+use super::stats::verdict::in_words;
 use super::{Comparison, Row};
 use crate::units::count;
 
@@ -81,14 +81,14 @@ fn untested(c: &Comparison) -> String {
     if c.fdr.no_noise > 0 {
         // A side measured in one piece (an earlier version's), or with too few rounds kept.
         let earlier = c.rows.iter().any(|r| {
-            r.noise.basis == crate::compare::noise_model::Basis::None
+            r.noise.basis == crate::compare::stats::noise_model::Basis::None
                 && r.rounds.iter().any(Option::is_none)
         });
         s.push_str(&format!(
             "; {} more not tested: {}, and no calibration or stored history of the host",
             c.fdr.no_noise,
             if earlier {
-                crate::compare::noise_model::NO_ROUNDS
+                crate::compare::stats::noise_model::NO_ROUNDS
             } else {
                 "fewer than two rounds kept"
             }
@@ -212,7 +212,7 @@ pub fn sentences(c: &Comparison) -> Vec<String> {
                 out.push(line);
             }
             None => {
-                use super::verdict::Verdict;
+                use super::stats::verdict::Verdict;
                 let of = |v: Verdict| rows.iter().filter(|r| r.verdict == v).count();
                 let same: Vec<&Row> = rows
                     .iter()

@@ -4,10 +4,10 @@
 //! the ranking per benchmark, then each run's summary against the baseline.
 
 use super::views::wrap;
-use crate::compare::explain::Status;
-use crate::compare::ranking::Fleet;
-use crate::compare::verdict::Verdict;
+use crate::compare::causes::explain::Status;
+use crate::compare::stats::verdict::Verdict;
 use crate::compare::{Comparison, Row};
+use crate::fleet::ranking::Fleet;
 use crate::units::num;
 
 /// Whether a row has no ratio: not comparable (a ratio of two different experiments, or of
@@ -139,7 +139,7 @@ fn render_full(c: &Comparison) -> String {
             format!(
                 "{} ({})",
                 r.mde
-                    .map(crate::compare::noise_model::mde_text)
+                    .map(crate::compare::stats::noise_model::mde_text)
                     .unwrap_or_else(|| "-".into()),
                 r.noise.basis.text()
             ),
@@ -205,7 +205,7 @@ fn render_with(c: &Comparison, t: comfy_table::Table, verbose: bool) -> String {
         s.push_str(&wrap(&format!(
             "{name}: {} ({})",
             r.status.text(),
-            crate::compare::verdict::in_words(r.ratio, r.lower_is_better)
+            crate::compare::stats::verdict::in_words(r.ratio, r.lower_is_better)
         )));
         for e in &r.explanations {
             let mut head = format!("  {} ({}): {}", e.cause, claim(e.claim), e.because);
@@ -261,8 +261,8 @@ fn render_with(c: &Comparison, t: comfy_table::Table, verbose: bool) -> String {
     s
 }
 
-fn claim(c: crate::compare::explain::Claim) -> &'static str {
-    use crate::compare::explain::Claim::*;
+fn claim(c: crate::compare::causes::explain::Claim) -> &'static str {
+    use crate::compare::causes::explain::Claim::*;
     match c {
         Explains => "explains",
         Partly => "explains part",
@@ -299,7 +299,7 @@ pub fn render_fleet(f: &Fleet) -> String {
         if let Some(c) = t.column_mut(1) {
             c.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
         }
-        let row = |e: &crate::compare::ranking::Entry| {
+        let row = |e: &crate::fleet::ranking::Entry| {
             let mut cells = vec![
                 e.rank.to_string(),
                 e.run.clone(),
@@ -359,7 +359,7 @@ pub fn render_fleet(f: &Fleet) -> String {
 
 #[cfg(test)]
 mod tests {
-    use crate::compare::testing::{in_rounds, latency_run, timers_run};
+    use crate::compare::causes::testing::{in_rounds, latency_run, timers_run};
 
     #[test]
     fn runs_with_no_result_in_common_say_so_instead_of_an_empty_table() {
@@ -392,7 +392,10 @@ mod tests {
         a.results[0].stats.median = 0.0;
         let c = crate::compare::compare(&a, &timers_run("b", 21.0, None));
         let row = &c.rows[0];
-        assert_eq!(row.verdict, crate::compare::verdict::Verdict::NotComparable);
+        assert_eq!(
+            row.verdict,
+            crate::compare::stats::verdict::Verdict::NotComparable
+        );
         let cell = super::ratio_cell(row);
         assert!(
             cell.starts_with("- (A's median is 0") && cell.contains("no ratio can be taken"),

@@ -9,8 +9,8 @@
 //! scripts.
 
 use super::svg::esc;
-use crate::compare::fleet::FleetView;
-use crate::compare::verdict::in_words;
+use crate::compare::stats::verdict::in_words;
+use crate::fleet::FleetView;
 use crate::units::count;
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -149,7 +149,7 @@ fn strip(f: &FleetView, r: usize, groups: &HashMap<&str, usize>) -> String {
             .map(|p| x(p.0))
             .collect();
         let n = xs.len();
-        let Some(cx) = crate::compare::fleet::baseline::median(&mut xs) else {
+        let Some(cx) = crate::fleet::baseline::median(&mut xs) else {
             continue;
         };
         let text = format!("{} ×{n}", letter(g));

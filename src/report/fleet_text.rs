@@ -6,8 +6,8 @@
 //! every host of every group, the per-row table, each outlier's cause with its evidence,
 //! and the typical hosts one by one. `--top N` caps every list.
 
-use crate::compare::fleet::{FleetView, Host};
-use crate::compare::verdict::in_words;
+use crate::compare::stats::verdict::in_words;
+use crate::fleet::{FleetView, Host};
 use crate::units::{count, noun, num};
 
 /// What a fleet without a row common to enough hosts says instead of scores and ranks.
@@ -53,7 +53,7 @@ fn member(f: &FleetView) -> &'static str {
 /// Outlier runs of hosts with other runs in the fleet: the hosts off in most of their runs
 /// (the host) and those off in one run only (a fluke of that run), worst case per host.
 fn runs_of_one_host(f: &FleetView, verbose: bool) -> Vec<String> {
-    let mut per_host: std::collections::BTreeMap<String, crate::compare::fleet::consistency::Runs> =
+    let mut per_host: std::collections::BTreeMap<String, crate::fleet::consistency::Runs> =
         Default::default();
     for h in f.hosts.iter() {
         if let Some(r) = h.runs_off {
@@ -66,7 +66,7 @@ fn runs_of_one_host(f: &FleetView, verbose: bool) -> Vec<String> {
     if per_host.is_empty() {
         return vec![];
     }
-    let list = |keep: &dyn Fn(&crate::compare::fleet::consistency::Runs) -> bool| {
+    let list = |keep: &dyn Fn(&crate::fleet::consistency::Runs) -> bool| {
         let all: Vec<String> = per_host
             .iter()
             .filter(|(_, r)| keep(r))
@@ -158,7 +158,7 @@ fn host_line(f: &FleetView, h: &Host) -> String {
 }
 
 /// Whose noise the tests used, in a sentence.
-pub fn noise_words(n: &crate::compare::fleet::NoiseUse) -> String {
+pub fn noise_words(n: &crate::fleet::NoiseUse) -> String {
     let all = n.rounds + n.model + n.fleet_only;
     if n.fleet_only == all {
         return "No host's own noise is known (no rounds, calibration or history): fleet spread alone."

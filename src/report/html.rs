@@ -208,8 +208,8 @@ pub fn render(docs: &[RunDocument]) -> anyhow::Result<String> {
     // the tests render every fixture document, alone, in pairs and all together.
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     env.add_template("report.html", TEMPLATE)?;
-    let fleet = (docs.len() >= 3)
-        .then(|| crate::compare::fleet::view(docs, &crate::compare::fleet::Options::default()));
+    let fleet =
+        (docs.len() >= 3).then(|| crate::fleet::view(docs, &crate::fleet::Options::default()));
     let (shown, comparisons): (Vec<&RunDocument>, Vec<CompareView>) = match &fleet {
         Some(f) if docs.len() > ALL_RUNS_MAX => {
             let typical = docs

@@ -1,7 +1,7 @@
 //! `compare --precision`'s measuring: rounds added to some benchmarks of an earlier run of
 //! this host, inside the session like any run (lock, Ctrl-C, sampler, stored), as a run of
 //! its own tagged `adds-to=<run id>` that keeps only the rows it was asked for
-//! (`compare::added_rounds` merges them into that run's rows). Each benchmark gets the
+//! (`compare::stats::added_rounds` merges them into that run's rows). Each benchmark gets the
 //! rounds it was given, shuffled across the benchmarks, none started once it would likely
 //! overrun the budget; a benchmark whose suite's later benchmarks depend on it (the
 //! latency sweep sizes the bandwidth arrays) runs once first when only those are asked for.
@@ -32,7 +32,7 @@ pub struct AddRounds {
     /// Seconds the added rounds may take.
     pub budget_s: f64,
     /// Per benchmark, in `benches`' order: the seconds a round of it took in the run it adds
-    /// to (`compare::added_rounds::seconds_per_round`), what the progress's total expects
+    /// to (`compare::stats::added_rounds::seconds_per_round`), what the progress's total expects
     /// of a round not yet measured; None when unknown (counted as taking no time).
     pub round_s: Vec<Option<f64>>,
     /// After measuring: seconds each benchmark's rounds took, in `benches`' order.

@@ -22,7 +22,7 @@
 //!   (`interleave`): when the budget ends it early the rounds it cuts are the last of every
 //!   benchmark's, not chosen by any row's values.
 
-use crate::compare::noise_model::RUN_SIGMA;
+use crate::compare::stats::noise_model::RUN_SIGMA;
 use crate::measure::mde::quantile_sum;
 use rand::seq::SliceRandom;
 
@@ -496,7 +496,7 @@ mod tests {
 #[cfg(test)]
 mod simulated {
     use super::*;
-    use crate::compare::noise_model::{test as compare_test, NoiseModel};
+    use crate::compare::stats::noise_model::{test as compare_test, NoiseModel};
     use crate::measure::stats::standard_normal as normal;
     use crate::result::rounds::{flag_outliers, Cause, Disturbance, Round, Rounds};
     use rand::{Rng, SeedableRng};

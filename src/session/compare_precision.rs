@@ -1,17 +1,17 @@
 //! What `compare A B --precision P [--budget T]` measures: the rows of a two-run comparison
 //! whose MDE is above P get rounds added on this machine, to the side(s) that can be
-//! re-measured here (`compare::added_rounds::remeasurable`), as many as the first stage
-//! says (`compare::round_plan`), each side's added rounds stored as a run tagged
+//! re-measured here (`compare::stats::added_rounds::remeasurable`), as many as the first stage
+//! says (`compare::stats::round_plan`), each side's added rounds stored as a run tagged
 //! `adds-to=<run id>`; both sides are returned as the union of their runs' rounds, for the
 //! command line (`cli::compare_precision`) to compare again and print per row what it
 //! reached. When neither side can be re-measured it refuses (exit 2) with each side's
 //! reason and writes nothing. Ctrl-C keeps what was measured (stored) and says so.
 
 use crate::bench::Benchmark;
-use crate::compare::added_rounds::{self, ADDS_TO_TAG};
-use crate::compare::noise_model::{self, Basis, RowNoise, RowTest};
-use crate::compare::round_plan::{self, First, Plan, SideNow};
-use crate::compare::verdict::History;
+use crate::compare::stats::added_rounds::{self, ADDS_TO_TAG};
+use crate::compare::stats::noise_model::{self, Basis, RowNoise, RowTest};
+use crate::compare::stats::round_plan::{self, First, Plan, SideNow};
+use crate::compare::stats::verdict::History;
 use crate::compare::{comparability, matching};
 use crate::error::Interrupted;
 use crate::result::{BenchResult, RunDocument};

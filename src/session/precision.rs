@@ -22,7 +22,7 @@ use super::progress::Progress;
 use super::round_runner::Runner;
 use super::Measuring;
 use crate::bench::RunContext;
-use crate::compare::noise_model::{rounds_var, RUN_SIGMA};
+use crate::compare::stats::noise_model::{rounds_var, RUN_SIGMA};
 use crate::findings::run::{Short, STEAL_NAMED};
 use crate::measure::mde::mde_log;
 use crate::result::rounds::RoundNoise;

@@ -17,7 +17,7 @@
 //! the changes (BIC), every change is a drift: a slow drift is reported as drift (or not
 //! at all).
 
-use crate::compare::noise_model::mde_log;
+use crate::compare::stats::noise_model::mde_log;
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -41,7 +41,7 @@ impl Default for Params {
             min_segment: 3,
             max_p: 1e-4,
             window: 1000,
-            sigma_floor: crate::compare::noise_model::MIN_SIGMA,
+            sigma_floor: crate::compare::stats::noise_model::MIN_SIGMA,
         }
     }
 }

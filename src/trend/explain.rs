@@ -8,7 +8,7 @@
 use super::changepoint::Kind;
 use super::group::{HostChange, RowChange};
 use super::series::{HostSeries, RunRef};
-use crate::compare::explain::{Claim, Explanation};
+use crate::compare::causes::explain::{Claim, Explanation};
 use crate::compare::{Comparison, Row};
 use crate::result::{BenchResult, RunDocument};
 use serde::Serialize;
@@ -169,8 +169,10 @@ fn cause_of(c: &Comparison, explained: &[Vec<Explanation>]) -> Cause {
     // (cause, best rank, rows, first explanation)
     let mut tally: Vec<(String, usize, usize, &Explanation)> = vec![];
     for e in explained.iter().flatten() {
-        let (Some(k), false) = (rank(e.claim), e.cause == crate::compare::explain::CANDIDATE)
-        else {
+        let (Some(k), false) = (
+            rank(e.claim),
+            e.cause == crate::compare::causes::explain::CANDIDATE,
+        ) else {
             continue;
         };
         match tally.iter_mut().find(|t| t.0 == e.cause) {
