@@ -18,7 +18,8 @@
 //!   and its test then takes σ and its degrees of freedom from one stage alone
 //!   (`result::rounds::sigma_stage`: the first, Stein's two-stage rule, or the added
 //!   rounds once they outnumber it), so the A/A error rate holds (`simulated`'s tests).
-//!   The plan projects each row's MDE with the degrees of freedom its test will have. The plan is run in a shuffled, interleaved order
+//!   The plan projects each row's MDE with the degrees of freedom its test will have.
+//!   The plan is run in a shuffled, interleaved order
 //!   (`interleave`): when the budget ends it early the rounds it cuts are the last of every
 //!   benchmark's, not chosen by any row's values.
 
