@@ -11,23 +11,37 @@ fn main() {
 }
 
 fn git_commit() {
-    let commit = Command::new("git")
-        .args(["rev-parse", "--short=12", "HEAD"])
+    let commit = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
+    let dirty = match git(&["status", "--porcelain", "--untracked-files=no"]) {
+        Some(s) if !s.is_empty() => "-dirty",
+        _ => "",
+    };
+    println!("cargo:rustc-env=TRUEBENCH_GIT_COMMIT={commit}{dirty}");
+    // Build again when HEAD, the branch it names or the index moves. The git directory is
+    // asked of git: in a worktree `.git` is a file, and a path that does not exist would
+    // make cargo run this script, and rebuild the crate, every time.
+    if let Some(dir) = git(&["rev-parse", "--absolute-git-dir"]) {
+        let mut watched = vec![format!("{dir}/HEAD"), format!("{dir}/index")];
+        if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
+            watched.push(format!("{dir}/{branch}"));
+        }
+        for path in watched.iter().filter(|p| std::path::Path::new(p).exists()) {
+            println!("cargo:rerun-if-changed={path}");
+        }
+    }
+}
+
+/// `git ARGS`'s trimmed stdout, when git is here and succeeds. GIT_OPTIONAL_LOCKS=0 keeps
+/// `git status` from refreshing (rewriting) the index: a rewritten index is a changed file
+/// to cargo, which then ran this script and rebuilt the crate in every profile.
+fn git(args: &[&str]) -> Option<String> {
+    Command::new("git")
+        .args(args)
+        .env("GIT_OPTIONAL_LOCKS", "0")
         .output()
         .ok()
         .filter(|o| o.status.success())
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_else(|| "unknown".into());
-    let dirty = Command::new("git")
-        .args(["status", "--porcelain", "--untracked-files=no"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success() && !o.stdout.is_empty())
-        .map(|_| "-dirty")
-        .unwrap_or("");
-    println!("cargo:rustc-env=TRUEBENCH_GIT_COMMIT={commit}{dirty}");
-    println!("cargo:rerun-if-changed=.git/HEAD");
-    println!("cargo:rerun-if-changed=.git/index");
 }
 
 /// Compile the classic suite's kernel worker (no_std, panic=abort, stripped) for the target
