@@ -163,7 +163,7 @@ pub fn finding_ids(findings: &Value) -> Vec<&str> {
 pub fn needs_root() {
     assert!(
         nix::unistd::geteuid().is_root(),
-        "this test needs root: run it as root (cargo test --release -- --ignored)"
+        "this test needs root: run it as root (cargo test --profile dist -- --ignored)"
     );
 }
 
