@@ -2,6 +2,7 @@
 //! trust.
 
 use super::{Finding, Severity};
+use crate::result::rounds::Cause;
 use crate::result::BenchResult;
 
 /// A result whose timer share exceeds this is timer-bound.
@@ -13,43 +14,116 @@ pub const NOISY_CV: f64 = 0.10;
 /// pooled) has them judged again.
 pub const SAMPLE_FINDINGS: &[&str] = &["timer-bound", "high-variation"];
 
-/// `disturbed-rounds`: which rounds of `r` were disturbed and by what; None when none was.
-/// A warning when fewer than two rounds are left (the result then has no round noise).
+/// A row's own `disturbed-rounds`: a warning when fewer than two of its rounds were left
+/// undisturbed, so its figures rest on every round, disturbance included (what the row's
+/// figures mean changed, so the row says so). None otherwise: rounds kept out of a row's
+/// figures are recorded in its `rounds.disturbed` and counted once for the run
+/// ([`disturbed_runs_rounds`]), not repeated on each row.
 pub fn disturbed_rounds(r: &BenchResult) -> Option<Finding> {
     let rounds = r.rounds.as_ref()?;
     let n = rounds.disturbed();
-    if n == 0 {
+    let kept = rounds.kept();
+    if n == 0 || kept >= 2 {
         return None;
     }
-    let kept = rounds.kept();
-    let causes: Vec<String> = rounds
-        .causes()
-        .iter()
-        .map(|(c, k)| format!("{k} {}", c.text()))
-        .collect();
-    let severity = if kept >= 2 {
-        Severity::Info
-    } else {
-        Severity::Warning
-    };
     let left = if kept == 0 {
         "every round was disturbed, so the figures rest on all of them, disturbance included"
-            .to_string()
-    } else if kept == 1 {
-        "one round was undisturbed, too few to read a spread, so the figures rest on every round, disturbance included".to_string()
     } else {
-        format!("kept out of the figures, which rest on the other {kept}")
+        "one round was undisturbed, too few to read a spread, so the figures rest on every round, disturbance included"
     };
     Some(Finding::new(
         "disturbed-rounds",
-        severity,
+        Severity::Warning,
         format!(
             "{n} of {} {} disturbed ({}): {left}.",
             crate::units::count(rounds.rounds.len(), "round"),
             if n == 1 { "was" } else { "were" },
-            causes.join(", ")
+            causes_text(&rounds.causes())
         ),
         crate::result::rounds::disturbed_evidence(&rounds.rounds),
+    ))
+}
+
+/// Causes and their counts in words: "5 other-tasks, 2 cpu-speed".
+fn causes_text(causes: &[(Cause, usize)]) -> String {
+    causes
+        .iter()
+        .map(|(c, k)| format!("{k} {}", c.text()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The run's `disturbed-rounds`: how many rounds of how many rows were disturbed and kept
+/// out of their rows' figures, per cause the rounds and rows it disturbed, the first few
+/// rows named (`findings::first_few`). Once for the run: each row's `rounds.disturbed` holds
+/// which of its rounds and every figure; a row whose figures rest on disturbed rounds has
+/// its own warning ([`disturbed_rounds`]). None when no round was disturbed.
+pub fn disturbed_runs_rounds(results: &[BenchResult]) -> Option<Finding> {
+    let measured: Vec<&BenchResult> = results.iter().filter(|r| r.rounds.is_some()).collect();
+    let rounds_of = |r: &&BenchResult| r.rounds.as_ref().map_or(0, |x| x.rounds.len());
+    let all_rounds: usize = measured.iter().map(rounds_of).sum();
+    let hit: Vec<(&BenchResult, Vec<(Cause, usize)>)> = measured
+        .iter()
+        .filter_map(|r| {
+            let causes = r.rounds.as_ref()?.causes();
+            (!causes.is_empty()).then_some((*r, causes))
+        })
+        .collect();
+    if hit.is_empty() {
+        return None;
+    }
+    let disturbed: usize = hit
+        .iter()
+        .filter_map(|(r, _)| r.rounds.as_ref())
+        .map(|x| x.disturbed())
+        .sum();
+    // Per cause, in the order of the most rounds: its rounds and the rows they are on.
+    let mut per: Vec<(Cause, usize, Vec<String>)> = vec![];
+    for (r, causes) in &hit {
+        for (c, k) in causes {
+            match per.iter_mut().find(|(x, _, _)| x == c) {
+                Some((_, n, rows)) => {
+                    *n += k;
+                    rows.push(format!("{} ({k})", r.label()));
+                }
+                None => per.push((*c, *k, vec![format!("{} ({k})", r.label())])),
+            }
+        }
+    }
+    per.sort_by_key(|(_, n, _)| std::cmp::Reverse(*n));
+    let all_in = hit
+        .iter()
+        .filter(|(r, _)| r.rounds.as_ref().is_some_and(|x| x.kept() < 2))
+        .count();
+    let rest = match all_in {
+        0 => String::new(),
+        n => format!(
+            "; {} had fewer than two undisturbed rounds, so {} figures rest on every round, disturbance included (each says so in its own disturbed-rounds warning)",
+            crate::units::count(n, "row"),
+            if n == 1 { "its" } else { "their" }
+        ),
+    };
+    let counted: Vec<(Cause, usize)> = per.iter().map(|(c, n, _)| (*c, *n)).collect();
+    Some(Finding::new(
+        "disturbed-rounds",
+        Severity::Info,
+        format!(
+            "{disturbed} of {all_rounds} rounds were disturbed ({}), on {} of {}: kept out of their rows' figures{rest}. Each row's rounds say which were and by how much (rounds.disturbed).",
+            causes_text(&counted),
+            hit.len(),
+            crate::units::count(measured.len(), "row"),
+        ),
+        per.into_iter()
+            .map(|(c, n, rows)| {
+                format!(
+                    "{}: {} on {}: {}",
+                    c.text(),
+                    crate::units::count(n, "round"),
+                    crate::units::count(rows.len(), "row"),
+                    super::first_few(&rows)
+                )
+            })
+            .collect(),
     ))
 }
 
@@ -106,6 +180,90 @@ mod tests {
         annotate(&mut r);
         let f = r.findings.iter().find(|f| f.id == "timer-bound").unwrap();
         assert!(f.message.contains("55.00%"), "{}", f.message);
+    }
+
+    /// A row of `n` rounds, those in `hit` disturbed by `cause`.
+    fn in_rounds(clock: &str, n: usize, hit: &[usize], cause: Cause) -> BenchResult {
+        use crate::result::rounds::{quiet_rounds, Disturbance, Rounds};
+        let mut r = result(
+            "timers.clock@1",
+            "os",
+            None,
+            json!({ "clock": clock }),
+            10.0,
+        );
+        let mut rs = quiet_rounds(&vec![0.0; n]);
+        for i in hit {
+            rs[*i].disturbed.push(Disturbance {
+                cause,
+                value: 30.0,
+                limit: 10.0,
+            });
+        }
+        r.rounds = Some(Rounds {
+            rounds: rs,
+            noise: None,
+        });
+        r
+    }
+
+    #[test]
+    fn rounds_kept_out_are_counted_once_for_the_run_not_on_each_row() {
+        let rows: Vec<BenchResult> = (0..6)
+            .map(|i| in_rounds(&format!("c{i}"), 10, &[1, 2], Cause::OtherTasks))
+            .chain([
+                in_rounds("s", 10, &[3], Cause::Steal),
+                in_rounds("quiet", 10, &[], Cause::Steal),
+            ])
+            .collect();
+        // No row's own finding: its rounds say it all.
+        assert!(rows.iter().all(|r| disturbed_rounds(r).is_none()));
+        let f = disturbed_runs_rounds(&rows).unwrap();
+        assert_eq!(f.severity, Severity::Info);
+        assert_eq!(
+            f.message,
+            "13 of 80 rounds were disturbed (12 other-tasks, 1 steal), on 7 of 8 rows: kept out of their rows' figures. Each row's rounds say which were and by how much (rounds.disturbed)."
+        );
+        // A line per cause, the first few rows named and the rest counted.
+        assert_eq!(f.evidence.len(), 2, "{:?}", f.evidence);
+        assert_eq!(
+            f.evidence[0],
+            "other-tasks: 12 rounds on 6 rows: timers.clock@1 [os] clock=c0 (2), timers.clock@1 [os] clock=c1 (2), timers.clock@1 [os] clock=c2 (2) and 3 more"
+        );
+        assert_eq!(
+            f.evidence[1],
+            "steal: 1 round on 1 row: timers.clock@1 [os] clock=s (1)"
+        );
+        // Nothing disturbed: no finding.
+        assert!(disturbed_runs_rounds(&rows[7..]).is_none());
+    }
+
+    #[test]
+    fn a_row_whose_figures_rest_on_disturbed_rounds_warns_on_its_own() {
+        let every = in_rounds("x", 3, &[0, 1, 2], Cause::Steal);
+        let f = disturbed_rounds(&every).unwrap();
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(
+            f.message
+                .starts_with("3 of 3 rounds were disturbed (3 steal): every round"),
+            "{}",
+            f.message
+        );
+        assert_eq!(
+            f.evidence,
+            ["all 3 rounds: the hypervisor stole 30% of the round's CPUs (limit 10%)"]
+        );
+        let one = in_rounds("y", 3, &[0, 1], Cause::Steal);
+        assert!(disturbed_rounds(&one)
+            .unwrap()
+            .message
+            .contains("one round was undisturbed"));
+        let run = disturbed_runs_rounds(&[every, one]).unwrap();
+        assert!(
+            run.message.contains("; 2 rows had fewer than two undisturbed rounds, so their figures rest on every round"),
+            "{}",
+            run.message
+        );
     }
 
     #[test]

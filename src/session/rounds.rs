@@ -1208,10 +1208,18 @@ mod tests {
         );
         let n = rs.noise.as_ref().unwrap();
         assert_eq!((n.kept, n.df), (3, 2.0));
+        // Kept out of the figures: the row's rounds say so, no finding of its own repeats
+        // it; the run counts it once.
         assert!(
-            r.findings.iter().any(|f| f.id == "disturbed-rounds"),
+            !r.findings.iter().any(|f| f.id == "disturbed-rounds"),
             "{:?}",
             r.findings
+        );
+        let run = crate::findings::results::disturbed_runs_rounds(&rows).unwrap();
+        assert!(
+            run.message.starts_with("1 of 4 rounds were disturbed"),
+            "{}",
+            run.message
         );
         // Every round disturbed: the figures and the noise rest on all of them, and say so.
         let all: Vec<Measured> = (0..3)
