@@ -1,5 +1,5 @@
 //! Rules over a single result: a timer that eats the measurement, samples too spread to
-//! trust.
+//! trust; and over the rounds of all the run's results: which were disturbed, said once.
 
 use super::{Finding, Severity};
 use crate::result::rounds::Cause;
@@ -14,36 +14,6 @@ pub const NOISY_CV: f64 = 0.10;
 /// pooled) has them judged again.
 pub const SAMPLE_FINDINGS: &[&str] = &["timer-bound", "high-variation"];
 
-/// A row's own `disturbed-rounds`: a warning when fewer than two of its rounds were left
-/// undisturbed, so its figures rest on every round, disturbance included (what the row's
-/// figures mean changed, so the row says so). None otherwise: rounds kept out of a row's
-/// figures are recorded in its `rounds.disturbed` and counted once for the run
-/// ([`disturbed_runs_rounds`]), not repeated on each row.
-pub fn disturbed_rounds(r: &BenchResult) -> Option<Finding> {
-    let rounds = r.rounds.as_ref()?;
-    let n = rounds.disturbed();
-    let kept = rounds.kept();
-    if n == 0 || kept >= 2 {
-        return None;
-    }
-    let left = if kept == 0 {
-        "every round was disturbed, so the figures rest on all of them, disturbance included"
-    } else {
-        "one round was undisturbed, too few to read a spread, so the figures rest on every round, disturbance included"
-    };
-    Some(Finding::new(
-        "disturbed-rounds",
-        Severity::Warning,
-        format!(
-            "{n} of {} {} disturbed ({}): {left}.",
-            crate::units::count(rounds.rounds.len(), "round"),
-            if n == 1 { "was" } else { "were" },
-            causes_text(&rounds.causes())
-        ),
-        crate::result::rounds::disturbed_evidence(&rounds.rounds),
-    ))
-}
-
 /// Causes and their counts in words: "5 other-tasks, 2 cpu-speed".
 fn causes_text(causes: &[(Cause, usize)]) -> String {
     causes
@@ -53,12 +23,14 @@ fn causes_text(causes: &[(Cause, usize)]) -> String {
         .join(", ")
 }
 
-/// The run's `disturbed-rounds`: how many rounds of how many rows were disturbed and kept
-/// out of their rows' figures, per cause the rounds and rows it disturbed, the first few
-/// rows named (`findings::first_few`). Once for the run: each row's `rounds.disturbed` holds
-/// which of its rounds and every figure; a row whose figures rest on disturbed rounds has
-/// its own warning ([`disturbed_rounds`]). None when no round was disturbed.
-pub fn disturbed_runs_rounds(results: &[BenchResult]) -> Option<Finding> {
+/// The run's `disturbed-rounds`: how many rounds of how many rows were disturbed, per cause
+/// the rounds and the rows they were on, the first few rows named (`findings::first_few`).
+/// Once for the run, not on each row: each row's `rounds.disturbed` holds which of its
+/// rounds and every figure (a loud run repeated them on every row, a third of a quiet
+/// run's document). A warning when some row had fewer than two undisturbed rounds, so its
+/// figures rest on every round, disturbance included (its `rounds.noise` says
+/// `includes_disturbed`): those rows are named first. None when no round was disturbed.
+pub fn disturbed_rounds(results: &[BenchResult]) -> Option<Finding> {
     let measured: Vec<&BenchResult> = results.iter().filter(|r| r.rounds.is_some()).collect();
     let rounds_of = |r: &&BenchResult| r.rounds.as_ref().map_or(0, |x| x.rounds.len());
     let all_rounds: usize = measured.iter().map(rounds_of).sum();
@@ -81,49 +53,64 @@ pub fn disturbed_runs_rounds(results: &[BenchResult]) -> Option<Finding> {
     let mut per: Vec<(Cause, usize, Vec<String>)> = vec![];
     for (r, causes) in &hit {
         for (c, k) in causes {
+            let row = format!("{} ({k})", r.label());
             match per.iter_mut().find(|(x, _, _)| x == c) {
                 Some((_, n, rows)) => {
                     *n += k;
-                    rows.push(format!("{} ({k})", r.label()));
+                    rows.push(row);
                 }
-                None => per.push((*c, *k, vec![format!("{} ({k})", r.label())])),
+                None => per.push((*c, *k, vec![row])),
             }
         }
     }
     per.sort_by_key(|(_, n, _)| std::cmp::Reverse(*n));
-    let all_in = hit
+    // Rows whose figures rest on every round, with how many of their rounds were disturbed.
+    let all_in: Vec<String> = hit
         .iter()
-        .filter(|(r, _)| r.rounds.as_ref().is_some_and(|x| x.kept() < 2))
-        .count();
-    let rest = match all_in {
-        0 => String::new(),
-        n => format!(
-            "; {} had fewer than two undisturbed rounds, so {} figures rest on every round, disturbance included (each says so in its own disturbed-rounds warning)",
-            crate::units::count(n, "row"),
-            if n == 1 { "its" } else { "their" }
+        .filter_map(|(r, _)| {
+            let rs = r.rounds.as_ref()?;
+            (rs.kept() < 2)
+                .then(|| format!("{} ({} of {})", r.label(), rs.disturbed(), rs.rounds.len()))
+        })
+        .collect();
+    let (severity, rest) = match all_in.len() {
+        0 => (Severity::Info, String::new()),
+        n => (
+            Severity::Warning,
+            format!(
+                ", except on {} with fewer than two undisturbed rounds: {} figures rest on every round, disturbance included",
+                crate::units::count(n, "row"),
+                if n == 1 { "its" } else { "their" }
+            ),
         ),
     };
     let counted: Vec<(Cause, usize)> = per.iter().map(|(c, n, _)| (*c, *n)).collect();
+    let mut evidence = vec![];
+    if !all_in.is_empty() {
+        evidence.push(format!(
+            "figures resting on disturbed rounds: {}",
+            super::first_few(&all_in)
+        ));
+    }
+    evidence.extend(per.into_iter().map(|(c, n, rows)| {
+        format!(
+            "{}: {} on {}: {}",
+            c.text(),
+            crate::units::count(n, "round"),
+            crate::units::count(rows.len(), "row"),
+            super::first_few(&rows)
+        )
+    }));
     Some(Finding::new(
         "disturbed-rounds",
-        Severity::Info,
+        severity,
         format!(
             "{disturbed} of {all_rounds} rounds were disturbed ({}), on {} of {}: kept out of their rows' figures{rest}. Each row's rounds say which were and by how much (rounds.disturbed).",
             causes_text(&counted),
             hit.len(),
             crate::units::count(measured.len(), "row"),
         ),
-        per.into_iter()
-            .map(|(c, n, rows)| {
-                format!(
-                    "{}: {} on {}: {}",
-                    c.text(),
-                    crate::units::count(n, "round"),
-                    crate::units::count(rows.len(), "row"),
-                    super::first_few(&rows)
-                )
-            })
-            .collect(),
+        evidence,
     ))
 }
 
@@ -216,9 +203,7 @@ mod tests {
                 in_rounds("quiet", 10, &[], Cause::Steal),
             ])
             .collect();
-        // No row's own finding: its rounds say it all.
-        assert!(rows.iter().all(|r| disturbed_rounds(r).is_none()));
-        let f = disturbed_runs_rounds(&rows).unwrap();
+        let f = disturbed_rounds(&rows).unwrap();
         assert_eq!(f.severity, Severity::Info);
         assert_eq!(
             f.message,
@@ -235,34 +220,28 @@ mod tests {
             "steal: 1 round on 1 row: timers.clock@1 [os] clock=s (1)"
         );
         // Nothing disturbed: no finding.
-        assert!(disturbed_runs_rounds(&rows[7..]).is_none());
+        assert!(disturbed_rounds(&rows[7..]).is_none());
     }
 
     #[test]
-    fn a_row_whose_figures_rest_on_disturbed_rounds_warns_on_its_own() {
-        let every = in_rounds("x", 3, &[0, 1, 2], Cause::Steal);
-        let f = disturbed_rounds(&every).unwrap();
+    fn rows_whose_figures_rest_on_disturbed_rounds_make_it_a_warning_naming_them() {
+        let rows = [
+            in_rounds("x", 3, &[0, 1, 2], Cause::Steal),
+            in_rounds("y", 3, &[0, 1], Cause::Steal),
+            in_rounds("z", 4, &[0], Cause::Steal),
+        ];
+        let f = disturbed_rounds(&rows).unwrap();
         assert_eq!(f.severity, Severity::Warning);
-        assert!(
-            f.message
-                .starts_with("3 of 3 rounds were disturbed (3 steal): every round"),
-            "{}",
-            f.message
+        assert_eq!(
+            f.message,
+            "6 of 10 rounds were disturbed (6 steal), on 3 of 3 rows: kept out of their rows' figures, except on 2 rows with fewer than two undisturbed rounds: their figures rest on every round, disturbance included. Each row's rounds say which were and by how much (rounds.disturbed)."
         );
         assert_eq!(
             f.evidence,
-            ["all 3 rounds: the hypervisor stole 30% of the round's CPUs (limit 10%)"]
-        );
-        let one = in_rounds("y", 3, &[0, 1], Cause::Steal);
-        assert!(disturbed_rounds(&one)
-            .unwrap()
-            .message
-            .contains("one round was undisturbed"));
-        let run = disturbed_runs_rounds(&[every, one]).unwrap();
-        assert!(
-            run.message.contains("; 2 rows had fewer than two undisturbed rounds, so their figures rest on every round"),
-            "{}",
-            run.message
+            [
+                "figures resting on disturbed rounds: timers.clock@1 [os] clock=x (3 of 3) and timers.clock@1 [os] clock=y (2 of 3)",
+                "steal: 6 rounds on 3 rows: timers.clock@1 [os] clock=x (3), timers.clock@1 [os] clock=y (2) and timers.clock@1 [os] clock=z (1)"
+            ]
         );
     }
 
