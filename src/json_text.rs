@@ -1,14 +1,21 @@
-//! JSON as truebench prints and exports it: indented like `serde_json::to_string_pretty`,
-//! except that an array of plain values (numbers, strings, booleans, null) stays on one
-//! line: `"samples": [23.3, 23.5, 23.0]`, not a line per number. A document's samples and
-//! the columns of its rounds are such arrays; a line per value made a run's document
-//! several times the size of its content. Any JSON reader reads either form alike.
+//! JSON as truebench prints and exports it: a line per record, written compactly
+//! (`{"median":23.5,"n":20}`, as the store keeps it), the containers that hold the records
+//! indented. On one line, at any width: each element of an array (a run's result, a finding,
+//! a canary reading, a CPU of the topology: a record), an array of numbers (samples), and an
+//! object that is the value of a member and holds only plain values, arrays of plain values
+//! and such objects (the probe's `cpus`, a compare row's figures). On one line when it fits
+//! in [`WIDTH`] columns: any other container holding nothing written over several lines. The
+//! rest is indented, a line per element: the document, its members that hold lists of
+//! records (`results`, `findings`, `env`, `cpu_speed`) and those lists. A line per number,
+//! or a result indented a line per member, made a run's document several times, then a
+//! fifth more than, the size of its content. Any JSON reader reads either form alike, and
+//! `jq .` indents it fully.
 
 use serde::Serialize;
 use serde_json::ser::Formatter;
 use std::io::{self, Write};
 
-/// `v` as indented JSON, arrays of plain values on one line.
+/// `v` as indented JSON, what is data on one line.
 pub fn pretty<T: Serialize + ?Sized>(v: &T) -> serde_json::Result<String> {
     let mut out = Vec::with_capacity(4096);
     let mut ser = serde_json::Serializer::with_formatter(&mut out, Indented::default());
@@ -18,116 +25,108 @@ pub fn pretty<T: Serialize + ?Sized>(v: &T) -> serde_json::Result<String> {
 }
 
 const INDENT: &[u8] = b"  ";
-/// The widest a container of plain values other than numbers is kept on one line.
+/// The widest a container other than a flat member object or an array of numbers is kept
+/// on one line (its indentation included).
 const WIDTH: usize = 100;
 
-/// An open array or object.
+/// One element of an open container: an object's key (as JSON), the element written
+/// compactly, and written over several lines when it is to be (None: on one line).
+#[derive(Debug, Default)]
+struct Item {
+    key: Vec<u8>,
+    compact: Vec<u8>,
+    lines: Option<Vec<u8>>,
+}
+
+/// An open array or object; undecided (on one line or not) until it closes.
 #[derive(Debug)]
 struct Frame {
     object: bool,
-    /// Set once an element is an array or object: each element then on a line of its own.
-    block: bool,
-    /// While not `block`: each element written so far (an object's with its key), the last
-    /// one being written.
-    items: Vec<Vec<u8>>,
-    /// Whether every element is a number or null (such an array stays on one line at any
-    /// length: samples, the columns of rounds).
+    /// The value of an object's member (not an array's element, not the document).
+    member: bool,
+    /// An element of an array (a record of a list: a result, a finding): on one line.
+    element: bool,
+    /// While an object's key is being written.
+    in_key: bool,
+    items: Vec<Item>,
+    /// Every element a number or null.
     numbers: bool,
+    /// Every element a plain value (not an array or object).
+    plain: bool,
+    /// Every element a plain value, an array of plain values or an object of such (flat).
+    flat: bool,
+    /// Some element is written over several lines.
+    lines: bool,
 }
 
-/// The formatter of [`pretty`]. Only the innermost open container can be undecided (on one
-/// line or not): opening a container inside another decides the outer one.
+/// The formatter of [`pretty`]: each open container's elements are kept until it closes,
+/// written both compactly and (where decided so) over lines, so that a container is laid
+/// out once what it holds is known.
 #[derive(Debug, Default)]
 struct Indented {
     open: Vec<Frame>,
 }
 
 impl Indented {
-    fn newline<W: ?Sized + Write>(w: &mut W, depth: usize) -> io::Result<()> {
-        w.write_all(b"\n")?;
+    fn newline(out: &mut Vec<u8>, depth: usize) {
+        out.push(b'\n');
         for _ in 0..depth {
-            w.write_all(INDENT)?;
+            out.extend_from_slice(INDENT);
         }
-        Ok(())
     }
 
-    /// Write `bytes` of a value: into the element being written of an undecided container,
-    /// else out.
+    /// Write `bytes` of a plain value or key: into the element being written of the
+    /// innermost container, else (a plain document) out.
     fn put<W: ?Sized + Write>(&mut self, w: &mut W, bytes: &[u8]) -> io::Result<()> {
         match self.open.last_mut() {
-            Some(f) if !f.block => {
+            Some(f) => {
                 if let Some(item) = f.items.last_mut() {
-                    item.extend_from_slice(bytes);
+                    if f.in_key {
+                        item.key.extend_from_slice(bytes);
+                    } else {
+                        item.compact.extend_from_slice(bytes);
+                    }
                 }
                 Ok(())
             }
-            _ => w.write_all(bytes),
+            None => w.write_all(bytes),
         }
     }
 
-    /// A plain value's token.
+    /// A plain value's first token.
     fn plain<W: ?Sized + Write>(
         &mut self,
         w: &mut W,
         bytes: &[u8],
         number: bool,
     ) -> io::Result<()> {
-        if let Some(f) = self.open.last_mut() {
-            f.numbers &= number || f.object;
+        if let Some(f) = self.open.last_mut().filter(|f| !f.in_key) {
+            f.numbers &= number;
         }
         self.put(w, bytes)
     }
 
-    /// An array or object opens inside the innermost one: that one is decided, a line per
-    /// element; what it held so far goes out so.
-    fn nest<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        let depth = self.open.len();
-        let Some(f) = self.open.last_mut() else {
-            return Ok(());
-        };
-        if f.block {
-            return Ok(());
-        }
-        f.block = true;
-        w.write_all(if f.object { b"{" } else { b"[" })?;
-        let items = std::mem::take(&mut f.items);
-        let last = items.len().saturating_sub(1);
-        for (i, item) in items.iter().enumerate() {
-            Self::newline(w, depth)?;
-            w.write_all(item)?;
-            if i < last {
-                w.write_all(b",")?;
-            }
-        }
-        Ok(())
-    }
-
-    fn begin<W: ?Sized + Write>(&mut self, w: &mut W, object: bool) -> io::Result<()> {
-        self.nest(w)?;
+    fn begin(&mut self, object: bool) {
+        let member = self.open.last().is_some_and(|f| f.object);
+        let element = self.open.last().is_some_and(|f| !f.object);
         self.open.push(Frame {
             object,
-            block: false,
+            member,
+            element,
+            in_key: false,
             items: vec![],
             numbers: true,
+            plain: true,
+            flat: true,
+            lines: false,
         });
-        Ok(())
     }
 
     /// The next element of the innermost container.
-    fn element<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
-        let depth = self.open.len();
-        match self.open.last_mut() {
-            Some(f) if f.block => {
-                if !first {
-                    w.write_all(b",")?;
-                }
-                Self::newline(w, depth)
-            }
-            Some(f) => {
-                f.items.push(vec![]);
-                Ok(())
-            }
-            None => Ok(()),
+    fn element(&mut self, key: bool) {
+        if let Some(f) = self.open.last_mut() {
+            f.items.push(Item::default());
+            f.in_key = key;
         }
     }
 
@@ -135,39 +134,63 @@ impl Indented {
         let Some(f) = self.open.pop() else {
             return Ok(());
         };
-        let (open, close): (&[u8], &[u8]) = if f.object { (b"{", b"}") } else { (b"[", b"]") };
-        if f.block {
-            Self::newline(w, self.open.len())?;
-            return w.write_all(close);
-        }
-        let len: usize = f.items.iter().map(|i| i.len() + 2).sum();
-        let one_line = (f.numbers && !f.object) || len + self.open.len() * INDENT.len() <= WIDTH;
-        if one_line || f.items.is_empty() {
-            let mut line = open.to_vec();
-            for (i, item) in f.items.iter().enumerate() {
-                if i > 0 {
-                    line.extend_from_slice(b", ");
-                }
-                line.extend_from_slice(item);
+        let depth = self.open.len();
+        let (open, close) = if f.object { (b'{', b'}') } else { (b'[', b']') };
+        let mut compact = vec![open];
+        for (i, item) in f.items.iter().enumerate() {
+            if i > 0 {
+                compact.push(b',');
             }
-            line.extend_from_slice(close);
-            return self.put(w, &line);
+            if f.object {
+                compact.extend_from_slice(&item.key);
+                compact.push(b':');
+            }
+            compact.extend_from_slice(&item.compact);
         }
-        // Too wide for a line: a line per element after all (its parent, if any, is
-        // decided already: this container was nested in it).
-        self.open.push(Frame {
-            items: vec![],
-            block: false,
-            ..f
+        compact.push(close);
+        let fits = !f.lines && compact.len() + depth * INDENT.len() <= WIDTH;
+        let one_line = f.items.is_empty()
+            || fits
+            || f.element
+            || if f.object {
+                f.member && f.flat
+            } else {
+                f.plain && f.numbers
+            };
+        let lines = (!one_line).then(|| {
+            let mut out = vec![open];
+            let last = f.items.len().saturating_sub(1);
+            for (i, item) in f.items.iter().enumerate() {
+                Self::newline(&mut out, depth + 1);
+                if f.object {
+                    out.extend_from_slice(&item.key);
+                    out.extend_from_slice(b": ");
+                }
+                out.extend_from_slice(item.lines.as_ref().unwrap_or(&item.compact));
+                if i < last {
+                    out.push(b',');
+                }
+            }
+            Self::newline(&mut out, depth);
+            out.push(close);
+            out
         });
-        let items = f.items;
-        if let Some(top) = self.open.last_mut() {
-            top.items = items;
+        // A flat container: plain values, arrays of them, objects of such.
+        let flat = if f.object { f.flat } else { f.plain };
+        match self.open.last_mut() {
+            Some(parent) => {
+                parent.numbers = false;
+                parent.plain = false;
+                parent.flat &= flat;
+                parent.lines |= lines.is_some();
+                if let Some(item) = parent.items.last_mut() {
+                    item.compact = compact;
+                    item.lines = lines;
+                }
+                Ok(())
+            }
+            None => w.write_all(lines.as_ref().unwrap_or(&compact)),
         }
-        self.nest(w)?;
-        self.open.pop();
-        Self::newline(w, self.open.len())?;
-        w.write_all(close)
     }
 }
 
@@ -232,12 +255,14 @@ impl Formatter for Indented {
         self.put(w, &b)
     }
 
-    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.begin(w, false)
+    fn begin_array<W: ?Sized + Write>(&mut self, _: &mut W) -> io::Result<()> {
+        self.begin(false);
+        Ok(())
     }
 
-    fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
-        self.element(w, first)
+    fn begin_array_value<W: ?Sized + Write>(&mut self, _: &mut W, _: bool) -> io::Result<()> {
+        self.element(false);
+        Ok(())
     }
 
     fn end_array_value<W: ?Sized + Write>(&mut self, _: &mut W) -> io::Result<()> {
@@ -248,20 +273,25 @@ impl Formatter for Indented {
         self.end(w)
     }
 
-    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.begin(w, true)
+    fn begin_object<W: ?Sized + Write>(&mut self, _: &mut W) -> io::Result<()> {
+        self.begin(true);
+        Ok(())
     }
 
-    fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
-        self.element(w, first)
+    fn begin_object_key<W: ?Sized + Write>(&mut self, _: &mut W, _: bool) -> io::Result<()> {
+        self.element(true);
+        Ok(())
     }
 
     fn end_object_key<W: ?Sized + Write>(&mut self, _: &mut W) -> io::Result<()> {
         Ok(())
     }
 
-    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.put(w, b": ")
+    fn begin_object_value<W: ?Sized + Write>(&mut self, _: &mut W) -> io::Result<()> {
+        if let Some(f) = self.open.last_mut() {
+            f.in_key = false;
+        }
+        Ok(())
     }
 
     fn end_object_value<W: ?Sized + Write>(&mut self, _: &mut W) -> io::Result<()> {
@@ -279,7 +309,7 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn containers_of_plain_values_stay_on_one_line_and_the_rest_is_indented() {
+    fn a_record_is_a_line_and_the_lists_that_hold_records_are_indented() {
         let long = "x".repeat(80);
         let v = json!({
             "samples": [23.5, 1, null, 24.25, 1e-7, 23.5, 1, null, 24.25, 1e-7, 23.5, 1, null, 24.25],
@@ -290,55 +320,47 @@ mod tests {
             "findings": [{"id": "x", "evidence": ["a \"b\"\n", long.clone()]}, {"id": "y", "evidence": []}],
             "cpus": [[0, 1], null, [2]],
             "mixed": [1, {"a": 2}, true],
+            "wide": {"seq": (0..40).collect::<Vec<u32>>(), "others": {"cpus": [0, 1], "why": long.clone()}},
+            "records": [{"cpu": 0, "why": long.clone()}, {"cpu": 1}],
+            "names": [long.clone(), long.clone()],
         });
         let text = pretty(&v).unwrap();
         let want = r#"{
-  "cpus": [
-    [0, 1],
-    null,
-    [2]
-  ],
+  "cpus": [[0,1],null,[2]],
   "empty": [],
   "findings": [
-    {
-      "evidence": [
-        "a \"b\"\n",
-        "LONG"
-      ],
-      "id": "x"
-    },
-    {
-      "evidence": [],
-      "id": "y"
-    }
+    {"evidence":["a \"b\"\n","LONG"],"id":"x"},
+    {"evidence":[],"id":"y"}
   ],
-  "mixed": [
-    1,
-    {"a": 2},
-    true
+  "mixed": [1,{"a":2},true],
+  "names": [
+    "LONG",
+    "LONG"
   ],
   "none": {},
-  "rounds": {
-    "disturbed": {
-      "steal": {
-        "limit": 2.0,
-        "value": [null, 4.5]
-      }
-    },
-    "seq": [4, 7]
-  },
-  "samples": [23.5, 1, null, 24.25, 1e-7, 23.5, 1, null, 24.25, 1e-7, 23.5, 1, null, 24.25],
-  "stats": {"median": 1.5, "n": 10, "unit": "ns"}
+  "records": [
+    {"cpu":0,"why":"LONG"},
+    {"cpu":1}
+  ],
+  "rounds": {"disturbed":{"steal":{"limit":2.0,"value":[null,4.5]}},"seq":[4,7]},
+  "samples": [23.5,1,null,24.25,1e-7,23.5,1,null,24.25,1e-7,23.5,1,null,24.25],
+  "stats": {"median":1.5,"n":10,"unit":"ns"},
+  "wide": {"others":{"cpus":[0,1],"why":"LONG"},"seq":[SEQ]}
 }"#
-        .replace("LONG", &long);
+        .replace("LONG", &long)
+        .replace(
+            "SEQ",
+            &(0..40).map(|i| i.to_string()).collect::<Vec<_>>().join(","),
+        );
         assert_eq!(text, want);
         let back: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(back, v);
         assert_eq!(pretty(&json!([])).unwrap(), "[]");
         assert_eq!(pretty(&json!(1.5)).unwrap(), "1.5");
-        assert_eq!(
-            pretty(&json!({"a": [1, 2]})).unwrap(),
-            "{\n  \"a\": [1, 2]\n}"
-        );
+        assert_eq!(pretty(&json!({"a": [1, 2]})).unwrap(), "{\"a\":[1,2]}");
+        // Keys in the order the type writes them (a struct's, not sorted), integer keys
+        // quoted.
+        let m: std::collections::BTreeMap<u32, Vec<u32>> = [(2, vec![1]), (10, vec![])].into();
+        assert_eq!(pretty(&m).unwrap(), "{\"2\":[1],\"10\":[]}");
     }
 }

@@ -425,3 +425,47 @@ fn a_selection_that_matches_nothing_says_what_is_stored() {
         "{err}"
     );
 }
+
+/// A default run written before disturbed rounds were counted once for the run
+/// (tests/fixtures/documents/default-run.json, 2026-11-28 07:51 UTC: a `disturbed-rounds`
+/// finding on each row whose rounds were disturbed, printed a line per member) loads as it
+/// was written: its rows keep their findings (nothing judged again on import), `show`
+/// names the finding, and the document printed in this version's layout (a line per
+/// record) reads back the same, in fewer lines.
+#[test]
+fn a_document_with_disturbed_rounds_on_each_row_loads_as_written() {
+    let env = TestEnv::new();
+    let path = fixtures()
+        .into_iter()
+        .find(|p| p.ends_with("default-run.json"))
+        .unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let original: Value = serde_json::from_str(&text).unwrap();
+    let per_row = |doc: &Value| -> usize {
+        doc["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|r| r["findings"].as_array().unwrap())
+            .filter(|f| f["id"] == "disturbed-rounds")
+            .count()
+    };
+    assert!(per_row(&original) >= 50, "{}", per_row(&original));
+    let id = original["run_id"].as_str().unwrap();
+    env.cmd().arg("import").arg(&path).assert().success();
+    let exported = env.text(&["export", id]);
+    let back: Value = serde_json::from_str(&exported).unwrap();
+    assert_eq!(per_row(&back), per_row(&original));
+    same(&original, &back, "default-run.json").unwrap_or_else(|e| panic!("{e}"));
+    // A line per result, not per member: the old layout had a dozen lines or more a row.
+    let rows = original["results"].as_array().unwrap().len();
+    assert!(
+        exported.lines().count() < text.lines().count() / 4,
+        "{} lines, {} before",
+        exported.lines().count(),
+        text.lines().count()
+    );
+    assert!(exported.lines().count() > rows, "{exported}");
+    let shown = env.text(&["show", id, "--all"]);
+    assert!(shown.contains("disturbed-rounds"), "{shown}");
+}

@@ -37,10 +37,7 @@ pub fn rounds_disagree(r: &BenchResult) -> Option<Finding> {
     let medians: Vec<f64> = rs.pooled().iter().map(|x| x.median).collect();
     let lo = medians.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = medians.iter().copied().fold(0.0, f64::max);
-    let mut listed: Vec<String> = medians.iter().take(LISTED).map(|m| num(*m)).collect();
-    if medians.len() > LISTED {
-        listed.push(format!("and {} more", medians.len() - LISTED));
-    }
+    let listed: Vec<String> = medians.iter().map(|m| num(*m)).collect();
     Some(Finding::new(
         "rounds-disagree",
         Severity::Warning,
@@ -56,7 +53,11 @@ pub fn rounds_disagree(r: &BenchResult) -> Option<Finding> {
             num(index)
         ),
         vec![
-            format!("round medians ({}): {}", r.unit, listed.join(", ")),
+            format!(
+                "round medians ({}): {}",
+                r.unit,
+                super::first_few_of(&listed, LISTED)
+            ),
             format!(
                 "between rounds σ {:.1}% (of ln median); standard error of the median {:.1}% with {} degrees of freedom: ±{:.1}% at 95%",
                 n.sigma * 100.0,

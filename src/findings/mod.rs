@@ -46,6 +46,29 @@ pub fn bounded(mut evidence: Vec<String>) -> Vec<String> {
     evidence
 }
 
+/// Items a list inside an evidence line names ([`first_few`]); the rest are counted.
+pub const SHOWN: usize = crate::repeated::SHOWN_PER_KIND;
+
+/// The first [`SHOWN`] of `items` and a count of the rest, in words: "a", "a and b",
+/// "a, b and c", "a, b, c and 37 more". Every finding that names items of a list that can
+/// grow with the machine or the run (rounds, rows, CPUs) names them so.
+pub fn first_few<T: std::fmt::Display>(items: &[T]) -> String {
+    first_few_of(items, SHOWN)
+}
+
+/// [`first_few`] naming up to `shown` items.
+pub fn first_few_of<T: std::fmt::Display>(items: &[T], shown: usize) -> String {
+    let mut named: Vec<String> = items.iter().take(shown).map(|x| x.to_string()).collect();
+    if items.len() > shown {
+        named.push(format!("{} more", items.len() - shown));
+    }
+    match named.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 impl Finding {
     /// A finding of a kind in `table.rs`, its evidence [`bounded`].
     pub fn new(
@@ -80,5 +103,16 @@ mod tests {
         assert_eq!(f.evidence[15], "and 385 more lines of the same evidence");
         let short = Finding::new("steal-time", Severity::Warning, "m", lines(MAX_EVIDENCE));
         assert_eq!(short.evidence, lines(MAX_EVIDENCE));
+    }
+
+    #[test]
+    fn a_list_in_words_names_the_first_few_and_counts_the_rest() {
+        let n = |k: usize| (1..=k).collect::<Vec<usize>>();
+        assert_eq!(first_few::<usize>(&[]), "");
+        assert_eq!(first_few(&n(1)), "1");
+        assert_eq!(first_few(&n(2)), "1 and 2");
+        assert_eq!(first_few(&n(3)), "1, 2 and 3");
+        assert_eq!(first_few(&n(40)), "1, 2, 3 and 37 more");
+        assert_eq!(first_few_of(&n(5), 4), "1, 2, 3, 4 and 1 more");
     }
 }

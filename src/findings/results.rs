@@ -1,7 +1,8 @@
 //! Rules over a single result: a timer that eats the measurement, samples too spread to
-//! trust.
+//! trust; and over the rounds of all the run's results: which were disturbed, said once.
 
 use super::{Finding, Severity};
+use crate::result::rounds::Cause;
 use crate::result::BenchResult;
 
 /// A result whose timer share exceeds this is timer-bound.
@@ -13,43 +14,103 @@ pub const NOISY_CV: f64 = 0.10;
 /// pooled) has them judged again.
 pub const SAMPLE_FINDINGS: &[&str] = &["timer-bound", "high-variation"];
 
-/// `disturbed-rounds`: which rounds of `r` were disturbed and by what; None when none was.
-/// A warning when fewer than two rounds are left (the result then has no round noise).
-pub fn disturbed_rounds(r: &BenchResult) -> Option<Finding> {
-    let rounds = r.rounds.as_ref()?;
-    let n = rounds.disturbed();
-    if n == 0 {
-        return None;
-    }
-    let kept = rounds.kept();
-    let causes: Vec<String> = rounds
-        .causes()
+/// Causes and their counts in words: "5 other-tasks, 2 cpu-speed".
+fn causes_text(causes: &[(Cause, usize)]) -> String {
+    causes
         .iter()
         .map(|(c, k)| format!("{k} {}", c.text()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The run's `disturbed-rounds`: how many rounds of how many rows were disturbed, per cause
+/// the rounds and the rows they were on, the first few rows named (`findings::first_few`).
+/// Once for the run, not on each row: each row's `rounds.disturbed` holds which of its
+/// rounds and every figure (a loud run repeated them on every row, a third of a quiet
+/// run's document). A warning when some row had fewer than two undisturbed rounds, so its
+/// figures rest on every round, disturbance included (its `rounds.noise` says
+/// `includes_disturbed`): those rows are named first. None when no round was disturbed.
+pub fn disturbed_rounds(results: &[BenchResult]) -> Option<Finding> {
+    let measured: Vec<&BenchResult> = results.iter().filter(|r| r.rounds.is_some()).collect();
+    let rounds_of = |r: &&BenchResult| r.rounds.as_ref().map_or(0, |x| x.rounds.len());
+    let all_rounds: usize = measured.iter().map(rounds_of).sum();
+    let hit: Vec<(&BenchResult, Vec<(Cause, usize)>)> = measured
+        .iter()
+        .filter_map(|r| {
+            let causes = r.rounds.as_ref()?.causes();
+            (!causes.is_empty()).then_some((*r, causes))
+        })
         .collect();
-    let severity = if kept >= 2 {
-        Severity::Info
-    } else {
-        Severity::Warning
+    if hit.is_empty() {
+        return None;
+    }
+    let disturbed: usize = hit
+        .iter()
+        .filter_map(|(r, _)| r.rounds.as_ref())
+        .map(|x| x.disturbed())
+        .sum();
+    // Per cause, in the order of the most rounds: its rounds and the rows they are on.
+    let mut per: Vec<(Cause, usize, Vec<String>)> = vec![];
+    for (r, causes) in &hit {
+        for (c, k) in causes {
+            let row = format!("{} ({k})", r.label());
+            match per.iter_mut().find(|(x, _, _)| x == c) {
+                Some((_, n, rows)) => {
+                    *n += k;
+                    rows.push(row);
+                }
+                None => per.push((*c, *k, vec![row])),
+            }
+        }
+    }
+    per.sort_by_key(|(_, n, _)| std::cmp::Reverse(*n));
+    // Rows whose figures rest on every round, with how many of their rounds were disturbed.
+    let all_in: Vec<String> = hit
+        .iter()
+        .filter_map(|(r, _)| {
+            let rs = r.rounds.as_ref()?;
+            (rs.kept() < 2)
+                .then(|| format!("{} ({} of {})", r.label(), rs.disturbed(), rs.rounds.len()))
+        })
+        .collect();
+    let (severity, rest) = match all_in.len() {
+        0 => (Severity::Info, String::new()),
+        n => (
+            Severity::Warning,
+            format!(
+                ", except on {} with fewer than two undisturbed rounds: {} figures rest on every round, disturbance included",
+                crate::units::count(n, "row"),
+                if n == 1 { "its" } else { "their" }
+            ),
+        ),
     };
-    let left = if kept == 0 {
-        "every round was disturbed, so the figures rest on all of them, disturbance included"
-            .to_string()
-    } else if kept == 1 {
-        "one round was undisturbed, too few to read a spread, so the figures rest on every round, disturbance included".to_string()
-    } else {
-        format!("kept out of the figures, which rest on the other {kept}")
-    };
+    let counted: Vec<(Cause, usize)> = per.iter().map(|(c, n, _)| (*c, *n)).collect();
+    let mut evidence = vec![];
+    if !all_in.is_empty() {
+        evidence.push(format!(
+            "figures resting on disturbed rounds: {}",
+            super::first_few(&all_in)
+        ));
+    }
+    evidence.extend(per.into_iter().map(|(c, n, rows)| {
+        format!(
+            "{}: {} on {}: {}",
+            c.text(),
+            crate::units::count(n, "round"),
+            crate::units::count(rows.len(), "row"),
+            super::first_few(&rows)
+        )
+    }));
     Some(Finding::new(
         "disturbed-rounds",
         severity,
         format!(
-            "{n} of {} {} disturbed ({}): {left}.",
-            crate::units::count(rounds.rounds.len(), "round"),
-            if n == 1 { "was" } else { "were" },
-            causes.join(", ")
+            "{disturbed} of {all_rounds} rounds were disturbed ({}), on {} of {}: kept out of their rows' figures{rest}. Each row's rounds say which were and by how much (rounds.disturbed).",
+            causes_text(&counted),
+            hit.len(),
+            crate::units::count(measured.len(), "row"),
         ),
-        crate::result::rounds::disturbed_evidence(&rounds.rounds),
+        evidence,
     ))
 }
 
@@ -106,6 +167,82 @@ mod tests {
         annotate(&mut r);
         let f = r.findings.iter().find(|f| f.id == "timer-bound").unwrap();
         assert!(f.message.contains("55.00%"), "{}", f.message);
+    }
+
+    /// A row of `n` rounds, those in `hit` disturbed by `cause`.
+    fn in_rounds(clock: &str, n: usize, hit: &[usize], cause: Cause) -> BenchResult {
+        use crate::result::rounds::{quiet_rounds, Disturbance, Rounds};
+        let mut r = result(
+            "timers.clock@1",
+            "os",
+            None,
+            json!({ "clock": clock }),
+            10.0,
+        );
+        let mut rs = quiet_rounds(&vec![0.0; n]);
+        for i in hit {
+            rs[*i].disturbed.push(Disturbance {
+                cause,
+                value: 30.0,
+                limit: 10.0,
+            });
+        }
+        r.rounds = Some(Rounds {
+            rounds: rs,
+            noise: None,
+        });
+        r
+    }
+
+    #[test]
+    fn rounds_kept_out_are_counted_once_for_the_run_not_on_each_row() {
+        let rows: Vec<BenchResult> = (0..6)
+            .map(|i| in_rounds(&format!("c{i}"), 10, &[1, 2], Cause::OtherTasks))
+            .chain([
+                in_rounds("s", 10, &[3], Cause::Steal),
+                in_rounds("quiet", 10, &[], Cause::Steal),
+            ])
+            .collect();
+        let f = disturbed_rounds(&rows).unwrap();
+        assert_eq!(f.severity, Severity::Info);
+        assert_eq!(
+            f.message,
+            "13 of 80 rounds were disturbed (12 other-tasks, 1 steal), on 7 of 8 rows: kept out of their rows' figures. Each row's rounds say which were and by how much (rounds.disturbed)."
+        );
+        // A line per cause, the first few rows named and the rest counted.
+        assert_eq!(f.evidence.len(), 2, "{:?}", f.evidence);
+        assert_eq!(
+            f.evidence[0],
+            "other-tasks: 12 rounds on 6 rows: timers.clock@1 [os] clock=c0 (2), timers.clock@1 [os] clock=c1 (2), timers.clock@1 [os] clock=c2 (2) and 3 more"
+        );
+        assert_eq!(
+            f.evidence[1],
+            "steal: 1 round on 1 row: timers.clock@1 [os] clock=s (1)"
+        );
+        // Nothing disturbed: no finding.
+        assert!(disturbed_rounds(&rows[7..]).is_none());
+    }
+
+    #[test]
+    fn rows_whose_figures_rest_on_disturbed_rounds_make_it_a_warning_naming_them() {
+        let rows = [
+            in_rounds("x", 3, &[0, 1, 2], Cause::Steal),
+            in_rounds("y", 3, &[0, 1], Cause::Steal),
+            in_rounds("z", 4, &[0], Cause::Steal),
+        ];
+        let f = disturbed_rounds(&rows).unwrap();
+        assert_eq!(f.severity, Severity::Warning);
+        assert_eq!(
+            f.message,
+            "6 of 10 rounds were disturbed (6 steal), on 3 of 3 rows: kept out of their rows' figures, except on 2 rows with fewer than two undisturbed rounds: their figures rest on every round, disturbance included. Each row's rounds say which were and by how much (rounds.disturbed)."
+        );
+        assert_eq!(
+            f.evidence,
+            [
+                "figures resting on disturbed rounds: timers.clock@1 [os] clock=x (3 of 3) and timers.clock@1 [os] clock=y (2 of 3)",
+                "steal: 6 rounds on 3 rows: timers.clock@1 [os] clock=x (3), timers.clock@1 [os] clock=y (2) and timers.clock@1 [os] clock=z (1)"
+            ]
+        );
     }
 
     #[test]

@@ -40,10 +40,10 @@ pub const KINDS: &[Kind] = &[
     // The classic suite's index (src/findings/classic.rs).
     Kind { id: "index-placement-sensitive", severities: W, meaning: "the classic index moves with the context-switch pair's placement by more than its own 95% CI" },
     Kind { id: "rounds-disagree", severities: W, meaning: "a classic test's rounds disagree: the 95% interval of its median from them reaches further than 5% either way, so its index is that interval, not one figure" },
-    // One result (src/findings/results.rs, memory.rs).
+    // One result, and the rounds of all (src/findings/results.rs, memory.rs).
     Kind { id: "timer-bound", severities: W, meaning: "reading the clock is more than 1% of the measured time" },
     Kind { id: "high-variation", severities: I, meaning: "the samples' coefficient of variation exceeds 10%" },
-    Kind { id: "disturbed-rounds", severities: IW, meaning: "rounds of a result were disturbed (other tasks, steal, CPU pressure, a slow CPU-speed canary, or an unexplained outlier) and kept out of its figures" },
+    Kind { id: "disturbed-rounds", severities: IW, meaning: "rounds were disturbed (other tasks, steal, CPU pressure, a slow CPU-speed canary, the host placing the CPUs differently, or an unexplained outlier) and kept out of their rows' figures: once for the run, per cause its rounds and the rows they were on (each row's rounds hold which and every figure); a warning when a row had fewer than two undisturbed rounds, so its figures rest on every round" },
     Kind { id: "round-in-process", severities: I, meaning: "results of a round meant to run in a fresh process were measured in truebench's own (the executable could not be run again, or its process passed its deadline and was killed): its row's rounds do not sample what moves between processes" },
     Kind { id: "per-event-timing", severities: IW, meaning: "timing every small event (as sysbench memory does) against timing the batch" },
     Kind { id: "cache-levels", severities: I, meaning: "the cache levels a latency sweep measured" },

@@ -263,17 +263,8 @@ pub fn disturbed_evidence(rounds: &[Round]) -> Vec<String> {
             } else if hit.len() == total {
                 format!("all {total} rounds")
             } else {
-                let shown = crate::repeated::SHOWN_PER_KIND;
-                let mut some: Vec<String> = hit
-                    .iter()
-                    .take(shown)
-                    .map(|(i, _)| (i + 1).to_string())
-                    .collect();
-                if hit.len() > shown {
-                    some.push(format!("{} more", hit.len() - shown));
-                }
-                let (last, rest) = some.split_last().unwrap_or((&some[0], &[]));
-                format!("rounds {} and {last} of {total}", rest.join(", "))
+                let numbers: Vec<usize> = hit.iter().map(|(i, _)| i + 1).collect();
+                format!("rounds {} of {total}", crate::findings::first_few(&numbers))
             };
             // The figures (and limits) as one, or their range.
             let range = |f: fn(&Disturbance) -> f64| {

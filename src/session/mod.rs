@@ -218,6 +218,9 @@ pub fn run_with(
     let mut doc = m.doc;
     doc.interrupted = m.interrupted || crate::interrupt::requested();
     doc.cpu_speed = m.speed.finish();
+    // Disturbed rounds, counted once for the run (each row's rounds hold which and why).
+    doc.findings
+        .extend(crate::findings::results::disturbed_rounds(&doc.results));
     if let Some(speed) = &doc.cpu_speed {
         doc.findings
             .extend(crate::findings::run::cpu_speed_dropped(speed));

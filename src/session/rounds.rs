@@ -625,9 +625,6 @@ fn merge_row(
     out.findings
         .retain(|f| !crate::findings::results::SAMPLE_FINDINGS.contains(&f.id.as_str()));
     crate::findings::results::annotate(&mut out);
-    if let Some(f) = crate::findings::results::disturbed_rounds(&out) {
-        out.findings.push(f);
-    }
     refresh(&mut out);
     Some(out)
 }
@@ -1208,10 +1205,18 @@ mod tests {
         );
         let n = rs.noise.as_ref().unwrap();
         assert_eq!((n.kept, n.df), (3, 2.0));
+        // Kept out of the figures: the row's rounds say so, no finding of its own repeats
+        // it; the run counts it once.
         assert!(
-            r.findings.iter().any(|f| f.id == "disturbed-rounds"),
+            !r.findings.iter().any(|f| f.id == "disturbed-rounds"),
             "{:?}",
             r.findings
+        );
+        let run = crate::findings::results::disturbed_rounds(&rows).unwrap();
+        assert!(
+            run.message.starts_with("1 of 4 rounds were disturbed"),
+            "{}",
+            run.message
         );
         // Every round disturbed: the figures and the noise rest on all of them, and say so.
         let all: Vec<Measured> = (0..3)
@@ -1228,10 +1233,15 @@ mod tests {
                 .unwrap()
                 .includes_disturbed
         );
-        assert!(r
-            .findings
-            .iter()
-            .any(|f| f.id == "disturbed-rounds" && f.message.contains("every round")));
+        assert!(!r.findings.iter().any(|f| f.id == "disturbed-rounds"));
+        let run = crate::findings::results::disturbed_rounds(std::slice::from_ref(r)).unwrap();
+        assert_eq!(run.severity, crate::findings::Severity::Warning);
+        assert!(
+            run.message.contains("their figures rest on every round")
+                || run.message.contains("its figures rest on every round"),
+            "{}",
+            run.message
+        );
     }
 
     #[test]
