@@ -869,8 +869,9 @@ mod tests {
             "kvm-clock",
         );
         let named = |es: &[Explanation]| {
-            es.iter()
-                .any(|e| e.cause == causes::explain::CANDIDATE && e.because.contains("clocksource"))
+            es.iter().any(|e| {
+                e.cause == causes::candidates::CANDIDATE && e.because.contains("clocksource")
+            })
         };
         let es = explain_known(&a, &b, &first(&a), &first(&b), 0.05);
         assert!(named(&es), "{es:?}");
@@ -894,10 +895,7 @@ mod tests {
             "kvm-clock",
         );
         let es = explain_known(&a, &b, &first(&a), &first(&b), 0.05);
-        assert!(
-            es.iter().any(|e| e.cause == causes::explain::TIMER),
-            "{es:?}"
-        );
+        assert!(es.iter().any(|e| e.cause == causes::timer::TIMER), "{es:?}");
         assert!(!named(&es), "{es:?}");
     }
 
@@ -1021,7 +1019,7 @@ mod tests {
         assert!(
             r.explanations
                 .iter()
-                .all(|e| e.cause != causes::explain::CANDIDATE),
+                .all(|e| e.cause != causes::candidates::CANDIDATE),
             "{:?}",
             r.explanations
         );
@@ -1284,7 +1282,7 @@ mod tests {
         let noise = r
             .explanations
             .iter()
-            .find(|e| e.cause == causes::explain::NOISE)
+            .find(|e| e.cause == causes::noise::NOISE)
             .unwrap_or_else(|| panic!("{:?}", r.explanations));
         assert!(
             noise.evidence.iter().any(|e| e.starts_with(

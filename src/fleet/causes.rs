@@ -61,28 +61,12 @@ fn facts_of(cause: &str) -> &'static [&'static str] {
     }
 }
 
+/// The cause's words in the fleet view (REGISTRY's `words`), or its name.
 fn words(cause: &str) -> &str {
-    use crate::compare::causes::explain::*;
-    match cause {
-        TIMER => "the clock",
-        CAPACITY => "CPU capacity",
-        TOPOLOGY => "the CPU topology",
-        PLACEMENT => "task placement",
-        NOISE => "other processes or steal time",
-        CPU_SPEED => "CPU clock speed",
-        NEIGHBOUR => "other tasks on the CPUs in use",
-        HOST_PLACEMENT => "the host's placement of the virtual CPUs",
-        LLC_SHARE => "the host's share of the last-level cache",
-        HOST_MEMORY => {
-            "the host's memory (its placement of the guest's memory, other tenants' traffic)"
-        }
-        STEAL => "the hypervisor taking the virtual CPUs' time (steal)",
-        MEMORY_LIMIT => "the cgroup's memory limit",
-        CPU_SHARE => {
-            "the share of a busy CPU the cgroup got (its CPU weight against busy neighbours)"
-        }
-        other => other,
-    }
+    crate::compare::causes::REGISTRY
+        .iter()
+        .find(|c| c.name == cause)
+        .map_or(cause, |c| c.words)
 }
 
 /// What differs all the same: the environment facts (but the host name) and the candidates
@@ -252,8 +236,8 @@ mod tests {
 
     #[test]
     fn every_cause_that_can_explain_a_row_has_words_of_its_own() {
-        for c in crate::compare::causes::explain::MEASURED_CAUSES {
-            assert_ne!(words(c), *c, "no words for the cause {c}");
+        for c in crate::compare::causes::measured_causes() {
+            assert_ne!(words(c), c, "no words for the cause {c}");
         }
     }
 }

@@ -171,7 +171,7 @@ fn cause_of(c: &Comparison, explained: &[Vec<Explanation>]) -> Cause {
     for e in explained.iter().flatten() {
         let (Some(k), false) = (
             rank(e.claim),
-            e.cause == crate::compare::causes::explain::CANDIDATE,
+            e.cause == crate::compare::causes::candidates::CANDIDATE,
         ) else {
             continue;
         };

@@ -6,10 +6,14 @@
 //! enter the kernel; the idle driver to rows whose tasks sleep and wake; the clocksource to
 //! those and to clock-read rows, unless the timer cause measured it for the row...).
 
-use crate::compare::causes::explain::{Claim, Explanation, CANDIDATE, TIMER};
+use crate::compare::causes::explain::{Claim, Explanation};
+use crate::compare::causes::timer::TIMER;
 use crate::probe::ProbeDoc;
 use crate::result::BenchResult;
 use serde::Serialize;
+
+/// A candidate, as the JSON names it.
+pub const CANDIDATE: &str = "candidate";
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Candidate {
@@ -149,7 +153,7 @@ fn quantified(c: &Candidate, r: &BenchResult, found: &[Explanation]) -> bool {
     match c.what.as_str() {
         "clocksource" => crate::compare::causes::timer::reads_clocksource(r) && by(TIMER),
         // The waiting it causes is measured on the row by the cpu-share cause.
-        "CPU weight" => by(crate::compare::causes::explain::CPU_SHARE),
+        "CPU weight" => by(crate::compare::causes::cpu_share::CPU_SHARE),
         _ => false,
     }
 }
@@ -287,7 +291,7 @@ mod tests {
         );
         assert!(explain(&c, &r, &[]).is_some());
         let share = Explanation::new(
-            crate::compare::causes::explain::CPU_SHARE,
+            crate::compare::causes::cpu_share::CPU_SHARE,
             Claim::Explains,
             "B's threads waited",
         );

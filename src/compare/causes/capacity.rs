@@ -4,9 +4,12 @@
 //! row's measurement window. A rate is predicted to scale with the CPU available to its
 //! tasks: min(tasks, capacity) B over A.
 
-use crate::compare::causes::explain::{Claim, Explanation, RowCtx, CAPACITY};
+use crate::compare::causes::explain::{Claim, Explanation, RowCtx};
 use crate::probe::cpulist::format_list;
 use crate::result::{BenchResult, RunDocument};
+
+/// This cause, as the JSON names it.
+pub const CAPACITY: &str = "capacity";
 
 /// Capacities within this factor are the same.
 const SAME: f64 = 1.05;

@@ -10,9 +10,12 @@
 //! within that bound, partly beyond it, ruled out the other way or when alike), and the
 //! evidence adds each side's CPU weight where its document recorded one.
 
-use crate::compare::causes::explain::{Explanation, RowCtx, CPU_SHARE};
+use crate::compare::causes::explain::{Explanation, RowCtx};
 use crate::compare::causes::steal::{explain_by, Taker};
 use crate::result::rounds::Round;
+
+/// This cause, as the JSON names it.
+pub const CPU_SHARE: &str = "cpu-share";
 
 /// This machine's scheduler making the row's threads wait (`Round::waited`).
 pub struct Waited;

@@ -11,38 +11,6 @@ use serde::Serialize;
 /// predictions rest on medians of short runs and are not finer than that.
 pub const MATCH: f64 = 1.25;
 
-/// Causes, as the JSON names them.
-pub const PLACEMENT: &str = "placement";
-pub const TOPOLOGY: &str = "topology";
-pub const TIMER: &str = "timer";
-pub const CAPACITY: &str = "capacity";
-pub const NOISE: &str = "noise";
-pub const NEIGHBOUR: &str = "neighbour";
-pub const HOST_PLACEMENT: &str = "host-placement";
-pub const LLC_SHARE: &str = "llc-share";
-pub const HOST_MEMORY: &str = "host-memory";
-pub const CPU_SPEED: &str = "cpu-speed";
-pub const STEAL: &str = "steal";
-pub const MEMORY_LIMIT: &str = "memory-limit";
-pub const CPU_SHARE: &str = "cpu-share";
-pub const CANDIDATE: &str = "candidate";
-/// The causes that can explain a row (a candidate only ever says "not measured").
-pub const MEASURED_CAUSES: &[&str] = &[
-    PLACEMENT,
-    TOPOLOGY,
-    TIMER,
-    CAPACITY,
-    NOISE,
-    NEIGHBOUR,
-    HOST_PLACEMENT,
-    LLC_SHARE,
-    HOST_MEMORY,
-    CPU_SPEED,
-    STEAL,
-    MEMORY_LIMIT,
-    CPU_SHARE,
-];
-
 /// What a cause claims about a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -270,16 +238,31 @@ mod tests {
 
     #[test]
     fn a_partial_cause_smaller_than_the_drift_is_ruled_out_and_a_larger_one_kept() {
-        let small = Explanation::new(CPU_SPEED, Claim::Contributes, "clock").predict(1.033, 1.911);
+        let small = Explanation::new(
+            crate::compare::causes::speed::CPU_SPEED,
+            Claim::Contributes,
+            "clock",
+        )
+        .predict(1.033, 1.911);
         assert_eq!(small.claim, Claim::Partly);
         let small = small.unless_below_drift(0.05);
         assert_eq!(small.claim, Claim::RuledOut, "{small:?}");
         assert!(small.remains.is_none());
         assert!(small.evidence[0].contains("1.033"), "{small:?}");
         // Above the drift it stays partly; one that explains stays, however small.
-        let big = Explanation::new(CPU_SPEED, Claim::Contributes, "clock").predict(1.2, 1.911);
+        let big = Explanation::new(
+            crate::compare::causes::speed::CPU_SPEED,
+            Claim::Contributes,
+            "clock",
+        )
+        .predict(1.2, 1.911);
         assert_eq!(big.unless_below_drift(0.05).claim, Claim::Partly);
-        let whole = Explanation::new(CPU_SPEED, Claim::Contributes, "clock").predict(1.04, 1.06);
+        let whole = Explanation::new(
+            crate::compare::causes::speed::CPU_SPEED,
+            Claim::Contributes,
+            "clock",
+        )
+        .predict(1.04, 1.06);
         assert_eq!(whole.unless_below_drift(0.05).claim, Claim::Explains);
     }
 }

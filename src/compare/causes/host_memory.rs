@@ -17,12 +17,15 @@
 use crate::bench::memory::bandwidth::BandwidthParams;
 use crate::bench::memory::latency::{effective_llc_of, LatencyParams};
 use crate::bench::memory::numa::NumaParams;
-use crate::compare::causes::explain::{Claim, Explanation, RowCtx, HOST_MEMORY};
+use crate::compare::causes::explain::{Claim, Explanation, RowCtx};
 use crate::compare::causes::llc_share::{pages_words, ZONE};
 use crate::compare::stats::noise_model::{self, test, RowNoise, RowTest};
 use crate::measure::mde::{two_sided, ALPHA};
 use crate::result::{BenchResult, RunDocument};
 use crate::units::bytes;
+
+/// This cause, as the JSON names it.
+pub const HOST_MEMORY: &str = "host-memory";
 
 /// A run's memory latency is read at its sweep's largest size only when that is at least
 /// this factor past its effective LLC: memory.bandwidth and memory.numa size their arrays

@@ -18,9 +18,12 @@
 //! the other; any other row on both CPUs: NotMeasured. Silent for rows on one CPU, unpinned
 //! rows, rows on CPUs the canaries did not sample, and runs whose typicals are alike.
 
-use crate::compare::causes::explain::{Claim, Explanation, RowCtx, HOST_PLACEMENT};
+use crate::compare::causes::explain::{Claim, Explanation, RowCtx};
 use crate::result::speed::PAIR_RATIO;
 use crate::result::RunDocument;
+
+/// This cause, as the JSON names it.
+pub const HOST_PLACEMENT: &str = "host-placement";
 
 /// A run's typical pair canary reading for one pair: median ns, readings.
 fn typical(doc: &RunDocument, cpus: [u32; 2]) -> Option<(f64, usize)> {

@@ -15,9 +15,12 @@
 //! a verdict: the row stays called.
 
 use crate::bench::memory::latency::{effective_llc_of, LatencyParams};
-use crate::compare::causes::explain::{Claim, Explanation, RowCtx, LLC_SHARE};
+use crate::compare::causes::explain::{Claim, Explanation, RowCtx};
 use crate::measure::hierarchy::EffectiveLlc;
 use crate::units::bytes;
+
+/// This cause, as the JSON names it.
+pub const LLC_SHARE: &str = "llc-share";
 
 /// Effective LLCs at least this factor apart differ. Five runs back to back on one VM
 /// (2026-11-27) measured 13.5, 13.9 and 14.4 MiB in three (within 6.3%) and 9.7 and

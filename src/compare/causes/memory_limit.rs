@@ -6,10 +6,13 @@
 //! sizes themselves differ only where the limit cut them, which comparability says first
 //! (`params differ: array_bytes`, then the limits from here).
 
-use crate::compare::causes::explain::{Claim, Explanation, RowCtx, MEMORY_LIMIT};
+use crate::compare::causes::explain::{Claim, Explanation, RowCtx};
 use crate::probe::memory_limit::{limit_words, Limit};
 use crate::result::{BenchResult, RunDocument};
 use crate::units::bytes;
+
+/// This cause, as the JSON names it.
+pub const MEMORY_LIMIT: &str = "memory-limit";
 
 /// A row's buffers within this share of the tighter limit are in reach of its reclaim.
 const REACH: f64 = 0.25;

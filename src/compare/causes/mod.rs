@@ -3,8 +3,8 @@
 //! `explain` holds what they share: the explanation type, a row's context and how a row's
 //! explanations combine into its status.
 //!
-//! Adding a cause: its file here (an `explain(&RowCtx) -> Option<Explanation>`), its
-//! name in `explain`, and its entry in `REGISTRY`. A cause may import the statistics
+//! Adding a cause touches two places: its file here (its name as the JSON writes it, and an
+//! `explain(&RowCtx) -> Option<Explanation>`), and its entry in `REGISTRY`. A cause may import the statistics
 //! (`compare::stats`), the pipeline's types (`compare::matching`) and the run document;
 //! nothing in `compare::stats` imports a cause.
 
@@ -29,65 +29,86 @@ pub mod testing;
 
 use explain::{Claim, Explanation, RowCtx};
 
-/// One cause: its name as the JSON writes it, and what it says about a row (nothing when
+/// One cause: its name as the JSON writes it, its words in the fleet view, and what it says about a row (nothing when
 /// it has nothing to say about this row).
 pub struct Cause {
     pub name: &'static str,
+    /// What the fleet view calls it ("the clock").
+    pub words: &'static str,
     pub explain: fn(&RowCtx) -> Option<Explanation>,
+}
+
+/// The names of the causes that can explain a row, in REGISTRY's order (a candidate only
+/// ever says "not measured").
+pub fn measured_causes() -> impl Iterator<Item = &'static str> {
+    REGISTRY.iter().map(|c| c.name)
 }
 
 /// The causes, in the order a row lists them.
 pub const REGISTRY: &[Cause] = &[
     Cause {
-        name: explain::PLACEMENT,
+        name: placement::PLACEMENT,
+        words: "task placement",
         explain: placement::explain,
     },
     Cause {
-        name: explain::TOPOLOGY,
+        name: topology::TOPOLOGY,
+        words: "the CPU topology",
         explain: topology::explain,
     },
     Cause {
-        name: explain::TIMER,
+        name: timer::TIMER,
+        words: "the clock",
         explain: timer::explain,
     },
     Cause {
-        name: explain::CAPACITY,
+        name: capacity::CAPACITY,
+        words: "CPU capacity",
         explain: capacity::explain,
     },
     Cause {
-        name: explain::STEAL,
+        name: steal::STEAL,
+        words: "the hypervisor taking the virtual CPUs' time (steal)",
         explain: steal::explain,
     },
     Cause {
-        name: explain::CPU_SHARE,
+        name: cpu_share::CPU_SHARE,
+        words: "the share of a busy CPU the cgroup got (its CPU weight against busy neighbours)",
         explain: cpu_share::explain,
     },
     Cause {
-        name: explain::NOISE,
+        name: noise::NOISE,
+        words: "other processes or steal time",
         explain: noise::explain,
     },
     Cause {
-        name: explain::NEIGHBOUR,
+        name: neighbour::NEIGHBOUR,
+        words: "other tasks on the CPUs in use",
         explain: neighbour::explain,
     },
     Cause {
-        name: explain::HOST_PLACEMENT,
+        name: host_placement::HOST_PLACEMENT,
+        words: "the host's placement of the virtual CPUs",
         explain: host_placement::explain,
     },
     Cause {
-        name: explain::LLC_SHARE,
+        name: llc_share::LLC_SHARE,
+        words: "the host's share of the last-level cache",
         explain: llc_share::explain,
     },
     Cause {
-        name: explain::HOST_MEMORY,
+        name: host_memory::HOST_MEMORY,
+        words: "the host's memory (its placement of the guest's memory, other tenants' traffic)",
         explain: host_memory::explain,
     },
     Cause {
-        name: explain::MEMORY_LIMIT,
+        name: memory_limit::MEMORY_LIMIT,
+        words: "the cgroup's memory limit",
         explain: memory_limit::explain,
     },
     Cause {
-        name: explain::CPU_SPEED,
+        name: speed::CPU_SPEED,
+        words: "CPU clock speed",
         explain: speed::explain,
     },
 ];
@@ -119,6 +140,31 @@ mod tests {
         sorted.sort_unstable();
         sorted.dedup();
         assert_eq!(sorted.len(), names.len(), "{names:?}");
-        assert!(!names.contains(&explain::CANDIDATE));
+        assert!(!names.contains(&candidates::CANDIDATE));
+    }
+
+    /// The names are JSON values users rely on: moving a cause's name into its file changed
+    /// none of them.
+    #[test]
+    fn the_causes_keep_their_json_names() {
+        assert_eq!(
+            measured_causes().collect::<Vec<_>>(),
+            [
+                "placement",
+                "topology",
+                "timer",
+                "capacity",
+                "steal",
+                "cpu-share",
+                "noise",
+                "neighbour",
+                "host-placement",
+                "llc-share",
+                "host-memory",
+                "memory-limit",
+                "cpu-speed",
+            ]
+        );
+        assert_eq!(candidates::CANDIDATE, "candidate");
     }
 }

@@ -9,9 +9,12 @@
 //! faster explains only a row whose tasks sleep and are woken across CPUs (ctx pinned to
 //! two CPUs), beside a neighbour busy enough to keep its CPU out of idle most of the time. No figure is predicted: a neighbour is never held equal.
 
-use crate::compare::causes::explain::{Claim, Explanation, RowCtx, NEIGHBOUR};
+use crate::compare::causes::explain::{Claim, Explanation, RowCtx};
 use crate::result::rounds::{Cause, Round};
 use crate::result::BenchResult;
+
+/// This cause, as the JSON names it.
+pub const NEIGHBOUR: &str = "neighbour";
 
 /// The side with the neighbour: other tasks used at least this share (%) of the row's
 /// CPUs over the rounds its figures rest on ...

@@ -7,9 +7,12 @@
 //! took together (at most 100%) decides: the noisier run being the slower one by a clear
 //! margin explains the difference; noise is never held equal, so it predicts no figure.
 
-use crate::compare::causes::explain::{Claim, Explanation, RowCtx, NOISE};
+use crate::compare::causes::explain::{Claim, Explanation, RowCtx};
 use crate::findings::Finding;
 use crate::result::{BenchResult, RunDocument};
+
+/// This cause, as the JSON names it.
+pub const NOISE: &str = "noise";
 
 /// Noise shares (of the usable CPUs) must differ by at least this to explain anything.
 pub const MIN_DIFFERENCE: f64 = 0.15;

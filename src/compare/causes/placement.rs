@@ -4,12 +4,15 @@
 //! unpinned figure (f x same-cpu + (1 - f) x apart, mixed as times), and the pinned rows of
 //! both runs give the residual at equal placement (same-cpu B/A, apart B/A, each judged).
 
-use crate::compare::causes::explain::{matches_within, Claim, Explanation, RowCtx, PLACEMENT};
+use crate::compare::causes::explain::{matches_within, Claim, Explanation, RowCtx};
 use crate::compare::matching::{sibling, skipped_reason};
 use crate::compare::stats::verdict::{apart, judge, Judged, Verdict};
 use crate::findings::placement::CROSS_ORDER;
 use crate::result::{BenchResult, RunDocument};
 use crate::units::num;
+
+/// This cause, as the JSON names it.
+pub const PLACEMENT: &str = "placement";
 
 /// Co-location shares closer than this are the same placement.
 pub const MIN_SHIFT: f64 = 0.2;

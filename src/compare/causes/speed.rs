@@ -9,9 +9,12 @@
 //! by the canaries each run reads before its rounds (`held_clock`), and `compare` tests a
 //! CPU-bound row of two such runs per cycle: its ratio divided by the clock's.
 
-use crate::compare::causes::explain::{Claim, Explanation, RowCtx, CPU_SPEED};
+use crate::compare::causes::explain::{Claim, Explanation, RowCtx};
 use crate::result::{BenchResult, RunDocument};
 use serde::Serialize;
+
+/// This cause, as the JSON names it.
+pub const CPU_SPEED: &str = "cpu-speed";
 
 /// Rows whose figure is CPU work that scales with the clock: the classic suite's compute,
 /// system-call, pipe and process tests, the clock reads, and a pair pinned to one CPU.

@@ -22,9 +22,12 @@
 //! differed only in rounds kept out of the figures is **not measured** (it did not enter the
 //! figures, and what else a host that loud did to the rounds kept is not recorded).
 
-use crate::compare::causes::explain::{Claim, Explanation, RowCtx, MATCH, STEAL};
+use crate::compare::causes::explain::{Claim, Explanation, RowCtx, MATCH};
 use crate::result::rounds::{Cause, Round};
 use crate::result::BenchResult;
+
+/// This cause, as the JSON names it.
+pub const STEAL: &str = "steal";
 
 /// Bounds whose logs differ by less than this (2%) are alike: no effect to claim.
 pub const MIN_EFFECT: f64 = 0.02;

@@ -7,12 +7,15 @@
 //! rows in the same rounds that read no clocksource held out (the probe's one reading of
 //! each clock a side is evidence, never the prediction below 3x).
 
-use crate::compare::causes::explain::{Claim, Explanation, RowCtx, TIMER};
+use crate::compare::causes::explain::{Claim, Explanation, RowCtx};
 use crate::compare::matching::identity;
 use crate::compare::stats::verdict::judge;
 use crate::result::params::key;
 use crate::result::{BenchResult, RunDocument};
 use crate::units::pct;
+
+/// This cause, as the JSON names it.
+pub const TIMER: &str = "timer";
 
 /// Timer shares whose (1 - share) differ by less than this are the same.
 const MIN_EFFECT: f64 = 0.02;

@@ -5,11 +5,14 @@
 //! other's is explained by it; the other facts contribute to the rows they act on.
 
 use crate::bench::memory::latency::{effective_llc_of, LatencyParams};
-use crate::compare::causes::explain::{Claim, Explanation, RowCtx, TOPOLOGY};
+use crate::compare::causes::explain::{Claim, Explanation, RowCtx};
 use crate::compare::causes::llc_share::pages_words;
 use crate::probe::ProbeDoc;
 use crate::result::RunDocument;
 use crate::units::bytes;
+
+/// This cause, as the JSON names it.
+pub const TOPOLOGY: &str = "topology";
 
 fn llc_not_shared(env: &ProbeDoc) -> bool {
     env.findings.iter().any(|f| f.id == "llc-not-shared")
