@@ -75,7 +75,12 @@ for i in range(n):
             if k in r["stats"]:
                 r["stats"][k] *= f
         r.pop("derived", None)
-        for rd in (r.get("rounds") or {}).get("rounds", []):
+        rounds = r.get("rounds") or {}
+        # Rounds are stored by column (a list per figure); earlier documents kept a list of
+        # rounds, each with its median.
+        if isinstance(rounds.get("median"), list):
+            rounds["median"] = [m * f for m in rounds["median"]]
+        for rd in rounds.get("rounds", []):
             rd["median"] *= f
     json.dump(d, open(f"{out}/{host}.json", "w"))
     if kind != "typical":

@@ -15,6 +15,7 @@ mod common;
 use common::TestEnv;
 use serde_json::Value;
 use std::process::Command;
+use truebench::result::rounds::Cause;
 
 /// The measuring tests of this file run one at a time (they compare figures that
 /// contention between them would move).
@@ -336,10 +337,8 @@ fn a_syscall_clock_is_explained_by_the_timer_and_the_batch_figure_holds() {
 fn loud(doc: &Value, r: &Value) -> bool {
     let disturbed = doc["results"].as_array().unwrap().iter().any(|x| {
         is_row(x, r)
-            && x["rounds"]["rounds"].as_array().is_some_and(|rs| {
-                rs.iter()
-                    .any(|y| y["disturbed"].as_array().is_some_and(|d| !d.is_empty()))
-            })
+            && common::rounds_of(x)
+                .is_some_and(|rs| rs.rounds.iter().any(|y| !y.disturbed.is_empty()))
     });
     disturbed
         || round_steal(doc, r).is_some_and(|p| p >= 2.0)
@@ -943,15 +942,11 @@ fn noise_of(doc: &Value, r: &Value) -> Vec<String> {
         .filter(|f| f["id"] == "noisy-neighbour" || f["id"] == "steal-time")
         .map(|f| f["message"].to_string());
     let rounds = rows()
-        .flat_map(|x| {
-            x["rounds"]["rounds"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default()
-        })
-        .flat_map(|y| y["disturbed"].as_array().cloned().unwrap_or_default())
-        .filter(|d| d["cause"] == "other-tasks" || d["cause"] == "steal")
-        .map(|d| d["detail"].to_string());
+        .filter_map(common::rounds_of)
+        .flat_map(|rs| rs.rounds)
+        .flat_map(|y| y.disturbed)
+        .filter(|d| matches!(d.cause, Cause::OtherTasks | Cause::Steal))
+        .map(|d| d.text(None));
     findings.chain(rounds).collect()
 }
 
