@@ -331,6 +331,32 @@ impl Rounds {
         self.rounds.len() - self.kept()
     }
 
+    /// The row's level as its rounds give it, for a test between runs: the mean of the log
+    /// medians of the rounds its figures rest on (`pooled`), with the row's stored noise (σ
+    /// about the pooled median, at least the spread about the mean, so the test keeps to
+    /// the safe side of its error rate). None without a spread of rounds.
+    ///
+    /// The mean, not the pooled median, because a round is the unit drawn afresh: where the
+    /// rounds fall in two modes (a fresh process's syscalls at 250 or 300 ns), the pooled
+    /// median jumps from one mode to the other as their shares cross a half, far more than
+    /// σ/√n says, while the mean moves with the shares. On three A/A sets of 2026-11-29
+    /// (docs/measurements.md) the calls no measured cause claimed fell from 8, 17 and 25 to
+    /// 2, 8 and 11 over 10 pairs each, at the same MDEs.
+    pub fn level(&self) -> Option<(f64, RoundNoise)> {
+        let noise = self.noise.as_ref()?;
+        let logs: Vec<f64> = self
+            .pooled()
+            .into_iter()
+            .filter(|r| r.median > 0.0 && r.median.is_finite())
+            .map(|r| r.median.ln())
+            .collect();
+        if logs.len() < 2 {
+            return None;
+        }
+        let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+        Some((mean, noise.clone()))
+    }
+
     /// The rounds the row's figures rest on: the kept ones, every round when fewer than two
     /// were kept (as `run` pools them).
     pub fn pooled(&self) -> Vec<&Round> {

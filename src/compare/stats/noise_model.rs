@@ -274,6 +274,9 @@ pub struct Side {
     pub basis: Basis,
     /// The rounds were chosen by `run --precision`'s two-stage rule.
     pub two_stage: bool,
+    /// The side's level from its rounds (`Rounds::level`: the mean log round median), which
+    /// the test compares when both sides have one; None without rounds.
+    pub level: Option<f64>,
 }
 
 /// The variance of one result's log median: from its own rounds (raised to the model's
@@ -282,12 +285,13 @@ pub struct Side {
 /// without a spread of rounds when the model measured nothing ([`no_rounds_why`]).
 pub fn side(r: &BenchResult, model: &RowNoise) -> Option<Side> {
     let s2 = model.sigma.map(|s| s.powi(2));
-    if let Some(n) = r.run_noise() {
+    if let Some((level, n)) = r.rounds.as_ref().and_then(|rs| rs.level()) {
         let own = Side {
             var: rounds_var(n.se),
             df: Some(n.df),
             basis: Basis::Rounds,
             two_stage: n.stage1.is_some(),
+            level: Some(level),
         };
         return Some(match s2 {
             Some(s2) if s2 > own.var => Side {
@@ -295,6 +299,7 @@ pub fn side(r: &BenchResult, model: &RowNoise) -> Option<Side> {
                 df: model.df(),
                 basis: model.basis,
                 two_stage: false,
+                level: Some(level),
             },
             _ => own,
         });
@@ -304,13 +309,14 @@ pub fn side(r: &BenchResult, model: &RowNoise) -> Option<Side> {
         df: model.df(),
         basis: model.basis,
         two_stage: false,
+        level: None,
     })
 }
 
 /// A row tested against its noise.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RowTest {
-    /// ln(B/A) of the medians.
+    /// ln(B/A): of the rounds' levels where both sides have rounds, else of the medians.
     pub d: f64,
     /// Its standard error.
     pub se: f64,
@@ -373,7 +379,8 @@ pub fn mde_text(mde: f64) -> String {
     }
 }
 
-/// Test B's median against A's: each side's variance from `side` (B's host is assumed to
+/// Test B against A, by their rounds' levels where both have rounds, else their medians:
+/// each side's variance from `side` (B's host is assumed to
 /// have A's model), degrees of freedom by Welch-Satterthwaite (the smaller side's when a
 /// side's rounds were chosen by the two-stage rule: `session::precision`). None when a side
 /// has no noise to be judged by (`side`).
@@ -385,7 +392,12 @@ pub fn test(a: &BenchResult, b: &BenchResult, noise: &RowNoise) -> Option<RowTes
         (Some(_), Some(_)) => crate::measure::mde::welch_df(&[(sa.var, sa.df), (sb.var, sb.df)]),
         _ => None,
     };
-    let d = (b.stats.median / a.stats.median).ln();
+    // Both sides in rounds: their levels (the rounds are what is drawn afresh, and a
+    // pooled median can jump between two modes of them); else the medians.
+    let d = match (sa.level, sb.level) {
+        (Some(x), Some(y)) => y - x,
+        _ => (b.stats.median / a.stats.median).ln(),
+    };
     let basis = if sa.var >= sb.var { sa.basis } else { sb.basis };
     Some(RowTest {
         d,
@@ -420,6 +432,43 @@ mod tests {
     /// Runs `id` of the latency row, one per median.
     fn runs(id: &str, medians: &[f64]) -> Vec<RunDocument> {
         medians.iter().map(|m| run(id, *m)).collect()
+    }
+
+    /// A latency row in rounds of these medians (ns), one sample each, its median the
+    /// pooled rounds' median and its noise as `run` stores it (about that median).
+    fn in_rounds(medians: &[f64]) -> BenchResult {
+        let logs: Vec<f64> = medians.iter().map(|m| m.ln()).collect();
+        let rounds = crate::result::rounds::quiet_rounds(&logs);
+        let median = crate::result::rounds::median(medians);
+        let noise = crate::result::rounds::noise_of(&rounds, Some(median.ln()), None);
+        let mut r = lat(median);
+        r.stats.median = median;
+        r.rounds = Some(crate::result::rounds::Rounds { rounds, noise });
+        r
+    }
+
+    #[test]
+    fn rounds_in_two_modes_are_tested_by_their_level_not_by_a_median_that_jumps() {
+        // 20 rounds a run at 250 or 300 ns: a quarter slow in A, eleven of twenty in B.
+        // The pooled median jumps from 250 to 300 (20%); the mean level moves 5%, within
+        // what the shares of the modes vary by between runs.
+        let mode = |slow: usize| -> Vec<f64> {
+            (0..20)
+                .map(|i| if i < slow { 300.0 } else { 250.0 + i as f64 * 0.1 })
+                .collect()
+        };
+        let (a, b) = (in_rounds(&mode(5)), in_rounds(&mode(11)));
+        assert!(b.stats.median / a.stats.median > 1.19);
+        let t = test(&a, &b, &NoiseModel::default().row(&a)).unwrap();
+        assert!((t.d - (1.2f64.ln() * 6.0 / 20.0)).abs() < 0.002, "{t:?}");
+        assert!(t.p > 0.05, "{t:?}");
+        // A real move of both modes by 20% is called.
+        let moved: Vec<f64> = mode(11).iter().map(|m| m * 1.2).collect();
+        let t = test(&a, &in_rounds(&moved), &NoiseModel::default().row(&a)).unwrap();
+        assert!(t.p < 0.001 && t.d > 0.2, "{t:?}");
+        // A side without rounds is tested by the medians.
+        let t = test(&lat(250.0), &b, &NoiseModel::default().row(&a));
+        assert!(t.is_none(), "no noise for the side without rounds: {t:?}");
     }
 
     #[test]
