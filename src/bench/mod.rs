@@ -137,13 +137,6 @@ pub trait Benchmark: Sync {
     fn feeds_its_suite(&self) -> bool {
         false
     }
-    /// Whether its rounds put more runnable tasks on a CPU than it has, by design (two
-    /// tasks of a ping-pong pinned to one CPU): the kernel's CPU pressure then counts its own
-    /// wake-ups as waiting, and a round is not judged disturbed by it (`session::rounds::
-    /// judge`; other tasks, steal and the canaries' own waiting still are). Default: false.
-    fn makes_own_cpu_pressure(&self) -> bool {
-        false
-    }
     /// Whether `run` draws its samples in rounds spread over the run (`session::rounds`);
     /// false for a benchmark measured in one piece (none of this build's: every row of a
     /// current document has rounds).

@@ -191,17 +191,12 @@ impl<'a> Runner<'a> {
         suite_cost::add(&mut m.doc.suite_costs, meter.finish());
         self.spent_s[bench] += self.t0.elapsed().as_secs_f64() - at_s;
         if in_rounds {
-            // A benchmark that waits on its own CPU by design: its pressure is not another's.
-            let unpressed = |r: &Readings| Readings {
-                pressure_us: None,
-                ..r.clone()
-            };
-            let (b0, b1) = if b.makes_own_cpu_pressure() {
-                (unpressed(&before), unpressed(&after))
-            } else {
-                (before.clone(), after.clone())
-            };
-            disturbed.extend(rounds::judge(&b0, &b1, &self.cpus[bench], self.ticks));
+            disturbed.extend(rounds::judge(
+                &before,
+                &after,
+                &self.cpus[bench],
+                self.ticks,
+            ));
             if let Some(line) = rounds::disturbed_line(b.id(), nth, &disturbed, pair.as_ref()) {
                 progress.note(&line);
             }

@@ -207,11 +207,6 @@ impl Benchmark for PipeRoundTrip {
         Some(case(&r.placement.name, &p.mode))
     }
 
-    /// Its same-cpu pair waits on one CPU at every hop.
-    fn makes_own_cpu_pressure(&self) -> bool {
-        true
-    }
-
     fn planned(&self, ctx: &RunContext) -> usize {
         if let Some(only) = ctx.only {
             return only.len();
