@@ -199,18 +199,7 @@ impl Benchmark for PipeRoundTrip {
         "ns per round trip of a token passed through two pipes between two tasks (process or thread), per placement, with where the tasks were seen"
     }
 
-    /// By placement and mode: a round the allocation gives measures only the pairs with
-    /// a row short of its target (a pinned pair on one CPU costs a fraction of an unpinned
-    /// one started afresh per sample).
-    fn case_of(&self, r: &BenchResult) -> Option<String> {
-        let p = r.params.read::<PipeParams>()?;
-        Some(case(&r.placement.name, &p.mode))
-    }
-
     fn planned(&self, ctx: &RunContext) -> usize {
-        if let Some(only) = ctx.only {
-            return only.len();
-        }
         let (ok, na) = wanted(ctx);
         ok.len() * modes(ctx).len() + na.len()
     }
@@ -256,17 +245,12 @@ impl Benchmark for PipeRoundTrip {
 
     fn run(&self, ctx: &RunContext, emit: &mut dyn FnMut(Emitted)) -> anyhow::Result<()> {
         let (resolved, skipped) = wanted(ctx);
-        if ctx.only.is_none() {
-            for s in skipped {
-                emit(Emitted::Skipped(s));
-            }
+        for s in skipped {
+            emit(Emitted::Skipped(s));
         }
         for mode in modes(ctx) {
             let mut done: Vec<BenchResult> = Vec::new();
             for r in &resolved {
-                if !ctx.wants(&case(&r.name, mode_name(mode))) {
-                    continue;
-                }
                 let spec = Spec {
                     mode,
                     cpus: r.cpus,
@@ -327,50 +311,10 @@ impl Benchmark for PipeRoundTrip {
     }
 }
 
-/// A case of `ctx.pipe` (`Benchmark::case_of`): its placement and task mode.
-fn case(placement: &str, mode: &str) -> String {
-    format!("{placement} {mode}")
-}
-
 /// The params of `ctx.pipe`: task mode and the KiB each side touches per hop.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct PipeParams {
     pub mode: String,
     #[serde(default)]
     pub footprint_kb: u64,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_round_of_one_case_measures_that_pair_alone_and_names_it_as_its_case() {
-        let probe = crate::probe::fixture("this-vm");
-        let options = crate::bench::RunOptions::default();
-        let measured = crate::bench::Measured::default();
-        let only = vec![case("same-cpu", "thread")];
-        let ctx = RunContext {
-            probe: &probe,
-            options: &options,
-            samples: 2,
-            clock_cost_ns: 20.0,
-            min_batch_ns: 1e6,
-            measured: &measured,
-            only: Some(&only),
-        };
-        assert_eq!(PipeRoundTrip.planned(&ctx), 1);
-        let mut got = vec![];
-        PipeRoundTrip
-            .run(&ctx, &mut |e| {
-                if let Emitted::Result(r) = e {
-                    got.push(*r)
-                }
-            })
-            .unwrap();
-        assert_eq!(got.len(), 1, "{got:?}");
-        assert_eq!(PipeRoundTrip.case_of(&got[0]), Some(only[0].clone()));
-        let ns = got[0].stats.median;
-        assert!((100.0..1e6).contains(&ns), "{ns} ns a round trip");
-    }
 }
