@@ -59,9 +59,10 @@ fn claimed(r: &Value) -> bool {
     })
 }
 
-/// The suites of the A/A test (a short subset of the default suites: every suite but the
-/// bandwidth arrays), as `calibrate` takes them (it runs every mode).
-const AA_SUITES: &str = "timers,ctx,c2c,memory.latency";
+/// The suites of the A/A test, as `calibrate` takes them (it runs every mode): the short
+/// ones of the default suites (the memory suite took two thirds of the test's time; the
+/// A/A of every suite is `bench/aa_compare.sh`'s).
+const AA_SUITES: &str = "timers,ctx,c2c";
 
 /// One try of the A/A test: this host calibrated on [`AA_SUITES`], then three runs of
 /// them, and `compare --json` of each pair of those runs (0-1, 0-2, 1-2) there.
@@ -122,7 +123,8 @@ fn three_runs_of_one_command_call_at_most_one_unclaimed_row_real_per_pair() {
         let mut failed = None;
         for (&(i, j), c) in PAIRS.iter().zip(&t.compares) {
             let rows = c["rows"].as_array().unwrap();
-            assert!(rows.len() >= 20, "{c}");
+            // The clock reads, the ping-pong per placement and mode, the cache line.
+            assert!(rows.len() >= 15, "{c}");
             for r in rows {
                 // Every row states its MDE and the noise it rests on: the calibration.
                 assert!(r["mde"].as_f64().unwrap() > 0.0, "{r}");
