@@ -195,13 +195,11 @@ pub fn of(typical: &RunDocument, outlier: &RunDocument) -> Cause {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::causes::testing::{in_rounds, with_speed};
+    use crate::compare::testing::{in_rounds, with_speed};
 
     /// A timers run measured in rounds (`testing::timers_run`).
     fn timers_run(id: &str, median: f64, noise: Option<crate::findings::Finding>) -> RunDocument {
-        in_rounds(crate::compare::causes::testing::timers_run(
-            id, median, noise,
-        ))
+        in_rounds(crate::compare::testing::timers_run(id, median, noise))
     }
 
     #[test]

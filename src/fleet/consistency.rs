@@ -153,7 +153,7 @@ mod tests {
 
 #[cfg(test)]
 pub(crate) mod view_tests {
-    use crate::compare::causes::testing::timers_run;
+    use crate::compare::testing::timers_run;
     use crate::fleet::{view, Options};
     use crate::result::RunDocument;
 

@@ -55,7 +55,7 @@ pub fn classes<'a>(envs: impl Iterator<Item = &'a ProbeDoc>) -> Vec<Class> {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use crate::compare::causes::testing::timers_run;
+    use crate::compare::testing::timers_run;
     use crate::fleet::{view, Options};
     use crate::result::RunDocument;
 

@@ -51,7 +51,7 @@ pub fn of(t: &Table, hosts: &[Host]) -> Vec<Incomplete> {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use crate::compare::causes::testing::{result, timers_run};
+    use crate::compare::testing::{result, timers_run};
     use crate::fleet::{view, Options};
     use crate::result::RunDocument;
     use serde_json::json;

@@ -43,7 +43,7 @@ impl RowNoise for HostModels {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::compare::causes::testing::timers_run;
+    use crate::compare::testing::timers_run;
     use crate::fleet::{view, Options};
 
     #[test]

@@ -497,7 +497,7 @@ mod tests {
         use crate::result::rounds::{quiet_rounds, Rounds};
         let rounded = |m: f64| {
             let mut d = run("r", m);
-            d = crate::compare::causes::testing::in_rounds(d);
+            d = crate::compare::testing::in_rounds(d);
             d.results.remove(0)
         };
         // An earlier version's result (measured in one piece) and nothing of the host: no
