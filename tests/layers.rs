@@ -590,6 +590,28 @@ fn name(m: &Module) -> String {
         .to_string()
 }
 
+/// The circles of a graph, each written as its links (`a.rs:12 -> b.rs`).
+fn circle_problems(parsed: &[(Module, Parsed)], edges: &[BTreeMap<usize, usize>]) -> Vec<String> {
+    let sets: Vec<BTreeSet<usize>> = edges.iter().map(|e| e.keys().copied().collect()).collect();
+    let mut problems = Vec::new();
+    for circle in circles(&sets) {
+        let members: BTreeSet<usize> = circle.iter().copied().collect();
+        let links: Vec<String> = circle
+            .iter()
+            .flat_map(|&a| {
+                edges[a]
+                    .iter()
+                    .filter(|(b, _)| members.contains(b))
+                    .map(move |(&b, line)| {
+                        format!("{}:{line} -> {}", name(&parsed[a].0), name(&parsed[b].0))
+                    })
+            })
+            .collect();
+        problems.push(format!("import circle: {}", links.join(", ")));
+    }
+    problems
+}
+
 #[test]
 fn no_import_circle_and_no_upward_import() {
     let parsed = modules(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), false);
@@ -604,23 +626,7 @@ fn no_import_circle_and_no_upward_import() {
             ));
         }
     }
-    let sets: Vec<BTreeSet<usize>> = edges.iter().map(|e| e.keys().copied().collect()).collect();
-    for circle in circles(&sets) {
-        let members: BTreeSet<usize> = circle.iter().copied().collect();
-        let links: Vec<String> = circle
-            .iter()
-            .flat_map(|&a| {
-                let parsed = &parsed;
-                edges[a]
-                    .iter()
-                    .filter(|(b, _)| members.contains(b))
-                    .map(move |(&b, line)| {
-                        format!("{}:{line} -> {}", name(&parsed[a].0), name(&parsed[b].0))
-                    })
-            })
-            .collect();
-        problems.push(format!("import circle: {}", links.join(", ")));
-    }
+    problems.extend(circle_problems(&parsed, &edges));
     for (from, e) in edges.iter().enumerate() {
         let Some(lf) = layer(&name(&parsed[from].0)) else {
             continue;
@@ -643,6 +649,20 @@ fn no_import_circle_and_no_upward_import() {
     assert!(
         problems.is_empty(),
         "{} problem(s):\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
+
+/// No import circle either when the code under `#[cfg(test)]` is read too: a test's
+/// fixtures come from its own layer or one below, or from a test module of their own.
+#[test]
+fn no_import_circle_in_test_code() {
+    let parsed = modules(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), true);
+    let problems = circle_problems(&parsed, &graph(&parsed));
+    assert!(
+        problems.is_empty(),
+        "{} circle(s) with test code:\n{}",
         problems.len(),
         problems.join("\n")
     );
