@@ -16,8 +16,7 @@ use serde_json::Value;
 /// The cause of an outlier's difference from the typical host.
 #[derive(Debug, Clone, Serialize)]
 pub struct Cause {
-    /// `placement`, `topology`, `timer`, `capacity`, `noise`, `neighbour`, `host-placement`,
-    /// `llc-share`, `host-memory`, `cpu-speed`, `steal`, or `unexplained`.
+    /// The name of a cause of `compare::causes::REGISTRY` (`Cause::name`), or `unexplained`.
     pub cause: String,
     /// What outliers of one group share: the cause and its evidence in the environment.
     pub label: String,
