@@ -6,7 +6,7 @@
 
 use truebench::bench::memory::bandwidth::{array_bytes, Bandwidth};
 use truebench::bench::memory::latency;
-use truebench::bench::memory::latency::{may_stop, reported_caches, sizes};
+use truebench::bench::memory::latency::{may_stop, reported_caches};
 use truebench::bench::{Benchmark, Emitted, Measured, RunContext, RunOptions};
 use truebench::findings::memory::evaluate;
 use truebench::measure::hierarchy::{self, Kind};
@@ -68,7 +68,7 @@ fn the_480_mib_vm_measures_a_small_llc_and_its_report_is_a_mismatch() {
 fn curve_ending_at(ends: &[u64]) -> Vec<(u64, f64)> {
     let lat = [1.3, 4.5, 14.0, 30.0, 45.0];
     let top = (8 * ends.last().copied().unwrap_or(MIB)).max(128 * MIB);
-    sizes(top)
+    hierarchy::sizes(top)
         .into_iter()
         .map(|s| {
             let ns = ends

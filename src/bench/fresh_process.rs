@@ -347,45 +347,7 @@ mod tests {
         ));
     }
 
-    #[test]
-    fn a_round_that_cannot_run_in_a_fresh_process_is_measured_here_and_says_so() {
-        // Under `cargo test` this executable is the test harness: the child prints no
-        // results, and the round is measured here.
-        let b = Batching {
-            samples: 2,
-            min_batch_ns: 2e5,
-            clock_cost_ns: 20.0,
-        };
-        let mut rs = vec![];
-        measure_round(
-            super::super::timers::ID,
-            b,
-            11,
-            &mut super::super::timers::clock_reads_here,
-            &mut |r| rs.push(r),
-        )
-        .unwrap();
-        assert!(!rs.is_empty());
-        for r in &rs {
-            assert!(
-                r.stats.median > 0.0 && r.stats.median < 1e5,
-                "{}",
-                r.stats.median
-            );
-            let f = r
-                .findings
-                .iter()
-                .find(|f| f.id == "round-in-process")
-                .expect("says it ran here");
-            assert!(
-                f.evidence[0].starts_with("a fresh process could not run it: "),
-                "{:?}",
-                f.evidence
-            );
-        }
-    }
-
-    use super::super::timers;
+    use crate::result::testing;
 
     const QUICK: Batching = Batching {
         samples: 2,
@@ -393,12 +355,24 @@ mod tests {
         clock_cost_ns: 20.0,
     };
 
-    /// A round of the clock reads measured here: real results for a child to print.
-    fn clock_reads() -> Vec<BenchResult> {
-        let mut rs = vec![];
-        timers::clock_reads_here(QUICK, &mut |r| rs.push(r)).unwrap();
-        assert!(rs.len() >= 2, "{}", rs.len());
-        rs
+    /// The id of the made-up benchmark these tests run rounds of (a real one's round is
+    /// measured in `bench::timers`' tests).
+    const ROUND: &str = "test.round";
+
+    /// A made-up round of three results (one per `case`), as a child would print it.
+    fn made_up() -> Vec<BenchResult> {
+        (0..3)
+            .map(|case| {
+                let params = serde_json::json!({ "case": case });
+                testing::result(ROUND, "os", None, params, 100.0 + case as f64)
+            })
+            .collect()
+    }
+
+    /// The made-up round measured here: each result handed to `emit`.
+    fn made_up_here(_: Batching, emit: &mut dyn FnMut(BenchResult)) -> anyhow::Result<()> {
+        made_up().into_iter().for_each(emit);
+        Ok(())
     }
 
     /// `sh -c SCRIPT` printing `rs` (one JSON line each) where the script says `$LINES`.
@@ -439,7 +413,7 @@ mod tests {
 
     #[test]
     fn a_child_that_hangs_is_killed_at_its_deadline_and_the_rest_measured_here() {
-        let all = clock_reads();
+        let all = made_up();
         let dir = tempfile::tempdir().unwrap();
         let pid_file = dir.path().join("pid");
         // Prints its first result, then hangs (as itself: `exec`, so its pid is the child's).
@@ -452,11 +426,11 @@ mod tests {
         let t0 = Instant::now();
         round_of(
             Ok(cmd),
-            timers::ID,
+            ROUND,
             QUICK,
             all.len(),
             Duration::from_millis(300),
-            &mut timers::clock_reads_here,
+            &mut made_up_here,
             &mut |r| rs.push(r),
         )
         .unwrap();
@@ -494,19 +468,19 @@ mod tests {
 
     #[test]
     fn a_child_that_finishes_in_time_is_not_cut_short() {
-        let all = clock_reads();
+        let all = made_up();
         let cmd = child_printing(&all, "printf '%s\\n' \"$LINES\"");
         let mut rs = vec![];
         let mut measured_here = 0;
         round_of(
             Ok(cmd),
-            timers::ID,
+            ROUND,
             QUICK,
             all.len(),
             deadline(QUICK, all.len()),
             &mut |b, emit| {
                 measured_here += 1;
-                timers::clock_reads_here(b, emit)
+                made_up_here(b, emit)
             },
             &mut |r| rs.push(r),
         )

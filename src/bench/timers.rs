@@ -219,3 +219,42 @@ pub struct ClockReadParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clocksource: Option<String>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `bench::fresh_process` on a real round: the clock reads, measured in this process
+    /// when a fresh one cannot run them, with real figures and the reason on each result.
+    #[test]
+    fn a_round_that_cannot_run_in_a_fresh_process_is_measured_here_and_says_so() {
+        // Under `cargo test` this executable is the test harness: the child prints no
+        // results, and the round is measured here.
+        let b = fresh_process::Batching {
+            samples: 2,
+            min_batch_ns: 2e5,
+            clock_cost_ns: 20.0,
+        };
+        let mut rs = vec![];
+        fresh_process::measure_round(ID, b, 11, &mut clock_reads_here, &mut |r| rs.push(r))
+            .unwrap();
+        assert!(!rs.is_empty());
+        for r in &rs {
+            assert!(
+                r.stats.median > 0.0 && r.stats.median < 1e5,
+                "{}",
+                r.stats.median
+            );
+            let f = r
+                .findings
+                .iter()
+                .find(|f| f.id == "round-in-process")
+                .expect("says it ran here");
+            assert!(
+                f.evidence[0].starts_with("a fresh process could not run it: "),
+                "{:?}",
+                f.evidence
+            );
+        }
+    }
+}

@@ -110,8 +110,8 @@ pub fn shares(a: &RunDocument, b: &RunDocument) -> Vec<IndexShares> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::causes::testing::index_run;
     use super::*;
+    use crate::compare::testing::index_run;
 
     #[test]
     fn the_log_ratio_is_shared_out_over_the_tests() {

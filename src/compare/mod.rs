@@ -18,6 +18,8 @@ pub mod index;
 pub mod matching;
 pub mod stats;
 pub mod summary;
+#[cfg(test)]
+pub mod testing;
 
 use crate::probe::ProbeDoc;
 use crate::result::RunDocument;
@@ -860,12 +862,9 @@ mod tests {
         let first = |d: &RunDocument| d.results[0].clone();
         // A ctx.pipe row 40% slower beside tsc -> kvm-clock: nothing quantifies it, the
         // clocksource is named, not measured.
-        let a = clocked(
-            super::causes::testing::ctx_run("a", 1.0, 10.0, None, None),
-            "tsc",
-        );
+        let a = clocked(super::testing::ctx_run("a", 1.0, 10.0, None, None), "tsc");
         let b = clocked(
-            super::causes::testing::ctx_run("b", 1.0, 14.0, None, None),
+            super::testing::ctx_run("b", 1.0, 14.0, None, None),
             "kvm-clock",
         );
         let named = |es: &[Explanation]| {
@@ -876,10 +875,7 @@ mod tests {
         let es = explain_known(&a, &b, &first(&a), &first(&b), 0.05);
         assert!(named(&es), "{es:?}");
         // The same clocksource: not named.
-        let same = clocked(
-            super::causes::testing::ctx_run("b", 1.0, 14.0, None, None),
-            "tsc",
-        );
+        let same = clocked(super::testing::ctx_run("b", 1.0, 14.0, None, None), "tsc");
         assert!(!named(&explain_known(
             &a,
             &same,
@@ -889,11 +885,8 @@ mod tests {
         )));
         // A clock-read row: the timer cause measures the clocksource's read cost, and the
         // candidate is not listed beside it.
-        let a = clocked(super::causes::testing::timers_run("a", 20.0, None), "tsc");
-        let b = clocked(
-            super::causes::testing::timers_run("b", 23.5, None),
-            "kvm-clock",
-        );
+        let a = clocked(super::testing::timers_run("a", 20.0, None), "tsc");
+        let b = clocked(super::testing::timers_run("b", 23.5, None), "kvm-clock");
         let es = explain_known(&a, &b, &first(&a), &first(&b), 0.05);
         assert!(es.iter().any(|e| e.cause == causes::timer::TIMER), "{es:?}");
         assert!(!named(&es), "{es:?}");

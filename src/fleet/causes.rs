@@ -16,8 +16,7 @@ use serde_json::Value;
 /// The cause of an outlier's difference from the typical host.
 #[derive(Debug, Clone, Serialize)]
 pub struct Cause {
-    /// `placement`, `topology`, `timer`, `capacity`, `noise`, `neighbour`, `host-placement`,
-    /// `llc-share`, `host-memory`, `cpu-speed`, `steal`, or `unexplained`.
+    /// The name of a cause of `compare::causes::REGISTRY` (`Cause::name`), or `unexplained`.
     pub cause: String,
     /// What outliers of one group share: the cause and its evidence in the environment.
     pub label: String,
@@ -195,13 +194,11 @@ pub fn of(typical: &RunDocument, outlier: &RunDocument) -> Cause {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::causes::testing::{in_rounds, with_speed};
+    use crate::compare::testing::{in_rounds, with_speed};
 
     /// A timers run measured in rounds (`testing::timers_run`).
     fn timers_run(id: &str, median: f64, noise: Option<crate::findings::Finding>) -> RunDocument {
-        in_rounds(crate::compare::causes::testing::timers_run(
-            id, median, noise,
-        ))
+        in_rounds(crate::compare::testing::timers_run(id, median, noise))
     }
 
     #[test]

@@ -397,7 +397,7 @@ mod tests {
         let t = fleet(factors);
         let b = baseline::of(&t);
         let docs: Vec<RunDocument> = (0..factors.len())
-            .map(|i| crate::compare::causes::testing::timers_run(&format!("r{i}"), 1.0, None))
+            .map(|i| crate::compare::testing::timers_run(&format!("r{i}"), 1.0, None))
             .collect();
         test(&docs, &t.rows, &t.cells, &b, noise)
             .rows
@@ -455,7 +455,7 @@ mod tests {
         }
         let b = baseline::of(&t);
         let docs: Vec<RunDocument> = (0..f.len())
-            .map(|i| crate::compare::causes::testing::timers_run(&format!("r{i}"), 1.0, None))
+            .map(|i| crate::compare::testing::timers_run(&format!("r{i}"), 1.0, None))
             .collect();
         let tests = test(&docs, &t.rows, &t.cells, &b, Some(&Quiet)).rows;
         let called: Vec<usize> = (0..f.len())
@@ -535,7 +535,7 @@ mod tests {
         };
         let b = baseline::of(&t);
         let docs: Vec<RunDocument> = (0..factors.len())
-            .map(|i| crate::compare::causes::testing::timers_run(&format!("r{i}"), 1.0, None))
+            .map(|i| crate::compare::testing::timers_run(&format!("r{i}"), 1.0, None))
             .collect();
         let tests = test(&docs, &t.rows, &t.cells, &b, None);
         let called: Vec<usize> = (0..factors.len())

@@ -324,7 +324,7 @@ pub fn rank(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::causes::testing::{in_rounds, timers_run};
+    use crate::compare::testing::{in_rounds, timers_run};
 
     fn tagged(id: &str, median: f64, rack: &str) -> RunDocument {
         let mut d = in_rounds(timers_run(id, median, None));

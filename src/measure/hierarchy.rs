@@ -3,7 +3,8 @@
 //! report; the curves of a run's results are read by `bench::memory::latency::curves_of`),
 //! below all of them: which steps of the
 //! curve are caches, which are TLB reach, which lie past the last cache, and where the
-//! last-level cache ends.
+//! last-level cache ends. The sizes a sweep measures (`sizes`) are here too, so the
+//! hierarchy's tests build their curves on them from below the benchmark.
 //!
 //! - A step of the 4 KiB-page curve that is absent, or comes later, in the huge-page curve
 //!   is a TLB step (huge pages reach 512x further with the same TLB entries): over the same
@@ -123,6 +124,22 @@ pub struct Hierarchy {
 
 /// A latency curve: (working set in bytes, ns per load), by size.
 pub type Curve = Vec<(u64, f64)>;
+
+/// The working-set sizes a latency sweep measures: 4 KiB upward in sqrt(2) steps, aligned to
+/// the 64-byte cache line, to `top`.
+pub fn sizes(top: u64) -> Vec<u64> {
+    const LINE: u64 = 64;
+    let mut v = Vec::new();
+    let mut s = 4096.0f64;
+    while s as u64 <= top {
+        let b = (s as u64 / LINE) * LINE;
+        if v.last() != Some(&b) {
+            v.push(b);
+        }
+        s *= std::f64::consts::SQRT_2;
+    }
+    v
+}
 
 /// Latency of `curve` at `size`, or at the next larger size measured.
 fn at(curve: &[(u64, f64)], size: u64) -> Option<f64> {
@@ -347,10 +364,19 @@ pub(crate) mod tests {
     const KIB: u64 = 1024;
     const MIB: u64 = 1024 * KIB;
 
+    #[test]
+    fn sizes_grow_by_sqrt2_from_4k() {
+        let s = sizes(64 * 1024);
+        assert_eq!(s[0], 4096);
+        assert_eq!(s[2], 8192);
+        assert_eq!(*s.last().unwrap(), 65536);
+        assert!(s.iter().all(|x| x % 64 == 0));
+    }
+
     /// Sizes from 4 KiB in sqrt(2) steps to `top`, each at the latency of the first level
     /// (largest size, ns) that holds it; sizes past the last level take its latency.
     pub fn synthetic(levels: &[(u64, f64)], top: u64) -> Vec<(u64, f64)> {
-        crate::bench::memory::latency::sizes(top)
+        sizes(top)
             .into_iter()
             .map(|s| {
                 let ns = levels
@@ -447,7 +473,7 @@ pub(crate) mod tests {
 
     /// The sweep's sizes from 2.83 MiB to 128 MiB.
     pub fn aa_sizes() -> Vec<u64> {
-        let all = crate::bench::memory::latency::sizes(128 * MIB);
+        let all = sizes(128 * MIB);
         all[all.len() - 12..].to_vec()
     }
 

@@ -359,7 +359,7 @@ pub fn render_fleet(f: &Fleet) -> String {
 
 #[cfg(test)]
 mod tests {
-    use crate::compare::causes::testing::{in_rounds, latency_run, timers_run};
+    use crate::compare::testing::{in_rounds, latency_run, timers_run};
 
     #[test]
     fn runs_with_no_result_in_common_say_so_instead_of_an_empty_table() {

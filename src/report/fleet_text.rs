@@ -465,3 +465,80 @@ fn verbose_part(f: &FleetView, out: &mut Vec<String>) {
         }
     }
 }
+
+/// The words the fleet view's cases get, on the fleet's own fixtures (`fleet::*::tests`):
+/// each view's facts are tested there, the text a reader sees here.
+#[cfg(test)]
+mod tests {
+    use super::render;
+    use crate::fleet::{consistency, hardware, missing, noise, view, Options};
+    use crate::result::RunDocument;
+
+    /// The text of the default view of `docs`, every line within 100 columns.
+    fn text_of(docs: &[RunDocument]) -> String {
+        let text = render(&view(docs, &Options::default()), false);
+        for line in text.lines() {
+            assert!(line.chars().count() <= 100, "{line}");
+        }
+        text
+    }
+
+    #[test]
+    fn a_host_slow_in_every_run_and_one_slow_in_one_run_are_told_apart_in_words() {
+        let text = text_of(&consistency::view_tests::fleet());
+        assert!(text.contains("Fleet of 36 runs of 12 hosts"), "{text}");
+        assert!(text.contains("4 runs, score"), "{text}");
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat.contains("1 host off in most of their runs (the host, not a run): h2 (3 of 3)"),
+            "{text}"
+        );
+        assert!(
+            flat.contains("1 host off in one run only (a fluke of that run"),
+            "{text}"
+        );
+        assert!(flat.contains("h5 (1 of 3)"), "{text}");
+        assert!(
+            text.contains("[1 of 3 runs]") && text.contains("[3 of 3 runs]"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_fleet_of_two_cpu_models_names_its_hardware_classes() {
+        let text = text_of(&hardware::tests::two_models());
+        assert!(
+            text.contains("Hardware: 2 classes, AMD EPYC 7B13, "),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_host_that_skipped_a_suite_is_named_with_the_rows_it_lacks() {
+        let text = text_of(&missing::tests::one_skipped_ctx());
+        assert!(
+            text.contains("Rows not measured by 1 host (each is scored over the rows it has): h3 1 of 2 (ctx 1)."),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_fleet_below_the_minimum_says_it_calls_no_outlier_and_counts_runs_of_one_host() {
+        let docs = noise::tests::four_hosts();
+        let text = text_of(&docs);
+        assert!(text.contains("Outlier calls refused: 4 hosts"), "{text}");
+        // The refusal is wrapped whole within 100 columns, not cut.
+        assert!(text.contains("(ranks only)."), "{text}");
+        assert!(text.starts_with("Fleet of 4 hosts,"), "{text}");
+        // Four runs of one host are four runs, not four hosts.
+        let one: Vec<RunDocument> = docs
+            .into_iter()
+            .map(|mut d| {
+                d.host = Some("vm".into());
+                d
+            })
+            .collect();
+        let text = text_of(&one);
+        assert!(text.starts_with("Fleet of 4 runs of 1 host,"), "{text}");
+    }
+}

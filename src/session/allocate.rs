@@ -8,7 +8,7 @@
 //!   needed.
 //! - **Allocation** (`plan`): from the first stage alone, each row's spread σ₁ (and its
 //!   degrees of freedom) gives the MDE it would reach with n kept rounds, as `compare`
-//!   computes it (`precision::row_mde`: σ₁/√n, with what only separate runs sample). Rounds
+//!   computes it (`noise_model::row_mde`: σ₁/√n, with what only separate runs sample). Rounds
 //!   go one at a time to the row furthest from its target (MDE over target): first the rows
 //!   that can reach their target within `precision::MAX_ROUNDS` and the allowance, then the
 //!   others (whose MDE still narrows), until every row reaches its target or the allowance
@@ -66,7 +66,7 @@ pub struct Row {
 }
 
 /// The MDE (relative) a row of first-stage spread `sigma1` (with `df1` degrees of freedom)
-/// is expected to reach with `n` kept rounds in all: as `precision::row_mde` computes it,
+/// is expected to reach with `n` kept rounds in all: as `noise_model::row_mde` computes it,
 /// σ/√n against an identical run, with the degrees of freedom the test will take
 /// (`result::rounds::two_stage_df`: the added rounds' once they outnumber the first
 /// stage's) and σ₁ for σ (the added rounds' σ is not known before they are measured).
@@ -325,7 +325,7 @@ mod tests {
                 stage1: Some(5),
                 includes_disturbed: false,
             };
-            let want = super::super::precision::row_mde(&n);
+            let want = crate::compare::stats::noise_model::row_mde(&n);
             assert!(
                 (projected_mde(0.04, 4.0, kept) - want).abs() < 1e-12,
                 "{kept}"
@@ -659,7 +659,7 @@ mod simulated {
                 let met = |r: &Rounds| {
                     r.noise
                         .as_ref()
-                        .is_some_and(|n| super::super::precision::row_mde(n) <= b.target)
+                        .is_some_and(|n| crate::compare::stats::noise_model::row_mde(n) <= b.target)
                 };
                 let both = met(&ra) && met(&rb);
                 let row = |r: Rounds, m: f64| {

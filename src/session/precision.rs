@@ -22,7 +22,7 @@ use super::progress::Progress;
 use super::round_runner::Runner;
 use super::Measuring;
 use crate::bench::RunContext;
-use crate::compare::stats::noise_model::{rounds_var, RUN_SIGMA};
+use crate::compare::stats::noise_model::{row_mde, RUN_SIGMA};
 use crate::findings::run::{Short, STEAL_NAMED};
 use crate::measure::mde::mde_log;
 use crate::result::rounds::RoundNoise;
@@ -33,12 +33,6 @@ use rand::seq::SliceRandom;
 pub const MAX_ROUNDS: usize = 60;
 /// Budget `--precision` spends when `--budget` is not given, s.
 pub const DEFAULT_BUDGET_S: f64 = 60.0;
-
-/// The MDE (relative) of a row with this noise against an identical run, as `compare`
-/// tests it (with what only separate runs sample, `noise_model::RUN_SIGMA`).
-pub fn row_mde(n: &RoundNoise) -> f64 {
-    mde_log((2.0 * rounds_var(n.se)).sqrt(), Some(n.df)).exp_m1()
-}
 
 /// Rounds a row needs in all for an MDE of `target`, from its first stage's σ and df
 /// (`allocate::rounds_for`), at least what it has; `usize::MAX` when no number of rounds

@@ -29,20 +29,6 @@ const MIN_TOP: u64 = 128 * MIB;
 /// Never beyond this, nor beyond a quarter of the available memory.
 const MAX_TOP: u64 = 2048 * MIB;
 
-/// The working-set sizes to measure: 4 KiB upward in sqrt(2) steps, line-aligned, to `top`.
-pub fn sizes(top: u64) -> Vec<u64> {
-    let mut v = Vec::new();
-    let mut s = 4096.0f64;
-    while s as u64 <= top {
-        let b = (s as u64 / LINE as u64) * LINE as u64;
-        if v.last() != Some(&b) {
-            v.push(b);
-        }
-        s *= std::f64::consts::SQRT_2;
-    }
-    v
-}
-
 /// How far the sweep goes: past twice the reported LLC and at least 64 MiB, within memory.
 pub fn top_size(reported_llc: Option<u64>, available: Option<u64>) -> u64 {
     let want = (2 * reported_llc.unwrap_or(0)).max(MIN_TOP);
@@ -323,7 +309,7 @@ impl Benchmark for Latency {
             return only.len();
         }
         let cpu = ctx.probe.cpus.usable.first().copied().unwrap_or(0);
-        sizes(sweep_top(ctx, cpu).0).len() * 2
+        hierarchy::sizes(sweep_top(ctx, cpu).0).len() * 2
     }
 
     fn plan(&self, ctx: &RunContext) -> Vec<crate::placement::Planned> {
@@ -371,7 +357,7 @@ impl Benchmark for Latency {
         // same sizes, so the two curves can be compared step by step. A round given some
         // cases only (`RunContext::only`) measures those, the curves left to whole rounds.
         let whole = ctx.only.is_none();
-        let mut sweep_sizes = sizes(top);
+        let mut sweep_sizes = hierarchy::sizes(top);
         let mut curves: Vec<Vec<(u64, f64)>> = Vec::new();
         for (vi, pages) in variants.into_iter().enumerate() {
             let asked: Vec<u64> = sweep_sizes
@@ -559,15 +545,6 @@ mod tests {
             }
             assert_eq!(limit == 160, t < top, "{limit}: {t}");
         }
-    }
-
-    #[test]
-    fn sizes_grow_by_sqrt2_from_4k() {
-        let s = sizes(64 * 1024);
-        assert_eq!(s[0], 4096);
-        assert_eq!(s[2], 8192);
-        assert_eq!(*s.last().unwrap(), 65536);
-        assert!(s.iter().all(|x| x % 64 == 0));
     }
 
     #[test]

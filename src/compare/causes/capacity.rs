@@ -109,7 +109,8 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::causes::testing::{classic_run, judged_rows};
+    use crate::compare::causes::testing::judged_rows;
+    use crate::compare::testing::classic_run;
 
     #[test]
     fn a_half_cpu_quota_explains_one_copy_at_half_the_rate() {

@@ -62,7 +62,8 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
 mod tests {
     use super::*;
     use crate::compare::causes::explain::Claim;
-    use crate::compare::causes::testing::{judged_rows, stolen, timers_run};
+    use crate::compare::causes::testing::judged_rows;
+    use crate::compare::testing::{stolen, timers_run};
     use crate::result::RunDocument;
 
     /// A timers run whose rounds' canaries waited `percents` of their time (no steal).

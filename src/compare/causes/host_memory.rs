@@ -459,7 +459,8 @@ fn held_against(mut e: Explanation, c: &RowCtx, paths: &Paths) -> Explanation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::causes::testing::{in_rounds, judged_rows, latency_curves_run, result};
+    use crate::compare::causes::testing::judged_rows;
+    use crate::compare::testing::{in_rounds, latency_curves_run, result};
     use crate::measure::hierarchy::tests::{aa_curve, AA_4K, AA_THP};
     use serde_json::json;
 

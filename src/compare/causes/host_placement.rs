@@ -152,7 +152,8 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::causes::testing::{ctx_run, judged_rows, result, with_pair_canaries};
+    use crate::compare::causes::testing::judged_rows;
+    use crate::compare::testing::{ctx_run, result, with_pair_canaries};
     use serde_json::json;
 
     /// A run of c2c between CPUs 0 and 1 (median `c2c` ns) and ctx on CPU 0,0 and across

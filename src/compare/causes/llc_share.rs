@@ -174,7 +174,8 @@ fn on_plateau(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::causes::testing::{in_rounds, judged_rows, latency_curves_run, result};
+    use crate::compare::causes::testing::judged_rows;
+    use crate::compare::testing::{in_rounds, latency_curves_run, result};
     use crate::measure::hierarchy::tests::{aa_curve, aa_sizes, AA_4K, AA_THP};
     use crate::result::RunDocument;
 

@@ -106,7 +106,8 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::causes::testing::{ctx_of, result};
+    use crate::compare::causes::testing::ctx_of;
+    use crate::compare::testing::result;
     use crate::probe::memory_limit::MemoryCgroup;
     use serde_json::json;
 

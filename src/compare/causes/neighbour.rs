@@ -129,7 +129,8 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::causes::testing::{beside, ctx_run, judged_rows, timers_run};
+    use crate::compare::causes::testing::judged_rows;
+    use crate::compare::testing::{beside, ctx_run, timers_run};
 
     /// (label, explanation) of the row whose label contains `placement`.
     fn row(

@@ -177,7 +177,8 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::causes::testing::{judged_rows, noisy, timers_run};
+    use crate::compare::causes::testing::judged_rows;
+    use crate::compare::testing::{noisy, timers_run};
     use crate::findings::Severity;
 
     #[test]

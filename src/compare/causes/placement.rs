@@ -243,7 +243,8 @@ fn held_equal_clause(judged: &[(&str, &String, &Judged)], equal: &[Equal]) -> Op
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::causes::testing::{ctx_run, judged_ctx};
+    use crate::compare::causes::testing::judged_ctx;
+    use crate::compare::testing::ctx_run;
 
     #[test]
     fn colocation_that_changed_explains_and_pinned_rows_show_no_residual() {

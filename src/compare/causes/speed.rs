@@ -413,7 +413,8 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::causes::testing::{judged_rows, timers_run, with_speed};
+    use crate::compare::causes::testing::judged_rows;
+    use crate::compare::testing::{timers_run, with_speed};
 
     #[test]
     fn a_slower_clock_explains_a_cpu_bound_slowdown_of_the_same_ratio() {
@@ -524,7 +525,7 @@ mod tests {
 
     /// A ctx pair pinned to CPU `cpu` (of `kind`), as a run on a hybrid machine records it.
     fn pinned_ctx(id: &str, cpu: u32, kind: &str, median: f64) -> RunDocument {
-        let mut r = crate::compare::causes::testing::result(
+        let mut r = crate::compare::testing::result(
             "ctx.pipe@1",
             "same-cpu",
             Some(vec![cpu, cpu]),

@@ -290,7 +290,8 @@ fn differs(t: &dyn Taker, c: &RowCtx, sa: &Seen, sb: &Seen, d: f64, k: f64) -> E
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::causes::testing::{judged_rows, stolen, timers_run};
+    use crate::compare::causes::testing::judged_rows;
+    use crate::compare::testing::{stolen, timers_run};
 
     fn only(a: &crate::result::RunDocument, b: &crate::result::RunDocument) -> Option<Explanation> {
         judged_rows(a, b, explain).remove(0).1

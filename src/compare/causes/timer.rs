@@ -298,7 +298,8 @@ fn syscall_fallback(d: &RunDocument) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::causes::testing::{judged_rows, per_event_run, timers_run};
+    use crate::compare::causes::testing::judged_rows;
+    use crate::compare::testing::{per_event_run, timers_run};
 
     #[test]
     fn a_syscall_clock_explains_the_per_event_figure_when_its_batch_twin_holds() {
@@ -368,7 +369,7 @@ mod tests {
         d.results = rows
             .iter()
             .map(|(clock, path, m)| {
-                crate::compare::causes::testing::result(
+                crate::compare::testing::result(
                     "timers.clock-read@1",
                     "os",
                     None,
@@ -378,7 +379,7 @@ mod tests {
                 )
             })
             .collect();
-        crate::compare::causes::testing::in_rounds(d)
+        crate::compare::testing::in_rounds(d)
     }
 
     /// A timers run of the realtime and coarse vDSO reads and rdtsc at these medians (ns).
@@ -479,7 +480,7 @@ mod tests {
         for (clock, path) in [("rdtsc", "instruction"), ("monotonic_coarse", "vdso")] {
             let run = |id: &str, median: f64, cost: f64, cs: &str| {
                 let mut d = clock_run(id, median, cost, cs);
-                d.results = vec![crate::compare::causes::testing::result(
+                d.results = vec![crate::compare::testing::result(
                     "timers.clock-read@1",
                     "os",
                     None,

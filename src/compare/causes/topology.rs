@@ -227,9 +227,8 @@ fn latency_fits(c: &RowCtx) -> Option<Explanation> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::causes::testing::{
-        ctx_run, judged_ctx, judged_rows, latency_curves_run, latency_run,
-    };
+    use crate::compare::causes::testing::{judged_ctx, judged_rows};
+    use crate::compare::testing::{ctx_run, latency_curves_run, latency_run};
 
     #[test]
     fn a_working_set_between_the_two_llc_sizes_is_explained_by_the_cache() {

@@ -265,6 +265,13 @@ pub fn rounds_var(se: f64) -> f64 {
     se.powi(2) + RUN_SIGMA.powi(2)
 }
 
+/// The MDE (relative) of a row with this noise against an identical run, as `compare`
+/// tests it (with what only separate runs sample, [`RUN_SIGMA`]): what `run --precision`
+/// and its allocation aim each row at.
+pub fn row_mde(n: &crate::result::rounds::RoundNoise) -> f64 {
+    crate::measure::mde::mde_log((2.0 * rounds_var(n.se)).sqrt(), Some(n.df)).exp_m1()
+}
+
 /// One side of a row: the variance of its log median, its degrees of freedom (None:
 /// normal) and the basis it rests on.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -539,7 +546,7 @@ mod tests {
         use crate::result::rounds::{quiet_rounds, Rounds};
         let rounded = |m: f64| {
             let mut d = run("r", m);
-            d = crate::compare::causes::testing::in_rounds(d);
+            d = crate::compare::testing::in_rounds(d);
             d.results.remove(0)
         };
         // An earlier version's result (measured in one piece) and nothing of the host: no
