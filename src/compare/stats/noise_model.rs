@@ -461,7 +461,13 @@ mod tests {
         // what the shares of the modes vary by between runs.
         let mode = |slow: usize| -> Vec<f64> {
             (0..20)
-                .map(|i| if i < slow { 300.0 } else { 250.0 + i as f64 * 0.1 })
+                .map(|i| {
+                    if i < slow {
+                        300.0
+                    } else {
+                        250.0 + i as f64 * 0.1
+                    }
+                })
                 .collect()
         };
         let (a, b) = (in_rounds(&mode(5)), in_rounds(&mode(11)));
