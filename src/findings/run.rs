@@ -236,8 +236,12 @@ mod tests {
             default: 1024,
             idle: false,
         };
-        let f =
-            cpu_starved(&waits(&[99.5, 99.4, 99.3, 40.0, 99.4], 97.0), Some(&w)).expect("fires");
+        let f = cpu_starved(
+            &waits(&[99.5, 99.4, 99.3, 40.0, 99.4], 97.0),
+            Some(&w),
+            None,
+        )
+        .expect("fires");
         assert_eq!(f.id, "cpu-starved");
         assert_eq!(f.severity, Severity::Warning);
         assert!(f.message.starts_with("This cgroup got 0.6% of a CPU: truebench's threads waited for one 99% of the time, because of its cgroup's weight, cpu.shares 2 (default 1024), against busy neighbours (against one busy neighbour of the default weight it gets 0.2% of a CPU)"), "{}", f.message);
@@ -260,9 +264,9 @@ mod tests {
             value: 1024,
             ..w.clone()
         };
-        let f = cpu_starved(&waits(&[70.0, 65.0, 80.0], 90.0), Some(&d)).unwrap();
+        let f = cpu_starved(&waits(&[70.0, 65.0, 80.0], 90.0), Some(&d), None).unwrap();
         assert!(f.message.contains("tasks of this machine kept its CPUs busy (its cgroup's weight, cpu.shares 1024 (default 1024), is not below the default)"), "{}", f.message);
-        assert!(cpu_starved(&waits(&[70.0], 90.0), None)
+        assert!(cpu_starved(&waits(&[70.0], 90.0), None, None)
             .unwrap()
             .message
             .contains("no CPU weight was readable"));
@@ -277,11 +281,44 @@ mod tests {
             idle: false,
         };
         // A low weight matters only against busy neighbours: an idle machine waits ~0%.
-        assert!(cpu_starved(&waits(&[0.1, 0.0, 0.3], 1.0), Some(&w)).is_none());
+        assert!(cpu_starved(&waits(&[0.1, 0.0, 0.3], 1.0), Some(&w), None).is_none());
         // One neighbour of the same weight on each CPU: up to half the time.
-        assert!(cpu_starved(&waits(&[45.0, 48.0, 30.0, 60.0], 95.0), None).is_none());
+        assert!(cpu_starved(&waits(&[45.0, 48.0, 30.0, 60.0], 95.0), None, None).is_none());
         // No round read its canaries' waiting: nothing said.
-        assert!(cpu_starved(&[], Some(&w)).is_none());
+        assert!(cpu_starved(&[], Some(&w), None).is_none());
+        // Many rounds judge alone: the run's own thread does not outvote them.
+        let run = Some(RunWait { percent: 99.0 });
+        assert!(cpu_starved(&waits(&[0.1, 0.0, 0.3], 1.0), Some(&w), run).is_none());
+        // A run's own thread that got its CPU when it wanted one is not starved.
+        let idle = Some(RunWait { percent: 3.0 });
+        assert!(cpu_starved(&waits(&[80.0], 1.0), Some(&w), idle).is_none());
+    }
+
+    #[test]
+    fn a_run_the_budget_ended_after_a_round_or_two_is_judged_by_its_own_thread() {
+        let w = CpuWeight {
+            file: "/sys/fs/cgroup/cpu/low/cpu.shares".into(),
+            value: 2,
+            default: 1024,
+            idle: false,
+        };
+        // One round, whose canary ran in a lucky moment; the thread that ran the rounds
+        // waited 99% of the time it wanted a CPU.
+        let run = Some(RunWait { percent: 99.2 });
+        let f = cpu_starved(&waits(&[12.0], 97.0), Some(&w), run).expect("fires");
+        assert!(
+            f.message.starts_with("This cgroup got 0.8% of a CPU"),
+            "{}",
+            f.message
+        );
+        assert!(
+            f.evidence[0].starts_with("the thread that ran the rounds waited for a CPU 99.2% of the time it wanted one over the whole run")
+                && f.evidence[0].contains("only 1 round had canaries"),
+            "{:?}",
+            f.evidence
+        );
+        // No round at all: the run's thread alone says it.
+        assert!(cpu_starved(&[], Some(&w), run).is_some());
     }
 
     fn at(s: &str) -> DateTime<Utc> {
@@ -465,13 +502,36 @@ pub struct RoundWait {
 /// busy groups waits 99% or more.
 pub const STARVED_PERCENT: f64 = 50.0;
 
+/// Fewest rounds with canaries whose median `cpu_starved` judges by alone; with fewer (a
+/// starved run's budget may end after one round, whose canary may have been lucky), the
+/// run's own thread over the whole run (`RunWait`) judges instead.
+pub const STARVED_MIN_ROUNDS: usize = 3;
+
+/// How long the thread that ran the rounds waited for a CPU over the whole run, as a share
+/// (%) of the time it wanted one (`measure::run_delay::wanted_share`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunWait {
+    pub percent: f64,
+}
+
 /// The run's threads waited for a CPU most of the time (median over its rounds at least
-/// `STARVED_PERCENT`): the share of a CPU this cgroup got, and why as far as it is read: its
-/// weight against busy neighbours (`weight` below its default), or neighbours of its own
-/// weight. A warning: every figure of the run is a figure of a starved process.
-pub fn cpu_starved(rounds: &[RoundWait], weight: Option<&CpuWeight>) -> Option<Finding> {
+/// `STARVED_PERCENT`; with fewer than `STARVED_MIN_ROUNDS` rounds read, the run's own
+/// thread over the whole run, `run`, where read): the share of a CPU this cgroup got, and
+/// why as far as it is read: its weight against busy neighbours (`weight` below its
+/// default), or neighbours of its own weight. A warning: every figure of the run is a
+/// figure of a starved process.
+pub fn cpu_starved(
+    rounds: &[RoundWait],
+    weight: Option<&CpuWeight>,
+    run: Option<RunWait>,
+) -> Option<Finding> {
     let median = |v: Vec<f64>| (!v.is_empty()).then(|| crate::result::rounds::median(&v));
-    let waited = median(rounds.iter().map(|r| r.waited).collect())?;
+    let by_rounds = median(rounds.iter().map(|r| r.waited).collect());
+    let by_run = run.filter(|_| rounds.len() < STARVED_MIN_ROUNDS);
+    let waited = match by_run {
+        Some(r) => r.percent,
+        None => by_rounds?,
+    };
     if waited < STARVED_PERCENT {
         return None;
     }
@@ -493,10 +553,17 @@ pub fn cpu_starved(rounds: &[RoundWait], weight: Option<&CpuWeight>) -> Option<F
         ),
         None => "tasks of this machine kept its CPUs busy (no CPU weight was readable)".into(),
     };
-    let mut evidence = vec![format!(
-        "the canaries before {} waited for a CPU {waited:.1}% of their wall time (median; schedstat run delay of their thread){busy}",
-        crate::units::count(rounds.len(), "round")
-    )];
+    let mut evidence = vec![match by_run {
+        Some(r) => format!(
+            "the thread that ran the rounds waited for a CPU {:.1}% of the time it wanted one over the whole run (schedstat run delay against run time), read because only {} had canaries{busy}",
+            r.percent,
+            crate::units::count(rounds.len(), "round")
+        ),
+        None => format!(
+            "the canaries before {} waited for a CPU {waited:.1}% of their wall time (median; schedstat run delay of their thread){busy}",
+            crate::units::count(rounds.len(), "round")
+        ),
+    }];
     if let Some(w) = weight {
         evidence.push(format!("CPU weight: {} in {}", w.words(), w.file));
     }

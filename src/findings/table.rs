@@ -53,7 +53,7 @@ pub const KINDS: &[Kind] = &[
     // The run (src/findings/run.rs, noise.rs, record.rs, loadstep.rs).
     Kind { id: "clocksource-changed", severities: W, meaning: "the clocksource changed during the run" },
     Kind { id: "budget-short", severities: IW, meaning: "rows the run's time budget left short of their target MDE, each with what it reached and why (the hypervisor named when it took the time)" },
-    Kind { id: "cpu-starved", severities: W, meaning: "truebench's threads waited for a CPU at least half the time over the run's rounds (schedstat run delay of the canaries): the share of a CPU this cgroup got, and its weight against busy neighbours" },
+    Kind { id: "cpu-starved", severities: W, meaning: "truebench's threads waited for a CPU at least half the time over the run's rounds (schedstat run delay of the canaries; of the thread that ran them over the whole run when fewer than 3 rounds were read): the share of a CPU this cgroup got, and its weight against busy neighbours" },
     Kind { id: "start-clock-unsynchronised", severities: W, meaning: "a --start-at run began on a clock nothing synchronises: its start cannot be lined up with other hosts'" },
     Kind { id: "start-late", severities: W, meaning: "a --start-at run began at least 1 s after the time asked for" },
     Kind { id: "cpu-speed-dropped", severities: W, meaning: "the effective CPU speed fell by more than 10% between a suite's start and end" },

@@ -18,6 +18,29 @@ pub fn own_ns() -> Option<u64> {
         .map(|s| s.run_delay)
 }
 
+/// The calling thread's cumulative time on a CPU and run delay, ns: (run, delay); None
+/// where schedstat is unreadable.
+pub fn own_times() -> Option<(u64, u64)> {
+    let text = std::fs::read("/proc/thread-self/schedstat").ok()?;
+    Schedstat::from_read(text.as_slice())
+        .ok()
+        .map(|s| (s.sum_exec_runtime, s.run_delay))
+}
+
+/// The share of the time a thread wanted a CPU that it waited for one, between two
+/// `own_times` readings: delay over delay plus run time, 0..=1. Blocked time (sleeping,
+/// waiting for a child) is in neither. None without both readings, or when less than
+/// `MIN_WANTED_NS` was wanted in all (too little to say).
+pub fn wanted_share(before: Option<(u64, u64)>, after: Option<(u64, u64)>) -> Option<f64> {
+    let ((r0, d0), (r1, d1)) = (before?, after?);
+    let (run, delay) = (r1.checked_sub(r0)?, d1.checked_sub(d0)?);
+    let wanted = run + delay;
+    (wanted >= MIN_WANTED_NS).then(|| delay as f64 / wanted as f64)
+}
+
+/// The least time wanted (run plus delay) from which `wanted_share` reads a share: 10 ms.
+pub const MIN_WANTED_NS: u64 = 10_000_000;
+
 /// The share of `wall_ns` spent waiting, from the run delays before and after: 0..=1; None
 /// without both readings or with no time passed.
 pub fn share(before: Option<u64>, after: Option<u64>, wall_ns: u64) -> Option<f64> {
@@ -44,6 +67,26 @@ mod tests {
         assert_eq!(share(None, Some(600), 1000), None);
         assert_eq!(share(Some(700), Some(600), 1000), None, "went back");
         assert_eq!(share(Some(0), Some(0), 0), None);
+    }
+
+    #[test]
+    fn the_wanted_share_is_the_delay_over_the_time_wanted() {
+        let ms = 1_000_000;
+        // 1 ms on a CPU, 99 ms waiting for one: a starved thread.
+        let s = wanted_share(Some((0, 0)), Some((ms, 99 * ms))).unwrap();
+        assert!((s - 0.99).abs() < 1e-12, "{s}");
+        assert_eq!(wanted_share(Some((0, 0)), Some((20 * ms, 0))), Some(0.0));
+        assert_eq!(
+            wanted_share(Some((0, 0)), Some((ms, ms))),
+            None,
+            "2 ms: too little"
+        );
+        assert_eq!(wanted_share(None, Some((ms, 99 * ms))), None);
+        assert_eq!(
+            wanted_share(Some((5, 5)), Some((4, 99 * ms))),
+            None,
+            "went back"
+        );
     }
 
     #[test]

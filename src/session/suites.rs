@@ -150,6 +150,9 @@ impl Measurement for SuiteRun {
             .iter()
             .map(|b| rounds::samples_in_round(*b, self.samples, self.rounds))
             .collect();
+        // This thread runs the rounds: how long it waits for a CPU over the run tells a
+        // starved cgroup's run the budget ends after a round or two (`cpu_starved`).
+        let own_before = crate::measure::run_delay::own_times();
         let mut state = Runner::new(&self.benches, &base, samples);
         // The budget: a deadline every benchmark checks, set from the command's start.
         let budget_s = match self.budget {
@@ -286,9 +289,14 @@ impl Measurement for SuiteRun {
                 .extend(crate::findings::run::budget_short(&short, t, ended));
         }
         progress.finish();
+        let own = crate::measure::run_delay::wanted_share(
+            own_before,
+            crate::measure::run_delay::own_times(),
+        );
         let starved = crate::findings::run::cpu_starved(
             &state.waits(),
             m.env.cgroup.as_ref().and_then(|c| c.cpu_weight.as_ref()),
+            own.map(|s| crate::findings::run::RunWait { percent: 100.0 * s }),
         );
         let unmeasured: Vec<usize> = (0..self.benches.len())
             .filter(|&i| state.of(i).iter().all(|r| r.results.is_empty()))
