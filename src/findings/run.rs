@@ -313,7 +313,7 @@ mod tests {
         );
         assert!(
             f.evidence[0].starts_with("the thread that ran the rounds waited for a CPU 99.2% of the time it wanted one over the whole run")
-                && f.evidence[0].contains("only 1 round had canaries"),
+                && f.evidence[0].contains("fewer than 3 rounds had canaries (1)"),
             "{:?}",
             f.evidence
         );
@@ -555,9 +555,9 @@ pub fn cpu_starved(
     };
     let mut evidence = vec![match by_run {
         Some(r) => format!(
-            "the thread that ran the rounds waited for a CPU {:.1}% of the time it wanted one over the whole run (schedstat run delay against run time), read because only {} had canaries{busy}",
+            "the thread that ran the rounds waited for a CPU {:.1}% of the time it wanted one over the whole run (schedstat run delay against run time), read because fewer than {STARVED_MIN_ROUNDS} rounds had canaries ({}){busy}",
             r.percent,
-            crate::units::count(rounds.len(), "round")
+            rounds.len()
         ),
         None => format!(
             "the canaries before {} waited for a CPU {waited:.1}% of their wall time (median; schedstat run delay of their thread){busy}",
