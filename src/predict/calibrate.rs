@@ -8,6 +8,7 @@
 //! scaling curve. Each resample of the steps (bootstrap) gives another set, which is where
 //! a prediction's interval comes from.
 
+use super::bisect::{absolute, bisect};
 use super::evidence::{Evidence, Measured, Obs};
 use super::model::{Params, Setting};
 use rand::{Rng, SeedableRng};
@@ -175,15 +176,8 @@ fn log_factor(p: &Params, s: &Setting, rate: f64, measured: f64) -> Option<f64> 
     // The queue and throttling at this rate do not depend on the factor: found once.
     let a = p.at_rate(s, rate)?;
     let at = |l: f64| a.p99_s(l.exp());
-    let (mut lo, mut hi) = (-6.0, 6.0);
-    for _ in 0..40 {
-        let mid = 0.5 * (lo + hi);
-        if at(mid) < measured {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
+    // To 1e-6 in the log: the factor to a millionth of itself.
+    let (lo, hi) = bisect(-6.0, 6.0, absolute(1e-6), |l| at(l) < measured);
     Some(0.5 * (lo + hi))
 }
 

@@ -6,6 +6,7 @@
 //! saturation, a worker count below the asked width, a fit with a huge error), it says why
 //! and gives none. The document is `truebench.predict/1`.
 
+pub mod bisect;
 pub mod calibrate;
 pub mod evidence;
 pub mod model;

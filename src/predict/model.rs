@@ -19,6 +19,7 @@
 //!
 //! Pure functions; tested on synthetic curves with known parameters (tests.rs).
 
+use super::bisect::{absolute, bisect, relative};
 use super::queue;
 
 /// The latency quantile predicted.
@@ -91,15 +92,12 @@ impl AtRate {
         let f = latency_factor.max(1e-9);
         let tail = |t: f64| self.queue.tail(t / f) + self.throttle.share(t);
         // At queue_p99 + phase the throttled share is 0 and the queue's under 1%.
-        let (mut lo, mut hi) = (0.0, queue_p99 + self.phase);
-        for _ in 0..60 {
-            let mid = 0.5 * (lo + hi);
-            if tail(mid) > 1.0 - QUANTILE {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
+        let (_, hi) = bisect(
+            0.0,
+            queue_p99 + self.phase,
+            relative(queue::QUANTILE_TOLERANCE),
+            |t| tail(t) > 1.0 - QUANTILE,
+        );
         hi
     }
 }
@@ -187,16 +185,8 @@ impl Params {
     pub fn ceiling(&self, s: &Setting) -> (f64, Limit) {
         let c = self.cost_us * 1e-6;
         let f = |r: f64| r * c - self.efficiency * self.capacity(s, r).0;
-        let mut lo = 0.0;
-        let mut hi = self.efficiency * s.quota.max(s.width as f64) / c + 1.0;
-        for _ in 0..80 {
-            let mid = 0.5 * (lo + hi);
-            if f(mid) < 0.0 {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
+        let hi = self.efficiency * s.quota.max(s.width as f64) / c + 1.0;
+        let (lo, _) = bisect(0.0, hi, relative(1e-10), |r| f(r) < 0.0);
         (lo, self.capacity(s, lo).1)
     }
 
@@ -278,18 +268,17 @@ impl Params {
         if x <= 0.0 || self.holds(s, floor, target_s, x).is_err() {
             return None;
         }
-        let (mut lo, mut hi) = (floor, x);
         let mut why = Limit::Latency;
-        for _ in 0..50 {
-            let mid = 0.5 * (lo + hi);
-            match self.holds(s, mid, target_s, x) {
-                Ok(()) => lo = mid,
+        // To 1e-6 of the rate: a rate is measured to a few percent.
+        let (lo, _) = bisect(floor, x, relative(1e-6), |r| {
+            match self.holds(s, r, target_s, x) {
+                Ok(()) => true,
                 Err(l) => {
                     why = l;
-                    hi = mid;
+                    false
                 }
             }
-        }
+        });
         // Within 1% of the ceiling the ceiling is what bounds it.
         let why = if lo >= 0.99 * x { ceiling_limit } else { why };
         Some((lo, why))
@@ -307,18 +296,12 @@ impl Params {
             return None;
         }
         // The kernel's smallest quota, 1 ms per period (0.01 CPU at 100 ms, 0.2 at 5 ms).
-        let (mut lo, mut hi) = ((1e-3 / s.period_s).max(0.01), top);
+        let (lo, hi) = ((1e-3 / s.period_s).max(0.01), top);
         if at(lo) {
             return Some(lo);
         }
-        for _ in 0..30 {
-            let mid = 0.5 * (lo + hi);
-            if at(mid) {
-                hi = mid;
-            } else {
-                lo = mid;
-            }
-        }
+        // To 1e-5 CPU: the answer is rounded up to 0.01.
+        let (_, hi) = bisect(lo, hi, absolute(1e-5), |q| !at(q));
         Some((hi * 100.0).ceil() / 100.0)
     }
 }
