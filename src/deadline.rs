@@ -23,6 +23,28 @@ fn now_ns() -> u64 {
         .unwrap_or(0)
 }
 
+/// When this process started, as an instant of `Instant`'s clock: its start since boot
+/// (`/proc/self/stat`, in clock ticks) against CLOCK_BOOTTIME now. What a budget counts
+/// from: the loader, the arguments, opening the database, all before `main` sees the
+/// command, take seconds in a cgroup given a fraction of a CPU. None where unreadable.
+pub fn process_start() -> Option<std::time::Instant> {
+    use procfs_core::FromRead;
+    let stat = procfs_core::process::Stat::from_file("/proc/self/stat").ok()?;
+    // SAFETY: sysconf reads a constant of the system.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if hz <= 0 {
+        return None;
+    }
+    let booted = nix::time::clock_gettime(nix::time::ClockId::CLOCK_BOOTTIME).ok()?;
+    let now_s = booted.tv_sec() as f64 + booted.tv_nsec() as f64 * 1e-9;
+    let age_s = now_s - stat.starttime as f64 / hz as f64;
+    // An age below 0 or above a day is a clock that is not what this expects.
+    if !(0.0..86_400.0).contains(&age_s) {
+        return None;
+    }
+    std::time::Instant::now().checked_sub(std::time::Duration::from_secs_f64(age_s))
+}
+
 /// Set the deadline `budget_s` seconds from now (replacing any earlier one).
 pub fn set_in(budget_s: f64) {
     let ns = (budget_s.max(0.0) * 1e9) as u64;
@@ -111,6 +133,19 @@ pub fn within<T>(cap_s: f64, f: impl FnOnce() -> T) -> T {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn this_process_started_before_this_test_and_not_long_ago() {
+        let test_began = std::time::Instant::now();
+        let p = process_start().expect("/proc/self/stat and CLOCK_BOOTTIME are readable here");
+        // The start is known to a clock tick (10 ms at 100 Hz).
+        assert!(p <= test_began + std::time::Duration::from_millis(20));
+        assert!(
+            p.elapsed() < std::time::Duration::from_secs(3600),
+            "{:?}",
+            p.elapsed()
+        );
+    }
 
     // One test: the deadline is process-wide state.
     #[test]

@@ -52,6 +52,7 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
         budget: crate::session::suites::Budget::Off,
         started: std::time::Instant::now(),
         probe_s: 0.0,
+        resumed: None,
         json: false,
         detail: super::detail(false),
     };

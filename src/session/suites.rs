@@ -35,18 +35,22 @@ pub struct SuiteRun {
     pub precision: Option<f64>,
     /// The run's time budget (`Budget`).
     pub budget: Budget,
-    /// When the command started: the budget counts the probe too (`check` turns it into
-    /// the probe's time, so a wait for `--start-at` after it is not counted).
+    /// When the command started (for `run`, the process's start, `deadline::process_start`):
+    /// the budget counts the probe too (`check` turns it into the probe's time, so a wait
+    /// for `--start-at` after it is not counted).
     pub started: std::time::Instant,
     /// Seconds from the command's start to the probed machine's check.
     pub probe_s: f64,
+    /// When the session resumed after the check and any `--start-at` wait (`start`): the
+    /// lock, the database's opening and the sampler's start count against the budget too.
+    pub resumed: Option<std::time::Instant>,
     /// Print the document as JSON.
     pub json: bool,
     /// The text detail: a summary per suite, or every result (`--verbose`).
     pub detail: crate::report::text::Detail,
 }
 
-/// How long a run may take: a ceiling on its whole time, probe to stored document.
+/// How long a run may take: a ceiling on its whole time, process start to stored document.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Budget {
     /// The chosen benchmarks' shares (`default_budget_s`).
@@ -91,6 +95,11 @@ impl Measurement for SuiteRun {
 
     fn holder(&self) -> String {
         format!("truebench run {}", self.names.join(","))
+    }
+
+    fn start(&mut self) -> anyhow::Result<()> {
+        self.resumed = Some(std::time::Instant::now());
+        Ok(())
     }
 
     fn check(&mut self, env: &ProbeDoc) -> anyhow::Result<()> {
@@ -165,7 +174,8 @@ impl Measurement for SuiteRun {
         // keeps at least three quarters of its shares for measuring (a run of one cheap
         // benchmark, whose share is a second or two, still measures it).
         let left_s = budget_s.map(|t| {
-            let left = t - self.probe_s - FINISH_RESERVE_S;
+            let since_resumed = self.resumed.map_or(0.0, |r| r.elapsed().as_secs_f64());
+            let left = t - self.probe_s - since_resumed - FINISH_RESERVE_S;
             match self.budget {
                 Budget::Default => left.max(0.75 * t),
                 _ => left,
