@@ -19,6 +19,8 @@ pub mod memory_limit;
 pub mod neighbour;
 pub mod noise;
 pub mod placement;
+pub mod round_modes;
+pub mod run_shift;
 pub mod speed;
 pub mod steal;
 pub mod timer;
@@ -107,6 +109,16 @@ pub const REGISTRY: &[Cause] = &[
         explain: memory_limit::explain,
     },
     Cause {
+        name: round_modes::ROUND_MODES,
+        words: "which of two modes a row's rounds landed in (a fresh process's cost of one figure or another)",
+        explain: round_modes::explain,
+    },
+    Cause {
+        name: run_shift::RUN_SHIFT,
+        words: "a stretch of one run at another speed than the rest of it (the host changed for a while)",
+        explain: run_shift::explain,
+    },
+    Cause {
         name: speed::CPU_SPEED,
         words: "CPU clock speed",
         explain: speed::explain,
@@ -162,6 +174,8 @@ mod tests {
                 "llc-share",
                 "host-memory",
                 "memory-limit",
+                "round-modes",
+                "run-shift",
                 "cpu-speed",
             ]
         );
