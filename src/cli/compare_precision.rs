@@ -96,6 +96,12 @@ fn why_not(
     grown: &[usize],
     p: &Precision,
 ) -> String {
+    // What only separate runs sample for this row (its benchmark's run level).
+    let run_of = |side: usize| {
+        now.map_or(noise_model::RUN_SIGMA, |t| {
+            noise_model::run_sigma(&t.r[side].benchmark)
+        })
+    };
     let fixed = || {
         (0..2)
             .filter_map(|i| {
@@ -120,7 +126,7 @@ fn why_not(
             ),
             Some(_) => format!(
                 "what only separate runs sample ({:.1}% a run), which rounds do not narrow, leaves an MDE of {:.1}%",
-                noise_model::RUN_SIGMA * 100.0,
+                run_of(0) * 100.0,
                 mde * 100.0
             ),
         },
@@ -129,7 +135,7 @@ fn why_not(
             format!(
                 "{}'s {}",
                 SIDE[*side],
-                why_short(n, s.rounds[*side], *needed, false, p.budget_s)
+                why_short(n, s.rounds[*side], *needed, false, p.budget_s, run_of(*side))
             )
         }
         Plan::Add(add) => {
@@ -145,7 +151,8 @@ fn why_not(
                 } else {
                     let rounds = s.rounds[i] + grown[i];
                     let n = now.and_then(|t| t.r[i].run_noise());
-                    why_short(n, rounds, 0, budget_out || added[i].is_none(), p.budget_s)
+                    let out = budget_out || added[i].is_none();
+                    why_short(n, rounds, 0, out, p.budget_s, run_of(i))
                 };
                 why.push(format!("{}: {text}", SIDE[i]));
             }

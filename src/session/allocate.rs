@@ -23,7 +23,6 @@
 //!   (`interleave`): when the budget ends it early the rounds it cuts are the last of every
 //!   benchmark's, not chosen by any row's values.
 
-use crate::compare::stats::noise_model::RUN_SIGMA;
 use crate::measure::mde::quantile_sum;
 use rand::seq::SliceRandom;
 
@@ -63,6 +62,8 @@ pub struct Row {
     pub rounds: usize,
     /// The MDE it should reach (0.05 = 5%).
     pub target: f64,
+    /// What only separate runs sample for it (`noise_model::run_sigma`).
+    pub run: f64,
 }
 
 /// The MDE (relative) a row of first-stage spread `sigma1` (with `df1` degrees of freedom)
@@ -70,17 +71,17 @@ pub struct Row {
 /// σ/√n against an identical run, with the degrees of freedom the test will take
 /// (`result::rounds::two_stage_df`: the added rounds' once they outnumber the first
 /// stage's) and σ₁ for σ (the added rounds' σ is not known before they are measured).
-pub fn projected_mde(sigma1: f64, df1: f64, n: usize) -> f64 {
+pub fn projected_mde(sigma1: f64, df1: f64, n: usize, run: f64) -> f64 {
     let df = crate::result::rounds::two_stage_df(df1 as usize + 1, n);
     let se2 = sigma1 * sigma1 / n.max(1) as f64;
-    (quantile_sum(Some(df)) * (2.0 * (se2 + RUN_SIGMA * RUN_SIGMA)).sqrt()).exp_m1()
+    (quantile_sum(Some(df)) * (2.0 * (se2 + run * run)).sqrt()).exp_m1()
 }
 
 /// The fewest kept rounds in all, at most `most`, with which a row of first-stage spread
 /// `sigma1` (`df1` degrees of freedom) is expected to reach an MDE of `target`
 /// (`projected_mde`, which only falls as n grows); None when `most` do not.
-pub fn rounds_for(sigma1: f64, df1: f64, target: f64, most: usize) -> Option<usize> {
-    let met = |n: usize| projected_mde(sigma1, df1, n) <= target;
+pub fn rounds_for(sigma1: f64, df1: f64, target: f64, most: usize, run: f64) -> Option<usize> {
+    let met = |n: usize| projected_mde(sigma1, df1, n, run) <= target;
     if most == 0 || !met(most) {
         return None;
     }
@@ -126,7 +127,7 @@ pub fn plan(
         .iter()
         .map(|r| {
             let (sigma1, df1) = r.stage1?;
-            rounds_for(sigma1, df1, r.target, max_rounds)
+            rounds_for(sigma1, df1, r.target, max_rounds, r.run)
         })
         .collect();
     let by_unit: Vec<Vec<usize>> = (0..units.len())
@@ -144,7 +145,7 @@ pub fn plan(
             if dropped[i] || most >= max_rounds {
                 continue;
             }
-            let ratio = projected_mde(sigma1, df1, kept[i]) / r.target;
+            let ratio = projected_mde(sigma1, df1, kept[i], r.run) / r.target;
             if ratio <= 1.0 {
                 continue;
             }
@@ -292,6 +293,7 @@ pub fn rounds_of_plan(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::stats::noise_model::RUN_SIGMA;
     use rand::SeedableRng;
 
     fn row(unit: usize, sigma: f64, kept: usize, target: f64) -> Row {
@@ -301,6 +303,7 @@ mod tests {
             kept,
             rounds: kept,
             target,
+            run: RUN_SIGMA,
         }
     }
 
@@ -325,16 +328,19 @@ mod tests {
                 stage1: Some(5),
                 includes_disturbed: false,
             };
-            let want = crate::compare::stats::noise_model::row_mde(&n);
+            let want = crate::compare::stats::noise_model::row_mde(&n, RUN_SIGMA);
             assert!(
-                (projected_mde(0.04, 4.0, kept) - want).abs() < 1e-12,
+                (projected_mde(0.04, 4.0, kept, RUN_SIGMA) - want).abs() < 1e-12,
                 "{kept}"
             );
         }
         // The first n that reaches a target, and a bound that does not allow it.
-        let n = rounds_for(0.04, 4.0, 0.08, 60).unwrap();
-        assert!(projected_mde(0.04, 4.0, n) <= 0.08 && projected_mde(0.04, 4.0, n - 1) > 0.08);
-        assert_eq!(rounds_for(0.04, 4.0, 0.08, n - 1), None);
+        let n = rounds_for(0.04, 4.0, 0.08, 60, RUN_SIGMA).unwrap();
+        assert!(
+            projected_mde(0.04, 4.0, n, RUN_SIGMA) <= 0.08
+                && projected_mde(0.04, 4.0, n - 1, RUN_SIGMA) > 0.08
+        );
+        assert_eq!(rounds_for(0.04, 4.0, 0.08, n - 1, RUN_SIGMA), None);
     }
 
     #[test]
@@ -345,9 +351,9 @@ mod tests {
         let p = plan(&rows, &units, &[0.01], 100.0, 60);
         assert_eq!(p.extra[0], 0, "a row at its target gets nothing");
         let n = 5 + p.extra[1];
-        assert!(projected_mde(0.05, 4.0, n) <= 0.08, "{p:?}");
+        assert!(projected_mde(0.05, 4.0, n, RUN_SIGMA) <= 0.08, "{p:?}");
         assert!(
-            projected_mde(0.05, 4.0, n - 1) > 0.08,
+            projected_mde(0.05, 4.0, n - 1, RUN_SIGMA) > 0.08,
             "no more than it needs: {p:?}"
         );
         // The cost: its rounds and one overhead per round of the benchmark.
@@ -497,6 +503,7 @@ mod tests {
 #[cfg(test)]
 mod simulated {
     use super::*;
+    use crate::compare::stats::noise_model::RUN_SIGMA;
     use crate::compare::stats::noise_model::{test as compare_test, NoiseModel};
     use crate::measure::stats::standard_normal as normal;
     use crate::result::rounds::{flag_outliers, Cause, Disturbance, Round, Rounds};
@@ -560,6 +567,7 @@ mod simulated {
                 kept: r.noise.as_ref().map(|n| n.kept).unwrap_or(0),
                 rounds: FIRST,
                 target: b.target,
+                run: RUN_SIGMA,
             })
             .collect();
         let p = plan(&arows, &units, &[0.1], rng.gen_range(0.0..=40.0), 60);
@@ -657,9 +665,9 @@ mod simulated {
             let bb = one_run(&mut rng, b, shift);
             for (i, ((ra, ma), (rb, mb))) in a.into_iter().zip(bb).enumerate() {
                 let met = |r: &Rounds| {
-                    r.noise
-                        .as_ref()
-                        .is_some_and(|n| crate::compare::stats::noise_model::row_mde(n) <= b.target)
+                    r.noise.as_ref().is_some_and(|n| {
+                        crate::compare::stats::noise_model::row_mde(n, RUN_SIGMA) <= b.target
+                    })
                 };
                 let both = met(&ra) && met(&rb);
                 let row = |r: Rounds, m: f64| {

@@ -85,7 +85,7 @@ fn side_now(
     let why = if let Err(why) = here {
         Some(why.clone())
     } else if r.run_noise().is_none() {
-        Some(why_short(None, 0, 0, false, 0.0))
+        Some(why_short(None, 0, 0, false, 0.0, noise_model::RUN_SIGMA))
     } else if benchmark_of(r).is_none() {
         Some(format!(
             "its benchmark {} is not one this truebench measures in rounds",
@@ -112,7 +112,7 @@ fn side_now(
             first,
             floor,
             run: if s.basis == Basis::Rounds {
-                noise_model::RUN_SIGMA.powi(2)
+                noise_model::run_sigma(&r.benchmark).powi(2)
             } else {
                 0.0
             },

@@ -22,7 +22,7 @@ use super::progress::Progress;
 use super::round_runner::Runner;
 use super::Measuring;
 use crate::bench::RunContext;
-use crate::compare::stats::noise_model::{row_mde, RUN_SIGMA};
+use crate::compare::stats::noise_model::{row_mde, run_sigma};
 use crate::findings::run::{Short, STEAL_NAMED};
 use crate::measure::mde::mde_log;
 use crate::result::rounds::RoundNoise;
@@ -37,10 +37,11 @@ pub const DEFAULT_BUDGET_S: f64 = 60.0;
 /// Rounds a row needs in all for an MDE of `target`, from its first stage's σ and df
 /// (`allocate::rounds_for`), at least what it has; `usize::MAX` when no number of rounds
 /// reaches it (the run level σ alone leaves no room for the target).
-pub fn rounds_needed(sigma1: f64, df1: f64, target: f64, have: usize) -> usize {
+pub fn rounds_needed(sigma1: f64, df1: f64, target: f64, have: usize, run: f64) -> usize {
     /// Far past any cap: only asks whether the target can be reached at all.
     const UNBOUNDED: usize = 1 << 20;
-    super::allocate::rounds_for(sigma1, df1, target, UNBOUNDED).map_or(usize::MAX, |n| n.max(have))
+    super::allocate::rounds_for(sigma1, df1, target, UNBOUNDED, run)
+        .map_or(usize::MAX, |n| n.max(have))
 }
 
 /// One row's outcome, for the report on stderr (`run --precision`, `compare --precision`).
@@ -90,13 +91,14 @@ pub fn why_short(
     needed: usize,
     budget_out: bool,
     budget_s: f64,
+    run: f64,
 ) -> String {
     match noise {
         None => "fewer than two undisturbed rounds: no spread to narrow".into(),
         Some(n) if needed == usize::MAX => format!(
             "what only separate runs sample ({:.1}% per run) leaves it at an MDE of at least {:.1}%",
-            RUN_SIGMA * 100.0,
-            mde_log(std::f64::consts::SQRT_2 * RUN_SIGMA, Some(n.df)).exp_m1() * 100.0
+            run * 100.0,
+            mde_log(std::f64::consts::SQRT_2 * run, Some(n.df)).exp_m1() * 100.0
         ),
         Some(n) if needed > MAX_ROUNDS => format!(
             "rounds disagree ({:.1}% between rounds): it would need {needed} rounds, more than {MAX_ROUNDS}",
@@ -221,6 +223,7 @@ pub fn spend(
                 kept: noise.map(|x| x.kept).unwrap_or(0),
                 rounds: r.rounds.as_ref().map(|x| x.rounds.len()).unwrap_or(0),
                 target: precision.unwrap_or_else(|| bench.mde_target(r)),
+                run: run_sigma(&r.benchmark),
             });
         }
     }
@@ -292,14 +295,15 @@ pub fn spend(
             let target = precision.unwrap_or_else(|| bench.mde_target(&r));
             let rounds = r.rounds.as_ref().map(|x| x.rounds.len()).unwrap_or(0);
             let noise = r.run_noise();
-            let mde = noise.map(row_mde);
+            let run = run_sigma(&r.benchmark);
+            let mde = noise.map(|n| row_mde(n, run));
             let why = match mde {
                 Some(x) if x <= target => None,
                 _ => {
                     let needed = noise
-                        .map(|n| rounds_needed(n.sigma, n.df, target, n.kept))
+                        .map(|n| rounds_needed(n.sigma, n.df, target, n.kept, run))
                         .unwrap_or(0);
-                    Some(why_short(noise, rounds, needed, budget_out, budget_s))
+                    Some(why_short(noise, rounds, needed, budget_out, budget_s, run))
                 }
             };
             if precision.is_some() {
@@ -338,6 +342,7 @@ const ROUND_OVERHEAD: f64 = 0.1;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::stats::noise_model::RUN_SIGMA;
     use crate::result::rounds::noise_of;
     use rand::{Rng, SeedableRng};
     use statrs::distribution::{ContinuousCDF, StudentsT};
@@ -351,8 +356,8 @@ mod tests {
     fn one_run(rng: &mut impl Rng, sigma: f64, k: usize, target: f64) -> (f64, RoundNoise) {
         let mut logs: Vec<f64> = (0..k).map(|_| sigma * normal(rng)).collect();
         let first = noise_of(&rounds_of(&logs), None, None).unwrap();
-        if row_mde(&first) > target {
-            let need = rounds_needed(first.sigma, first.df, target, k).min(MAX_ROUNDS);
+        if row_mde(&first, RUN_SIGMA) > target {
+            let need = rounds_needed(first.sigma, first.df, target, k, RUN_SIGMA).min(MAX_ROUNDS);
             logs.extend((k..need).map(|_| sigma * normal(rng)));
         }
         let n = noise_of(&rounds_of(&logs), None, Some(k)).unwrap();
@@ -370,7 +375,7 @@ mod tests {
             let sigma = [0.005, 0.01, 0.02, 0.04, 0.08][i % 5];
             let (ma, na) = one_run(&mut rng, sigma, 5, 0.05);
             let (mb, nb) = one_run(&mut rng, sigma, 5, 0.05);
-            reached += usize::from(row_mde(&na) <= 0.05);
+            reached += usize::from(row_mde(&na, RUN_SIGMA) <= 0.05);
             let se = (na.se.powi(2) + nb.se.powi(2)).sqrt();
             // The smaller side's degrees of freedom, as compare uses for two-stage rows.
             let df = na.df.min(nb.df);
@@ -414,11 +419,14 @@ mod tests {
     #[test]
     fn needed_rounds_follow_sigma_and_the_target() {
         // σ₁ 1% over 5 rounds (df 4): q = 2.776 + 0.941; n = (3.717·1.414·0.01/ln 1.05)².
-        let n = rounds_needed(0.01, 4.0, 0.05, 5);
+        let n = rounds_needed(0.01, 4.0, 0.05, 5, RUN_SIGMA);
         let want = (3.717 * std::f64::consts::SQRT_2 * 0.01 / 1.05f64.ln()).powi(2);
         assert_eq!(n, (want.ceil() as usize).max(5));
-        assert!(rounds_needed(0.04, 4.0, 0.05, 5) > 15);
-        assert!(rounds_needed(0.04, 4.0, 0.10, 5) < rounds_needed(0.04, 4.0, 0.05, 5));
+        assert!(rounds_needed(0.04, 4.0, 0.05, 5, RUN_SIGMA) > 15);
+        assert!(
+            rounds_needed(0.04, 4.0, 0.10, 5, RUN_SIGMA)
+                < rounds_needed(0.04, 4.0, 0.05, 5, RUN_SIGMA)
+        );
     }
 
     #[test]
@@ -449,7 +457,7 @@ mod tests {
             mde: Some(0.123),
             rounds: "A 5+55, B 5".into(),
             took_s: Some(123.45),
-            short: Some(why_short(None, 5, 0, false, 60.0) + "; B cannot be given rounds (measured on host db1, this is vm)"),
+            short: Some(why_short(None, 5, 0, false, 60.0, RUN_SIGMA) + "; B cannot be given rounds (measured on host db1, this is vm)"),
         };
         let text = r.line(0.05);
         assert!(text.lines().count() > 1, "{text}");
@@ -479,19 +487,18 @@ mod tests {
             stage1: None,
             includes_disturbed: false,
         };
-        assert!(why_short(Some(&n), 5, 500, false, 60.0).starts_with("rounds disagree (20.0%"));
-        assert!(why_short(None, 5, 0, false, 60.0).starts_with("fewer than two"));
+        assert!(why_short(Some(&n), 5, 500, false, 60.0, RUN_SIGMA)
+            .starts_with("rounds disagree (20.0%"));
+        assert!(why_short(None, 5, 0, false, 60.0, RUN_SIGMA).starts_with("fewer than two"));
         let ok = RoundNoise {
             sigma: 0.01,
             se: 0.01 / 5f64.sqrt(),
             ..n.clone()
         };
-        assert!(
-            why_short(Some(&ok), 12, 20, true, 60.0).contains("budget of 60 s ran out after 12")
-        );
+        assert!(why_short(Some(&ok), 12, 20, true, 60.0, RUN_SIGMA)
+            .contains("budget of 60 s ran out after 12"));
         // Within the budget and the 60-round cap, only disturbed rounds can have stopped it.
-        assert!(
-            why_short(Some(&ok), 12, 20, false, 60.0).contains("disturbed rounds left it at 12")
-        );
+        assert!(why_short(Some(&ok), 12, 20, false, 60.0, RUN_SIGMA)
+            .contains("disturbed rounds left it at 12"));
     }
 }

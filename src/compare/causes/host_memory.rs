@@ -82,7 +82,10 @@ struct RoundMeans {
 impl RoundMeans {
     /// The variance of the run's mean, with the run level no round samples.
     fn var(&self) -> f64 {
-        crate::compare::stats::noise_model::rounds_var(self.sd / (self.n as f64).sqrt())
+        crate::compare::stats::noise_model::rounds_var(
+            self.sd / (self.n as f64).sqrt(),
+            crate::compare::stats::noise_model::RUN_SIGMA,
+        )
     }
 
     fn df(&self) -> f64 {

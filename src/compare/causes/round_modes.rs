@@ -86,7 +86,11 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
         let slow = if lib { hi.len() } else { lo.len() };
         100.0 * slow as f64 / (lo.len() + hi.len()) as f64
     };
-    let (slow, fast) = if lib { (m.high, m.low) } else { (m.low, m.high) };
+    let (slow, fast) = if lib {
+        (m.high, m.low)
+    } else {
+        (m.low, m.high)
+    };
     let because = format!(
         "the rounds fall in two modes, {} and {} {unit}: B's rounds landed in the slow one {:.0}% of the time, A's {:.0}%",
         num(fast.exp()),
@@ -174,7 +178,11 @@ mod tests {
     fn drawn(slow: usize, shift: f64) -> Vec<f64> {
         (0..28)
             .map(|i| {
-                let at = if i * slow % 28 < slow && i < 28 { 300.0 } else { 250.0 };
+                let at = if i * slow % 28 < slow && i < 28 {
+                    300.0
+                } else {
+                    250.0
+                };
                 at * shift * (1.0 + 0.01 * ((i * 5 % 3) as f64 - 1.0))
             })
             .collect()
@@ -208,7 +216,11 @@ mod tests {
             e.because
         );
         assert!((e.residual.unwrap() - 1.0).abs() < 0.01, "{e:?}");
-        assert!(e.evidence[0].starts_with("A: 14 of 28 rounds in the low mode (14 at 250"), "{:?}", e.evidence);
+        assert!(
+            e.evidence[0].starts_with("A: 14 of 28 rounds in the low mode (14 at 250"),
+            "{:?}",
+            e.evidence
+        );
     }
 
     /// B 5% slower within both modes (a real change, the shares alike): not explained.

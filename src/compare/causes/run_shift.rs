@@ -204,7 +204,9 @@ mod tests {
     }
 
     fn steady(n: usize, at: f64) -> Vec<f64> {
-        (0..n).map(|i| at * (1.0 + 0.01 * ((i * 7 % 5) as f64 - 2.0))).collect()
+        (0..n)
+            .map(|i| at * (1.0 + 0.01 * ((i * 7 % 5) as f64 - 2.0)))
+            .collect()
     }
 
     /// The 2026-11-28 pair: A's system-call rounds 11-21 of 29 at 300 ns, the rest and all
@@ -218,7 +220,8 @@ mod tests {
         let e = said(&a, &steady(29, 250.0)).unwrap();
         assert_eq!(e.claim, Claim::Explains, "{e:?}");
         assert!(
-            e.because.contains("A's rounds 11-21 of 29 (10-20 s into its run) ran 20% slower"),
+            e.because
+                .contains("A's rounds 11-21 of 29 (10-20 s into its run) ran 20% slower"),
             "{}",
             e.because
         );

@@ -93,7 +93,10 @@ mod tests {
             })
             .collect();
         let m = find(&logs).expect("two modes");
-        assert!((m.low.exp() - 250.0).abs() < 3.0 && (m.high.exp() - 300.0).abs() < 4.0, "{m:?}");
+        assert!(
+            (m.low.exp() - 250.0).abs() < 3.0 && (m.high.exp() - 300.0).abs() < 4.0,
+            "{m:?}"
+        );
         assert!(m.is_high(290f64.ln()) && !m.is_high(260f64.ln()));
     }
 

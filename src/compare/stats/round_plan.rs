@@ -151,15 +151,36 @@ mod tests {
         };
         assert_eq!(x, y);
         assert!(x > 0);
-        assert_eq!(5 + x, rounds_needed(0.02, 4.0, 0.05, 5));
+        assert_eq!(
+            5 + x,
+            rounds_needed(
+                0.02,
+                4.0,
+                0.05,
+                5,
+                crate::compare::stats::noise_model::RUN_SIGMA
+            )
+        );
         // 3% at 4 degrees of freedom is below what the run level alone (0.6% a run) allows.
         assert!(matches!(plan([&a, &a], 0.03, MAX_ROUNDS), Plan::Floor { mde } if mde > 0.03));
         // The run's own allocation gets there: its test takes the added rounds' degrees of
         // freedom once they outnumber the first stage's (`result::rounds::sigma_stage`),
         // which this plan, decided before any is added, does not count on.
-        let run = rounds_needed(0.02, 4.0, 0.03, 5);
+        let run = rounds_needed(
+            0.02,
+            4.0,
+            0.03,
+            5,
+            crate::compare::stats::noise_model::RUN_SIGMA,
+        );
         assert!(
-            run > rounds_needed(0.02, 4.0, 0.05, 5) && run < 100,
+            run > rounds_needed(
+                0.02,
+                4.0,
+                0.05,
+                5,
+                crate::compare::stats::noise_model::RUN_SIGMA
+            ) && run < 100,
             "{run}"
         );
         // A quiet row needs nothing more than it has.
