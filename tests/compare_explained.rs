@@ -783,6 +783,53 @@ fn round_mean(
     (!p.is_empty()).then(|| p.iter().sum::<f64>() / p.len() as f64)
 }
 
+/// The log medians of the rounds a row's figures rest on, in the run's order.
+fn round_logs(doc: &Value, r: &Value) -> Option<Vec<f64>> {
+    let x = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| is_row(x, r))?;
+    let rounds = common::rounds_of(x)?;
+    let mut pooled = rounds.pooled();
+    pooled.sort_by_key(|y| y.seq);
+    Some(pooled.iter().map(|y| y.median.ln()).collect())
+}
+
+/// The share of each run's rounds above the widest gap between the two runs' sorted round
+/// medians (the modes `round-modes` names, read here on their own).
+fn mode_shares(a: &Value, b: &Value, r: &Value) -> Option<(f64, f64)> {
+    let (la, lb) = (round_logs(a, r)?, round_logs(b, r)?);
+    let mut all: Vec<f64> = la.iter().chain(&lb).copied().collect();
+    all.sort_by(f64::total_cmp);
+    let least = all.len() / 5;
+    let cut = (least.max(1)..all.len() - least.max(1))
+        .max_by(|&i, &j| (all[i] - all[i - 1]).total_cmp(&(all[j] - all[j - 1])))
+        .map(|i| 0.5 * (all[i] + all[i - 1]))?;
+    let share = |v: &[f64]| v.iter().filter(|x| **x > cut).count() as f64 / v.len() as f64;
+    Some((share(&la), share(&lb)))
+}
+
+/// The largest move of a stretch of at least three consecutive rounds of one run from
+/// that run's other rounds (a ratio, 1.2 for 20%), over both runs.
+fn largest_stretch(a: &Value, b: &Value, r: &Value) -> Option<f64> {
+    let mut most: f64 = 1.0;
+    for logs in [round_logs(a, r)?, round_logs(b, r)?] {
+        let n = logs.len();
+        for from in 0..n {
+            for to in from + 3..=n {
+                let rest: Vec<f64> = logs[..from].iter().chain(&logs[to..]).copied().collect();
+                if rest.len() < 3 {
+                    continue;
+                }
+                let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+                most = most.max((mean(&logs[from..to]) - mean(&rest)).abs().exp());
+            }
+        }
+    }
+    Some(most)
+}
+
 /// Other tasks' mean share (%) of the row's CPUs over the rounds its figures rest on.
 fn round_others(doc: &Value, r: &Value) -> Option<f64> {
     round_mean(doc, r, |y| y.others.as_ref().map(|o| o.percent))
@@ -988,6 +1035,27 @@ fn measured_change(cause: &str, a: &Value, b: &Value, r: &Value) -> Result<(), S
                 format!("effective clocks {x:.2} vs {y:.2} GHz"),
             ),
             _ => Err("cpu-speed without both runs' clocks".into()),
+        },
+        // The two runs' rounds fall in two modes in other shares: both documents' rounds
+        // say so.
+        "round-modes" => match mode_shares(a, b, r) {
+            Some((x, y)) => check(
+                (x - y).abs() >= 0.15,
+                format!(
+                    "rounds in the upper mode {:.0}% vs {:.0}%",
+                    x * 100.0,
+                    y * 100.0
+                ),
+            ),
+            None => Err("round-modes without both sides' rounds".into()),
+        },
+        // A stretch of one run's rounds moved from the rest of that run: its rounds say so.
+        "run-shift" => match largest_stretch(a, b, r) {
+            Some(x) => check(
+                x >= 1.03,
+                format!("no stretch of rounds moved 3% (at most {x:.3})"),
+            ),
+            None => Err("run-shift without both sides' rounds".into()),
         },
         // The hypervisor took more of one run's rounds: both documents' rounds say so.
         "steal" => match (round_steal(a, r), round_steal(b, r)) {

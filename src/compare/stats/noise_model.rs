@@ -263,8 +263,9 @@ pub const RUN_SIGMA: f64 = 0.006;
 /// 2026-11-29 03:07 (steal 0%), five runs each, the run medians of its rows spread beyond
 /// their rounds' error by a median 2.8-2.9% (non-temporal stores) and 1.2-2.1% (regular):
 /// the host's memory, shared with other guests, moves between runs, and one run's rounds
-/// see one state of it. 2.5% lies between the two; with it a quiet run's bandwidth row (7
-/// rounds) reaches an MDE of about 13.5%, within its family's 15%.
+/// see one state of it. 2.5% lies between the two; with it the family's median MDE in the
+/// quiet A/As of 03:07 and 03:37 was 13.5% and 15.4% (its target 15%; with 3%, 16.2% at
+/// 03:07).
 pub const BANDWIDTH_RUN_SIGMA: f64 = 0.025;
 
 /// What only separate runs sample for a row of `benchmark` (its run level, a σ of the log
