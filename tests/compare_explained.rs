@@ -761,6 +761,16 @@ fn is_row(x: &Value, r: &Value) -> bool {
         })
 }
 
+/// The rounds of `doc`'s result matching compare row `r`.
+fn row_rounds(doc: &Value, r: &Value) -> Option<truebench::result::rounds::Rounds> {
+    let x = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| is_row(x, r))?;
+    common::rounds_of(x)
+}
+
 /// The mean of `figure` over the rounds a row's figures rest on (the kept ones; all when
 /// fewer than two were kept), as the run recorded it per round; None when the row has no
 /// rounds or one of them has no figure.
@@ -769,12 +779,7 @@ fn round_mean(
     r: &Value,
     figure: fn(&truebench::result::rounds::Round) -> Option<f64>,
 ) -> Option<f64> {
-    let x = doc["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|x| is_row(x, r))?;
-    let rounds = common::rounds_of(x)?;
+    let rounds = row_rounds(doc, r)?;
     let p: Vec<f64> = rounds
         .pooled()
         .iter()
@@ -785,12 +790,7 @@ fn round_mean(
 
 /// The log medians of the rounds a row's figures rest on, in the run's order.
 fn round_logs(doc: &Value, r: &Value) -> Option<Vec<f64>> {
-    let x = doc["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|x| is_row(x, r))?;
-    let rounds = common::rounds_of(x)?;
+    let rounds = row_rounds(doc, r)?;
     let mut pooled = rounds.pooled();
     pooled.sort_by_key(|y| y.seq);
     Some(pooled.iter().map(|y| y.median.ln()).collect())
