@@ -102,6 +102,11 @@ fn largest(x: &[f64]) -> Option<(f64, usize, usize)> {
     best
 }
 
+/// The most points the test runs on: a row of more rounds (up to 1000) is tested on the
+/// means of consecutive blocks of them (a stretch of the run stays a stretch of blocks), so
+/// the test's cost stays that of 100 rounds.
+pub const MAX_POINTS: usize = 100;
+
 /// The shift in `logs` (a row's log round medians in the run's order), if its rounds
 /// differ by stretch more than shuffled rounds would at [`MAX_P`]; None otherwise, and for
 /// fewer than [`MIN_ROUNDS`] rounds.
@@ -110,12 +115,18 @@ pub fn find(logs: &[f64]) -> Option<Shift> {
     if n < MIN_ROUNDS || logs.iter().any(|v| !v.is_finite()) {
         return None;
     }
-    let (observed, from, to) = largest(logs)?;
+    let block = n.div_ceil(MAX_POINTS);
+    let points: Vec<f64> = logs
+        .chunks(block)
+        .map(|c| c.iter().sum::<f64>() / c.len() as f64)
+        .collect();
+    let (observed, from, to) = largest(&points)?;
+    let (from, to) = (from * block, (to * block).min(n));
     let seed = logs
         .iter()
         .fold(0u64, |h, v| h.rotate_left(7) ^ v.to_bits());
     let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
-    let mut shuffled = logs.to_vec();
+    let mut shuffled = points.clone();
     let mut as_extreme = 1usize;
     for _ in 0..PERMUTATIONS {
         shuffled.shuffle(&mut rng);
@@ -192,6 +203,22 @@ mod tests {
         }
         // 600 rows at 1%: 6 expected; 15 is beyond any chance reading of a 1% test.
         assert!(found <= 15, "{found} of {}", 2 * rows);
+    }
+
+    /// A row of 1000 rounds is tested on blocks of ten, and its stretch found to a block.
+    #[test]
+    fn a_thousand_rounds_are_tested_in_blocks() {
+        let mut x = noisy(1000, 5, 0.03);
+        for v in &mut x[400..700] {
+            *v += 0.1;
+        }
+        let s = find(&x).expect("a shift");
+        assert!(
+            s.from.abs_diff(400) <= 10 && s.to.abs_diff(700) <= 10,
+            "{s:?}"
+        );
+        assert_eq!(s.rounds, 1000);
+        assert!(find(&noisy(1000, 6, 0.03)).is_none());
     }
 
     #[test]
