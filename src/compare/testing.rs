@@ -162,6 +162,32 @@ pub fn timers_run(id: &str, median: f64, noise: Option<Finding>) -> RunDocument 
     testing::run(id, vec![r], testing::env())
 }
 
+/// A timers run of one clock-read row measured in rounds at `medians` (ns), in that order,
+/// one a second, its place among all the run's rounds every `seq_step`th.
+pub fn timers_in_rounds(id: &str, medians: &[f64], seq_step: usize) -> RunDocument {
+    use crate::result::rounds::{noise_of, Round, Rounds};
+    let mut sorted = medians.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let mut doc = timers_run(id, sorted[sorted.len() / 2], None);
+    let rounds: Vec<Round> = medians
+        .iter()
+        .enumerate()
+        .map(|(i, m)| Round {
+            seq: i * seq_step,
+            at_s: i as f64,
+            median: *m,
+            samples: 1,
+            ..Default::default()
+        })
+        .collect();
+    let center = doc.results[0].stats.median.ln();
+    doc.results[0].rounds = Some(Rounds {
+        noise: noise_of(&rounds, Some(center), None),
+        rounds,
+    });
+    doc
+}
+
 /// The run with an effective clock of `ghz` at the start and end of each suite.
 pub fn with_speed(mut doc: RunDocument, ghz: f64) -> RunDocument {
     doc.cpu_speed = Some(CpuSpeed {

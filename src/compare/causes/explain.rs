@@ -136,6 +136,57 @@ pub fn matches_within(residual: f64) -> bool {
     residual.ln().abs() <= MATCH.ln()
 }
 
+/// Standard errors within which what a cause holds equal leaves the two runs alike.
+pub const ALIKE_Z: f64 = 1.96;
+
+/// The mean of some log figures.
+pub fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// The variance of the mean of some log figures (their spread over √n, squared).
+pub fn var_of_mean(v: &[f64]) -> f64 {
+    let m = mean(v);
+    let n = v.len() as f64;
+    v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0).max(1.0) / n
+}
+
+/// A cause that holds part of the rounds equal (`round-modes`, `run-shift`): `measured`
+/// and `held` are B's log level less A's with all rounds and with the held-equal ones,
+/// `se` the held difference's standard error, `words` it in words ("within the modes,
+/// B/A is 0.985"). Within [`ALIKE_Z`] standard errors the cause **explains** the call; the
+/// same direction and smaller, **partly**; otherwise it is **ruled out**.
+pub fn holding_equal(
+    cause: &str,
+    because: String,
+    measured: f64,
+    held: f64,
+    se: f64,
+    words: String,
+) -> Explanation {
+    let claim = if held.abs() <= ALIKE_Z * se {
+        Claim::Explains
+    } else if held.signum() == measured.signum() && held.abs() < measured.abs() {
+        Claim::Partly
+    } else {
+        Claim::RuledOut
+    };
+    let mut e = Explanation::new(cause, claim, because);
+    e.predicted = Some((measured - held).exp());
+    e.residual = Some(held.exp());
+    match claim {
+        Claim::Explains => {
+            e.held_equal = Some(format!(
+                "{words}, within their rounds' noise ({:.1}%)",
+                (ALIKE_Z * se).exp_m1() * 100.0
+            ))
+        }
+        Claim::Partly => e.remains = Some(format!("{words}: more than their rounds' noise")),
+        _ => e.held_equal = Some(words),
+    }
+    e
+}
+
 /// Everything a cause may look at for one row: both runs, both results, the judged
 /// difference, and the drift used.
 pub struct RowCtx<'a> {

@@ -11,7 +11,7 @@
 //! direction and smaller, **partly**; otherwise **ruled out**. Where no mode holds two
 //! rounds of each run, nothing within a mode compares them, and it says nothing.
 
-use crate::compare::causes::explain::{Claim, Explanation, RowCtx};
+use crate::compare::causes::explain::{holding_equal, mean, var_of_mean, Explanation, RowCtx};
 use crate::compare::stats::modes::{self, Modes};
 use crate::compare::stats::noise_model::RUN_SIGMA;
 use crate::result::BenchResult;
@@ -19,9 +19,6 @@ use crate::units::num;
 
 /// This cause, as the JSON names it.
 pub const ROUND_MODES: &str = "round-modes";
-
-/// Standard errors within which the modes' figures are alike.
-const ALIKE_Z: f64 = 1.96;
 
 /// The log medians of the rounds a row's figures rest on.
 fn logs(r: &BenchResult) -> Option<Vec<f64>> {
@@ -33,16 +30,6 @@ fn logs(r: &BenchResult) -> Option<Vec<f64>> {
             .map(|x| x.median.ln())
             .collect(),
     )
-}
-
-fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len() as f64
-}
-
-fn var_of_mean(v: &[f64]) -> f64 {
-    let m = mean(v);
-    let n = v.len() as f64;
-    v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0).max(1.0) / n
 }
 
 /// One side's rounds split by mode: (low, high).
@@ -72,13 +59,6 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
     let held = within.iter().map(|(d, w)| d * w).sum::<f64>() / weight;
     let se = weight.recip().sqrt();
     let measured = mean(&lb) - mean(&la);
-    let claim = if held.abs() <= ALIKE_Z * se {
-        Claim::Explains
-    } else if held.signum() == measured.signum() && held.abs() < measured.abs() {
-        Claim::Partly
-    } else {
-        Claim::RuledOut
-    };
     // The slow mode: the high one for a time, the low one for a rate.
     let lib = c.ra.lower_is_better;
     let unit = &c.ra.unit;
@@ -114,7 +94,8 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
             at(hi)
         )
     };
-    let mut e = Explanation::new(ROUND_MODES, claim, because);
+    let words = format!("within the modes, B/A is {:.3}", held.exp());
+    let mut e = holding_equal(ROUND_MODES, because, measured, held, se, words);
     e.evidence = vec![
         side("A", &a_lo, &a_hi),
         side("B", &b_lo, &b_hi),
@@ -126,74 +107,36 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
             pooled.len()
         ),
     ];
-    e.predicted = Some((measured - held).exp());
-    e.residual = Some(held.exp());
-    let inside = format!("within the modes, B/A is {:.3}", held.exp());
-    match claim {
-        Claim::Explains => {
-            e.held_equal = Some(format!(
-                "{inside}, within their rounds' noise ({:.1}%)",
-                (ALIKE_Z * se).exp_m1() * 100.0
-            ))
-        }
-        Claim::Partly => e.remains = Some(format!("{inside}: more than their rounds' noise")),
-        _ => e.held_equal = Some(inside),
-    }
     Some(e)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::causes::explain::Claim;
     use crate::compare::causes::testing::judged_rows;
-    use crate::compare::testing::timers_run;
-    use crate::result::rounds::{noise_of, Round, Rounds};
-    use crate::result::RunDocument;
-
-    /// A timers run of one row in rounds at `medians` (ns).
-    fn run(id: &str, medians: &[f64]) -> RunDocument {
-        let mut sorted = medians.to_vec();
-        sorted.sort_by(f64::total_cmp);
-        let mut doc = timers_run(id, sorted[sorted.len() / 2], None);
-        let rounds: Vec<Round> = medians
-            .iter()
-            .enumerate()
-            .map(|(i, m)| Round {
-                seq: i,
-                at_s: i as f64,
-                median: *m,
-                samples: 1,
-                ..Default::default()
-            })
-            .collect();
-        let center = doc.results[0].stats.median.ln();
-        doc.results[0].rounds = Some(Rounds {
-            noise: noise_of(&rounds, Some(center), None),
-            rounds,
-        });
-        doc
-    }
+    use crate::compare::testing::timers_in_rounds;
 
     /// `slow` of 28 rounds at 300 ns (every so often), the rest at 250, each 1% about.
     fn drawn(slow: usize, shift: f64) -> Vec<f64> {
         (0..28)
             .map(|i| {
-                let at = if i * slow % 28 < slow && i < 28 {
-                    300.0
-                } else {
-                    250.0
-                };
+                let at = if i * slow % 28 < slow { 300.0 } else { 250.0 };
                 at * shift * (1.0 + 0.01 * ((i * 5 % 3) as f64 - 1.0))
             })
             .collect()
     }
 
     fn said(a: &[f64], b: &[f64]) -> Option<Explanation> {
-        judged_rows(&run("a", a), &run("b", b), explain)
-            .into_iter()
-            .next()
-            .unwrap()
-            .1
+        judged_rows(
+            &timers_in_rounds("a", a, 1),
+            &timers_in_rounds("b", b, 1),
+            explain,
+        )
+        .into_iter()
+        .next()
+        .unwrap()
+        .1
     }
 
     fn slow_count(v: &[f64]) -> usize {

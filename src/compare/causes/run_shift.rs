@@ -10,7 +10,7 @@
 //! errors, with the run level `RUN_SIGMA` added), the shift **explains** the call; the
 //! same direction and smaller, **partly**; otherwise it is **ruled out**, with its figures.
 
-use crate::compare::causes::explain::{Claim, Explanation, RowCtx};
+use crate::compare::causes::explain::{holding_equal, mean, var_of_mean, Explanation, RowCtx};
 use crate::compare::stats::noise_model::RUN_SIGMA;
 use crate::compare::stats::shift::{self, Shift, PERMUTATIONS};
 use crate::result::rounds::Round;
@@ -19,9 +19,6 @@ use crate::units::num;
 
 /// This cause, as the JSON names it.
 pub const RUN_SHIFT: &str = "run-shift";
-
-/// Standard errors within which the usual states are alike.
-const ALIKE_Z: f64 = 1.96;
 
 /// One side's rounds of a row, in the run's order, and the shift found in them.
 struct Side<'a> {
@@ -47,10 +44,6 @@ fn side(r: &BenchResult) -> Option<Side<'_>> {
     })
 }
 
-fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len() as f64
-}
-
 impl Side<'_> {
     /// The log rounds of its usual state: those outside the shift's stretch, or inside it
     /// when the stretch is the larger part; every round without a shift.
@@ -69,11 +62,7 @@ impl Side<'_> {
 
     /// Variance of the usual state's mean log.
     fn usual_var(&self) -> f64 {
-        let u = self.usual();
-        let m = mean(&u);
-        let n = u.len() as f64;
-        let var = u.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
-        var / n + RUN_SIGMA.powi(2)
+        var_of_mean(&self.usual()) + RUN_SIGMA.powi(2)
     }
 
     /// "A's rounds 11-21 of 29 (12-24 s into the run) ran 20% slower than its other
@@ -133,74 +122,34 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
         .into_iter()
         .flatten()
         .collect();
-    let claim = if held.abs() <= ALIKE_Z * se {
-        Claim::Explains
-    } else if held.signum() == measured.signum() && held.abs() < measured.abs() {
-        Claim::Partly
-    } else {
-        Claim::RuledOut
-    };
-    let mut e = Explanation::new(RUN_SHIFT, claim, because.join("; "));
-    e.evidence = vec![a.evidence("A", &c.ra.unit), b.evidence("B", &c.rb.unit)];
-    e.predicted = Some((measured - held).exp());
-    e.residual = Some(held.exp());
     let usual = format!(
         "with each run's usual rounds ({} of A's, {} of B's), B/A is {:.3}",
         ua.len(),
         ub.len(),
         held.exp()
     );
-    match claim {
-        Claim::Explains => {
-            e.held_equal = Some(format!(
-                "{usual}, within their noise ({:.1}%)",
-                (ALIKE_Z * se).exp_m1() * 100.0
-            ))
-        }
-        Claim::Partly => e.remains = Some(format!("{usual}: more than their noise")),
-        _ => e.held_equal = Some(usual),
-    }
+    let mut e = holding_equal(RUN_SHIFT, because.join("; "), measured, held, se, usual);
+    e.evidence = vec![a.evidence("A", &c.ra.unit), b.evidence("B", &c.rb.unit)];
     Some(e)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::causes::explain::Claim;
     use crate::compare::causes::testing::judged_rows;
-    use crate::compare::testing::timers_run;
-    use crate::result::rounds::{noise_of, Rounds};
-    use crate::result::RunDocument;
-
-    /// A timers run of one row measured in rounds at `medians` (ns), one a second.
-    fn run(id: &str, medians: &[f64]) -> RunDocument {
-        let mut sorted = medians.to_vec();
-        sorted.sort_by(f64::total_cmp);
-        let mut doc = timers_run(id, sorted[sorted.len() / 2], None);
-        let rounds: Vec<Round> = medians
-            .iter()
-            .enumerate()
-            .map(|(i, m)| Round {
-                seq: i * 3,
-                at_s: i as f64,
-                median: *m,
-                samples: 1,
-                ..Default::default()
-            })
-            .collect();
-        let center = doc.results[0].stats.median.ln();
-        doc.results[0].rounds = Some(Rounds {
-            noise: noise_of(&rounds, Some(center), None),
-            rounds,
-        });
-        doc
-    }
+    use crate::compare::testing::timers_in_rounds;
 
     fn said(a: &[f64], b: &[f64]) -> Option<Explanation> {
-        judged_rows(&run("a", a), &run("b", b), explain)
-            .into_iter()
-            .next()
-            .unwrap()
-            .1
+        judged_rows(
+            &timers_in_rounds("a", a, 3),
+            &timers_in_rounds("b", b, 3),
+            explain,
+        )
+        .into_iter()
+        .next()
+        .unwrap()
+        .1
     }
 
     fn steady(n: usize, at: f64) -> Vec<f64> {
