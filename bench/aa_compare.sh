@@ -52,14 +52,7 @@ if [ -n "$docs" ]; then
 else
   echo "host: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) CPUs, $(date -u '+%Y-%m-%d %H:%M UTC')"
   if [ "$neighbour" = 1 ]; then
-    python3 - <<'PY' &
-import random, time
-while True:
-    end = time.monotonic() + random.uniform(0.5, 3.0)
-    while time.monotonic() < end:
-        pass
-    time.sleep(random.uniform(0.5, 3.0))
-PY
+    python3 bench/neighbour.py &
     hog=$!
     echo "a CPU-bound neighbour in bursts beside the runs (pid $hog)"
   fi
