@@ -96,10 +96,12 @@ fn why_not(
     grown: &[usize],
     p: &Precision,
 ) -> String {
-    // What only separate runs sample for this row (its benchmark's run level).
+    // What only separate runs sample for this row (its run level in the two runs).
     let run_of = |side: usize| {
         now.map_or(noise_model::RUN_SIGMA, |t| {
-            noise_model::run_sigma(&t.r[side].benchmark)
+            t.noise
+                .run
+                .unwrap_or_else(|| noise_model::run_sigma(t.r[side], &[]))
         })
     };
     let fixed = || {

@@ -257,15 +257,18 @@ pub fn setting_differences(a: &ProbeDoc, b: &ProbeDoc) -> Vec<EnvDiff> {
         .collect()
 }
 
-/// The noise a matched pair of results is tested against with the baseline host's model
-/// (what `compare_at` uses for the row): the model's calibration or history of A's row;
-/// without either, what each side lacks said before it (`stats::noise_model::no_rounds_why`).
+/// The noise a matched pair of results (`a` of run `da`, `b` of run `db`) is tested against
+/// with the baseline host's model (what `compare_at` uses for the row): the model's
+/// calibration or history of A's row; without either, what each side lacks said before it
+/// (`stats::noise_model::no_rounds_why`). Its run level is the row's in the two runs
+/// (`stats::noise_model::row_run_sigma`).
 pub fn row_noise(
     model: &History,
-    a: &crate::result::BenchResult,
-    b: &crate::result::BenchResult,
+    (da, a): (&RunDocument, &crate::result::BenchResult),
+    (db, b): (&RunDocument, &crate::result::BenchResult),
 ) -> stats::noise_model::RowNoise {
     let mut n = model.row(a);
+    n.run = Some(stats::noise_model::row_run_sigma((a, da), (b, db)));
     if n.basis == stats::noise_model::Basis::None {
         let lacks: Vec<String> = [("A", a), ("B", b)]
             .iter()
@@ -460,6 +463,7 @@ fn noise_used(p: &Pending) -> stats::noise_model::RowNoise {
             .filter_map(|r| r.run_noise().map(|n| n.kept))
             .sum(),
         source: format!("rounds: {}; {}", side("A", p.m.a), side("B", p.m.b)),
+        run: p.noise.run,
     }
 }
 
@@ -533,7 +537,7 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
         .matched
         .iter()
         .map(|m| {
-            let noise = row_noise(model, m.a, m.b);
+            let noise = row_noise(model, (a, m.a), (b, m.b));
             let per_cycle = clock.filter(|_| {
                 causes::speed::clock_bound(m.a, &a.env)
                     && m.a.lower_is_better == m.b.lower_is_better

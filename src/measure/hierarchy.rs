@@ -230,6 +230,11 @@ fn llc_of(c: &CurveLevels) -> Option<Llc> {
     })
 }
 
+/// The cliff from the LLC plateau to memory spans about this factor either side of an
+/// effective LLC (a chain of 2/3 of it already misses in part; one of 1.5x still hits in
+/// part). Past the larger side a chain's loads go to memory ([`EffectiveLlc::past_cliff`]).
+pub const CLIFF: f64 = 1.5;
+
 /// The last-level cache a run effectively had, read from its own latency curve of one page
 /// size: the working set where the curve crosses the geometric mean of its last cache
 /// plateau's latency and the latency at the largest size measured (memory), interpolated
@@ -252,6 +257,14 @@ pub struct EffectiveLlc {
     /// The smallest working set on the last cache plateau, bytes: from there on a chain
     /// lives in the LLC.
     pub plateau_from: u64,
+}
+
+impl EffectiveLlc {
+    /// Whether a working set of `size` bytes lies past this LLC's cliff ([`CLIFF`] × it):
+    /// its loads go to memory.
+    pub fn past_cliff(&self, size: u64) -> bool {
+        size as f64 > CLIFF * self.bytes as f64
+    }
 }
 
 impl EffectiveLlc {

@@ -12,7 +12,8 @@
 //!   go one at a time to the row furthest from its target (MDE over target): first the rows
 //!   that can reach their target within `precision::MAX_ROUNDS` and the allowance, then the
 //!   others (whose MDE still narrows), until every row reaches its target or the allowance
-//!   is spent. A round is of the row's case where its benchmark can measure some cases
+//!   is spent. A row its run level keeps from its target aims at what that level allows
+//!   (`goal`). A round is of the row's case where its benchmark can measure some cases
 //!   only (`Benchmark::case_of`), else of its whole benchmark (every row of it gains one).
 //! - **Error rate**: the number of rounds a row gets is decided from the first stage only,
 //!   and its test then takes σ and its degrees of freedom from one stage alone
@@ -98,6 +99,26 @@ pub fn rounds_for(sigma1: f64, df1: f64, target: f64, most: usize, run: f64) -> 
     Some(hi)
 }
 
+/// How far above the MDE its run level allows (`run_floor`) a row aims when that keeps it
+/// from its target: rounds past that buy little.
+pub const GOAL_OVER_FLOOR: f64 = 1.25;
+
+/// The MDE a row would reach with any number of rounds: what only separate runs sample
+/// (`run`, a σ per run) tested between two runs.
+pub fn run_floor(run: f64) -> f64 {
+    (quantile_sum(None) * (2.0 * run * run).sqrt()).exp_m1()
+}
+
+/// The MDE a row's rounds aim at: its target, or [`GOAL_OVER_FLOOR`] × its [`run_floor`]
+/// when that is above the target (what only separate runs sample keeps the row from its
+/// target however many rounds it gets: a latency row past the LLC,
+/// `noise_model::MEMORY_LATENCY_RUN_SIGMA`). Such a row gets the rounds that narrow it
+/// towards what it can reach, as one that can reach its target does; a row kept from its
+/// target by its own rounds' spread still aims at the target (it narrows with every round).
+pub fn goal(r: &Row) -> f64 {
+    r.target.max(GOAL_OVER_FLOOR * run_floor(r.run))
+}
+
 /// The extra rounds planned per unit, and their expected cost.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
@@ -122,12 +143,15 @@ pub fn plan(
     let mut kept: Vec<usize> = rows.iter().map(|r| r.kept).collect();
     let mut all: Vec<usize> = rows.iter().map(|r| r.rounds).collect();
     let mut dropped = vec![false; rows.len()];
-    // The kept rounds each row needs, worked out once (None: more than the cap).
+    // What each row aims at (`goal`) and the kept rounds it needs for it, worked out once
+    // (None: more than the cap).
+    let goals: Vec<f64> = rows.iter().map(goal).collect();
     let need: Vec<Option<usize>> = rows
         .iter()
-        .map(|r| {
+        .zip(&goals)
+        .map(|(r, goal)| {
             let (sigma1, df1) = r.stage1?;
-            rounds_for(sigma1, df1, r.target, max_rounds, r.run)
+            rounds_for(sigma1, df1, *goal, max_rounds, r.run)
         })
         .collect();
     let by_unit: Vec<Vec<usize>> = (0..units.len())
@@ -145,7 +169,7 @@ pub fn plan(
             if dropped[i] || most >= max_rounds {
                 continue;
             }
-            let ratio = projected_mde(sigma1, df1, kept[i], r.run) / r.target;
+            let ratio = projected_mde(sigma1, df1, kept[i], r.run) / goals[i];
             if ratio <= 1.0 {
                 continue;
             }
@@ -341,6 +365,40 @@ mod tests {
                 && projected_mde(0.04, 4.0, n - 1, RUN_SIGMA) > 0.08
         );
         assert_eq!(rounds_for(0.04, 4.0, 0.08, n - 1, RUN_SIGMA), None);
+    }
+
+    /// A row its run level keeps from its target (a latency row past the LLC: 5% a run,
+    /// target 8%) aims at 1.25 × what its run level allows, and gets the rounds towards it
+    /// beside a row that can reach its own, which does not take them all; without the goal
+    /// it waited for every reachable row and got none here.
+    #[test]
+    fn a_row_its_run_level_keeps_from_its_target_still_gets_rounds_towards_its_floor() {
+        use crate::compare::stats::noise_model::MEMORY_LATENCY_RUN_SIGMA;
+        let units = vec![unit(0, Some("plateau"), 0.1), unit(0, Some("memory"), 0.1)];
+        let far = Row {
+            run: MEMORY_LATENCY_RUN_SIGMA,
+            ..row(1, 0.05, 3, 0.08)
+        };
+        let floor = run_floor(MEMORY_LATENCY_RUN_SIGMA);
+        assert!(
+            floor > 0.08 && projected_mde(0.05, 2.0, 60, far.run) > floor,
+            "{floor}"
+        );
+        assert_eq!(goal(&far), GOAL_OVER_FLOOR * floor);
+        // A row whose run level allows its target keeps it as its goal.
+        let near = row(0, 0.12, 3, 0.08);
+        assert_eq!(goal(&near), 0.08);
+        // 20 rounds of allowance; the plateau row alone would take them all and more. The
+        // far row gets what its goal needs, the plateau row the rest.
+        let need_near = rounds_for(0.12, 2.0, 0.08, 60, RUN_SIGMA).unwrap();
+        assert!(need_near > 23, "{need_near}");
+        let need_far = rounds_for(0.05, 2.0, goal(&far), 60, far.run).unwrap();
+        let p = plan(&[near, far.clone()], &units, &[0.0], 2.05, 60);
+        assert_eq!(p.extra, vec![20 - (need_far - 3), need_far - 3], "{p:?}");
+        // With the allowance to spare it stops at its goal, not at the cap.
+        let p = plan(std::slice::from_ref(&far), &units, &[0.0], 100.0, 60);
+        assert_eq!(p.extra[1], need_far - 3, "{p:?}");
+        assert!(need_far < 20, "{need_far}");
     }
 
     #[test]

@@ -151,6 +151,7 @@ pub fn summarise(id: &str, docs: &[RunDocument], asked: usize) -> Calibration {
                 sigma: Some(s.max(noise_model::MIN_SIGMA)),
                 runs: medians.len(),
                 source: String::new(),
+                run: None,
             };
             noise.mde_one_run_each()
         });

@@ -45,7 +45,7 @@ pub fn tested<'a>(a: &'a RunDocument, b: &'a RunDocument, model: &History) -> Ve
         .iter()
         .filter(|m| comparability::problems(m.a, m.b).is_empty())
         .filter_map(|m| {
-            let noise = crate::compare::row_noise(model, m.a, m.b);
+            let noise = crate::compare::row_noise(model, (a, m.a), (b, m.b));
             Some(Tested {
                 r: [m.a, m.b],
                 test: noise_model::test(m.a, m.b, &noise)?,
@@ -112,7 +112,10 @@ fn side_now(
             first,
             floor,
             run: if s.basis == Basis::Rounds {
-                noise_model::run_sigma(&r.benchmark).powi(2)
+                noise
+                    .run
+                    .unwrap_or_else(|| noise_model::run_sigma(r, &[]))
+                    .powi(2)
             } else {
                 0.0
             },

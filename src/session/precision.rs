@@ -223,7 +223,7 @@ pub fn spend(
                 kept: noise.map(|x| x.kept).unwrap_or(0),
                 rounds: r.rounds.as_ref().map(|x| x.rounds.len()).unwrap_or(0),
                 target: precision.unwrap_or_else(|| bench.mde_target(r)),
-                run: run_sigma(&r.benchmark),
+                run: run_sigma(r, &pooled),
             });
         }
     }
@@ -291,11 +291,12 @@ pub fn spend(
         if !bench.in_rounds() || state.of(b).is_empty() {
             continue;
         }
-        for r in state.pooled(b) {
-            let target = precision.unwrap_or_else(|| bench.mde_target(&r));
+        let pooled = state.pooled(b);
+        for r in &pooled {
+            let target = precision.unwrap_or_else(|| bench.mde_target(r));
             let rounds = r.rounds.as_ref().map(|x| x.rounds.len()).unwrap_or(0);
             let noise = r.run_noise();
-            let run = run_sigma(&r.benchmark);
+            let run = run_sigma(r, &pooled);
             let mde = noise.map(|n| row_mde(n, run));
             let why = match mde {
                 Some(x) if x <= target => None,
@@ -317,7 +318,7 @@ pub fn spend(
                 lines.push(reached.line(target));
             }
             if let Some(why) = why {
-                let steal = steal_of(&r);
+                let steal = steal_of(r);
                 short.push(Short {
                     row: r.label(),
                     mde,

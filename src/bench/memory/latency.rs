@@ -507,6 +507,19 @@ pub fn effective_llc_of<'a>(
     }
 }
 
+/// Whether `r` is a memory.latency row past the LLC cliff (`EffectiveLlc::past_cliff`) of
+/// the run whose results are `run`, for its page size: its loads go to memory. False for
+/// other rows and where the run's curve gives no effective LLC.
+pub fn past_the_llc(r: &crate::result::BenchResult, run: &[crate::result::BenchResult]) -> bool {
+    if r.base_id() != "memory.latency" {
+        return false;
+    }
+    r.params
+        .read::<LatencyParams>()
+        .and_then(|p| Some(effective_llc_of(run, &p.pages)?.past_cliff(p.size_bytes)))
+        .unwrap_or(false)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -80,7 +80,10 @@ struct RoundMeans {
 }
 
 impl RoundMeans {
-    /// The variance of the run's mean, with the run level no round samples.
+    /// The variance of the run's mean, with the run level no round samples. The nominal
+    /// one, not a latency row's past the LLC (`MEMORY_LATENCY_RUN_SIGMA`): this cause asks
+    /// whether the two runs' paths to memory differed, and that they differ from run to run
+    /// is what the larger level stands for.
     fn var(&self) -> f64 {
         crate::compare::stats::noise_model::rounds_var(
             self.sd / (self.n as f64).sqrt(),

@@ -27,10 +27,9 @@ pub const LLC_SHARE: &str = "llc-share";
 /// 18.0 MiB in the other two (25% or more from every other run).
 pub const DIFFER: f64 = 1.10;
 
-/// The cliff from the LLC plateau to memory spans about this factor either side of the
-/// effective LLC (a chain of 2/3 of it already misses in part; one of 1.5x still hits in
-/// part): the smaller effective LLC over it is the smallest size the cause acts on.
-pub const ZONE: f64 = 1.5;
+/// The cliff from the LLC plateau to memory (`hierarchy::CLIFF` either side of the
+/// effective LLC): the smaller effective LLC over it is the smallest size the cause acts on.
+pub use crate::measure::hierarchy::CLIFF as ZONE;
 
 /// How a page size is named in the evidence.
 pub fn pages_words(pages: &str) -> &str {

@@ -71,6 +71,11 @@ pub struct RowNoise {
     pub runs: usize,
     /// Where it comes from, in words ("calibration 20261125T… : 5 runs of host h").
     pub source: String,
+    /// What only separate runs sample for this row where its two runs set it
+    /// ([`run_sigma`] of each side in its run: a latency row past a run's LLC); None: its
+    /// benchmark's level.
+    #[serde(rename = "run_sigma", skip_serializing_if = "Option::is_none")]
+    pub run: Option<f64>,
 }
 
 impl RowNoise {
@@ -82,6 +87,7 @@ impl RowNoise {
             sigma: None,
             runs: 0,
             source,
+            run: None,
         }
     }
 
@@ -219,6 +225,7 @@ impl NoiseModel {
                         "calibration {id}: {:.1}% between {n} runs of host {host}",
                         s * 100.0
                     ),
+                    run: None,
                 });
             }
         }
@@ -230,6 +237,7 @@ impl NoiseModel {
                 "history: {:.1}% between {n} stored runs of host {host}",
                 s * 100.0
             ),
+            run: None,
         })
     }
 }
@@ -268,14 +276,32 @@ pub const RUN_SIGMA: f64 = 0.006;
 /// 03:07).
 pub const BANDWIDTH_RUN_SIGMA: f64 = 0.025;
 
-/// What only separate runs sample for a row of `benchmark` (its run level, a σ of the log
-/// median per run).
-pub fn run_sigma(benchmark: &str) -> f64 {
-    if benchmark.starts_with("memory.bandwidth") {
-        BANDWIDTH_RUN_SIGMA
-    } else {
-        RUN_SIGMA
+/// The run level of a memory.latency row past its run's LLC (`latency::past_the_llc`), where
+/// the loads go to memory. In the A/A of 2026-11-29 06:07 (five runs, steal 0%) the run
+/// medians of the rows at 45-128 MiB spread beyond their rounds' error by 3.0-5.2% with
+/// 4 KiB pages and 3.9-11% with huge pages (pooled 4.2% and 7.3%), where the rows on the
+/// caches' plateaus spread 0-2.5%: which host memory, and which of the host's page-table
+/// caches, a run's chains land on is drawn once per run, as for bandwidth. A 45 MiB row's
+/// rounds ran at 109-128 ns in one run and 143 ns in another, with the runs' loads from
+/// 128 MiB 3% apart.
+pub const MEMORY_LATENCY_RUN_SIGMA: f64 = 0.05;
+
+/// What only separate runs sample for the row `r` of a run whose results are `run` (its run
+/// level, a σ of the log median per run): [`BANDWIDTH_RUN_SIGMA`] for memory bandwidth,
+/// [`MEMORY_LATENCY_RUN_SIGMA`] for a latency row past that run's LLC, else [`RUN_SIGMA`].
+/// With `run` empty (the run not at hand) a latency row takes [`RUN_SIGMA`].
+pub fn run_sigma(r: &BenchResult, run: &[BenchResult]) -> f64 {
+    match r.base_id() {
+        "memory.bandwidth" => BANDWIDTH_RUN_SIGMA,
+        _ if crate::bench::memory::latency::past_the_llc(r, run) => MEMORY_LATENCY_RUN_SIGMA,
+        _ => RUN_SIGMA,
     }
+}
+
+/// The run level of a row compared between runs A and B: the larger of its sides'
+/// ([`run_sigma`] of each in its own run).
+pub fn row_run_sigma(a: (&BenchResult, &RunDocument), b: (&BenchResult, &RunDocument)) -> f64 {
+    run_sigma(a.0, &a.1.results).max(run_sigma(b.0, &b.1.results))
 }
 
 /// The variance of a run's log median from its rounds' standard error `se`, with what only
@@ -313,7 +339,7 @@ pub fn side(r: &BenchResult, model: &RowNoise) -> Option<Side> {
     let s2 = model.sigma.map(|s| s.powi(2));
     if let Some((level, n)) = r.rounds.as_ref().and_then(|rs| rs.level()) {
         let own = Side {
-            var: rounds_var(n.se, run_sigma(&r.benchmark)),
+            var: rounds_var(n.se, model.run.unwrap_or_else(|| run_sigma(r, &[]))),
             df: Some(n.df),
             basis: Basis::Rounds,
             two_stage: n.stage1.is_some(),
@@ -613,5 +639,59 @@ mod tests {
         );
         assert!(t.df.is_some() && t.basis == Basis::Calibration, "{t:?}");
         assert!(t.detectable() && t.p < 0.05, "{t:?}");
+    }
+
+    /// A latency row past its run's LLC is tested with the memory path's run level, a row on
+    /// the LLC plateau or in its cliff with the nominal one, a bandwidth row with its own;
+    /// without its run at hand a latency row takes the nominal level. The same 12% move of
+    /// every size in quiet rounds is then called on the plateau and not past the LLC (runs
+    /// of one host move that much there), and 40% is called there too.
+    #[test]
+    fn a_latency_row_past_its_runs_llc_is_tested_with_the_memory_run_level() {
+        use crate::compare::testing::{in_rounds, latency_curves_run, result};
+        use crate::measure::hierarchy::tests::{aa_curve, AA_4K};
+        // Effective LLC between 11.3 and 16 MiB: sizes from 22.6 MiB (index 6) are past
+        // its cliff, 16 MiB (index 5) is in it, 2.8 MiB (index 0) on the plateau.
+        let run = |id: &str, scale: f64| {
+            let mut c = aa_curve(&AA_4K[0]);
+            for p in c.iter_mut() {
+                p.1 *= scale;
+            }
+            in_rounds(latency_curves_run(id, &[("4k", &c)]))
+        };
+        let a = run("a", 1.0);
+        for i in 0..=5 {
+            assert_eq!(run_sigma(&a.results[i], &a.results), RUN_SIGMA, "size {i}");
+        }
+        for i in 6..12 {
+            let r = &a.results[i];
+            assert_eq!(
+                run_sigma(r, &a.results),
+                MEMORY_LATENCY_RUN_SIGMA,
+                "size {i}"
+            );
+            assert_eq!(run_sigma(r, &[]), RUN_SIGMA);
+        }
+        let bw = result(
+            "memory.bandwidth@1",
+            "all",
+            Some(vec![0]),
+            json!({"kernel": "copy", "stores": "regular", "threads": 1, "array_bytes": 128u64 << 20}),
+            20000.0,
+            false,
+        );
+        assert_eq!(run_sigma(&bw, &a.results), BANDWIDTH_RUN_SIGMA);
+        let p = |b: &RunDocument, i: usize| {
+            let (ra, rb) = (&a.results[i], &b.results[i]);
+            let noise = RowNoise {
+                run: Some(row_run_sigma((ra, &a), (rb, b))),
+                ..NoiseModel::default().row(ra)
+            };
+            test(ra, rb, &noise).unwrap().p
+        };
+        let moved = run("b", 1.12);
+        assert!(p(&moved, 0) < ALPHA, "{}", p(&moved, 0));
+        assert!(p(&moved, 11) > ALPHA, "{}", p(&moved, 11));
+        assert!(p(&run("b", 1.4), 11) < ALPHA);
     }
 }
