@@ -59,11 +59,15 @@ else
   echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
   for i in $(seq 1 "$runs"); do
     read -r s0 t0 < <(ticks)
-    /usr/bin/time -f "%e %M" -o "$tmp/time$i" "$tb" --db "$tmp/runs.db" run $suites --json >"$tmp/run$i.json" 2>/dev/null
+    /usr/bin/time -f "%e" -o "$tmp/time$i" "$tb" --db "$tmp/runs.db" run $suites --json >"$tmp/run$i.json" 2>/dev/null
     read -r s1 t1 < <(ticks)
-    read -r wall kb <"$tmp/time$i"
+    read -r wall <"$tmp/time$i"
     steal=$(awk -v s="$((s1 - s0))" -v t="$((t1 - t0))" 'BEGIN { printf "%.1f", (t > 0 ? 100 * s / t : 0) }')
-    echo "run $i: ${wall} s, steal ${steal}% of the CPUs' time, peak RSS $((kb / 1024)) MiB"
+    # The peak is the document's (its suites' largest): a run resets the kernel's high-water
+    # mark per suite (/proc/self/clear_refs), so the process's own peak at exit (what
+    # /usr/bin/time reports) is the last suite's.
+    peak=$(python3 -c 'import json, sys; c = json.load(open(sys.argv[1])).get("suite_costs", []); p = [s["peak_rss_bytes"] for s in c if s.get("peak_rss_bytes")]; print(f"{max(p) / 2**20:.0f} MiB (its largest suite)" if p else "not in the document")' "$tmp/run$i.json")
+    echo "run $i: ${wall} s, steal ${steal}% of the CPUs' time, peak RSS $peak"
   done
   echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
