@@ -265,9 +265,7 @@ impl EffectiveLlc {
     pub fn past_cliff(&self, size: u64) -> bool {
         size as f64 > CLIFF * self.bytes as f64
     }
-}
 
-impl EffectiveLlc {
     /// The latency the curve crosses there: the geometric mean of the plateau's and memory's.
     pub fn crossing_ns(&self) -> f64 {
         (self.plateau_ns * self.far_ns).sqrt()

@@ -114,8 +114,7 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
 mod tests {
     use super::*;
     use crate::compare::causes::explain::Claim;
-    use crate::compare::causes::testing::judged_rows;
-    use crate::compare::testing::timers_in_rounds;
+    use crate::compare::causes::testing::judged_timers;
 
     /// `slow` of 28 rounds at 300 ns (every so often), the rest at 250, each 1% about.
     fn drawn(slow: usize, shift: f64) -> Vec<f64> {
@@ -128,15 +127,7 @@ mod tests {
     }
 
     fn said(a: &[f64], b: &[f64]) -> Option<Explanation> {
-        judged_rows(
-            &timers_in_rounds("a", a, 1),
-            &timers_in_rounds("b", b, 1),
-            explain,
-        )
-        .into_iter()
-        .next()
-        .unwrap()
-        .1
+        judged_timers(a, b, 1, explain)
     }
 
     fn slow_count(v: &[f64]) -> usize {

@@ -137,19 +137,10 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
 mod tests {
     use super::*;
     use crate::compare::causes::explain::Claim;
-    use crate::compare::causes::testing::judged_rows;
-    use crate::compare::testing::timers_in_rounds;
+    use crate::compare::causes::testing::judged_timers;
 
     fn said(a: &[f64], b: &[f64]) -> Option<Explanation> {
-        judged_rows(
-            &timers_in_rounds("a", a, 3),
-            &timers_in_rounds("b", b, 3),
-            explain,
-        )
-        .into_iter()
-        .next()
-        .unwrap()
-        .1
+        judged_timers(a, b, 3, explain)
     }
 
     fn steady(n: usize, at: f64) -> Vec<f64> {

@@ -54,3 +54,23 @@ pub fn judged_ctx(
         .find(|(l, _)| l.contains("[os]"))
         .and_then(|x| x.1)
 }
+
+/// What `cause` says about the one row of two timer runs whose rounds have these medians
+/// (`compare::testing::timers_in_rounds`, rounds `seq_step` apart in the run).
+pub fn judged_timers(
+    a: &[f64],
+    b: &[f64],
+    seq_step: usize,
+    cause: fn(&RowCtx) -> Option<Explanation>,
+) -> Option<Explanation> {
+    use crate::compare::testing::timers_in_rounds;
+    judged_rows(
+        &timers_in_rounds("a", a, seq_step),
+        &timers_in_rounds("b", b, seq_step),
+        cause,
+    )
+    .into_iter()
+    .next()
+    .unwrap()
+    .1
+}

@@ -277,10 +277,10 @@ pub const RUN_SIGMA: f64 = 0.006;
 pub const BANDWIDTH_RUN_SIGMA: f64 = 0.025;
 
 /// The run level of a memory.latency row past its run's LLC (`latency::past_the_llc`), where
-/// the loads go to memory. In the A/A of 2026-11-29 06:07 (five runs, steal 0%) the run
-/// medians of the rows at 45-128 MiB spread beyond their rounds' error by 3.0-5.2% with
-/// 4 KiB pages and 3.9-11% with huge pages (pooled 4.2% and 7.3%), where the rows on the
-/// caches' plateaus spread 0-2.5%: which host memory, and which of the host's page-table
+/// the loads go to memory. In the A/As of 2026-11-29 06:07 and 06:35 (five runs each, steal
+/// 0%) the run medians of the rows at 45-128 MiB spread beyond their rounds' error by
+/// 3.0-5.2% and 2.3-5.8% with 4 KiB pages, 3.9-11% and 0-1.7% with huge pages, where the
+/// rows on the caches' plateaus spread 0-2.5%: which host memory, and which of the host's page-table
 /// caches, a run's chains land on is drawn once per run, as for bandwidth. A 45 MiB row's
 /// rounds ran at 109-128 ns in one run and 143 ns in another, with the runs' loads from
 /// 128 MiB 3% apart.
