@@ -24,7 +24,6 @@ use super::Measuring;
 use crate::bench::RunContext;
 use crate::compare::stats::noise_model::{row_mde, run_sigma};
 use crate::findings::run::{Short, STEAL_NAMED};
-use crate::measure::mde::mde_log;
 use crate::result::rounds::RoundNoise;
 use crate::result::BenchResult;
 use rand::seq::SliceRandom;
@@ -95,10 +94,10 @@ pub fn why_short(
 ) -> String {
     match noise {
         None => "fewer than two undisturbed rounds: no spread to narrow".into(),
-        Some(n) if needed == usize::MAX => format!(
+        Some(_) if needed == usize::MAX => format!(
             "what only separate runs sample ({:.1}% per run) leaves it at an MDE of at least {:.1}%",
             run * 100.0,
-            mde_log(std::f64::consts::SQRT_2 * run, Some(n.df)).exp_m1() * 100.0
+            super::allocate::run_floor(run) * 100.0
         ),
         Some(n) if needed > MAX_ROUNDS => format!(
             "rounds disagree ({:.1}% between rounds): it would need {needed} rounds, more than {MAX_ROUNDS}",
