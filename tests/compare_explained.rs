@@ -174,28 +174,11 @@ fn ctx_on_one_cpu_is_explained_by_placement_with_no_residual_when_pinned() {
         a = run_with(&env, &[], &[], CTX);
     }
     let fa = colocation(&a, "os");
-    // B on one CPU; measured again (up to three times) while its rounds were all disturbed
-    // (a loud hour: every round over the limits of other tasks or pressure), which the
-    // comparison rightly calls "cannot tell" rather than a placement's doing.
-    let (mut b, mut c);
-    let mut tries = 0;
-    loop {
-        b = run_with(&env, &["taskset", "-c", "0"], &[], CTX);
-        assert_eq!(colocation(&b, "os"), 1.0);
-        c = compare(&env, &a, &b);
-        let os = row(&c, "ctx.pipe@1", "footprint_kb=0,mode=process", "os");
-        tries += 1;
-        let loud = os["why"]
-            .as_str()
-            .is_some_and(|w| w.contains("rounds of B disturbed"));
-        if !loud || tries == 3 {
-            break;
-        }
-        eprintln!(
-            "B's rounds were all disturbed: measured again ({})",
-            os["why"]
-        );
-    }
+    // B on one CPU: its rounds are not disturbed by its own two ends sharing that CPU (only
+    // other tasks' time and steal count), so the row is called from them.
+    let b = run_with(&env, &["taskset", "-c", "0"], &[], CTX);
+    assert_eq!(colocation(&b, "os"), 1.0);
+    let c = compare(&env, &a, &b);
     let os = row(&c, "ctx.pipe@1", "footprint_kb=0,mode=process", "os");
     if fa > 0.2 {
         // Often together in A as well: placement may be named only for a shift of at
@@ -346,32 +329,78 @@ fn loud(doc: &Value, r: &Value) -> bool {
         || !noise_of(doc, r).is_empty()
 }
 
-/// A cgroup with a CPU quota of half a CPU, removed when dropped.
-struct HalfCpu {
+/// A cgroup made for one test (a CPU quota, a cpuset), removed when dropped.
+struct Group {
     dir: std::path::PathBuf,
 }
 
-impl HalfCpu {
-    fn new() -> HalfCpu {
+impl Group {
+    /// Its directory under the controller `v1` of cgroup v1 where this machine has it, else
+    /// under the cgroup2 root with `v2_controller` enabled for children; `v1` files written
+    /// in order there, `v2` files in order here.
+    fn make(
+        v1: &str,
+        v1_files: &[(&str, String)],
+        v2_controller: &str,
+        v2_files: &[(&str, String)],
+    ) -> Group {
         let name = format!("truebench-compare-test-{}", std::process::id());
-        let v1 = std::path::Path::new("/sys/fs/cgroup/cpu");
-        let dir = if v1.join("cpu.cfs_quota_us").exists() {
-            let d = v1.join(&name);
-            std::fs::create_dir(&d).unwrap();
-            std::fs::write(d.join("cpu.cfs_period_us"), "100000").unwrap();
-            std::fs::write(d.join("cpu.cfs_quota_us"), "50000").unwrap();
-            d
+        let v1_root = std::path::Path::new("/sys/fs/cgroup").join(v1);
+        let (dir, files) = if v1_root.join(v1_files[0].0).exists() {
+            (v1_root.join(&name), v1_files)
         } else {
-            let d = std::path::Path::new("/sys/fs/cgroup").join(&name);
-            std::fs::create_dir(&d).unwrap();
-            std::fs::write(d.join("cpu.max"), "50000 100000").unwrap();
-            d
+            let root = std::path::Path::new("/sys/fs/cgroup");
+            let _ = std::fs::write(
+                root.join("cgroup.subtree_control"),
+                format!("+{v2_controller}"),
+            );
+            (root.join(&name), v2_files)
         };
-        HalfCpu { dir }
+        std::fs::create_dir(&dir).unwrap();
+        let g = Group { dir };
+        for (file, value) in files {
+            std::fs::write(g.dir.join(file), value)
+                .unwrap_or_else(|e| panic!("{}: {e}", g.dir.join(file).display()));
+        }
+        g
+    }
+
+    /// A CPU quota of half a CPU.
+    fn half_cpu() -> Group {
+        Group::make(
+            "cpu",
+            &[
+                ("cpu.cfs_period_us", "100000".into()),
+                ("cpu.cfs_quota_us", "50000".into()),
+            ],
+            "cpu",
+            &[("cpu.max", "50000 100000".into())],
+        )
+    }
+
+    /// A cpuset of the one CPU `cpu` (and every memory node of the root's).
+    fn one_cpu(cpu: u32) -> Group {
+        let mems = |p: &str| {
+            std::fs::read_to_string(p)
+                .map(|s| s.trim().to_string())
+                .unwrap_or_else(|_| "0".into())
+        };
+        Group::make(
+            "cpuset",
+            &[
+                ("cpuset.cpus", cpu.to_string()),
+                ("cpuset.mems", mems("/sys/fs/cgroup/cpuset/cpuset.mems")),
+            ],
+            "cpuset",
+            &[
+                ("cpuset.cpus", cpu.to_string()),
+                ("cpuset.mems", mems("/sys/fs/cgroup/cpuset.mems.effective")),
+            ],
+        )
     }
 }
 
-impl HalfCpu {
+impl Group {
     /// `truebench ARGS` inside the group (it joins before it starts), its JSON output.
     fn run(&self, env: &TestEnv, args: &[&str]) -> Value {
         let procs = self.dir.join("cgroup.procs");
@@ -394,7 +423,7 @@ impl HalfCpu {
     }
 }
 
-impl Drop for HalfCpu {
+impl Drop for Group {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir(&self.dir);
     }
@@ -420,7 +449,7 @@ fn half_a_cpu_of_quota_is_explained_by_capacity_and_throttling() {
         .success();
     let args = ["run", "--json", "classic.dhrystone", "--samples", "5"];
     let a = env.json(&args);
-    let b = HalfCpu::new().run(&env, &args);
+    let b = Group::half_cpu().run(&env, &args);
     assert_eq!(b["env"]["cpus"]["cgroup_quota"], 0.5);
     // Without the calibration (a database holding A and B only) the classic rows rest on
     // each run's own rounds (the suite is measured in rounds): half a CPU is called from
@@ -440,7 +469,10 @@ fn half_a_cpu_of_quota_is_explained_by_capacity_and_throttling() {
             let cap = explained_by(r, "capacity");
             assert!(cap["evidence"].to_string().contains("throttled"), "{cap}");
         } else if r["verdict"] == "cannot tell" {
-            assert!(r["explanations"].as_array().unwrap().is_empty(), "{r}");
+            // The quota differs between the runs: a row that cannot be told is offered the
+            // causes that would claim it, and says so; it is never called by them.
+            let offered = r["explanations"].as_array().unwrap();
+            assert!(offered.is_empty() || r["status"] == "offered", "{r}");
         }
     }
     assert!(called >= 1, "half a CPU not called from the rounds: {own}");
@@ -548,7 +580,7 @@ fn under_half_a_cpu(args: &[&str], check: impl Fn(&Value) -> Result<(), String>)
     let env = TestEnv::new();
     within_tries(3, || {
         let a = env.json(args);
-        let b = HalfCpu::new().run(&env, args);
+        let b = Group::half_cpu().run(&env, args);
         assert_eq!(b["env"]["cpus"]["cgroup_quota"], 0.5);
         check(&compare(&env, &a, &b))
     });
@@ -740,8 +772,10 @@ fn a_cpu_hog_on_every_cpu_is_explained_as_noise() {
         );
         Ok(())
     });
+    // A try the hogs did not show in the documents is measured again; after the tries the
+    // test fails, whether the hogs could not be made to show or the row was not called.
     if let Err(e) = outcome {
-        eprintln!("no try showed the hog's effect in the documents: {e}");
+        panic!("no try of 3 called the row slower beside the hogs and named them: {e}");
     }
 }
 
@@ -912,7 +946,7 @@ fn a_busy_loop_on_one_cpu_is_named_as_a_neighbour_on_the_ping_pong_across_cpus()
         Ok(())
     });
     if let Err(e) = outcome {
-        eprintln!("no try called the ping-pong across CPUs beside the loop: {e}");
+        panic!("no try of 3 called the ping-pong across CPUs beside the loop and named it: {e}");
     }
 }
 
@@ -1295,5 +1329,243 @@ fn bad_compare_requests_are_refused() {
             err.starts_with("error:") && out.stdout.is_empty(),
             "{args:?}: {err}"
         );
+    }
+}
+
+/// Rows of compare `c` whose verdict is a call.
+fn called(c: &Value) -> Vec<&Value> {
+    c["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| matches!(r["verdict"].as_str(), Some("B better" | "B worse")))
+        .collect()
+}
+
+/// Every call of `c` is claimed by a measured cause (explains, partly, contributes).
+fn every_call_claimed(c: &Value) -> Result<(), String> {
+    for r in called(c) {
+        if !causes(r).iter().any(|(_, k)| claims(k)) {
+            return Err(format!("a call no measured cause claims: {r}"));
+        }
+    }
+    Ok(())
+}
+
+/// A condition of B, story 1 with a cgroup: A on every CPU, B in a cpuset of one CPU (no
+/// calibration). The unpinned ping-pong's two ends share B's one CPU, and truebench's own
+/// threads there are the row, not a disturbance: both modes' `os` rows are called "B better"
+/// and placement explains them, in every try where A's pair ran apart at all (a try whose A
+/// kept its pair together, as a loaded host's scheduler may, did not make the condition and
+/// is measured again; after three such the test fails).
+#[test]
+#[ignore = "needs root"]
+fn a_cpuset_of_one_cpu_is_called_on_the_unpinned_ping_pong_and_explained_by_placement() {
+    common::needs_root();
+    let _one = one_at_a_time();
+    let env = TestEnv::new();
+    let args = ["run", "--json", "ctx", "--budget", "12s"];
+    within_tries(3, || {
+        let a = env.json(&args);
+        let b = Group::one_cpu(0).run(&env, &args);
+        assert_eq!(
+            b["env"]["cpus"]["usable"],
+            serde_json::json!([0]),
+            "{}",
+            b["env"]["cpus"]
+        );
+        let fa = colocation(&a, "os");
+        if fa > 0.5 {
+            return Err(format!(
+                "A's unpinned pair ran together in {fa} of observations"
+            ));
+        }
+        let c = compare(&env, &a, &b);
+        for mode in ["process", "thread"] {
+            let os = row(
+                &c,
+                "ctx.pipe@1",
+                &format!("footprint_kb=0,mode={mode}"),
+                "os",
+            );
+            assert_eq!(os["verdict"], "B better", "{mode}: {os}");
+            let p = explained_by(os, "placement");
+            assert!(p["because"].as_str().unwrap().contains("100%"), "{p}");
+            // B's rounds were not set aside for its own threads' waiting.
+            assert!(
+                !os["why"].as_str().unwrap().contains("disturbed"),
+                "{mode}: {os}"
+            );
+        }
+        // A same-cpu row is called only where a measured cause claims it.
+        every_call_claimed(&c)?;
+        Ok(())
+    });
+}
+
+/// A copy loop over a 256 MiB buffer on the last CPU, stopped when dropped: a neighbour
+/// that holds that CPU's memory bandwidth for as long as it runs.
+fn memory_hog() -> Hogs {
+    let cpu = last_cpu().to_string();
+    Hogs(vec![Command::new("taskset")
+        .args([
+            "-c",
+            &cpu,
+            "python3",
+            "-c",
+            "a = bytearray(256 << 20)\nb = bytearray(256 << 20)\nwhile True:\n    b[:] = a\n",
+        ])
+        .spawn()
+        .unwrap()])
+}
+
+/// A neighbour of B for its whole run: A quiet, B beside a process copying a 256 MiB buffer
+/// on the other CPU. The neighbour is in every round of B at a steady share (a condition
+/// of B, kept in its figures), so at least half the 2-thread bandwidth rows it moved by more
+/// than 15% are called "B worse" and claimed by `neighbour`, with the share it took in each
+/// run. A try where the documents do not show the neighbour (under a quarter of the CPUs, or
+/// A beside others too) is measured again; after three tries the test fails.
+#[test]
+#[ignore = "needs root"]
+fn a_neighbour_holding_memory_bandwidth_for_all_of_b_is_called_and_named() {
+    common::needs_root();
+    let _one = one_at_a_time();
+    let env = TestEnv::new();
+    let args = ["run", "--json", "memory.bandwidth", "--budget", "25s"];
+    within_tries(3, || {
+        let a = env.json(&args);
+        let b = {
+            let _hog = memory_hog();
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            env.json(&args)
+        };
+        let c = compare(&env, &a, &b);
+        let two: Vec<&Value> = c["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["params"].as_str().unwrap().contains("threads=2"))
+            .collect();
+        let (oa, ob) = (round_others(&a, two[0]), round_others(&b, two[0]));
+        let (oa, ob) = (
+            oa.unwrap_or(0.0),
+            ob.expect("B's rounds record other tasks"),
+        );
+        if ob < 25.0 || oa * 3.0 > ob {
+            return Err(format!(
+                "the neighbour did not show: others {oa}% in A, {ob}% in B"
+            ));
+        }
+        every_call_claimed(&c)?;
+        let moved: Vec<&&Value> = two
+            .iter()
+            .filter(|r| r["ratio"].as_f64().unwrap() < 1.0 / 1.15)
+            .collect();
+        let named = moved
+            .iter()
+            .filter(|r| {
+                r["verdict"] == "B worse"
+                    && r["explanations"].as_array().unwrap().iter().any(|e| {
+                        e["cause"] == "neighbour"
+                            && e["claim"] == "explains"
+                            && e["evidence"].to_string().contains("A: other tasks used")
+                            && e["evidence"].to_string().contains("B: other tasks used")
+                    })
+            })
+            .count();
+        if moved.is_empty() || named * 2 < moved.len() {
+            return Err(format!(
+                "{named} of {} 2-thread rows moved by more than 15% called and named: {}",
+                moved.len(),
+                serde_json::to_string(&moved).unwrap()
+            ));
+        }
+        eprintln!(
+            "{named} of {} moved 2-thread rows called and named",
+            moved.len()
+        );
+        Ok(())
+    });
+}
+
+/// A busy loop on the last CPU for the whole of B (timers, ctx): the rows it moved by more
+/// than 30% are called and claimed (by `neighbour`, or `placement` where the loop moved the
+/// unpinned ping-pong), and no call is left unclaimed.
+#[test]
+#[ignore = "needs root"]
+fn a_busy_loop_for_all_of_b_is_called_and_claimed_on_the_rows_it_moved() {
+    common::needs_root();
+    let _one = one_at_a_time();
+    let env = TestEnv::new();
+    let args = ["run", "--json", "timers,ctx", "--budget", "16s"];
+    let cpu = last_cpu().to_string();
+    within_tries(3, || {
+        let a = env.json(&args);
+        let b = {
+            let _hog = Hogs(vec![Command::new("taskset")
+                .args(["-c", &cpu, "sh", "-c", "while :; do :; done"])
+                .spawn()
+                .unwrap()]);
+            env.json(&args)
+        };
+        let c = compare(&env, &a, &b);
+        every_call_claimed(&c)?;
+        let mut moved = 0;
+        for r in c["rows"].as_array().unwrap() {
+            let x = r["ratio"].as_f64().unwrap();
+            if (0.7..=1.3).contains(&x) || round_others(&b, r).is_none_or(|o| o < 20.0) {
+                continue;
+            }
+            moved += 1;
+            if !matches!(r["verdict"].as_str(), Some("B better" | "B worse")) {
+                return Err(format!("moved {x:.2}x beside the loop, not called: {r}"));
+            }
+            assert!(
+                causes(r)
+                    .iter()
+                    .any(|(k, cl)| matches!(*k, "neighbour" | "placement") && claims(cl)),
+                "{r}"
+            );
+        }
+        eprintln!("{moved} rows moved by more than 30% beside the loop, each called and claimed");
+        Ok(())
+    });
+}
+
+/// A bursty neighbour during B only (busy 30 ms of every 100 ms on each CPU): some rounds
+/// are disturbed and set aside, and no call is left that no measured cause claims.
+#[test]
+#[ignore = "needs root"]
+fn a_bursty_neighbour_during_b_leaves_no_call_unclaimed() {
+    common::needs_root();
+    let _one = one_at_a_time();
+    let env = TestEnv::new();
+    let args = ["run", "--json", "timers,ctx", "--budget", "12s"];
+    let a = env.json(&args);
+    let b = {
+        let cpus = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2);
+        let burst = "import time\nwhile True:\n    t = time.monotonic()\n    while time.monotonic() - t < 0.03:\n        pass\n    time.sleep(0.07)\n";
+        let _hogs = Hogs(
+            (0..cpus)
+                .map(|i| {
+                    Command::new("taskset")
+                        .args(["-c", &i.to_string(), "python3", "-c", burst])
+                        .spawn()
+                        .unwrap()
+                })
+                .collect(),
+        );
+        env.json(&args)
+    };
+    let c = compare(&env, &a, &b);
+    every_call_claimed(&c).unwrap();
+    // What the bursts cost is said where a row cannot be told for them.
+    for r in c["rows"].as_array().unwrap() {
+        let why = r["why"].as_str().unwrap();
+        if why.contains("rounds of B disturbed") && why.contains("other-tasks") {
+            assert!(why.contains("other tasks took"), "{r}");
+        }
     }
 }

@@ -125,11 +125,13 @@ fn loud(doc: &RunDocument) -> RunDocument {
                             cause: Cause::Steal,
                             value: share / 2.0,
                             limit: 2.0,
+                            persistent: false,
                         },
                         Disturbance {
                             cause: Cause::OtherTasks,
                             value: share,
                             limit: 10.0,
+                            persistent: false,
                         },
                     ],
                     others: Some(Others {

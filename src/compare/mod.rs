@@ -14,6 +14,7 @@
 
 pub mod causes;
 pub mod comparability;
+pub mod conditions;
 pub mod index;
 pub mod matching;
 pub mod stats;
@@ -117,6 +118,10 @@ pub struct SideRounds {
     pub causes: Vec<String>,
     /// The figures include disturbed rounds (fewer than two were undisturbed).
     pub includes_disturbed: bool,
+    /// Conditions present throughout the rounds, kept in the figures as what the run
+    /// measured ("other tasks took 41% of CPU 0-1 throughout": `conditions::throughout`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub throughout: Vec<String>,
 }
 
 impl SideRounds {
@@ -131,6 +136,7 @@ impl SideRounds {
                 .map(|(c, n)| format!("{n} {}", c.text()))
                 .collect(),
             includes_disturbed: r.run_noise().is_some_and(|n| n.includes_disturbed),
+            throughout: conditions::throughout(r),
         })
     }
 }
@@ -362,8 +368,12 @@ fn cannot_tell_why(p: &Pending) -> String {
         return p.noise.source.clone();
     };
     if let Some((side, s)) = mostly_disturbed(p) {
+        let r = if side == "A" { p.m.a } else { p.m.b };
+        let cost = conditions::cost(r)
+            .map(|c| format!("; {c} on average"))
+            .unwrap_or_default();
         return format!(
-            "{} of {} of {side} disturbed ({})",
+            "{} of {} of {side} disturbed ({}{cost})",
             s.disturbed,
             crate::units::count(s.rounds, "round"),
             s.causes.join(", ")
@@ -530,8 +540,13 @@ pub fn explain_known(
 /// Compare B with A with the noise model `model` (the baseline host's), controlling the
 /// false discovery rate across the rows at `q`.
 pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> Comparison {
+    // Conditions throughout a row's rounds marked by the current rule (documents of earlier
+    // versions did not: `conditions::rejudged`).
+    let (a, b) = (conditions::rejudged(a), conditions::rejudged(b));
+    let (a, b) = (a.as_ref(), b.as_ref());
     let pairing = matching::pair_up(a, b);
     let cands = causes::candidates::list(&a.env, &b.env);
+    let settings_differ = !setting_differences(&a.env, &b.env).is_empty();
     let clock = causes::speed::held_clock(a, b);
     let pending: Vec<Pending> = pairing
         .matched
@@ -582,7 +597,22 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
             let (lo, hi) = t.ci();
             [lo.exp(), hi.exp()]
         });
-        let mut explanations = if verdict.is_real() {
+        // A row that cannot be told still hears what differs between the runs (a setting,
+        // a condition throughout one run's rounds): the causes that would claim it are
+        // offered, in the direction its figures point.
+        let offered = verdict == Verdict::CannotTell
+            && p.test.is_some()
+            && (settings_differ
+                || !conditions::throughout(m.a).is_empty()
+                || !conditions::throughout(m.b).is_empty());
+        let mut explanations = if verdict.is_real() || offered {
+            let toward = if verdict.is_real() {
+                verdict
+            } else if (m.b.stats.median > m.a.stats.median) != m.a.lower_is_better {
+                Verdict::Better
+            } else {
+                Verdict::Worse
+            };
             causes::explain_row(
                 &RowCtx {
                     a,
@@ -590,11 +620,12 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
                     ra: m.a,
                     rb: m.b,
                     judged: stats::verdict::Judged {
-                        verdict,
+                        verdict: toward,
                         ..p.judged
                     },
-                    // A row called real was tested: it has an MDE.
-                    drift: mde.unwrap_or(0.0),
+                    // A row called real was tested: it has an MDE; an offered cause is
+                    // kept at any size.
+                    drift: if offered { 0.0 } else { mde.unwrap_or(0.0) },
                     shared: &shared,
                 },
                 &cands,
@@ -602,6 +633,9 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
         } else {
             vec![]
         };
+        if offered {
+            explanations.retain(|e| causes::explain::claimed(std::slice::from_ref(e)));
+        }
         // A call between runs whose rounds one side's disturbance set apart, that no
         // measured cause claims, cannot be told from what disturbed them.
         if verdict.is_real() && !causes::explain::claimed(&explanations) {
@@ -611,7 +645,11 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
                 explanations.clear();
             }
         }
-        let (status, remains) = causes::explain::status(verdict, &explanations);
+        let (status, remains) = if offered && !explanations.is_empty() {
+            (Status::Offered, None)
+        } else {
+            causes::explain::status(verdict, &explanations)
+        };
         let comparability = p.comparability.clone();
         let brief = brief_of(p, verdict, &why);
         rows.push(Row {
@@ -1042,6 +1080,7 @@ mod tests {
                 cause: Cause::OtherTasks,
                 value: 48.0,
                 limit: 10.0,
+                persistent: false,
             });
             (d.into_iter().collect(), None)
         })
@@ -1057,6 +1096,7 @@ mod tests {
                 cause: Cause::Steal,
                 value: p,
                 limit: 2.0,
+                persistent: false,
             });
             (d.into_iter().collect(), Some(p))
         })
@@ -1288,7 +1328,11 @@ mod tests {
             "{:?}",
             noise.evidence
         );
-        assert!(r.rounds[1].as_ref().unwrap().includes_disturbed);
+        // A neighbour in every round at a steady share is B's condition: its rounds are
+        // kept, and it is named on B's side.
+        let side = r.rounds[1].as_ref().unwrap();
+        assert!(!side.includes_disturbed);
+        assert_eq!(side.throughout.len(), 1, "{side:?}");
         // Two disturbed rounds of five, far off: kept out, B is the same as A.
         let b = in_rounds(
             "b",
@@ -1307,7 +1351,7 @@ mod tests {
         assert_eq!(r.verdict, Verdict::CannotTell);
         assert_eq!(
             r.why,
-            "cannot tell: 3 of 5 rounds of B disturbed (3 other-tasks)"
+            "cannot tell: 3 of 5 rounds of B disturbed (3 other-tasks; other tasks took 48% of the CPUs on average)"
         );
     }
 
@@ -1331,9 +1375,17 @@ mod tests {
         assert_eq!(r.verdict, Verdict::Worse, "{}", r.why);
         assert_eq!(r.status, Status::Explained, "{:?}", r.explanations);
         assert!(
-            c.summary[1].contains("B is 36% slower because the hypervisor took 27% of B's CPU time during this row and 1% of A's (steal)"),
-            "{}",
-            c.summary[1]
+            c.summary.iter().any(|l| l.contains("B is 36% slower because the hypervisor took 27% of B's CPU time during this row and 1% of A's (steal)")),
+            "{:?}",
+            c.summary
+        );
+        // The steal throughout B's rounds is said as B's condition.
+        assert!(
+            c.summary
+                .iter()
+                .any(|l| l.starts_with("Throughout B's rounds: the hypervisor took 27%")),
+            "{:?}",
+            c.summary
         );
         // Three of B's five rounds disturbed by steal and kept out, the two kept 30% slower
         // with nothing recorded: no measured cause claims it, and it cannot be told.

@@ -166,11 +166,19 @@ fn mde_range(rows: &[&Row]) -> Option<String> {
         .iter()
         .filter(|r| r.comparability.is_empty())
         .filter_map(|r| r.mde)
-        .map(|m| m * 100.0)
         .collect();
     let lo = v.iter().copied().reduce(f64::min)?;
     let hi = v.iter().copied().reduce(f64::max)?;
-    Some(percent_range("MDE", lo, hi))
+    if hi < 0.995 {
+        return Some(percent_range("MDE", lo * 100.0, hi * 100.0));
+    }
+    // Beyond 100% as factors ("MDE 49% to more than 10x"), never "MDE 106-79052%".
+    let (lo, hi) = (mde_text(lo), mde_text(hi));
+    Some(if lo == hi {
+        format!("MDE {lo}")
+    } else {
+        format!("MDE {lo} to {hi}")
+    })
 }
 
 /// "MDE 4-38%", or "MDE 8%" when both ends read the same as shown (7.6% and 8.4% read
@@ -184,8 +192,52 @@ fn percent_range(what: &str, lo: f64, hi: f64) -> String {
     }
 }
 
+use crate::compare::stats::noise_model::mde_text;
+
+/// Per side, the conditions present throughout its rounds (`conditions::throughout`), one
+/// sentence each: "Throughout B's rounds: other tasks took 41% of CPU 0-1 (22 rows: a
+/// condition of B, compared as measured)". Empty where neither run had one.
+fn conditions(c: &Comparison) -> Vec<String> {
+    let mut out = vec![];
+    for (i, side) in ["A", "B"].iter().enumerate() {
+        let mut seen: Vec<(String, usize)> = vec![];
+        for r in &c.rows {
+            for t in r.rounds[i].iter().flat_map(|s| &s.throughout) {
+                // "other tasks took 41% of CPU 0-1 throughout": the kind, before its figure.
+                let kind = t.split(" took ").next().unwrap_or(t).to_string();
+                match seen.iter_mut().find(|(k, _)| *k == kind) {
+                    Some((_, n)) => *n += 1,
+                    None => seen.push((kind, 1)),
+                }
+            }
+        }
+        for (kind, n) in seen {
+            let shares: Vec<f64> = c
+                .rows
+                .iter()
+                .flat_map(|r| r.rounds[i].iter().flat_map(|s| &s.throughout))
+                .filter(|t| t.starts_with(&kind))
+                .filter_map(|t| t.split(" took ").nth(1)?.split('%').next()?.parse().ok())
+                .collect();
+            let lo = shares.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = shares.iter().copied().fold(0.0, f64::max);
+            let range = if (hi - lo).abs() < 0.5 {
+                format!("{hi:.0}%")
+            } else {
+                format!("{lo:.0}-{hi:.0}%")
+            };
+            out.push(format!(
+                "Throughout {side}'s rounds: {kind} took {range} of the rows' CPUs ({}: a condition of {side}, compared as measured, not set aside as noise).",
+                count(n, "row")
+            ));
+        }
+    }
+    out
+}
+
 pub fn sentences(c: &Comparison) -> Vec<String> {
     let mut out = vec![overall(c)];
+    out.extend(conditions(c));
     let mut suites: Vec<&str> = c.rows.iter().map(suite).collect();
     suites.dedup();
     let mut seen = std::collections::BTreeSet::new();
@@ -281,5 +333,12 @@ mod tests {
     fn a_range_whose_ends_read_the_same_is_one_figure() {
         assert_eq!(super::percent_range("MDE", 7.6, 8.4), "MDE 8%");
         assert_eq!(super::percent_range("MDE", 4.0, 38.2), "MDE 4-38%");
+        use crate::compare::stats::noise_model::{mde_text, mde_text_fine};
+        assert_eq!(mde_text(0.38), "38%");
+        assert_eq!(mde_text(1.36), "2.4x");
+        assert_eq!(mde_text(188.37), "more than 10x");
+        assert_eq!(mde_text(f64::INFINITY), "more than 10x");
+        assert_eq!(mde_text_fine(0.041), "4.1%");
+        assert_eq!(mde_text_fine(23.4), "more than 10x");
     }
 }

@@ -279,6 +279,7 @@ pub fn beside(mut doc: RunDocument, percents: &[f64]) -> RunDocument {
                         cause: Cause::OtherTasks,
                         value: *p,
                         limit: 10.0,
+                        persistent: false,
                     })
                     .into_iter()
                     .collect(),
@@ -370,6 +371,7 @@ pub fn stolen(mut doc: RunDocument, percents: &[f64]) -> RunDocument {
                         cause: Cause::Steal,
                         value: *p,
                         limit: 2.0,
+                        persistent: false,
                     })
                     .into_iter()
                     .collect(),

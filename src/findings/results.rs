@@ -114,6 +114,59 @@ pub fn disturbed_rounds(results: &[BenchResult]) -> Option<Finding> {
     ))
 }
 
+/// The run's `condition-throughout`: a condition present throughout rows' rounds (other
+/// tasks or steal past their limits in at least 80% of a row's rounds at a steady share:
+/// `result::rounds::persistence`), per cause the rows and the mean share it took. Those
+/// rounds are kept: the figures are what the run measured beside it, and `compare` names
+/// it as a difference. A warning, since every such row's figure includes it. None when no
+/// row had one.
+pub fn condition_throughout(results: &[BenchResult]) -> Option<Finding> {
+    let mut per: Vec<(Cause, Vec<f64>, Vec<String>)> = vec![];
+    for r in results {
+        let Some(rs) = &r.rounds else { continue };
+        for c in rs.persistent() {
+            let row = format!("{} ({:.0}%)", r.label(), c.mean);
+            match per.iter_mut().find(|(x, _, _)| *x == c.cause) {
+                Some((_, shares, rows)) => {
+                    shares.push(c.mean);
+                    rows.push(row);
+                }
+                None => per.push((c.cause, vec![c.mean], vec![row])),
+            }
+        }
+    }
+    if per.is_empty() {
+        return None;
+    }
+    let who = |c: Cause| match c {
+        Cause::Steal => "the hypervisor's steal",
+        _ => "other tasks",
+    };
+    let said: Vec<String> = per
+        .iter()
+        .map(|(c, shares, rows)| {
+            let lo = shares.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = shares.iter().copied().fold(0.0, f64::max);
+            format!(
+                "{} took {lo:.0}-{hi:.0}% of the rows' CPUs in every round of {}",
+                who(*c),
+                crate::units::count(rows.len(), "row")
+            )
+        })
+        .collect();
+    Some(Finding::new(
+        "condition-throughout",
+        Severity::Warning,
+        format!(
+            "A condition was present throughout this run's rounds: {}. Those rounds are kept: the figures are what this machine gave beside it (a neighbour or a loud host for the whole run), not a disturbance set aside, and compare names it as a difference.",
+            said.join("; ")
+        ),
+        per.iter()
+            .map(|(c, _, rows)| format!("{}: {}", c.text(), super::first_few(rows)))
+            .collect(),
+    ))
+}
+
 /// Attach the result rules' findings to `r`.
 pub fn annotate(r: &mut BenchResult) {
     if r.quality.timer_share > TIMER_BOUND_SHARE {
@@ -185,6 +238,7 @@ mod tests {
                 cause,
                 value: 30.0,
                 limit: 10.0,
+                persistent: false,
             });
         }
         r.rounds = Some(Rounds {

@@ -81,7 +81,7 @@ pub fn budget_short(short: &[Short], budget_s: f64, ended: bool) -> Option<Findi
         .map(|s| {
             let mde = s
                 .mde
-                .map(|x| format!("{:.1}%", x * 100.0))
+                .map(crate::measure::mde::mde_text_fine)
                 .unwrap_or_else(|| "unknown".into());
             format!(
                 "{}: MDE {mde} (target {:.1}%) in {}: {}",

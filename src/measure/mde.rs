@@ -86,6 +86,37 @@ pub fn welch_df(parts: &[(f64, Option<f64>)]) -> Option<f64> {
     Some(total * total / denom)
 }
 
+/// The largest MDE said as a figure: ten times. Beyond it a row's rounds say only that it
+/// cannot be told ("more than 10x"); the JSON keeps the number.
+pub const MDE_WORDS_MAX: f64 = 9.0;
+
+/// An MDE in words as a person reads it: "38%" below 100%, a factor ("2.4x") up to ten
+/// times, "more than 10x" beyond (never "18837%").
+pub fn mde_text(mde: f64) -> String {
+    if mde < 0.995 {
+        format!("{:.0}%", mde * 100.0)
+    } else {
+        mde_factor(mde)
+    }
+}
+
+/// As [`mde_text`], to a tenth of a percent below 100% ("4.1%"): the MDEs a run aims at.
+pub fn mde_text_fine(mde: f64) -> String {
+    if mde < 0.9995 {
+        format!("{:.1}%", mde * 100.0)
+    } else {
+        mde_factor(mde)
+    }
+}
+
+fn mde_factor(mde: f64) -> String {
+    if mde > MDE_WORDS_MAX || !mde.is_finite() {
+        "more than 10x".into()
+    } else {
+        format!("{:.1}x", 1.0 + mde)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

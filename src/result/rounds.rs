@@ -6,6 +6,7 @@
 //! (`RoundNoise`): the spread of the round medians, the standard error of the row's median
 //! and its degrees of freedom, which `compare`, the fleet view and `trend` test against.
 
+pub mod persistence;
 mod store;
 
 use serde::{Deserialize, Serialize};
@@ -59,6 +60,12 @@ pub struct Disturbance {
     pub value: f64,
     /// The limit it passed, in the unit of `value`.
     pub limit: f64,
+    /// Its cause was present throughout the row's rounds at a steady size
+    /// ([`persistent_causes`]): a condition of the run, not a disturbance of some of its
+    /// rounds. The round is kept (the row is measured as the run is), and `compare` names
+    /// the condition as a difference. Absent (false) in documents of earlier versions.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub persistent: bool,
 }
 
 impl Disturbance {
@@ -205,8 +212,15 @@ round_figures! {
 }
 
 impl Round {
+    /// Whether the row's figures rest on this round: nothing disturbed it but the
+    /// conditions present throughout the row's rounds (`Disturbance::persistent`).
     pub fn kept(&self) -> bool {
-        self.disturbed.is_empty()
+        self.disturbed.iter().all(|d| d.persistent)
+    }
+
+    /// What set this round aside: its disturbances but the persistent ones.
+    pub fn transient(&self) -> impl Iterator<Item = &Disturbance> {
+        self.disturbed.iter().filter(|d| !d.persistent)
     }
 
     /// A figure the round recorded below its disturbance limit as past it (`others`,
@@ -331,6 +345,23 @@ impl Rounds {
         self.rounds.len() - self.kept()
     }
 
+    /// The causes present throughout these rounds (`persistence`), as the document marks
+    /// them, in figures: what each took over the rounds the figures rest on.
+    pub fn persistent(&self) -> Vec<persistence::Condition> {
+        let mut causes: Vec<Cause> = self
+            .rounds
+            .iter()
+            .flat_map(|r| r.disturbed.iter().filter(|d| d.persistent).map(|d| d.cause))
+            .collect();
+        causes.sort();
+        causes.dedup();
+        let pooled = self.pooled();
+        causes
+            .into_iter()
+            .filter_map(|c| persistence::took(&pooled, c))
+            .collect()
+    }
+
     /// The row's level as its rounds give it, for a test between runs: the mean of the log
     /// medians of the rounds its figures rest on (`pooled`), with the row's stored noise (σ
     /// about the pooled median, at least the spread about the mean, so the test keeps to
@@ -344,17 +375,21 @@ impl Rounds {
     /// 2, 8 and 11 over 10 pairs each, at the same MDEs.
     pub fn level(&self) -> Option<(f64, RoundNoise)> {
         let noise = self.noise.as_ref()?;
-        let logs: Vec<f64> = self
-            .pooled()
-            .into_iter()
-            .filter(|r| r.median > 0.0 && r.median.is_finite())
-            .map(|r| r.median.ln())
-            .collect();
+        let logs = self.pooled_logs();
         if logs.len() < 2 {
             return None;
         }
         let mean = logs.iter().sum::<f64>() / logs.len() as f64;
         Some((mean, noise.clone()))
+    }
+
+    /// The log medians of the rounds the row's figures rest on (`pooled`), in their order.
+    pub fn pooled_logs(&self) -> Vec<f64> {
+        self.pooled()
+            .into_iter()
+            .filter(|r| r.median > 0.0 && r.median.is_finite())
+            .map(|r| r.median.ln())
+            .collect()
     }
 
     /// The rounds the row's figures rest on: the kept ones, every round when fewer than two
@@ -432,13 +467,14 @@ impl Rounds {
         }
     }
 
-    /// How many rounds each cause disturbed, most first ("3 cpu-speed, 1 steal"); a round
-    /// a cause disturbed twice (the speed canaries of two CPUs) counts once.
+    /// How many rounds each transient cause set aside, most first ("3 cpu-speed, 1
+    /// steal"); a round a cause disturbed twice (the speed canaries of two CPUs) counts
+    /// once. A persistent cause sets no round aside: [`Rounds::persistent`].
     pub fn causes(&self) -> Vec<(Cause, usize)> {
         let mut out: Vec<(Cause, usize)> = vec![];
         for r in &self.rounds {
             for (i, d) in r.disturbed.iter().enumerate() {
-                if r.disturbed[..i].iter().any(|e| e.cause == d.cause) {
+                if d.persistent || r.disturbed[..i].iter().any(|e| e.cause == d.cause) {
                     continue;
                 }
                 match out.iter_mut().find(|(c, _)| *c == d.cause) {
@@ -509,6 +545,7 @@ pub fn flag_outliers(rounds: &mut [Round]) {
             cause: Cause::Outlier,
             value: d.exp_m1() * 100.0,
             limit: limit.exp_m1() * 100.0,
+            persistent: false,
         });
     }
 }
@@ -654,6 +691,7 @@ mod tests {
             cause: Cause::OtherTasks,
             value: 74.0,
             limit: 20.0,
+            persistent: false,
         });
         r[0].others = Some(Others {
             cpus: vec![0, 1],
@@ -679,12 +717,14 @@ mod tests {
                 cause: Cause::OtherTasks,
                 value: 15.0 + i as f64,
                 limit: 10.0,
+                persistent: false,
             });
             if i % 2 == 1 {
                 x.disturbed.push(Disturbance {
                     cause: Cause::Outlier,
                     value: 8.21,
                     limit: 4.0 + i as f64 / 10.0,
+                    persistent: false,
                 });
             }
         }
@@ -704,6 +744,7 @@ mod tests {
                 cause: Cause::CpuSpeed,
                 value: v,
                 limit: 3.0,
+                persistent: false,
             });
         }
         assert_eq!(
@@ -783,6 +824,7 @@ mod tests {
             cause: Cause::Steal,
             value: 30.0,
             limit: 5.0,
+            persistent: false,
         };
         r[1].disturbed.push(steal.clone());
         let n = noise_of(&r, None, None).unwrap();
@@ -829,6 +871,7 @@ mod tests {
             cause: c,
             value: 1.0,
             limit: 0.5,
+            persistent: false,
         };
         r[0].disturbed.push(d(Cause::Steal));
         r[1].disturbed.push(d(Cause::CpuSpeed));

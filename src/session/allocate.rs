@@ -677,6 +677,7 @@ mod simulated {
                         cause: Cause::Steal,
                         value: 30.0,
                         limit: 2.0,
+                        persistent: false,
                     }]
                 } else {
                     vec![]

@@ -221,6 +221,8 @@ pub fn run_with(
     // Disturbed rounds, counted once for the run (each row's rounds hold which and why).
     doc.findings
         .extend(crate::findings::results::disturbed_rounds(&doc.results));
+    doc.findings
+        .extend(crate::findings::results::condition_throughout(&doc.results));
     if let Some(speed) = &doc.cpu_speed {
         doc.findings
             .extend(crate::findings::run::cpu_speed_dropped(speed));

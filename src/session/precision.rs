@@ -63,7 +63,7 @@ impl Reached {
     pub fn line(&self, target: f64) -> String {
         let mde = self
             .mde
-            .map(|x| format!("{:.1}%", x * 100.0))
+            .map(crate::measure::mde::mde_text_fine)
             .unwrap_or_else(|| "unknown".into());
         let took = self
             .took_s

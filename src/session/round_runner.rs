@@ -233,14 +233,25 @@ impl<'a> Runner<'a> {
     }
 
     /// The disturbed rounds to measure again: per benchmark as many as were disturbed by
-    /// something passing (`rounds::worth_again`: not the host's placement alone), at most
-    /// its budget (`rounds::remeasure_budget`), in a shuffled order.
+    /// something passing (`rounds::worth_again`: not the host's placement alone, nor a
+    /// condition present throughout its rounds, `rounds::persistent_in`, which a round
+    /// measured again would see as well), at most its budget (`rounds::remeasure_budget`),
+    /// in a shuffled order.
     pub fn remeasure_slots(&self, rng: &mut impl rand::Rng) -> Vec<usize> {
         let mut out = vec![];
         for (i, rs) in self.measured.iter().enumerate() {
+            let persistent = rounds::persistent_in(rs);
             let disturbed = rs
                 .iter()
-                .filter(|r| rounds::worth_again(&r.disturbed))
+                .filter(|r| {
+                    let passing: Vec<_> = r
+                        .disturbed
+                        .iter()
+                        .filter(|d| !persistent.contains(&d.cause))
+                        .cloned()
+                        .collect();
+                    rounds::worth_again(&passing)
+                })
                 .count();
             let n = disturbed.min(rounds::remeasure_budget(rs.len()));
             out.extend(std::iter::repeat_n(i, n));

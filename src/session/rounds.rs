@@ -3,10 +3,14 @@
 //! and interleaved between benchmarks, so a row's rounds are spread across the run and each
 //! draws afresh what separate runs would (allocation, forked processes, the placement of
 //! unpinned tasks). Around every round the session reads what could disturb it
-//! (`Readings`: steal, other tasks' CPU time and CPU pressure on the round's CPUs, and a
-//! short CPU-speed canary before it); a disturbed round is flagged (`judge`), re-measured
-//! within a bounded budget, and kept out of the row's figures when the rounds of a row are
-//! merged into one result (`merge`).
+//! (`Readings`: steal and other tasks' CPU time on the round's CPUs, and a short CPU-speed
+//! canary before it); a disturbed round is flagged (`judge`), re-measured within a bounded
+//! budget, and kept out of the row's figures when the rounds of a row are merged into one
+//! result (`merge`), unless what disturbed it was present throughout the row's rounds (a
+//! condition of the run: `result::rounds::persistence`). Only other tasks' time and the
+//! hypervisor's steal count: truebench's own threads waiting for each other (the two ends
+//! of a ping-pong sharing a CPU, the sampler beside them in a cpuset of one CPU) are the
+//! row, not a disturbance from outside.
 
 use crate::bench::Benchmark;
 use crate::result::rounds::{self, Cause, Disturbance, Others, Round, Rounds};
@@ -24,8 +28,6 @@ pub const OTHERS_MIN_TICKS: u64 = 3;
 pub const STEAL_SHARE: f64 = 0.02;
 /// ... from at least this many stolen ticks.
 pub const STEAL_MIN_TICKS: u64 = 2;
-/// Some task waiting for a CPU at least this share of the round (PSI `some`) disturbs it.
-pub const PRESSURE_SHARE: f64 = 0.50;
 /// A canary at least this much below the run's typical reading on its CPU disturbs the
 /// round (or more, where the canary's own readings spread wider: `CANARY_SIGMAS`).
 pub const CANARY_DROP: f64 = 0.03;
@@ -165,6 +167,22 @@ pub fn worth_again(disturbed: &[Disturbance]) -> bool {
     disturbed.iter().any(|d| d.cause != Cause::HostPlacement)
 }
 
+/// The causes present throughout a benchmark's rounds so far (`result::rounds::
+/// persistence`, over its rounds as measured): the rounds they disturbed are not measured
+/// again, as the round measured again would see them too.
+pub fn persistent_in(measured: &[Measured]) -> Vec<Cause> {
+    let rs: Vec<Round> = measured
+        .iter()
+        .map(|m| Round {
+            disturbed: m.disturbed.clone(),
+            others: m.others.clone(),
+            steal: m.steal,
+            ..Round::default()
+        })
+        .collect();
+    rounds::persistence::persistent_causes(&rs)
+}
+
 /// The progress line on a round something disturbed (None for an undisturbed round). A
 /// round only the host's placement disturbed is not disturbed as a whole: the line says
 /// what the pair canary read and that the round's rows on two or more CPUs are kept out
@@ -209,12 +227,6 @@ pub struct Readings {
     pub total_ticks: u64,
     /// This process's own CPU ticks (its threads, and its children once waited for).
     pub own_ticks: u64,
-    /// PSI cpu `some` total, µs; None where /proc/pressure/cpu is absent.
-    pub pressure_us: Option<u64>,
-    /// Time this process's own cgroup was throttled by its CPU quota, µs (cpu.stat); None
-    /// without a cpu controller. A quota is the setting measured, not a disturbance: the
-    /// wait it causes shows in PSI too, and is taken out of it.
-    pub throttled_us: Option<u64>,
 }
 
 /// Busy, steal and all ticks of `cpus` from /proc/stat's text.
@@ -227,16 +239,6 @@ pub fn stat_ticks(text: &str, cpus: &[u32]) -> (u64, u64, u64) {
 pub fn own_ticks(text: &str) -> Option<u64> {
     let s = crate::observe::process::parse_stat(text)?;
     Some(s.utime + s.stime + s.cutime.max(0) as u64 + s.cstime.max(0) as u64)
-}
-
-/// The `some total=` figure of /proc/pressure/cpu's text, µs.
-pub fn pressure_total(text: &str) -> Option<u64> {
-    text.lines()
-        .find(|l| l.starts_with("some "))?
-        .split_whitespace()
-        .find_map(|f| f.strip_prefix("total="))?
-        .parse()
-        .ok()
 }
 
 impl Readings {
@@ -253,22 +255,8 @@ impl Readings {
                 .ok()
                 .and_then(|t| own_ticks(&t))
                 .unwrap_or(0),
-            pressure_us: std::fs::read_to_string("/proc/pressure/cpu")
-                .ok()
-                .and_then(|t| pressure_total(&t)),
-            throttled_us: own_cpu_stat().as_deref().and_then(|p| {
-                let s = std::fs::read_to_string(p).ok()?;
-                crate::probe::cgroup::parse_cpu_stat(&s, s.contains("throttled_usec")).2
-            }),
         }
     }
-}
-
-/// The cpu.stat of this process's cgroup, found once.
-fn own_cpu_stat() -> Option<String> {
-    static PATH: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
-    PATH.get_or_init(|| crate::observe::process::cpu_stat_path(std::process::id() as i32))
-        .clone()
 }
 
 /// Other tasks' ticks on `cpus` between the readings (their busy ticks less this
@@ -333,6 +321,7 @@ pub fn judge(
             cause: Cause::OtherTasks,
             value: share * 100.0,
             limit: OTHERS_SHARE * 100.0,
+            persistent: false,
         });
     }
     if let Some((s, stolen)) = steal_share(before, after) {
@@ -341,21 +330,7 @@ pub fn judge(
                 cause: Cause::Steal,
                 value: s * 100.0,
                 limit: STEAL_SHARE * 100.0,
-            });
-        }
-    }
-    if let (Some(a), Some(b)) = (before.pressure_us, after.pressure_us) {
-        // Our own quota's throttling is waiting PSI counts: not another task's doing.
-        let own = match (before.throttled_us, after.throttled_us) {
-            (Some(x), Some(y)) => y.saturating_sub(x),
-            _ => 0,
-        };
-        let p = b.saturating_sub(a).saturating_sub(own) as f64 / (secs * 1e6);
-        if p >= PRESSURE_SHARE {
-            out.push(Disturbance {
-                cause: Cause::Pressure,
-                value: p * 100.0,
-                limit: PRESSURE_SHARE * 100.0,
+                persistent: false,
             });
         }
     }
@@ -423,6 +398,7 @@ pub fn canary_drop(c: &Canary, typical: Option<Typical>) -> Option<Disturbance> 
         cause: Cause::CpuSpeed,
         value: drop * 100.0,
         limit: limit * 100.0,
+        persistent: false,
     })
 }
 
@@ -451,6 +427,7 @@ pub fn pair_moved(c: &PairCanary, typical: Option<Typical>) -> Option<Disturbanc
         cause: Cause::HostPlacement,
         value: ratio,
         limit: limit.exp(),
+        persistent: false,
     })
 }
 
@@ -565,6 +542,9 @@ fn merge_row(
         })
         .collect();
     let mut rs: Vec<Round> = entries.iter().map(|(r, _)| r.clone()).collect();
+    // A condition present throughout the rounds (a neighbour, a loud host) is what the
+    // run measured, not a disturbance of some rounds: its rounds are kept.
+    rounds::persistence::mark(&mut rs);
     rounds::flag_outliers(&mut rs);
     let stage1 = stage1.and_then(|n| row_stage1(n, rs[..n].iter().filter(|r| r.kept()).count()));
     for (e, r) in entries.iter_mut().zip(&rs) {
@@ -797,6 +777,7 @@ mod tests {
             cause,
             value: 5.0,
             limit: 1.5,
+            persistent: false,
         };
         assert!(!worth_again(&[]));
         assert!(!worth_again(&[d(Cause::HostPlacement)]));
@@ -868,33 +849,24 @@ mod tests {
         assert_eq!(remeasure_budget(1), 0);
     }
 
-    fn readings(
-        t_ms: u64,
-        busy: u64,
-        steal: u64,
-        total: u64,
-        own: u64,
-        psi: Option<u64>,
-    ) -> Readings {
+    fn readings(t_ms: u64, busy: u64, steal: u64, total: u64, own: u64) -> Readings {
         Readings {
             t_ns: t_ms * 1_000_000,
             busy_ticks: busy,
             steal_ticks: steal,
             total_ticks: total,
             own_ticks: own,
-            pressure_us: psi,
-            throttled_us: None,
         }
     }
 
     #[test]
     fn a_hog_beside_the_round_disturbs_it_and_the_round_itself_does_not() {
         // 1 s on CPUs 0-1 (200 ticks): truebench busy 100 ticks, nothing else.
-        let a = readings(0, 0, 0, 0, 0, Some(0));
-        let quiet = readings(1000, 101, 0, 200, 100, Some(20_000));
+        let a = readings(0, 0, 0, 0, 0);
+        let quiet = readings(1000, 101, 0, 200, 100);
         assert!(judge(&a, &quiet, &[0, 1], 100.0).is_empty());
         // Another task took 48 ticks of CPU 1's 100.
-        let hog = readings(1000, 148, 0, 200, 100, Some(0));
+        let hog = readings(1000, 148, 0, 200, 100);
         let d = judge(&a, &hog, &[0, 1], 100.0);
         assert_eq!(d.len(), 1);
         assert_eq!(d[0].cause, Cause::OtherTasks);
@@ -909,56 +881,30 @@ mod tests {
         assert_eq!(pct(&hog), Some(24.0));
         assert_eq!(others(&a, &a, &[0, 1], 100.0), None, "no length, no figure");
         // Two ticks of others in a short round are below what the counters resolve.
-        let short = readings(30, 5, 0, 6, 3, None);
+        let short = readings(30, 5, 0, 6, 3);
         assert!(judge(&a, &short, &[0, 1], 100.0).is_empty());
     }
 
     #[test]
-    fn steal_and_pressure_disturb_a_round_past_their_limits() {
-        let a = readings(0, 0, 0, 0, 0, Some(0));
-        let stolen = readings(1000, 100, 10, 200, 100, Some(0));
+    fn steal_disturbs_a_round_past_its_limit_and_our_own_waiting_does_not() {
+        let a = readings(0, 0, 0, 0, 0);
+        let stolen = readings(1000, 100, 10, 200, 100);
         let d = judge(&a, &stolen, &[0, 1], 100.0);
         assert_eq!(
             d.iter().map(|x| x.cause).collect::<Vec<_>>(),
             vec![Cause::Steal]
         );
-        let one_tick = readings(1000, 100, 1, 200, 100, Some(0));
+        let one_tick = readings(1000, 100, 1, 200, 100);
         assert!(judge(&a, &one_tick, &[0, 1], 100.0).is_empty());
         // The share is recorded below the limit as past it, and not without ticks.
         assert_eq!(steal(&a, &one_tick), Some(0.5));
         assert_eq!(steal(&a, &stolen), Some(5.0));
         assert_eq!(steal(&a, &a), None);
-        // 40% of the round waiting is below the 50% limit, 60% past it.
-        let waited = readings(1000, 100, 0, 200, 100, Some(400_000));
-        assert!(judge(&a, &waited, &[0, 1], 100.0).is_empty());
-        let pressed = readings(1000, 100, 0, 200, 100, Some(600_000));
-        let d = judge(&a, &pressed, &[0, 1], 100.0);
-        assert_eq!(
-            d.iter().map(|x| x.cause).collect::<Vec<_>>(),
-            vec![Cause::Pressure]
-        );
-        // Waiting that our own quota's throttling explains is not a disturbance.
-        let throttled = Readings {
-            throttled_us: Some(450_000),
-            ..pressed
-        };
-        let a_throttled = Readings {
-            throttled_us: Some(0),
-            ..a
-        };
-        assert!(judge(&a_throttled, &throttled, &[0, 1], 100.0).is_empty());
-        // Beyond what throttling explains, it still is.
-        let more = Readings {
-            pressure_us: Some(1_000_000),
-            ..throttled
-        };
-        assert_eq!(
-            judge(&a_throttled, &more, &[0, 1], 100.0)[0].cause,
-            Cause::Pressure
-        );
-        // No PSI here: nothing claimed from it.
-        let none = readings(1000, 100, 0, 200, 100, None);
-        assert!(judge(&a, &none, &[0, 1], 100.0).is_empty());
+        // truebench's own threads keeping the round's one CPU busy all along (the two ends
+        // of a ping-pong in a cpuset of one CPU, the sampler beside them): busy is ours, so
+        // nothing disturbed the round however long they waited for each other.
+        let own = readings(1000, 100, 0, 100, 100);
+        assert!(judge(&a, &own, &[0], 100.0).is_empty());
     }
 
     #[test]
@@ -1074,6 +1020,7 @@ mod tests {
             cause: Cause::Steal,
             value: 5.0,
             limit: 2.0,
+            persistent: false,
         };
         let line = disturbed_line("ctx", 4, &[steal.clone(), moved], Some(&pair)).unwrap();
         assert_eq!(line, "ctx round 4 disturbed: steal, host-placement");
@@ -1098,6 +1045,7 @@ mod tests {
             cause: Cause::HostPlacement,
             value: 5.2,
             limit: 1.5,
+            persistent: false,
         };
         let rounds: Vec<Measured> = [23.0, 119.0, 24.0, 23.5]
             .iter()
@@ -1142,11 +1090,6 @@ mod tests {
     fn the_proc_texts_are_read() {
         let stat = "cpu  1 2 3 4 5 6 7 8 0 0\ncpu0 10 1 5 100 2 1 1 3 0 0\ncpu1 20 0 0 50 0 0 0 0 0 0\ncpu2 99 99 99 99 0 0 0 9\n";
         assert_eq!(stat_ticks(stat, &[0, 1]), (18 + 20, 3, 123 + 70));
-        assert_eq!(
-            pressure_total("some avg10=1.00 avg60=0.5 avg300=0.1 total=75919645\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"),
-            Some(75919645)
-        );
-        assert_eq!(pressure_total("garbage"), None);
     }
 
     fn lat(median: f64, spread: f64) -> BenchResult {
@@ -1174,6 +1117,7 @@ mod tests {
                     cause: Cause::OtherTasks,
                     value: 40.0,
                     limit: 10.0,
+                    persistent: false,
                 }]
             } else {
                 vec![]
@@ -1218,9 +1162,28 @@ mod tests {
             "{}",
             run.message
         );
-        // Every round disturbed: the figures and the noise rest on all of them, and say so.
+        // Every round beside a neighbour at a steady share: a condition of the run, kept in
+        // its figures (persistent), not a disturbance that leaves nothing to rest on.
         let all: Vec<Measured> = (0..3)
             .map(|i| measured(i, vec![lat(10.0, 0.01)], true))
+            .collect();
+        let r = &merge(&all, None, &|_| {})[0];
+        assert_eq!(r.samples.len(), 6);
+        let rs = r.rounds.as_ref().unwrap();
+        assert_eq!(rs.kept(), 3);
+        assert!(!rs.noise.as_ref().unwrap().includes_disturbed);
+        assert!(rs.rounds.iter().all(|x| x.disturbed[0].persistent));
+        assert!(crate::findings::results::disturbed_rounds(std::slice::from_ref(r)).is_none());
+        // Every round disturbed by bursts of other sizes (12%, 60%, 15%): transient, and
+        // with none left the figures and the noise rest on all of them, and say so.
+        let all: Vec<Measured> = [12.0, 60.0, 15.0]
+            .iter()
+            .enumerate()
+            .map(|(i, share)| {
+                let mut m = measured(i, vec![lat(10.0, 0.01)], true);
+                m.disturbed[0].value = *share;
+                m
+            })
             .collect();
         let r = &merge(&all, None, &|_| {})[0];
         assert_eq!(r.samples.len(), 6);

@@ -251,6 +251,10 @@ pub enum Status {
     /// No real difference (or drift, or not comparable): nothing to explain.
     #[serde(rename = "nothing to explain")]
     Nothing,
+    /// The row cannot be told, and a setting or condition that differs between the runs
+    /// would account for its figures: the causes are offered, not a verdict.
+    #[serde(rename = "offered")]
+    Offered,
 }
 
 impl Status {
@@ -260,6 +264,7 @@ impl Status {
             Status::Partly => "partly explained",
             Status::Unexplained => "unexplained",
             Status::Nothing => "nothing to explain",
+            Status::Offered => "cannot tell; what differs would explain it",
         }
     }
 }

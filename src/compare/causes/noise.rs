@@ -87,7 +87,14 @@ pub fn of(r: &BenchResult) -> Noise<'_> {
         n.findings.push(f);
     }
     if let (Some(rs), Some(noise)) = (&r.rounds, r.run_noise()) {
-        if noise.includes_disturbed && !rs.rounds.is_empty() {
+        // Disturbed rounds in the figures: none left to set them aside, or a condition
+        // present throughout (`persistence`).
+        let in_figures = noise.includes_disturbed
+            || rs
+                .rounds
+                .iter()
+                .any(|x| !x.disturbed.is_empty() && x.kept());
+        if in_figures && !rs.rounds.is_empty() {
             use crate::result::rounds::Cause;
             let mean = |cause: Cause| {
                 rs.rounds

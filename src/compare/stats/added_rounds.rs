@@ -194,6 +194,7 @@ mod tests {
                 cause: Cause::Steal,
                 value: 30.0,
                 limit: 5.0,
+                persistent: false,
             });
         let first = orig.run_noise().unwrap().clone();
         let m = merge(&orig, &added, 120.0).unwrap();

@@ -422,14 +422,7 @@ impl RowTest {
     }
 }
 
-/// An MDE in words: "38%" below 100%, else a factor ("2.4x").
-pub fn mde_text(mde: f64) -> String {
-    if mde < 0.995 {
-        format!("{:.0}%", mde * 100.0)
-    } else {
-        format!("{:.1}x", 1.0 + mde)
-    }
-}
+pub use crate::measure::mde::{mde_text, mde_text_fine};
 
 /// Test B against A, by their rounds' levels where both have rounds, else their medians:
 /// each side's variance from `side` (B's host is assumed to

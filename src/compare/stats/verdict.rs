@@ -306,6 +306,7 @@ mod tests {
                 cause,
                 value: 30.0,
                 limit: 2.0,
+                persistent: false,
             });
         }
         x.rounds = Some(Rounds {

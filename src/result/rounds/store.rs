@@ -194,6 +194,10 @@ pub struct CauseColumn {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     value: Option<Vec<f64>>,
     limit: OneOrEach<f64>,
+    /// The cause was present throughout the row's rounds (`persistence`): its rounds are
+    /// kept, and `compare` names it as a condition of the run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    persistent: bool,
 }
 
 impl From<Rounds> for Columns {
@@ -219,10 +223,14 @@ impl From<Rounds> for Columns {
         }
         // Per cause: (round, value, limit) of each disturbance, in round order.
         let mut found: BTreeMap<Cause, Vec<(usize, f64, f64)>> = BTreeMap::new();
+        let mut persistent: Vec<Cause> = vec![];
         for (i, x) in rounds.iter().enumerate() {
             for d in &x.disturbed {
                 let (value, limit) = (share.round(d.value), share.round(d.limit));
                 found.entry(d.cause).or_default().push((i, value, limit));
+                if d.persistent && !persistent.contains(&d.cause) {
+                    persistent.push(d.cause);
+                }
             }
         }
         let others_share = |i: usize| rounds[i].others.as_ref().map(|o| share.round(o.percent));
@@ -237,6 +245,7 @@ impl From<Rounds> for Columns {
                     round: (!every_round).then(|| all.iter().map(|x| x.0).collect()),
                     value: (!is_others).then(|| all.iter().map(|x| x.1).collect()),
                     limit: OneOrEach::of(all.iter().map(|x| Some(x.2)).collect(), |_| true),
+                    persistent: persistent.contains(&cause),
                 },
             );
         }
@@ -303,6 +312,7 @@ impl TryFrom<Columns> for Rounds {
                     cause: *cause,
                     value,
                     limit,
+                    persistent: col.persistent,
                 });
             }
         }
@@ -381,6 +391,7 @@ mod tests {
             cause,
             value,
             limit,
+            persistent: false,
         };
         let others = |p| {
             Some(Others {
@@ -478,6 +489,7 @@ mod tests {
             cause: Cause::CpuSpeed,
             value,
             limit: 3.0,
+            persistent: false,
         };
         r.rounds[0].disturbed = vec![slow(4.0), slow(5.0)];
         let v = serde_json::to_value(&r).unwrap();
@@ -509,11 +521,13 @@ mod tests {
                     cause: Cause::OtherTasks,
                     value: share,
                     limit: 10.0,
+                    persistent: false,
                 },
                 Disturbance {
                     cause: Cause::Steal,
                     value: 5.0 + i as f64,
                     limit: 2.0,
+                    persistent: false,
                 },
             ];
         }
