@@ -251,82 +251,57 @@ fn a_syscall_clock_is_explained_by_the_timer_and_the_batch_figure_holds() {
     let env = TestEnv::new();
     let shim = common::slow_clock_shim(env.dir.path());
     let args = ["memory.per-event", "--samples", "5"];
-    // Whether every try that failed did so because the host moved the batch figure, as its
-    // documents show (a loud hour); any other failure is the test's.
-    let mut all_loud = true;
-    let outcome = try_up_to(3, || {
-        let fast = run_with(&env, &[], &[], &args);
-        let slow = run_with(&env, &[], &[("LD_PRELOAD", &shim)], &args);
-        let c = compare(&env, &fast, &slow);
-        let pe = row(
-            &c,
-            "memory.per-event@1",
-            "block_bytes=1024,timing=per-event",
-            "os",
-        );
-        let batch = row(
-            &c,
-            "memory.per-event@1",
-            "block_bytes=1024,timing=batch",
-            "os",
-        );
-        // Whatever a neighbour did to the batch figure, the timer did not change for it.
-        assert!(!causes(batch).iter().any(|(c, _)| *c == "timer"), "{batch}");
-        // The batch-timed twin barely moved (loose bound, as tests/timers.rs): else a
-        // neighbour slowed one run, and the pair is measured again.
-        let r = batch["ratio"].as_f64().unwrap();
-        if !(0.75..1.33).contains(&r) {
-            all_loud &= loud(&fast, batch) || loud(&slow, batch);
-            return Err(format!("batch figure moved: {batch}"));
-        }
-        if pe["verdict"] != "B worse" {
-            all_loud = false;
-            return Err(format!("per-event figure not called worse: {pe}"));
-        }
-        // The twin moved within the loose bound but beyond its noise: the work changed too,
-        // and the timer may then only contribute. Measured again when the documents show
-        // the host loud over the twin; otherwise the timer must claim its part.
-        let twin_real = matches!(batch["verdict"].as_str(), Some("B better" | "B worse"));
-        if twin_real && (loud(&fast, batch) || loud(&slow, batch)) {
-            return Err(format!(
-                "batch figure moved beyond its noise, host loud: {batch}"
-            ));
-        }
-        let timer = explained_by(pe, "timer");
-        assert!(
-            timer["evidence"].to_string().contains("batch-timed twin"),
-            "{timer}"
-        );
-        for (cause, claim) in causes(pe) {
-            if claims(claim) && !matches!(cause, "timer" | "noise") {
-                if let Err(why) = measured_change(cause, &fast, &slow, pe) {
-                    panic!("{cause} ({claim}) blamed, but the documents show {why}: {pe}");
-                }
+    let fast = run_with(&env, &[], &[], &args);
+    let slow = run_with(&env, &[], &[("LD_PRELOAD", &shim)], &args);
+    let c = compare(&env, &fast, &slow);
+    let pe = row(
+        &c,
+        "memory.per-event@1",
+        "block_bytes=1024,timing=per-event",
+        "os",
+    );
+    let batch = row(
+        &c,
+        "memory.per-event@1",
+        "block_bytes=1024,timing=batch",
+        "os",
+    );
+    // The batch figure holds against the clock: reading it is under 1% of the batch time in
+    // both runs, so the slower clock can move that figure by no more, and the timer does not
+    // claim it. Whether the host moved it between the runs (its 1 KiB writes were bimodal
+    // from run to run in a noisy hour, 35-38 or 53-58 GB/s) is for its rounds to say; no
+    // bound between the two runs is assumed.
+    for doc in [&fast, &slow] {
+        let results = doc["results"].as_array().unwrap();
+        let x = results.iter().find(|x| is_row(x, batch)).unwrap();
+        let share = x["quality"]["timer_share"].as_f64().unwrap();
+        assert!(share < 0.01, "batch timer share {share}: {batch}");
+    }
+    assert!(!causes(batch).iter().any(|(c, _)| *c == "timer"), "{batch}");
+    // The per-event figure collapsed (5x or more), far beyond its rounds' spread.
+    assert_eq!(pe["verdict"], "B worse", "{pe}");
+    // The timer claims it, judged against its batch-timed twin: all of it when the twin
+    // did not move beyond its noise, part of it when it did (the work moved too).
+    let timer = explained_by(pe, "timer");
+    assert!(
+        timer["evidence"].to_string().contains("batch-timed twin"),
+        "{timer}"
+    );
+    let twin_real = matches!(batch["verdict"].as_str(), Some("B better" | "B worse"));
+    let want = if twin_real { "partly" } else { "explains" };
+    assert_eq!(timer["claim"], want, "twin {}: {timer}", batch["verdict"]);
+    // It predicts the way the figure moved: a slower clock, fewer MB/s. (How far it predicts
+    // rests on the timer share, the probe's cost of a read times the reads: an estimate that
+    // reached 100% of a slow run's time, where a read through the system call also slowed
+    // the writes around it.)
+    assert!(timer["predicted"].as_f64().unwrap() < 1.0, "{timer}");
+    for (cause, claim) in causes(pe) {
+        if claims(claim) && !matches!(cause, "timer" | "noise") {
+            if let Err(why) = measured_change(cause, &fast, &slow, pe) {
+                panic!("{cause} ({claim}) blamed, but the documents show {why}: {pe}");
             }
         }
-        Ok(())
-    });
-    match outcome {
-        Ok(()) => {}
-        // A loud hour moved the batch figure in every try, and the documents say so.
-        Err(why) if all_loud => eprintln!("the host moved the batch figure in every try: {why}"),
-        Err(why) => panic!("no try of 3 passed:\n{why}"),
     }
-}
-
-/// Whether a run's documents show the host loud while it measured row `r`: its rounds
-/// disturbed, or recording steal (2% of the CPUs' time or more) or other tasks (10% or
-/// more) in the rounds its figures rest on, or a noise finding on it.
-fn loud(doc: &Value, r: &Value) -> bool {
-    let disturbed = doc["results"].as_array().unwrap().iter().any(|x| {
-        is_row(x, r)
-            && common::rounds_of(x)
-                .is_some_and(|rs| rs.rounds.iter().any(|y| !y.disturbed.is_empty()))
-    });
-    disturbed
-        || round_steal(doc, r).is_some_and(|p| p >= 2.0)
-        || round_others(doc, r).is_some_and(|p| p >= 10.0)
-        || !noise_of(doc, r).is_empty()
 }
 
 /// A cgroup made for one test (a CPU quota, a cpuset), removed when dropped.

@@ -1,6 +1,6 @@
 //! The effective CPU speed every `run` records: a sample at the start and end of each suite
-//! on this machine's first usable CPU (one kind here), plausible as a clock, start and end
-//! in loose agreement without a hog, the drop finding consistent with the figures, and the
+//! on this machine's first usable CPU (one kind here), plausible as a clock, the drop
+//! finding consistent with the figures, and the
 //! text report showing it; `record` samples it after its window, `experiment` around its
 //! runs. (The measurement itself: src/measure/speed.rs unit tests.)
 
@@ -42,16 +42,10 @@ fn run_samples_the_speed_at_the_start_and_end_of_each_suite() {
         assert_eq!(x["cpu"].as_u64(), Some(first_usable));
         assert!(x.get("cpu_kind").is_none(), "one kind here: {x}");
     }
-    // Nothing loads the machine on purpose here: each suite's end agrees loosely with its
-    // start, and the drop finding fires exactly when the figures fell by more than 10%.
+    // The drop finding fires exactly when a suite's end fell more than 10% below its start.
+    // Whether the two readings agree is the host's to decide (a shared host may slow a CPU
+    // between them: that is what the finding is for), so no bound between them is assumed.
     let ids = common::finding_ids(&doc["findings"]);
-    for pair in s.chunks(2) {
-        let (a, b) = (
-            pair[0]["cycles_per_ns"].as_f64().unwrap(),
-            pair[1]["cycles_per_ns"].as_f64().unwrap(),
-        );
-        assert!((0.7..1.43).contains(&(b / a)), "start {a}, end {b}");
-    }
     let fell = s.chunks(2).any(|p| {
         p[1]["cycles_per_ns"].as_f64().unwrap() < 0.9 * p[0]["cycles_per_ns"].as_f64().unwrap()
     });

@@ -37,13 +37,8 @@ fn three_steps_hold_their_rates_and_report_latency_and_costs() {
         eprintln!("the generator fell behind in every try, rates not checked: {stalled:?}");
     }
     for s in steps {
-        let planned = s["planned_rate"].as_f64().unwrap();
-        let completed = s["completed_rate"].as_f64().unwrap();
         if held {
-            assert!(
-                (completed / planned - 1.0).abs() < 0.02,
-                "{completed}/s of {planned}/s"
-            );
+            common::completed_as_planned(s, 0.6).unwrap();
         }
         let l = &s["latency"];
         let (p50, p99, max) = (
@@ -317,14 +312,9 @@ fn an_http_target_is_driven_open_loop_on_kept_alive_connections() {
     assert_eq!(ls["workload"], "http");
     for s in ls["steps"].as_array().unwrap() {
         assert_eq!(s["failed"], 0);
-        let (planned, completed) = (
-            s["planned_rate"].as_f64().unwrap(),
-            s["completed_rate"].as_f64().unwrap(),
-        );
-        assert!(
-            s["valid"] != true || (completed / planned - 1.0).abs() < 0.02,
-            "{completed} of {planned}"
-        );
+        if s["valid"] == true {
+            common::completed_as_planned(s, 0.5).unwrap();
+        }
         assert!(s["latency"]["p50"].as_f64().unwrap() > 0.0);
         // Two connections, kept alive: no reconnects.
         assert_eq!(s["reconnects"], 0);

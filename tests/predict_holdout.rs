@@ -7,10 +7,12 @@
 //!   connections), its quotas on a 5 ms CFS period (a throttled request waits at most
 //!   3-4 ms, under the 5 ms target): learn 0.2/1 and 0.4/1, predict 0.6/2 (two widths).
 //!
-//! The predicted rate must be within a factor of 1.5 of the measured one. docs/predict.md
-//! records the 20% figures of bench/predict_holdout.sh (1 s steps 5% apart); here the steps
-//! are 0.6 s and 10% apart (a measured figure is only known to ±10%), so on a busy shared
-//! machine 1.5 is what holds. A try whose load generator fell behind (invalid steps, or no
+//! The measured rate must be within a factor of 1.5 of the prediction, widened by how far
+//! the host moved the prediction meanwhile: the training is measured again after the
+//! held-out run, and the bound spans both predictions (one run of a shared host is not
+//! held against another alone). docs/predict.md records the 20% figures of
+//! bench/predict_holdout.sh (1 s steps 5% apart); here the steps are 0.6 s and 10% apart (a
+//! measured figure is only known to ±10%), so 1.5 is what holds. A try whose load generator fell behind (invalid steps, or no
 //! prediction) is measured again, three times; a held-out run outside the bound must be
 //! outvoted by two within it (one disturbed run fails no check; a biased model fails all).
 
@@ -40,8 +42,8 @@ fn held(doc: &Value) -> (f64, usize) {
 }
 
 /// Learn `train_quotas` at width 1 with `workload` arguments, predict `held_quota`/2,
-/// measure it, up to three tries: the ratio must be within 1.5 in more tries than it is
-/// outside (a first try within passes; one disturbed held-out run is outvoted by two within
+/// measure it, learn again, up to three tries: the measured rate must be within 1.5 of the
+/// predictions on either side of it in more tries than it is outside (a first try within passes; one disturbed held-out run is outvoted by two within
 /// it, a model off by more fails every try). Panics after three tries the machine was too
 /// busy for.
 fn check(workload: &[&str], train_quotas: &str, train_rates: &str, held_quota: &str, period: &str) {
@@ -72,8 +74,8 @@ fn check(workload: &[&str], train_quotas: &str, train_rates: &str, held_quota: &
     let capacity = format!("{held_quota}/2");
     let mut tries = vec![];
     let (mut within, mut outside) = (0, 0);
-    for _ in 0..3 {
-        let train = run(train_quotas, "1", train_rates);
+    // The prediction from a training run, or why there is none.
+    let predict = |train: &Value| -> Result<(f64, [f64; 2]), String> {
         let id = train["run_id"].as_str().unwrap().to_string();
         let p = env.json(&[
             "predict",
@@ -90,8 +92,7 @@ fn check(workload: &[&str], train_quotas: &str, train_rates: &str, held_quota: &
             // No figure: it must say why (a busy machine: too few valid steps).
             let why = p["why_not"].as_str().or(s["why_not"].as_str()).unwrap();
             assert!(!why.is_empty());
-            tries.push(format!("no prediction: {why}"));
-            continue;
+            return Err(format!("no prediction: {why}"));
         };
         // Named with the runs' period when it is not the default 100 ms.
         let named = match period {
@@ -102,6 +103,16 @@ fn check(workload: &[&str], train_quotas: &str, train_rates: &str, held_quota: &
         let [lo, hi] = [0, 1].map(|i| s["interval"][i].as_f64().unwrap());
         assert!(lo <= pred && pred <= hi, "{s}");
         assert!(!s["model"].as_str().unwrap().is_empty());
+        Ok((pred, [lo, hi]))
+    };
+    for _ in 0..3 {
+        let (pred, [lo, hi]) = match predict(&run(train_quotas, "1", train_rates)) {
+            Ok(p) => p,
+            Err(why) => {
+                tries.push(why);
+                continue;
+            }
+        };
         let rates: Vec<String> = (0..9)
             .map(|i| format!("{:.0}", pred * (0.6 + 0.1 * i as f64)))
             .collect();
@@ -113,11 +124,23 @@ fn check(workload: &[&str], train_quotas: &str, train_rates: &str, held_quota: &
             ));
             continue;
         }
-        let ratio = pred / m;
+        // The training measured again after the held-out run: the same prediction made on
+        // either side of it says how far the host moved the model's figure meanwhile, and
+        // the held-out figure is held against that, not against one run of a shared host.
+        let again = match predict(&run(train_quotas, "1", train_rates)) {
+            Ok((p, _)) => p,
+            Err(why) => {
+                tries.push(format!(
+                    "predicted {pred:.0}/s, measured {m:.0}/s; again: {why}"
+                ));
+                continue;
+            }
+        };
+        let (low, high) = (pred.min(again) / 1.5, pred.max(again) * 1.5);
         tries.push(format!(
-            "predicted {pred:.0}/s (interval {lo:.0}-{hi:.0}), measured {m:.0}/s held at p99 <= 5 ms: ratio {ratio:.2}"
+            "predicted {pred:.0}/s (interval {lo:.0}-{hi:.0}), {again:.0}/s from the training measured again, measured {m:.0}/s held at p99 <= 5 ms: allowed {low:.0}-{high:.0}/s"
         ));
-        if (1.0 / 1.5..=1.5).contains(&ratio) {
+        if (low..=high).contains(&m) {
             within += 1;
         } else {
             outside += 1;

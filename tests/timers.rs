@@ -16,15 +16,18 @@ const CURRENT: &str = "/sys/devices/system/clocksource/clocksource0/current_cloc
 /// machine-wide one would), and the shim test compares figures that contention would move.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn median(doc: &Value, timing: &str) -> f64 {
+/// The result of `doc` timed as `timing` says (`per-event` or `batch`).
+fn row<'a>(doc: &'a Value, timing: &str) -> &'a Value {
     doc["results"]
         .as_array()
         .unwrap()
         .iter()
         .find(|r| r["params"]["timing"] == timing)
-        .unwrap()["stats"]["median"]
-        .as_f64()
         .unwrap()
+}
+
+fn median(r: &Value) -> f64 {
+    r["stats"]["median"].as_f64().unwrap()
 }
 
 /// memory.per-event with its five rounds whole (a budget of 10 s: under the shim a round
@@ -45,55 +48,51 @@ fn a_syscall_clock_collapses_per_event_timing_but_not_batch_timing() {
     let _one_at_a_time = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let env = TestEnv::new();
     let shim = common::slow_clock_shim(env.dir.path());
-    let slow_run = || -> Value {
-        let out = common::succeeded(
+    let fast = env.run(PER_EVENT);
+    let slow: Value = serde_json::from_slice(
+        common::succeeded(
             env.cmd()
                 .env("LD_PRELOAD", &shim)
                 .arg("run")
                 .args(PER_EVENT)
                 .arg("--json"),
-        );
-        serde_json::from_slice(out.as_bytes()).unwrap()
-    };
-    // Alternated twice, and the better batch figure of each kept: a neighbour that slows
-    // one run of this shared machine does not pass for the shim's doing. A neighbour that
-    // slowed both runs of one side moves the batch figure without the clock: the pair is
-    // measured again, up to three times.
-    let mut moved = vec![];
-    let (fast, slow) = loop {
-        let fast = env.run(PER_EVENT);
-        let slow = slow_run();
-        let fast2 = env.run(PER_EVENT);
-        let slow2 = slow_run();
-        let fb = median(&fast, "batch").max(median(&fast2, "batch"));
-        let sb = median(&slow, "batch").max(median(&slow2, "batch"));
-        let (fp, sp) = (median(&fast, "per-event"), median(&slow, "per-event"));
-        assert!(
-            sp < 0.6 * fp,
-            "per-event figure did not collapse: {fp} -> {sp} MB/s"
-        );
-        if (sb / fb - 1.0).abs() < 0.25 {
-            break (fast, slow);
-        }
-        moved.push(format!("{fb:.0} -> {sb:.0} MB/s"));
-        assert!(
-            moved.len() < 3,
-            "batch-timed figure moved in every try: {moved:?}"
-        );
-    };
-    // The slow run says why: its timer share is large and the probe flags the clock.
-    let pe = slow["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["params"]["timing"] == "per-event")
-        .unwrap();
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    // Each figure is held against what its own run measured, never against the other
+    // run's: the host's 1 KiB batch writes were bimodal from run to run in a noisy hour
+    // (35-38 or 53-58 GB/s), so two runs' batch figures need not agree whatever the clock.
+    let (fast_pe, fast_batch) = (row(&fast, "per-event"), row(&fast, "batch"));
+    let (slow_pe, slow_batch) = (row(&slow, "per-event"), row(&slow, "batch"));
+    // The shim made the clock itself slower: its measured cost moved as a changed clock
+    // does (3x or more, compare's rule for a clock that changed), not as noise.
+    let cost = |r: &Value| r["quality"]["clock_cost_ns"].as_f64().unwrap();
     assert!(
-        pe["quality"]["timer_share"].as_f64().unwrap() > 0.5,
-        "{}",
-        pe["quality"]
+        cost(slow_pe) >= 3.0 * cost(fast_pe),
+        "the shim did not slow the clock: {} -> {} ns",
+        cost(fast_pe),
+        cost(slow_pe)
     );
-    let ids = common::finding_ids(&pe["findings"]);
+    // Batch timing holds: reading the clock is under 1% of the slow run's batch time, so
+    // the slower clock can move the batch figure by no more than that.
+    let share = |r: &Value| r["quality"]["timer_share"].as_f64().unwrap();
+    assert!(share(slow_batch) < 0.01, "{}", slow_batch["quality"]);
+    // Per-event timing collapses: the clock is most of the slow run's per-event time (the
+    // share is the probe's cost of a read times the reads, an estimate: through the system
+    // call a read also slows the writes around it, and the share may reach 100%)...
+    assert!(share(slow_pe) > 0.5, "{}", slow_pe["quality"]);
+    // ...so the slow run's per-event figure falls against its own batch figure, measured in
+    // the same rounds, far more than the fast run's does against its own (each run's ratio:
+    // the host's level of the moment cancels; a slow run measured 0.02, a fast one 0.21).
+    let relative = |pe: &Value, batch: &Value| median(pe) / median(batch);
+    let (rf, rs) = (relative(fast_pe, fast_batch), relative(slow_pe, slow_batch));
+    assert!(
+        rs < 0.6 * rf,
+        "per-event figure did not collapse: {rf:.3} -> {rs:.3} of the batch figure"
+    );
+    // The slow run says why: the probe flags the clock, the per-event row is timer-bound.
+    let ids = common::finding_ids(&slow_pe["findings"]);
     assert!(
         ids.contains(&"timer-bound") && ids.contains(&"per-event-timing"),
         "{ids:?}"

@@ -362,6 +362,19 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
             super::print_json(&c)?;
         } else {
             crate::stdout::write(&crate::report::compare_table::render(&c, a.verbose))?;
+            // What would reach each family's target on this host, from both runs' rounds.
+            let work = crate::session::noise_said::compare_lines(x, y);
+            if !work.is_empty() {
+                let mut text = String::from("\n");
+                text.push_str(&crate::report::views::wrap(
+                    "What would work (each run's MDE against an identical run, and the time a run \
+                     of this host would need for the target at the spread measured):",
+                ));
+                for l in work {
+                    text.push_str(&crate::report::views::wrap(&format!("  {l}")));
+                }
+                crate::stdout::write(&text)?;
+            }
         }
         return match interrupted {
             true => Err(crate::error::Interrupted.into()),

@@ -51,9 +51,11 @@ pub const KINDS: &[Kind] = &[
     Kind { id: "llc-size-mismatch", severities: W, meaning: "the last-level cache size reported differs from the one measured" },
     Kind { id: "memory-array-size", severities: I, meaning: "the bandwidth arrays' size and the rule that chose it" },
     Kind { id: "memory-limit", severities: I, meaning: "the cgroup's memory limit bound the run, and what it shaped: rows measured smaller, sizes left out or rows skipped to fit within it" },
-    // The run (src/findings/run.rs, noise.rs, record.rs, loadstep.rs).
+    // The run (src/findings/run.rs, noise.rs, record.rs, loadstep.rs; src/session/noise_said.rs).
     Kind { id: "clocksource-changed", severities: W, meaning: "the clocksource changed during the run" },
     Kind { id: "budget-short", severities: IW, meaning: "rows the run's time budget left short of their target MDE, each with what it reached and why (the hypervisor named when it took the time)" },
+    Kind { id: "host-noise", severities: IW, meaning: "how far apart this run's rounds fell (the clock-read rows: CPU; the latency rows: memory) and the hour that makes: quiet, noisy, very noisy (a warning)" },
+    Kind { id: "mde-reach", severities: I, meaning: "per family, the MDE its median row reached and the time that would reach its target at the spread measured here, or that no number of rounds does" },
     Kind { id: "cpu-starved", severities: W, meaning: "truebench's threads waited for a CPU at least half the time over the run's rounds (schedstat run delay of the canaries; of the thread that ran them over the whole run when fewer than 3 rounds were read): the share of a CPU this cgroup got, and its weight against busy neighbours" },
     Kind { id: "start-clock-unsynchronised", severities: W, meaning: "a --start-at run began on a clock nothing synchronises: its start cannot be lined up with other hosts'" },
     Kind { id: "start-late", severities: W, meaning: "a --start-at run began at least 1 s after the time asked for" },

@@ -156,7 +156,12 @@ pub fn one_way_ns(b: &Batch) -> f64 {
 /// The pair canary between CPUs `a` and `b`: the median one-way latency of a few short
 /// batches, ns. Err(reason) when a thread cannot be pinned.
 pub fn canary(a: u32, b: u32) -> Result<f64, String> {
-    ping_pong(a, b, Some(CANARY_PATIENCE), |work| {
+    canary_within(a, b, CANARY_PATIENCE)
+}
+
+/// The pair canary, giving up after `patience`.
+fn canary_within(a: u32, b: u32, patience: std::time::Duration) -> Result<f64, String> {
+    ping_pong(a, b, Some(patience), |work| {
         work(CANARY_WARMUP);
         let one_way: Vec<f64> = (0..CANARY_BATCHES)
             .map(|_| one_way_ns(&time_batch(work, CANARY_ROUND_TRIPS)))
@@ -168,7 +173,7 @@ pub fn canary(a: u32, b: u32) -> Result<f64, String> {
         false => Ok(ns),
         true => Err(format!(
             "the two threads did not run at once within {:.1} s (or the run's deadline passed): no reading",
-            CANARY_PATIENCE.as_secs_f64()
+            patience.as_secs_f64()
         )),
     })
 }
@@ -199,8 +204,12 @@ mod tests {
         let Some(cpus) = two_usable_cpus() else {
             return;
         };
+        // The run's patience of 500 ms is for a run that owns the machine: beside this
+        // binary's sibling tests spinning on both CPUs the two threads may wait longer than
+        // that to run at once, so the reading is given the patience such a host needs (the
+        // giving up itself is the next test's).
         let t0 = std::time::Instant::now();
-        let ns = canary(cpus[0], cpus[1]).unwrap();
+        let ns = canary_within(cpus[0], cpus[1], std::time::Duration::from_secs(30)).unwrap();
         let took = t0.elapsed();
         // A cache line hand-off: tens of ns on bare metal or between SMT siblings, about
         // 120 ns between cores of this VM's host; never sub-ns, never microseconds.

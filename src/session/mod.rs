@@ -22,6 +22,7 @@ pub mod calibrate;
 pub mod compare_precision;
 pub mod experiment;
 pub mod loadstep;
+pub mod noise_said;
 pub mod precision;
 pub mod progress;
 pub mod record;

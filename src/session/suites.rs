@@ -338,6 +338,13 @@ impl Measurement for SuiteRun {
             }
         }
         m.doc.findings.extend(starved);
+        // How noisy the host was, and what would reach each family's target here.
+        m.doc
+            .findings
+            .extend(super::noise_said::host_noise_finding(&m.doc));
+        m.doc
+            .findings
+            .extend(super::noise_said::reach_finding(&m.doc, self.precision));
         match outcome {
             Ok(()) => {}
             Err(e) if e.downcast_ref::<crate::error::Interrupted>().is_some() => {

@@ -368,6 +368,33 @@ pub fn loadstep_steps(doc: &Value) -> Vec<&Value> {
     }
 }
 
+/// Whether a valid load step's completed rate is what its plan and its own latency allow,
+/// over a measured window of `window_s`: never above what was sent, and below the plan by
+/// at most 2% and the requests due in the window's last `latency.max` (still in flight at
+/// its end: a step counts only requests answered within it). A fixed 2% alone failed in a
+/// noisy hour, where a stall of 12 ms at a half-second step's end is the host's doing; a
+/// request lost or never sent has no latency to excuse it.
+pub fn completed_as_planned(s: &Value, window_s: f64) -> Result<(), String> {
+    let figure = |k: &str| s[k].as_f64().unwrap();
+    let (planned, sent, completed) = (
+        figure("planned_rate"),
+        figure("sent_rate"),
+        figure("completed_rate"),
+    );
+    let tail_s = s["latency"]["max"].as_f64().unwrap_or(0.0) / 1e6;
+    let floor = planned * (0.98 - tail_s / window_s);
+    let ceiling = sent + 1.0 / window_s;
+    if (floor..=ceiling).contains(&completed) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{completed:.1}/s completed of {planned:.1}/s planned and {sent:.1}/s sent, \
+             latency max {:.1} ms: expected {floor:.1}..{ceiling:.1}/s",
+            tail_s * 1e3
+        ))
+    }
+}
+
 /// Whether a step's invalid reason is the load generator's own: it stalled or fell behind
 /// (a loud host took its CPU), which the step rightly reports.
 pub fn generator_lagged(reason: &str) -> bool {
