@@ -37,7 +37,7 @@ cpu_ticks() { awk '/^cpu /{t=0; for (i = 2; i <= 9; i++) t += $i; print t, $9}' 
 steal_since() { # "TOTAL STEAL" at the start
   local now; now=$(cpu_ticks)
   awk -v a="$1" -v b="$now" 'BEGIN{split(a, x, " "); split(b, y, " "); d = y[1] - x[1];
-    printf "%.1f", d > 0 ? 100 * (y[2] - x[2]) / d : 0}'
+    printf "%.1f", (d > 0 ? 100 * (y[2] - x[2]) / d : 0)}'
 }
 
 # Real documents of this machine: its clocksource, and another one when it can switch.
