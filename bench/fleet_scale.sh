@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The controller's side of a fleet at scale. HOSTS host documents made from real runs of
-# this machine: most hosts are a `run timers` document with every figure scaled by the
-# host's own factor within ±3%; planted among them, every 50th host (from host 3) is the
-# same machine's run under another clocksource (measured here when run as root and the
-# kernel offers one: the clocksource is switched for that run and restored), and every 50th
-# host from host 17 is 1.3x slower on every row. Imported in one `truebench import DIR`,
+# this machine: most hosts are a `run timers` document with every figure of a row scaled by
+# the host's own factor and the row's own factor, each log-normal with σ 1% (hosts of one
+# model); planted among them, every 50th host (from host 3) is the same machine's run under
+# another clocksource (measured here when run as root and the kernel offers one: the
+# clocksource is switched for that run and restored), and every 50th host from host 17 is
+# 1.35x slower on every row. Imported in one `truebench import DIR`,
 # ranked with `compare --latest-per-host` (the fleet view), checked against the plants,
 # and the same fleet without plants (A/A); then `report` of every run and `history --tag`.
-# Import and fleet view are timed, with peak RSS (/usr/bin/time), on both stores: SQLite and
+# Import and fleet view (`compare --latest-per-host --json`) are timed, each and together,
+# with peak RSS (/usr/bin/time) and the document size, on both stores: SQLite and
 # a throwaway PostgreSQL server started here as tests/common/pg.rs starts one (initdb and
 # pg_ctl of the Debian package postgresql, as the postgres user when run as root; fsync
 # off), stopped and removed at exit.
@@ -30,16 +32,23 @@ restore() {
 trap restore EXIT
 export TRUEBENCH_LOCK=$tmp/run.lock
 ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+# All CPU time and steal, in ticks, from /proc/stat; steal_since T0: the share (%) stolen since.
+cpu_ticks() { awk '/^cpu /{t=0; for (i = 2; i <= 9; i++) t += $i; print t, $9}' /proc/stat; }
+steal_since() { # "TOTAL STEAL" at the start
+  local now; now=$(cpu_ticks)
+  awk -v a="$1" -v b="$now" 'BEGIN{split(a, x, " "); split(b, y, " "); d = y[1] - x[1];
+    printf "%.1f", (d > 0 ? 100 * (y[2] - x[2]) / d : 0)}'
+}
 
 # Real documents of this machine: its clocksource, and another one when it can switch.
-"$tb" --db "$tmp/source.db" run timers --samples 10 --json --tag host=source > "$tmp/source.json"
+"$tb" --db "$tmp/source.db" run timers --json --tag host=source > "$tmp/source.json"
 other=""
 for c in $(cat /sys/devices/system/clocksource/clocksource0/available_clocksource 2>/dev/null); do
   [ "$c" != "$orig_cs" ] && [ -w "$cs" ] && other=$c && break
 done
 if [ -n "$other" ]; then
   echo "$other" > "$cs"
-  "$tb" --db "$tmp/source.db" run timers --samples 10 --json --tag host=source > "$tmp/other.json"
+  "$tb" --db "$tmp/source.db" run timers --json --tag host=source > "$tmp/other.json"
   echo "$orig_cs" > "$cs"
   echo "fleet_scale: planted clocksource: $other (this machine: $orig_cs)"
 else
@@ -63,13 +72,14 @@ for i in range(n):
     elif planted and i % 50 == 17:
         kind = "slower"
     d = json.loads(json.dumps(other if kind == "clocksource" else doc))
-    host = f"host-{i:03d}"
-    d["run_id"] = f"{doc['run_id'][:16]}-{i:04d}"
+    host = f"host-{i:05d}"
+    d["run_id"] = f"{doc['run_id'][:16]}-{i:05d}"
     d["host"] = host
     d["env"]["hostname"] = host
     d["tags"] = {"host": host, "group": f"rack-{i % 20:02d}", "fleet": "scale"}
-    f = 1.3 if kind == "slower" else rng.uniform(0.97, 1.03)
+    level = 1.35 if kind == "slower" else rng.lognormvariate(0, 0.01)
     for r in d["results"]:
+        f = level * rng.lognormvariate(0, 0.01)
         r["samples"] = [s * f for s in r["samples"]]
         for k in scaled:
             if k in r["stats"]:
@@ -90,7 +100,7 @@ PY
 }
 make_fleet "$tmp/docs" 1
 make_fleet "$tmp/aa" 0
-bytes=$(stat -c %s "$tmp/docs/host-000.json")
+bytes=$(stat -c %s "$tmp/docs/host-00000.json")
 echo "fleet_scale: $hosts documents of $((bytes / 1024)) KiB each ($(jq '.results | length' "$tmp/source.json") results), $(jq length "$tmp/docs.planted") planted"
 
 # A throwaway PostgreSQL server.
@@ -121,11 +131,16 @@ for store in sqlite postgresql; do
     sqlite) db=$tmp/fleet.db ;;
     postgresql) [ -n "$pg_url" ] || continue; db=$pg_url ;;
   esac
-  echo "fleet_scale: [$store] import (one process, one directory): $(timed /dev/null "$tb" --db "$db" import "$tmp/docs") for $hosts hosts"
-  echo "fleet_scale: [$store] fleet view: $(timed "$tmp/rank.txt" "$tb" --db "$db" compare --latest-per-host), $(wc -l < "$tmp/rank.txt") lines, widest $(wc -L < "$tmp/rank.txt") characters"
+  t_all=$(date +%s%N); ticks=$(cpu_ticks)
+  echo "fleet_scale: [$store] import (one process, one directory): $(timed /dev/null "$tb" --db "$db" import "$tmp/docs") for $hosts documents of $((bytes / 1024)) KiB"
+  echo "fleet_scale: [$store] fleet view (compare --latest-per-host --json): $(timed "$tmp/rank-$store.json" "$tb" --db "$db" compare --latest-per-host --json)"
+  echo "fleet_scale: [$store] import + view: $(ms "$t_all") ms for $hosts hosts (load $(cut -d' ' -f1-3 /proc/loadavg), steal $(steal_since "$ticks")%)"
+  "$tb" --db "$db" compare --latest-per-host > "$tmp/rank.txt"
+  echo "fleet_scale: [$store] the text view: $(wc -l < "$tmp/rank.txt") lines, widest $(wc -L < "$tmp/rank.txt") characters"
 done
 db=$tmp/fleet.db
 "$tb" --db "$db" compare --latest-per-host --json > "$tmp/rank.json"
+"$tb" --db "$db" compare --latest-per-host > "$tmp/rank.txt"
 python3 - "$tmp/rank.json" "$tmp/docs.planted" <<'PY'
 import json, sys
 v = json.load(open(sys.argv[1])); planted = json.load(open(sys.argv[2]))
@@ -133,6 +148,7 @@ out = {h["host"] for h in v["hosts"] if h["outlier"]}
 found = sorted(set(planted) & out); missed = sorted(set(planted) - out); extra = sorted(out - set(planted))
 print(f"fleet_scale: outliers {len(out)}: planted found {len(found)} of {len(planted)}, missed {missed or 'none'}, others {extra or 'none'}")
 print(f"fleet_scale: own noise of host x rows: {v['noise']}")
+print(f"fleet_scale: FDR {v['fdr_q']:.0%} over {v['fdr_tests']['hosts']} hosts' shifts and {v['fdr_tests']['host_rows']} host x rows")
 runs = {h['run']: h['host'] for h in v['hosts']}
 for g in v["cause_groups"]:
     kinds = sorted({planted.get(runs[r], 'not planted') for r in g['hosts']})

@@ -23,6 +23,7 @@ pub mod loadstep;
 pub mod lock;
 pub mod measure;
 pub mod observe;
+pub mod parallel;
 pub mod placement;
 pub mod policy;
 pub mod predict;

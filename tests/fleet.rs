@@ -1017,7 +1017,8 @@ fn a_planted_fleet_of_500_with_rounds_noise_names_the_20_and_puts_the_uniform_te
     let fleet = planted(500, 36, kind_of);
     let (missed, others, v) = judge(&fleet);
     assert!(missed.is_empty(), "planted hosts missed: {missed:?}");
-    assert!(others.len() <= 2, "ordinary hosts called: {others:?}");
+    // At most 0.2% of the 480 ordinary hosts: none.
+    assert!(others.is_empty(), "ordinary hosts called: {others:?}");
     // Every test had the host's own noise from its rounds.
     assert_eq!(v.noise.rounds, 500 * 11);
     assert_eq!((v.noise.model, v.noise.fleet_only), (0, 0));
@@ -1077,6 +1078,7 @@ fn a_planted_fleet_of_10000_names_the_400_with_few_others_and_an_a_a_fleet_none(
     let fleet = planted(10_000, 37, kind_of);
     assert_eq!(fleet.iter().filter(|x| x.1 != Kind::Ordinary).count(), 400);
     let (missed, others, v) = judge(&fleet);
+    println!("10,000 planted: {} ordinary hosts called", others.len());
     assert!(missed.is_empty(), "planted hosts missed: {missed:?}");
     assert!(
         others.len() as f64 <= 0.002 * 9_600.0,

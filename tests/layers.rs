@@ -35,6 +35,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "deadline",
             "lock",
             "units",
+            "parallel",
             "findings/mod.rs",
             "findings/table.rs",
         ],

@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 
 /// Documents stored per transaction.
 pub const BATCH: usize = 100;
+/// Documents passed between the stages of an import at a time (read, checked, stored).
+const CHUNK: usize = 50;
 /// A stream of pretty-printed documents (not one per line) is read up to this size.
 const MAX_STREAM_BYTES: u64 = 64 * MAX_DOCUMENT_BYTES as u64;
 
@@ -363,16 +365,54 @@ pub fn import(args: &[PathBuf], db: Option<&Location>) -> anyhow::Result<()> {
     let mut batch: Vec<(String, RunDocument)> = vec![];
 
     let mut total = 0;
-    for src in &sources {
-        documents(src, &mut |(name, read)| {
+    // Three stages at once: a thread reads and parses the sources, one checks the parsed
+    // documents (on every CPU this process may use), this one stores them in order. The
+    // channels hold a few chunks, so memory stays bounded; when this stage stops (the store
+    // cannot be opened) the others stop at their next chunk.
+    std::thread::scope(|s| {
+        let (parsed_tx, parsed_rx) = std::sync::mpsc::sync_channel::<Vec<Read1>>(2);
+        type Checked = Vec<(String, Result<RunDocument, String>)>;
+        let (checked_tx, checked_rx) = std::sync::mpsc::sync_channel::<Checked>(2);
+        let sources = &sources;
+        s.spawn(move || {
+            let mut chunk = Vec::with_capacity(CHUNK);
+            let mut stop = false;
+            for src in sources {
+                documents(src, &mut |read| {
+                    if stop {
+                        return;
+                    }
+                    chunk.push(read);
+                    if chunk.len() >= CHUNK {
+                        stop = parsed_tx.send(std::mem::take(&mut chunk)).is_err();
+                    }
+                });
+                if stop {
+                    return;
+                }
+            }
+            let _ = parsed_tx.send(chunk);
+        });
+        s.spawn(move || {
+            for chunk in parsed_rx {
+                let checked = crate::parallel::map(&chunk, |(name, read)| {
+                    read.as_ref()
+                        .map_err(Clone::clone)
+                        .and_then(|v| admit(v, name))
+                });
+                let named = chunk.into_iter().map(|(name, _)| name).zip(checked);
+                if checked_tx.send(named.collect()).is_err() {
+                    return;
+                }
+            }
+        });
+        for (name, checked) in checked_rx.into_iter().flatten() {
             if open_failed.is_some() {
-                return;
+                break;
             }
             total += 1;
             // Err: why, and its kind when the reason names a run (the kind leaves it out).
-            let checked = read
-                .and_then(|v| admit(&v, &name))
-                .map_err(|why| (why, None));
+            let checked = checked.map_err(|why| (why, None));
             let checked = checked.and_then(|d| {
                 if !ids.insert(d.run_id.clone()) {
                     return Err(refused_run(&d.run_id, "is given twice"));
@@ -404,8 +444,8 @@ pub fn import(args: &[PathBuf], db: Option<&Location>) -> anyhow::Result<()> {
                     t.refused.push(r)
                 }
             }
-        });
-    }
+        }
+    });
     if let Some(e) = open_failed {
         return Err(e);
     }

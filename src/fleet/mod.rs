@@ -175,6 +175,9 @@ pub struct FleetView {
     /// The typical host's run (the medoid), against which outliers are explained.
     pub typical_host: Option<String>,
     pub fdr_q: f64,
+    /// How many tests the false discovery rate was held over, in each of its two families:
+    /// the hosts' shifts, and the host x rows of the hosts whose shift is not called.
+    pub fdr_tests: outliers::Families,
     pub floor: f64,
     /// The fewest hosts on a row for outlier calls (`outliers::MIN_FLEET`).
     pub min_fleet: usize,
@@ -407,6 +410,7 @@ pub fn view_reduced(
         hardware: hardware::classes(docs.iter().map(|d| &d.env)),
         incomplete,
         fdr_q: outliers::FDR_Q,
+        fdr_tests: tests.families,
         floor: outliers::FLOOR,
         min_fleet: outliers::MIN_FLEET,
         noise: noise_use(&tests.rows),

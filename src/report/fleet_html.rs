@@ -233,11 +233,11 @@ pub fn section(f: &FleetView) -> String {
     let mut s = String::from("<h2>Fleet</h2>\n");
     let _ = write!(
         s,
-        "<p>{} against the fleet median of each row; typical host {}. Outlier: a row beyond both the fleet's spread (robust z on log ratios, 1.4826 MAD) and the host's own noise (false discovery rate {:.0}%), at least {:.0}% from the median; called only with {}+ hosts on a row. {} {}Score: geometric mean of host/fleet over rows, &gt; 1 better.</p>\n<ul class=\"groups\">",
+        "<p>{} against the fleet median of each row; typical host {}. Outlier: a row beyond both the fleet's spread (robust z on log ratios, 1.4826 MAD) and the host's own noise, at least {:.0}% from the median ({}); called only with {}+ hosts on a row. {} {}Score: geometric mean of host/fleet over rows, &gt; 1 better.</p>\n<ul class=\"groups\">",
         count(f.runs.len(), "host"),
         esc(f.typical_host.as_deref().unwrap_or("none")),
-        f.fdr_q * 100.0,
         f.floor * 100.0,
+        esc(&super::fleet_text::fdr_words(f)),
         f.min_fleet,
         esc(&super::fleet_text::noise_words(&f.noise)),
         super::fleet_text::hardware_words(f)

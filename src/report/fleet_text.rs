@@ -157,6 +157,16 @@ fn host_line(f: &FleetView, h: &Host) -> String {
     ))
 }
 
+/// The false discovery rate and the tests it is held over.
+pub fn fdr_words(f: &FleetView) -> String {
+    format!(
+        "FDR {:.0}% over the means of {} and, apart, over the {} of the hosts whose mean is not off",
+        f.fdr_q * 100.0,
+        crate::units::count(f.fdr_tests.hosts, "host"),
+        crate::units::count(f.fdr_tests.host_rows, "host x row"),
+    )
+}
+
 /// Whose noise the tests used, in a sentence.
 pub fn noise_words(n: &crate::fleet::NoiseUse) -> String {
     let all = n.rounds + n.model + n.fleet_only;
@@ -256,17 +266,12 @@ pub fn render(f: &FleetView, verbose: bool) -> String {
         "Fleet of {members}, {}; baseline: the fleet median of each row; typical host {typical}",
         count(f.rows.len(), "row")
     )));
-    out.push(
-        "Score: geometric mean over rows of host/fleet, > 1 better. Outlier: a row, or a host's mean over"
-            .into(),
-    );
-    out.push(clip(format!(
-        "its rows, beyond both the fleet's spread (robust z) and the host's own noise, FDR {:.0}% over all tests,",
-        f.fdr_q * 100.0,
-    )));
-    out.push(clip(format!(
-        "{:.0}% or more from the row's median; outliers are called only with {}+ hosts on a row.",
+    out.push(wrapped(&format!(
+        "Score: geometric mean over rows of host/fleet, > 1 better. Outlier: a host's mean over \
+         its rows, or a row, beyond both the fleet's spread (robust z) and the host's own noise, \
+         {:.0}% or more from the median; {}; called only with {}+ hosts on a row.",
         f.floor * 100.0,
+        fdr_words(f),
         f.min_fleet,
     )));
     out.push(wrapped(&noise_words(&f.noise)));

@@ -30,7 +30,7 @@ pub struct Lost {
 
 pub fn lost(input: &Value, kept: &Value) -> Lost {
     let mut out = Lost::default();
-    walk(input, kept, &mut String::new(), &mut out);
+    walk(input, kept, &mut Vec::new(), &mut out);
     out
 }
 
@@ -44,35 +44,54 @@ fn empty(v: &Value) -> bool {
     }
 }
 
-fn walk(a: &Value, b: &Value, path: &mut String, out: &mut Lost) {
+/// One step of the path to a value: a key or an index (the JSON pointer is written only
+/// for a value named in the answer: building it for every key was a tenth of an import).
+enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+fn pointer(path: &[Step]) -> String {
+    let mut out = String::new();
+    for step in path {
+        out.push('/');
+        match step {
+            Step::Key(k) => out.push_str(&k.replace('~', "~0").replace('/', "~1")),
+            Step::Index(i) => out.push_str(&i.to_string()),
+        }
+    }
+    out
+}
+
+fn walk<'a>(a: &'a Value, b: &Value, path: &mut Vec<Step<'a>>, out: &mut Lost) {
     match (a, b) {
         (Value::Number(n), Value::Null) if out.unfit.is_none() => {
-            out.unfit = Some((path.clone(), n.to_string()));
+            out.unfit = Some((pointer(path), n.to_string()));
         }
         (Value::Object(x), Value::Object(y)) => {
             for (k, v) in x {
-                let len = path.len();
-                path.push('/');
-                path.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                path.push(Step::Key(k));
                 match y.get(k) {
                     Some(w) => walk(v, w, path, out),
-                    None if !empty(v) && !rewritten(path) => {
-                        out.dropped_count += 1;
-                        if out.dropped.len() < NAMED {
-                            out.dropped.push(path.clone());
+                    None if !empty(v) => {
+                        let at = pointer(path);
+                        if !rewritten(&at) {
+                            out.dropped_count += 1;
+                            if out.dropped.len() < NAMED {
+                                out.dropped.push(at);
+                            }
                         }
                     }
                     None => {}
                 }
-                path.truncate(len);
+                path.pop();
             }
         }
         (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
             for (i, (v, w)) in x.iter().zip(y).enumerate() {
-                let len = path.len();
-                path.push_str(&format!("/{i}"));
+                path.push(Step::Index(i));
                 walk(v, w, path, out);
-                path.truncate(len);
+                path.pop();
             }
         }
         _ => {}

@@ -154,6 +154,7 @@ macro_rules! round_figures {
         /// A row's rounds as stored: a column per figure, then what is not a plain figure.
         #[derive(Debug, Serialize, Deserialize)]
         struct Columns {
+            #[serde(default)]
             seq: Vec<usize>,
             $(
                 #[serde(default, skip_serializing_if = "store::Column::is_absent")]
@@ -165,6 +166,9 @@ macro_rules! round_figures {
             disturbed: BTreeMap<Cause, store::CauseColumn>,
             #[serde(default, skip_serializing_if = "Option::is_none")]
             noise: Option<RoundNoise>,
+            /// The object per round of earlier versions' documents: read, never written.
+            #[serde(default, skip_serializing)]
+            rounds: Option<Vec<store::RowRound>>,
         }
 
         impl Columns {
@@ -176,6 +180,7 @@ macro_rules! round_figures {
                     others: None,
                     disturbed: BTreeMap::new(),
                     noise: None,
+                    rounds: None,
                 }
             }
 
@@ -329,7 +334,7 @@ pub struct RoundNoise {
 /// Every round of a row and the noise of its kept ones. Stored as columns (`store`); the
 /// object per round of earlier versions' documents reads too.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(into = "Columns", try_from = "serde_json::Value")]
+#[serde(into = "Columns", try_from = "Columns")]
 pub struct Rounds {
     pub rounds: Vec<Round>,
     /// Absent with fewer than two kept rounds (no spread to read).

@@ -221,18 +221,20 @@ impl Store {
     }
 
     /// [`Store::get_many`], each document passed through `f` as soon as it is decoded (the
-    /// fleet view keeps a reduced document, never every whole one at once).
-    pub fn map_many<T>(
+    /// fleet view keeps a reduced document, never every whole one at once). Each chunk's
+    /// documents are decoded on every CPU this process may use (`crate::parallel`).
+    pub fn map_many<T: Send>(
         &self,
         ids: &[String],
-        mut f: impl FnMut(RunDocument) -> T,
+        f: impl Fn(RunDocument) -> T + Sync,
     ) -> anyhow::Result<Vec<T>> {
         let mut by_id = std::collections::HashMap::with_capacity(ids.len());
         for chunk in ids.chunks(READ_CHUNK) {
             let keys: Vec<&str> = chunk.iter().map(String::as_str).collect();
-            for (id, text) in self.backend.documents(&keys)? {
-                let doc = f(decode(&id, &text)?);
-                by_id.insert(id, doc);
+            let texts = self.backend.documents(&keys)?;
+            let docs = crate::parallel::map(&texts, |(id, text)| decode(id, text).map(&f));
+            for ((id, _), doc) in texts.into_iter().zip(docs) {
+                by_id.insert(id, doc?);
             }
         }
         ids.iter()

@@ -2,15 +2,17 @@
 //! (tests/fixtures/fleet: `run timers --samples 5` under clocksource tsc, and a second
 //! later under kvm-clock).
 //!
-//! The fixtures predate rounds, so each host's document is given rounds noise like real
-//! runs': six rounds per row whose medians scatter around the host's level with a per-row
-//! standard error of its median of 0.5%, 1%, 2% or 3% (by row, as the families differ),
-//! the row's median being the median of its round medians and its `rounds.noise` computed
-//! from them as a run computes it (`result::rounds::noise_of`). Ordinary hosts are the tsc
-//! run at their own level within ±2%; one row in a hundred is a disturbed run on that row
-//! (two of the six rounds 12-20% slower, which moves the median a few percent and widens
-//! the rounds' spread, as a burst of other work does). Planted: hosts under kvm-clock (the
-//! kvm-clock run), and hosts uniformly 1.35x slower on every row.
+//! Each host differs from the others as hosts of one model do: by a host factor and, on
+//! each row, a row factor of its own, each log-normal with σ 1% (so a row's hosts scatter
+//! by about 1.4%). The fixtures predate rounds, so each row is given rounds as a current run
+//! writes them (17, as `run timers` wrote them on 2026-12-07) whose
+//! medians scatter around the host's level by 1.25%, 2.5%, 5% or 7.5% (by row, as the
+//! families differ), the row's median being the median
+//! of its round medians and its `rounds.noise` computed from them as a run computes it
+//! (`result::rounds::noise_of`). One ordinary row in a hundred is a disturbed run on that
+//! row (a third of its rounds 12-20% slower, which moves the median a few percent and
+//! widens the rounds' spread, as a burst of other work does). Planted: hosts under
+//! kvm-clock (the kvm-clock run), and hosts uniformly 1.35x slower on every row.
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -25,9 +27,12 @@ pub enum Kind {
     Slower,
 }
 
-pub const ROUNDS: usize = 6;
-/// The standard error of a row's median by row index (cycled).
-pub const ROW_SE: [f64; 4] = [0.005, 0.01, 0.02, 0.03];
+pub const ROUNDS: usize = 17;
+/// The σ of the log-normal host factor and of each row's factor.
+pub const SIGMA: f64 = 0.01;
+/// The standard deviation of a round's median about the host's level, by row index
+/// (cycled): the standard error of the row's median is this over √ROUNDS (0.3-1.8%).
+pub const ROUND_SIGMA: [f64; 4] = [0.0125, 0.025, 0.05, 0.075];
 pub const SLOWER: f64 = 1.35;
 /// The share of ordinary host x rows disturbed in their run.
 pub const DISTURBED: f64 = 0.01;
@@ -65,20 +70,20 @@ pub fn planted(n: usize, seed: u64, kinds: impl Fn(usize) -> Kind) -> Vec<(RunDo
             let level = if kind == Kind::Slower {
                 SLOWER
             } else {
-                rng.gen_range(0.98..1.02)
+                (SIGMA * normal(&mut rng)).exp()
             };
             for (r, res) in d.results.iter_mut().enumerate() {
-                let se = ROW_SE[r % ROW_SE.len()];
-                let spread = se * (ROUNDS as f64).sqrt();
+                let spread = ROUND_SIGMA[r % ROUND_SIGMA.len()];
                 let disturbed = kind == Kind::Ordinary && rng.gen_bool(DISTURBED);
+                let row = level * (SIGMA * normal(&mut rng)).exp();
                 let mut f: Vec<f64> = (0..ROUNDS)
                     .map(|k| {
-                        let burst = if disturbed && k < 2 {
+                        let burst = if disturbed && k < ROUNDS / 3 {
                             rng.gen_range(1.12..1.20)
                         } else {
                             1.0
                         };
-                        level * burst * (spread * normal(&mut rng)).exp()
+                        row * burst * (spread * normal(&mut rng)).exp()
                     })
                     .collect();
                 let base = res.stats.median;
@@ -97,7 +102,11 @@ pub fn planted(n: usize, seed: u64, kinds: impl Fn(usize) -> Kind) -> Vec<(RunDo
                     })
                     .collect();
                 f.sort_by(|a, b| a.total_cmp(b));
-                let g = (f[ROUNDS / 2 - 1] + f[ROUNDS / 2]) / 2.0;
+                let g = if ROUNDS % 2 == 1 {
+                    f[ROUNDS / 2]
+                } else {
+                    (f[ROUNDS / 2 - 1] + f[ROUNDS / 2]) / 2.0
+                };
                 for s in &mut res.samples {
                     *s *= g;
                 }

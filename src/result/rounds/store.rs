@@ -71,11 +71,55 @@ impl<T: Figure> Figure for Option<T> {
 }
 
 /// A figure's column: its value in each round, or one value when every round has the same.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize)]
 #[serde(untagged)]
 pub enum Column<T> {
     Each(Vec<T>),
     One(T),
+}
+
+/// A list is `Each`, a number or null `One`, read in one pass (as `untagged`, serde first
+/// copies the value aside and tries each form on it: a tenth of the fleet view's time).
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Column<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{value::SeqAccessDeserializer, Error, SeqAccess, Visitor};
+        struct Of<T>(std::marker::PhantomData<T>);
+        impl<T> Of<T> {
+            /// One figure, through a JSON value of it (a number or null: nothing allocated),
+            /// so that `Option` reads a number as `Some`.
+            fn one<'de, E: Error>(v: Value) -> Result<Column<T>, E>
+            where
+                T: Deserialize<'de>,
+            {
+                T::deserialize(v).map(Column::One).map_err(E::custom)
+            }
+        }
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for Of<T> {
+            type Value = Column<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a figure, or a list of one per round")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Column<T>, A::Error> {
+                Vec::<T>::deserialize(SeqAccessDeserializer::new(seq)).map(Column::Each)
+            }
+            fn visit_u64<E: Error>(self, v: u64) -> Result<Column<T>, E> {
+                Self::one(v.into())
+            }
+            fn visit_i64<E: Error>(self, v: i64) -> Result<Column<T>, E> {
+                Self::one(v.into())
+            }
+            fn visit_f64<E: Error>(self, v: f64) -> Result<Column<T>, E> {
+                Self::one(v.into())
+            }
+            fn visit_unit<E: Error>(self) -> Result<Column<T>, E> {
+                Self::one(Value::Null)
+            }
+            fn visit_none<E: Error>(self) -> Result<Column<T>, E> {
+                Self::one(Value::Null)
+            }
+        }
+        d.deserialize_any(Of(std::marker::PhantomData))
+    }
 }
 
 impl<T> Column<T> {
@@ -258,6 +302,13 @@ impl TryFrom<Columns> for Rounds {
     type Error = String;
 
     fn try_from(c: Columns) -> Result<Rounds, String> {
+        if let Some(rounds) = c.rounds {
+            return Ok(Rows {
+                rounds,
+                noise: c.noise,
+            }
+            .into());
+        }
         let n = c.seq.len();
         if n == 0 {
             return Err("no rounds: its 'seq' column is empty".into());
@@ -325,7 +376,7 @@ impl TryFrom<Columns> for Rounds {
 
 /// A round as documents of earlier versions wrote it, an object each.
 #[derive(Debug, Deserialize)]
-struct RowRound {
+pub(super) struct RowRound {
     seq: usize,
     at_s: f64,
     median: f64,
@@ -337,11 +388,10 @@ struct RowRound {
     others: Option<Others>,
 }
 
-/// A row's rounds as documents of earlier versions wrote them.
-#[derive(Debug, Deserialize)]
+/// A row's rounds as documents of earlier versions wrote them (read through `Columns`,
+/// whose `rounds` holds them: one pass over the JSON, no tree of it first).
 struct Rows {
     rounds: Vec<RowRound>,
-    #[serde(default)]
     noise: Option<RoundNoise>,
 }
 
@@ -360,23 +410,6 @@ impl From<Rows> for Rounds {
                 })
                 .collect(),
             noise: r.noise,
-        }
-    }
-}
-
-/// Read in either form: columns, or (with a `rounds` list) the form of earlier versions.
-impl TryFrom<Value> for Rounds {
-    type Error = String;
-
-    fn try_from(v: Value) -> Result<Rounds, String> {
-        if v.get("rounds").is_some() {
-            Rows::deserialize(v)
-                .map(Rounds::from)
-                .map_err(|e| e.to_string())
-        } else {
-            Columns::deserialize(v)
-                .map_err(|e| e.to_string())
-                .and_then(Rounds::try_from)
         }
     }
 }
