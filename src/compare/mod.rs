@@ -373,6 +373,7 @@ fn cannot_tell_why(p: &Pending) -> String {
         stats::noise_model::Basis::Rounds => "rounds disagree",
         stats::noise_model::Basis::Calibration => "the calibration's runs disagree",
         stats::noise_model::Basis::History => "the stored runs disagree",
+        stats::noise_model::Basis::Paired => "the paired rounds disagree",
         stats::noise_model::Basis::None => "no noise measured",
     };
     let (lo, hi) = test.ci();
@@ -533,16 +534,26 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
     let pairing = matching::pair_up(a, b);
     let cands = causes::candidates::list(&a.env, &b.env);
     let clock = causes::speed::held_clock(a, b);
+    let paired = stats::paired::is_pair(a, b);
     let pending: Vec<Pending> = pairing
         .matched
         .iter()
         .map(|m| {
-            let noise = row_noise(model, (a, m.a), (b, m.b));
+            // The two sides of an ab run: each row on its paired rounds, which hold the
+            // host's drift out (no clock held out, no run level added).
+            let (noise, test) = match paired {
+                true => stats::paired::test(m.a, m.b),
+                false => {
+                    let noise = row_noise(model, (a, m.a), (b, m.b));
+                    let test = stats::noise_model::test(m.a, m.b, &noise);
+                    (noise, test)
+                }
+            };
             let per_cycle = clock.filter(|_| {
-                causes::speed::clock_bound(m.a, &a.env)
+                !paired
+                    && causes::speed::clock_bound(m.a, &a.env)
                     && m.a.lower_is_better == m.b.lower_is_better
             });
-            let test = stats::noise_model::test(m.a, m.b, &noise);
             Pending {
                 m: *m,
                 // Whether the samples differ at all; the drift is the noise's business.

@@ -20,12 +20,7 @@ use crate::probe::{sysroot::SysRoot, ProbeDoc};
 use crate::result::RunDocument;
 use crate::store::Location;
 
-/// The tag naming the ab run (A's run id) on both documents.
-pub const TAG: &str = "ab";
-/// The tag naming the side (`a`, `b`).
-pub const SIDE_TAG: &str = "ab-side";
-/// The tag holding the side's settings as given (`as found` for a side without any).
-pub const SETTINGS_TAG: &str = "ab-settings";
+use crate::compare::stats::paired::{SETTINGS_TAG, SIDE_TAG, TAG};
 
 /// An ab run as the command line asked for it.
 pub struct Ab {
@@ -71,15 +66,6 @@ fn tag(doc: &mut RunDocument, ab: &str, side: &str, settings: &Settings) {
     doc.tags.insert(TAG.into(), ab.into());
     doc.tags.insert(SIDE_TAG.into(), side.into());
     doc.tags.insert(SETTINGS_TAG.into(), settings.to_string());
-}
-
-/// Whether `a` and `b` are the two sides of one ab run, A first.
-pub fn pair(a: &RunDocument, b: &RunDocument) -> bool {
-    let (ta, tb) = (a.tags.get(TAG), b.tags.get(TAG));
-    ta.is_some()
-        && ta == tb
-        && a.tags.get(SIDE_TAG).map(String::as_str) == Some("a")
-        && b.tags.get(SIDE_TAG).map(String::as_str) == Some("b")
 }
 
 impl Measurement for Ab {
