@@ -53,17 +53,25 @@ pub fn pairs<'r>(a: &'r [Round], b: &'r [Round]) -> Vec<(&'r Round, &'r Round)> 
     out
 }
 
-/// ln(B/A) of each pair both of whose rounds were kept, and how many pairs there were.
-pub fn kept_logs(a: &[Round], b: &[Round]) -> (Vec<f64>, usize) {
+/// ln(B/A) of each pair both of whose rounds were kept (of every pair when fewer than two
+/// were, as a row's figures rest on every round then: `includes_disturbed`), how many
+/// pairs there were, and whether the disturbed ones are included.
+pub fn kept_logs(a: &[Round], b: &[Round]) -> (Vec<f64>, usize, bool) {
     let p = pairs(a, b);
-    let logs = p
-        .iter()
-        .filter(|(x, y)| x.kept() && y.kept())
-        .filter(|(x, y)| x.median > 0.0 && y.median > 0.0)
-        .map(|(x, y)| (y.median / x.median).ln())
-        .filter(|d| d.is_finite())
-        .collect();
-    (logs, p.len())
+    let logs = |all: bool| -> Vec<f64> {
+        p.iter()
+            .filter(|(x, y)| all || (x.kept() && y.kept()))
+            .filter(|(x, y)| x.median > 0.0 && y.median > 0.0)
+            .map(|(x, y)| (y.median / x.median).ln())
+            .filter(|d| d.is_finite())
+            .collect()
+    };
+    let kept = logs(false);
+    if kept.len() >= 2 {
+        (kept, p.len(), false)
+    } else {
+        (logs(true), p.len(), true)
+    }
 }
 
 /// The test of ln(B/A) on the pairs' differences `logs`; None with fewer than two.
@@ -99,11 +107,11 @@ pub fn test(a: &BenchResult, b: &BenchResult) -> (RowNoise, Option<RowTest>) {
             )
         }
     };
-    let (logs, total) = kept_logs(ra, rb);
+    let (logs, total, every) = kept_logs(ra, rb);
     let Some(t) = test_logs(&logs) else {
         return (
             RowNoise::unmeasured(format!(
-                "{} of {} undisturbed: too few to pair",
+                "{} of {}: too few to pair",
                 logs.len(),
                 crate::units::count(total, "pair of rounds")
             )),
@@ -116,9 +124,14 @@ pub fn test(a: &BenchResult, b: &BenchResult) -> (RowNoise, Option<RowTest>) {
         sigma: Some(sigma),
         runs: logs.len(),
         source: format!(
-            "paired rounds: {} of {} undisturbed, ln(B/A) spread {:.1}% between them",
+            "paired rounds: {} of {}{}, ln(B/A) spread {:.1}% between them",
             logs.len(),
             crate::units::count(total, "pair"),
+            if every {
+                " (fewer than two undisturbed: every pair counts)"
+            } else {
+                " undisturbed"
+            },
             sigma * 100.0
         ),
         run: None,
@@ -190,10 +203,15 @@ mod tests {
             value: 10.0,
             limit: 2.0,
         });
-        let (logs, total) = kept_logs(&a2, &b);
-        assert_eq!((logs.len(), total), (2, 3));
+        let (logs, total, every) = kept_logs(&a2, &b);
+        assert_eq!((logs.len(), total, every), (2, 3, false));
         assert!((logs[0] - 2f64.ln()).abs() < 1e-12);
         assert!(test_logs(&logs[..1]).is_none());
+        // Fewer than two undisturbed pairs: every pair counts, and says so.
+        let mut b2 = b.to_vec();
+        b2[0].disturbed = a2[1].disturbed.clone();
+        let (logs, _, every) = kept_logs(&a2, &b2);
+        assert_eq!((logs.len(), every), (3, true));
     }
 
     /// The A/A: on a host whose level drifts between rounds by more than the rounds' own
@@ -207,7 +225,7 @@ mod tests {
         let mut mdes = vec![];
         for _ in 0..trials {
             let (a, b) = simulated(&mut rng, 10, 0.03, 0.01, 0.0);
-            let (logs, _) = kept_logs(&a, &b);
+            let (logs, _, _) = kept_logs(&a, &b);
             let t = test_logs(&logs).unwrap();
             called += usize::from(t.p < 0.05);
             mdes.push(t.mde());
@@ -237,7 +255,7 @@ mod tests {
         let mut sum = 0.0;
         for _ in 0..trials {
             let (a, b) = simulated(&mut rng, 10, 0.03, 0.01, 0.014f64.ln_1p());
-            let (logs, _) = kept_logs(&a, &b);
+            let (logs, _, _) = kept_logs(&a, &b);
             let t = test_logs(&logs).unwrap();
             called += usize::from(t.p < 0.05 && t.d > 0.0);
             sum += t.d;
