@@ -199,6 +199,8 @@ pub struct NoiseSummary {
     pub none_rows: usize,
     /// Rows whose noise came from the runs' own rounds.
     pub rounds_rows: usize,
+    /// Rows of an `ab` run tested on their paired rounds (`stats::paired`).
+    pub paired_rows: usize,
     /// Rows that move with the core clock tested per cycle: with `clock`, B's run clock
     /// over A's, held out.
     pub per_cycle_rows: usize,
@@ -696,6 +698,7 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
             history_rows: 0,
             none_rows: 0,
             rounds_rows: 0,
+            paired_rows: 0,
             per_cycle_rows: 0,
             clock: None,
         },
@@ -726,6 +729,7 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
         history_rows: count(stats::noise_model::Basis::History),
         none_rows: count(stats::noise_model::Basis::None),
         rounds_rows: count(stats::noise_model::Basis::Rounds),
+        paired_rows: count(stats::noise_model::Basis::Paired),
         per_cycle_rows: c.rows.iter().filter(|r| r.per_cycle).count(),
         clock: clock.filter(|_| c.rows.iter().any(|r| r.per_cycle)),
     };

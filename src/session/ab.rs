@@ -117,22 +117,22 @@ impl Measurement for Ab {
             scheduled_start: m.doc.scheduled_start.clone(),
             ..super::document(&started, &env_b, self.run.suites())?
         };
-        let measured = self.run.measure_sides(m, Some(&mut sides));
+        let measured = self.run.measure_sides(m, Some((&mut sides, &env_b)));
         // The host back as found (knobs, cgroups, affinity) before anything else.
         drop(sides);
-        let rows = match measured {
-            Ok(rows) => rows,
+        let side_b = match measured {
+            Ok(s) => s,
             Err(e) if e.downcast_ref::<crate::error::Interrupted>().is_some() => {
                 m.interrupted = true;
-                vec![]
+                Default::default()
             }
             Err(e) => return Err(e),
         };
-        for (mut r, _) in rows {
+        for (mut r, _) in side_b.rows {
             r.placement.set_pinned_kinds(&env_b.topology.cpu_kinds);
             b.results.push(r);
         }
-        b.skipped = m.doc.skipped.clone();
+        b.skipped = side_b.skipped;
         b.suite_costs = m.doc.suite_costs.clone();
         self.run.finish_doc(&mut b, &env_b);
         b.findings

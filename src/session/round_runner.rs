@@ -30,6 +30,8 @@ struct Side {
     canaries: BTreeMap<u32, Vec<f64>>,
     /// Every pair canary reading so far, per pair of CPUs.
     pair_canaries: BTreeMap<[u32; 2], Vec<f64>>,
+    /// Cases it could not run, with why (side B's; side A's go into the document).
+    skipped: Vec<crate::result::Skipped>,
 }
 
 pub struct Runner<'a> {
@@ -38,6 +40,8 @@ pub struct Runner<'a> {
     switch: Option<&'a mut Sides>,
     /// Per side (one for a run) what its rounds read.
     sides: Vec<Side>,
+    /// Per side after A, the machine its cases are planned on (B's probe under `ab`).
+    envs: Vec<&'a crate::probe::ProbeDoc>,
     /// Per benchmark: the CPUs its rounds use (read for disturbances) and the canary's.
     cpus: Vec<Vec<u32>>,
     canary_cpus: Vec<Vec<u32>>,
@@ -100,6 +104,7 @@ impl<'a> Runner<'a> {
         Runner {
             benches,
             switch: None,
+            envs: vec![],
             sides: vec![Side {
                 measured: vec![vec![]; benches.len()],
                 ..Side::default()
@@ -120,8 +125,15 @@ impl<'a> Runner<'a> {
     }
 
     /// The runner of `ab`: each round measures both sides of `sides`, in a fresh random
-    /// order, each on a fresh thread under its per-thread settings.
-    pub fn with_sides(mut self, sides: &'a mut Sides) -> Runner<'a> {
+    /// order, each on a fresh thread under its per-thread settings, side B's cases planned
+    /// on `env_b` (the machine probed under B).
+    pub fn with_sides(
+        mut self,
+        sides: &'a mut Sides,
+        env_a: &'a crate::probe::ProbeDoc,
+        env_b: &'a crate::probe::ProbeDoc,
+    ) -> Runner<'a> {
+        self.envs = vec![env_a, env_b];
         self.sides = (0..2)
             .map(|_| Side {
                 measured: vec![vec![]; self.benches.len()],
@@ -130,6 +142,11 @@ impl<'a> Runner<'a> {
             .collect();
         self.switch = Some(sides);
         self
+    }
+
+    /// How many sides each round measures (2 under `ab`, else 1).
+    pub fn sides(&self) -> usize {
+        self.sides.len()
     }
 
     pub fn benches(&self) -> &[&'static dyn Benchmark] {
@@ -213,10 +230,13 @@ impl<'a> Runner<'a> {
         let before = Readings::now(&self.cpus[bench]);
         let start_ns = before.t_ns;
         let mut results = vec![];
+        // Each side plans its cases on its own machine (B's cpuset, say).
         let ctx = RunContext {
             samples: self.samples[bench],
+            probe: self.envs.get(side).copied().unwrap_or(ctx.probe),
             ..*ctx
         };
+        let mut skipped_here = std::mem::take(&mut self.sides[side].skipped);
         let mut emit = |e| match e {
             Emitted::Running(case) => progress.running(&format!("{} {case}", b.id())),
             Emitted::Result(r) if in_rounds => {
@@ -228,16 +248,19 @@ impl<'a> Runner<'a> {
                 m.finished(*r);
             }
             Emitted::Skipped(s) => {
-                let seen = m
-                    .doc
-                    .skipped
+                // Side A's (a run's) into the document; another side's kept apart.
+                let into = match side {
+                    0 => &mut m.doc.skipped,
+                    _ => &mut skipped_here,
+                };
+                let seen = into
                     .iter()
                     .any(|x| x.benchmark == s.benchmark && x.case == s.case);
                 if !seen {
                     if !in_rounds {
                         progress.finished(&format!("{} {}: skipped", s.benchmark, s.case));
                     }
-                    m.doc.skipped.push(s);
+                    into.push(s);
                 }
             }
         };
@@ -258,6 +281,7 @@ impl<'a> Runner<'a> {
                 })
             }
         };
+        self.sides[side].skipped = skipped_here;
         let after = Readings::now(&self.cpus[bench]);
         suite_cost::add(&mut m.doc.suite_costs, meter.finish());
         self.spent_s[bench] += self.t0.elapsed().as_secs_f64() - at_s;
@@ -364,6 +388,11 @@ impl<'a> Runner<'a> {
     /// the sampler's noise findings.
     pub fn finish(self) -> Vec<(BenchResult, (u64, u64))> {
         self.finish_sides().swap_remove(0)
+    }
+
+    /// The cases side `side` could not run, with why (side A's are in the document).
+    pub fn skipped(&self, side: usize) -> &[crate::result::Skipped] {
+        &self.sides[side].skipped
     }
 
     /// `finish` per side (A then B under `ab`; one for a run).

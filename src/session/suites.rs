@@ -73,6 +73,14 @@ pub fn default_budget_s(benches: &[&'static dyn Benchmark], ctx: &RunContext) ->
     benches.iter().map(|b| b.budget_share_s(ctx)).sum()
 }
 
+/// What an `ab` run measured on side B (`SuiteRun::measure_sides`): its rows, each with
+/// its window, and the cases it could not run.
+#[derive(Default)]
+pub struct SideB {
+    pub rows: Vec<(crate::result::BenchResult, (u64, u64))>,
+    pub skipped: Vec<crate::result::Skipped>,
+}
+
 /// Clears the run's deadline when dropped (a run ended by an error too).
 struct DeadlineGuard;
 
@@ -134,14 +142,15 @@ impl Measurement for SuiteRun {
 }
 
 impl SuiteRun {
-    /// The run's measurement into `m`; with `sides` (`ab`) every round is measured on both
-    /// sides, A's rows go into `m` and B's are returned (none without sides), each with its
+    /// The run's measurement into `m`; with `sides` (`ab`: the sides and the machine
+    /// probed under B) every round is measured on both sides, A's rows go into `m` and B's
+    /// are returned with the cases B skipped (none without sides), each row with its
     /// window. The default budget is then twice the run's: each round is measured twice.
     pub fn measure_sides(
         &mut self,
         m: &mut Measuring,
-        sides: Option<&mut crate::policy::sides::Sides>,
-    ) -> anyhow::Result<Vec<(crate::result::BenchResult, (u64, u64))>> {
+        sides: Option<(&mut crate::policy::sides::Sides, &ProbeDoc)>,
+    ) -> anyhow::Result<SideB> {
         let per_round = if sides.is_some() { 2.0 } else { 1.0 };
         let clock_cost_ns = timing_clock_cost_ns();
         let measured = crate::bench::Measured::default();
@@ -181,8 +190,8 @@ impl SuiteRun {
         // starved cgroup's run the budget ends after a round or two (`cpu_starved`).
         let own_before = crate::measure::run_delay::own_times();
         let mut state = Runner::new(&self.benches, &base, samples);
-        if let Some(s) = sides {
-            state = state.with_sides(s);
+        if let Some((s, env_b)) = sides {
+            state = state.with_sides(s, m.env, env_b);
         }
         // The budget: a deadline every benchmark checks, set from the command's start.
         let budget_s = match self.budget {
@@ -334,6 +343,11 @@ impl SuiteRun {
             .collect();
         // Every benchmark's rounds pooled into its rows (also after Ctrl-C: what was
         // measured is kept).
+        let skipped_b = if state.sides() > 1 {
+            state.skipped(1).to_vec()
+        } else {
+            vec![]
+        };
         let mut per_side = state.finish_sides();
         let side_b = if per_side.len() > 1 {
             per_side.pop().unwrap_or_default()
@@ -373,7 +387,10 @@ impl SuiteRun {
             Err(e) => return Err(e),
         }
         self.finish_doc(&mut m.doc, m.env);
-        Ok(side_b)
+        Ok(SideB {
+            rows: side_b,
+            skipped: skipped_b,
+        })
     }
 
     /// What a run document gets once its rows are in: a classic run its suite indexes
