@@ -122,3 +122,76 @@ fn thp_left_changed_by_a_killed_ab_run_is_restored_by_the_next_command() {
     let out = env.cmd().args(["history"]).output().unwrap();
     assert!(!String::from_utf8_lossy(&out.stderr).contains("restored THP"));
 }
+
+/// Every `truebench-PID-ab-N` group left in the cgroup hierarchies mounted here.
+fn ab_groups() -> Vec<String> {
+    let mut left = vec![];
+    for base in [
+        "/sys/fs/cgroup",
+        "/sys/fs/cgroup/cpu",
+        "/sys/fs/cgroup/cpuset",
+    ] {
+        if let Ok(rd) = std::fs::read_dir(base) {
+            for e in rd.flatten() {
+                let n = e.file_name().to_string_lossy().into_owned();
+                if n.starts_with("truebench-") && n.contains("-ab-") {
+                    left.push(format!("{base}/{n}"));
+                }
+            }
+        }
+    }
+    left
+}
+
+/// A cgroup setting: B's document holds the machine as B saw it, a case B cannot place is
+/// B's skipped case with its reason (and only in A), and no group is left afterwards.
+#[test]
+#[ignore = "needs root"]
+fn a_cgroup_setting_is_seen_by_side_b_only_and_its_group_removed() {
+    common::needs_root();
+    let env = TestEnv::new();
+    let before = ab_groups();
+    let c = env.json(&[
+        "ab",
+        "cpuset=0,quota=0.5",
+        "ctx",
+        "--budget",
+        "15s",
+        "--json",
+    ]);
+    assert_eq!(ab_groups(), before, "a group was left");
+    let (a, b) = (c["a"].as_str().unwrap(), c["b"].as_str().unwrap());
+    let (da, db) = (env.json(&["export", a]), env.json(&["export", b]));
+    assert_eq!(
+        db["env"]["cpus"]["usable"],
+        serde_json::json!([0]),
+        "{}",
+        db["env"]["cpus"]
+    );
+    assert_eq!(db["env"]["cpus"]["cgroup_quota"], 0.5);
+    assert_ne!(da["env"]["cpus"]["cgroup_quota"], 0.5);
+    let diffs = c["env_differences"].to_string();
+    assert!(
+        diffs.contains("usable CPUs") && diffs.contains("CPU quota"),
+        "{diffs}"
+    );
+    if da["env"]["cpus"]["usable"].as_array().unwrap().len() > 1 {
+        // A two-CPU placement cannot exist on B's one CPU: said as B's, not A's.
+        let only_a = c["only_in_a"].to_string();
+        assert!(only_a.contains("B did not run it"), "{only_a}");
+        let (sa, sb) = (
+            da["skipped"].as_array().unwrap(),
+            db["skipped"].as_array().unwrap(),
+        );
+        let only_b: Vec<_> = sb.iter().filter(|s| !sa.contains(s)).collect();
+        assert!(!only_b.is_empty(), "A {sa:?}, B {sb:?}");
+        assert!(
+            sa.iter()
+                .all(|s| !s["reason"].to_string().contains("only 1 usable CPU")),
+            "B's skipped cases in A's document: {sa:?}"
+        );
+    }
+    for r in c["rows"].as_array().unwrap() {
+        assert_eq!(r["noise"]["basis"], "paired", "{r}");
+    }
+}

@@ -374,7 +374,7 @@ mod tests {
     }
 
     fn env(usable: &[u32]) -> ProbeDoc {
-        let mut e = crate::result::testing::env();
+        let mut e = crate::probe::fixture("this-vm");
         e.cpus.usable = usable.to_vec();
         e
     }
