@@ -1,11 +1,11 @@
 //! What a killed run leaves behind (SIGKILL, a crash, a power cut skip every destructor),
 //! found and undone by the next truebench command that starts, saying so once: cgroups
-//! `truebench-PID-N` of capacity policies whose PID is gone, and a clocksource a
-//! `--clocksource-sweep` changed (recorded in a state file before the first switch).
+//! `truebench-PID-N` of capacity policies and `ab` settings whose PID is gone, and a
+//! system-wide setting (the clocksource of `--clocksource-sweep` or `ab clocksource=`, THP
+//! of `ab thp=`) a run changed (recorded in a state file before the first switch, `knob`).
 //! Without root there is nothing a run could have left, and nothing is looked at.
 
 use crate::loadstep::capacity;
-use crate::measure::clocksource;
 
 /// Undo what killed runs left; one line per thing done, for stderr.
 pub fn after_killed_runs() -> Vec<String> {
@@ -27,9 +27,10 @@ pub fn after_killed_runs() -> Vec<String> {
             ));
         }
     }
-    said.extend(clocksource::restore_after_killed_run(
-        &clocksource::state_file(),
-        std::path::Path::new(clocksource::CURRENT),
-    ));
+    said.extend(
+        crate::knob::known()
+            .iter()
+            .filter_map(crate::knob::restore_after_killed_run),
+    );
     said
 }

@@ -19,6 +19,7 @@ pub mod findings;
 pub mod fleet;
 pub mod interrupt;
 pub mod json_text;
+pub mod knob;
 pub mod loadstep;
 pub mod lock;
 pub mod measure;

@@ -30,6 +30,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "redact",
             "repeated",
             "json_text",
+            "knob",
             "safe_file",
             "interrupt",
             "deadline",

@@ -144,7 +144,7 @@ fn any_command_removes_cgroups_a_killed_run_left() {
 #[test]
 #[ignore = "needs root"]
 fn any_command_restores_a_clocksource_a_killed_sweep_left() {
-    use truebench::measure::clocksource::{state_file, CURRENT};
+    use truebench::measure::clocksource::CURRENT;
     let original = std::fs::read_to_string(CURRENT).unwrap().trim().to_string();
     let available = std::fs::read_to_string(
         "/sys/devices/system/clocksource/clocksource0/available_clocksource",
@@ -154,7 +154,7 @@ fn any_command_restores_a_clocksource_a_killed_sweep_left() {
         eprintln!("only one clocksource: nothing to switch to");
         return;
     };
-    let state = state_file();
+    let state = truebench::knob::clocksource().state;
     std::fs::create_dir_all(state.parent().unwrap()).unwrap();
     std::fs::write(&state, format!("pid 2147483647\noriginal {original}\n")).unwrap();
     std::fs::write(CURRENT, other).unwrap();

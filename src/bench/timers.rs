@@ -6,9 +6,10 @@ use super::fresh_process;
 use super::memory::per_event;
 use super::{Benchmark, Emitted, RunContext};
 use crate::findings::results::annotate;
+use crate::knob::Switch;
 use crate::measure::batch::{cost_batches, timing_clock_cost_ns};
 use crate::measure::clocks::{Clock, Path};
-use crate::measure::clocksource::{self, Switch};
+use crate::measure::clocksource;
 use crate::result::{BenchResult, Placement, Quality};
 use anyhow::Context;
 
@@ -124,7 +125,7 @@ impl Benchmark for ClockRead {
             );
         }
         // Every available clocksource in turn; the guard switches back whatever happens.
-        let switch = Switch::take_recorded(clocksource::CURRENT, &clocksource::state_file())?;
+        let switch = Switch::take_recorded(crate::knob::clocksource())?;
         for cs in clocksource::available()? {
             switch
                 .set(&cs)

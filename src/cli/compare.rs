@@ -72,7 +72,7 @@ pub struct Args {
     budget: Option<f64>,
 }
 
-fn parse_fdr(s: &str) -> Result<f64, String> {
+pub(super) fn parse_fdr(s: &str) -> Result<f64, String> {
     s.parse::<f64>()
         .ok()
         .filter(|q| *q > 0.0 && *q < 1.0)

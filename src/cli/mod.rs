@@ -1,6 +1,7 @@
 //! The command line: clap definitions, dispatch to one file per subcommand, and the
 //! mapping of errors to one `error:` line and the exit codes of docs/architecture.md.
 
+mod ab;
 mod calibrate;
 mod choices;
 mod compare;
@@ -73,6 +74,9 @@ pub enum Command {
     /// Run a batch command to completion under policy variants (placement, scheduling
     /// class, memory policy, capacity) in shuffled repeated order: medians, CIs, winner.
     Experiment(experiment::Args),
+    /// Measure the host as found (A) and under settings (B: cpuset=0, thp=never, quota=0.5,
+    /// nice=5, clocksource=NAME...) round by round in one run; paired verdicts per row.
+    Ab(ab::Args),
     /// List stored runs, newest first.
     #[command(visible_alias = "list")]
     History(runs::HistoryArgs),
@@ -152,6 +156,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Record(a) => record::exec(a, db),
         Command::Loadstep(a) => loadstep::exec(a, db),
         Command::Experiment(a) => experiment::exec(a, db),
+        Command::Ab(a) => ab::exec(a, db),
         Command::History(a) => runs::history(a, db),
         Command::Show(a) => runs::show(a, db),
         Command::Export(a) => runs::export(a, db),

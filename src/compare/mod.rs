@@ -205,6 +205,8 @@ pub struct NoiseSummary {
     pub none_rows: usize,
     /// Rows whose noise came from the runs' own rounds.
     pub rounds_rows: usize,
+    /// Rows of an `ab` run tested on their paired rounds (`stats::paired`).
+    pub paired_rows: usize,
     /// Rows that move with the core clock tested per cycle: with `clock`, B's run clock
     /// over A's, held out.
     pub per_cycle_rows: usize,
@@ -383,6 +385,7 @@ fn cannot_tell_why(p: &Pending) -> String {
         stats::noise_model::Basis::Rounds => "rounds disagree",
         stats::noise_model::Basis::Calibration => "the calibration's runs disagree",
         stats::noise_model::Basis::History => "the stored runs disagree",
+        stats::noise_model::Basis::Paired => "the paired rounds disagree",
         stats::noise_model::Basis::None => "no noise measured",
     };
     let (lo, hi) = test.ci();
@@ -548,16 +551,26 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
     let cands = causes::candidates::list(&a.env, &b.env);
     let settings_differ = !setting_differences(&a.env, &b.env).is_empty();
     let clock = causes::speed::held_clock(a, b);
+    let paired = stats::paired::is_pair(a, b);
     let pending: Vec<Pending> = pairing
         .matched
         .iter()
         .map(|m| {
-            let noise = row_noise(model, (a, m.a), (b, m.b));
+            // The two sides of an ab run: each row on its paired rounds, which hold the
+            // host's drift out (no clock held out, no run level added).
+            let (noise, test) = match paired {
+                true => stats::paired::test(m.a, m.b),
+                false => {
+                    let noise = row_noise(model, (a, m.a), (b, m.b));
+                    let test = stats::noise_model::test(m.a, m.b, &noise);
+                    (noise, test)
+                }
+            };
             let per_cycle = clock.filter(|_| {
-                causes::speed::clock_bound(m.a, &a.env)
+                !paired
+                    && causes::speed::clock_bound(m.a, &a.env)
                     && m.a.lower_is_better == m.b.lower_is_better
             });
-            let test = stats::noise_model::test(m.a, m.b, &noise);
             Pending {
                 m: *m,
                 // Whether the samples differ at all; the drift is the noise's business.
@@ -723,6 +736,7 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
             history_rows: 0,
             none_rows: 0,
             rounds_rows: 0,
+            paired_rows: 0,
             per_cycle_rows: 0,
             clock: None,
         },
@@ -753,6 +767,7 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
         history_rows: count(stats::noise_model::Basis::History),
         none_rows: count(stats::noise_model::Basis::None),
         rounds_rows: count(stats::noise_model::Basis::Rounds),
+        paired_rows: count(stats::noise_model::Basis::Paired),
         per_cycle_rows: c.rows.iter().filter(|r| r.per_cycle).count(),
         clock: clock.filter(|_| c.rows.iter().any(|r| r.per_cycle)),
     };

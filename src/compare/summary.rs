@@ -124,6 +124,12 @@ pub fn overall(c: &Comparison) -> String {
     if n.history_rows > 0 {
         bases.push(format!("stored history ({})", count(n.history_rows, "row")));
     }
+    if n.paired_rows > 0 {
+        bases.push(format!(
+            "the ab run's paired rounds ({})",
+            count(n.paired_rows, "row")
+        ));
+    }
     if n.none_rows > 0 {
         bases.push(format!(
             "none ({}: `truebench calibrate` on the host measures it)",

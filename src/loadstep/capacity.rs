@@ -277,7 +277,7 @@ fn cpulist(cpus: &[u32]) -> String {
 
 /// Remove a group directory: rmdir on cgroupfs (its control files go with it); in a
 /// fixture tree (plain files) the files first.
-fn remove(dir: &Path) {
+pub fn remove(dir: &Path) {
     if std::fs::remove_dir(dir).is_err() {
         let on_cgroupfs = nix::sys::statfs::statfs(dir)
             .map(|s| {

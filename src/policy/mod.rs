@@ -16,6 +16,8 @@
 pub mod apply;
 pub mod launch;
 pub mod resolve;
+pub mod setting;
+pub mod sides;
 
 use crate::loadstep::capacity::{self, Setting};
 use std::fmt;

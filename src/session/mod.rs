@@ -14,8 +14,10 @@
 //! document; print it; end as interrupted (exit 130) when Ctrl-C stopped it.
 //!
 //! A command is one type implementing [`Measurement`], in a file of its own here:
-//! `suites.rs` (`run`), `record.rs` (`record`), `loadstep.rs` (`loadstep`).
+//! `suites.rs` (`run`), `record.rs` (`record`), `loadstep.rs` (`loadstep`), `ab.rs`
+//! (`ab`: a suite run on two settings, stored as two documents).
 
+pub mod ab;
 pub mod add_rounds;
 pub mod allocate;
 pub mod calibrate;
@@ -65,6 +67,10 @@ pub trait Measurement {
     /// its own). Return `Err(Interrupted)` (or set `m.interrupted`) when Ctrl-C stopped it
     /// with finished results kept; any other error stores nothing.
     fn measure(&mut self, m: &mut Measuring) -> anyhow::Result<()>;
+    /// Documents measured beside the run's own and stored after it (`ab`'s side B).
+    fn companions(&mut self) -> Vec<RunDocument> {
+        vec![]
+    }
     /// Print the document: as JSON, or as text with where it was stored (`stored` is None
     /// when storing failed and the document was spilled to a file instead).
     fn print(&self, doc: &RunDocument, stored: Option<&Location>) -> anyhow::Result<()>;
@@ -262,7 +268,11 @@ pub fn run_with(
 
     // Never lost: a document the store refuses is written to a file whose path the error
     // names; it is printed either way.
-    let saved = crate::store::save_or_spill(&mut store, &doc);
+    let mut saved = crate::store::save_or_spill(&mut store, &doc);
+    for other in what.companions() {
+        let also = crate::store::save_or_spill(&mut store, &other);
+        saved = saved.and(also);
+    }
     what.print(&doc, saved.is_ok().then_some(&db_path))?;
     saved?;
     if doc.interrupted {

@@ -73,6 +73,14 @@ pub fn default_budget_s(benches: &[&'static dyn Benchmark], ctx: &RunContext) ->
     benches.iter().map(|b| b.budget_share_s(ctx)).sum()
 }
 
+/// What an `ab` run measured on side B (`SuiteRun::measure_sides`): its rows, each with
+/// its window, and the cases it could not run.
+#[derive(Default)]
+pub struct SideB {
+    pub rows: Vec<(crate::result::BenchResult, (u64, u64))>,
+    pub skipped: Vec<crate::result::Skipped>,
+}
+
 /// Clears the run's deadline when dropped (a run ended by an error too).
 struct DeadlineGuard;
 
@@ -125,6 +133,25 @@ impl Measurement for SuiteRun {
     }
 
     fn measure(&mut self, m: &mut Measuring) -> anyhow::Result<()> {
+        self.measure_sides(m, None).map(|_| ())
+    }
+
+    fn print(&self, doc: &RunDocument, stored: Option<&Location>) -> anyhow::Result<()> {
+        super::print_document(doc, self.json, self.detail, stored, "run")
+    }
+}
+
+impl SuiteRun {
+    /// The run's measurement into `m`; with `sides` (`ab`: the sides and the machine
+    /// probed under B) every round is measured on both sides, A's rows go into `m` and B's
+    /// are returned with the cases B skipped (none without sides), each row with its
+    /// window. The default budget is then twice the run's: each round is measured twice.
+    pub fn measure_sides(
+        &mut self,
+        m: &mut Measuring,
+        sides: Option<(&mut crate::policy::sides::Sides, &ProbeDoc)>,
+    ) -> anyhow::Result<SideB> {
+        let per_round = if sides.is_some() { 2.0 } else { 1.0 };
         let clock_cost_ns = timing_clock_cost_ns();
         let measured = crate::bench::Measured::default();
         let base = RunContext {
@@ -163,11 +190,14 @@ impl Measurement for SuiteRun {
         // starved cgroup's run the budget ends after a round or two (`cpu_starved`).
         let own_before = crate::measure::run_delay::own_times();
         let mut state = Runner::new(&self.benches, &base, samples);
+        if let Some((s, env_b)) = sides {
+            state = state.with_sides(s, m.env, env_b);
+        }
         // The budget: a deadline every benchmark checks, set from the command's start.
         let budget_s = match self.budget {
             Budget::Off => None,
             Budget::Seconds(s) => Some(s),
-            Budget::Default => Some(default_budget_s(&self.benches, &base)),
+            Budget::Default => Some(per_round * default_budget_s(&self.benches, &base)),
         };
         let _guard = DeadlineGuard;
         // Measuring time: the budget less the probe and the finish; the default budget
@@ -313,7 +343,18 @@ impl Measurement for SuiteRun {
             .collect();
         // Every benchmark's rounds pooled into its rows (also after Ctrl-C: what was
         // measured is kept).
-        for (r, window) in state.finish() {
+        let skipped_b = if state.sides() > 1 {
+            state.skipped(1).to_vec()
+        } else {
+            vec![]
+        };
+        let mut per_side = state.finish_sides();
+        let side_b = if per_side.len() > 1 {
+            per_side.pop().unwrap_or_default()
+        } else {
+            vec![]
+        };
+        for (r, window) in per_side.swap_remove(0) {
             m.finished_in_rounds(r, window);
         }
         // A benchmark the budget ended before any of its rounds gave a row is said, not
@@ -352,30 +393,34 @@ impl Measurement for SuiteRun {
             }
             Err(e) => return Err(e),
         }
+        self.finish_doc(&mut m.doc, m.env);
+        Ok(SideB {
+            rows: side_b,
+            skipped: skipped_b,
+        })
+    }
+
+    /// What a run document gets once its rows are in: a classic run its suite indexes
+    /// (from its rows pooled from their rounds).
+    pub fn finish_doc(&self, doc: &mut RunDocument, env: &ProbeDoc) {
         if self.runs("classic") {
-            crate::bench::classic::finish(&mut m.doc.results, m.env);
-            let (n, basis) = crate::bench::classic::copies::full_width(&m.env.cpus);
-            m.doc.indexes = Some(crate::bench::classic::score::suite_indexes(
-                &m.doc.results,
+            crate::bench::classic::finish(&mut doc.results, env);
+            let (n, basis) = crate::bench::classic::copies::full_width(&env.cpus);
+            doc.indexes = Some(crate::bench::classic::score::suite_indexes(
+                &doc.results,
                 crate::bench::classic::INDEX_TESTS,
                 n,
                 &basis,
             ));
-            let ranges = crate::bench::classic::score::placement_ranges(&m.doc.results, n);
-            m.doc
-                .findings
+            let ranges = crate::bench::classic::score::placement_ranges(&doc.results, n);
+            doc.findings
                 .extend(crate::findings::classic::index_placement_sensitive(
                     &ranges, n as u64,
                 ));
-            if let Some(ix) = m.doc.indexes.as_mut() {
+            if let Some(ix) = doc.indexes.as_mut() {
                 ix.placement_range = ranges;
             }
         }
-        Ok(())
-    }
-
-    fn print(&self, doc: &RunDocument, stored: Option<&Location>) -> anyhow::Result<()> {
-        super::print_document(doc, self.json, self.detail, stored, "run")
     }
 }
 

@@ -44,6 +44,9 @@ pub enum Basis {
     Calibration,
     /// Earlier stored runs of the same measurement on the baseline host.
     History,
+    /// The paired rounds of an `ab` run (`paired`): each B round against the A round
+    /// measured next to it.
+    Paired,
     /// None of them: a side without a spread of rounds and nothing measured of the host;
     /// the row is not tested.
     None,
@@ -55,6 +58,7 @@ impl Basis {
             Basis::Rounds => "rounds",
             Basis::Calibration => "calibration",
             Basis::History => "history",
+            Basis::Paired => "paired rounds",
             Basis::None => "none",
         }
     }
