@@ -85,6 +85,16 @@ impl Benchmark for CacheLine {
         "c2c.cacheline@1"
     }
 
+    /// A cache line passed between two spinning CPUs: what the pair canaries measure.
+    fn nature(&self, _: &BenchResult) -> super::nature::Nature {
+        use super::nature::{Nature, Tasks};
+        Nature {
+            tasks: Tasks::Pair,
+            pair_canary: true,
+            ..Nature::default()
+        }
+    }
+
     /// "cache line CPU 0 to 1 same-llc": the pair and how the two CPUs relate.
     fn label(&self, params: &crate::result::Params, placement: &str) -> Option<String> {
         let p: PairParams = params.read()?;

@@ -8,6 +8,7 @@ pub mod fresh_process;
 pub mod label;
 pub mod levels;
 pub mod memory;
+pub mod nature;
 pub mod timers;
 
 use crate::probe::ProbeDoc;
@@ -189,6 +190,13 @@ pub trait Benchmark: Sync {
     fn case_of(&self, r: &BenchResult) -> Option<String> {
         let _ = r;
         None
+    }
+    /// What a row of it is, as the causes and the statistics read it (`nature`: how it
+    /// follows the clock, what of the kernel and of memory it uses, its tasks, its
+    /// footprint, its run level). Default: none of these.
+    fn nature(&self, r: &BenchResult) -> nature::Nature {
+        let _ = r;
+        nature::Nature::default()
     }
     /// Recompute what the benchmark derives from a result's median, after its rounds were
     /// pooled into one result. Default: nothing derived.

@@ -35,6 +35,22 @@ impl Benchmark for ClockRead {
         ID
     }
 
+    /// A clock read: CPU work entering the kernel where the path traps; through the
+    /// system call it follows the core clock only partly.
+    fn nature(&self, r: &BenchResult) -> super::nature::Nature {
+        use super::nature::{Clock, Kernel, Nature};
+        Nature {
+            clock: if r.params.path() == Some("syscall") {
+                Clock::Partly
+            } else {
+                Clock::Follows
+            },
+            kernel: Kernel::Enters,
+            reads_clock: true,
+            ..Nature::default()
+        }
+    }
+
     /// "vdso clock_gettime(MONOTONIC)", "rdtsc instruction", "... on hpet" in a sweep.
     fn label(&self, params: &crate::result::Params, _: &str) -> Option<String> {
         let p: ClockReadParams = params.read()?;

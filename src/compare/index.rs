@@ -29,10 +29,10 @@ pub struct IndexShares {
 
 /// The test part of a classic benchmark id (`classic.shell-8@1` -> `shell-8`).
 fn test_name(id: &str) -> String {
-    id.split('@')
-        .next()
-        .unwrap_or(id)
-        .trim_start_matches("classic.")
+    let base = id.split('@').next().unwrap_or(id);
+    base.strip_prefix(crate::bench::classic::SUITE)
+        .and_then(|t| t.strip_prefix('.'))
+        .unwrap_or(base)
         .to_string()
 }
 

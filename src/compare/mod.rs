@@ -17,253 +17,24 @@ pub mod comparability;
 pub mod conditions;
 pub mod index;
 pub mod matching;
+pub mod per_cycle;
+pub mod rows;
+pub mod settings;
 pub mod stats;
 pub mod summary;
 #[cfg(test)]
 pub mod testing;
+mod wording;
 
-use crate::probe::ProbeDoc;
 use crate::result::RunDocument;
 use causes::explain::{Explanation, RowCtx, Status};
-use serde::Serialize;
-use serde_json::Value;
 use stats::verdict::{History, Verdict};
-use std::collections::BTreeMap;
 
 pub const SCHEMA: &str = "truebench.compare/1";
 
-/// Both medians of a row.
-#[derive(Debug, Clone, Serialize)]
-pub struct Medians {
-    pub a: f64,
-    pub b: f64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Row {
-    /// A's benchmark id (B's differs only when the definitions differ: see `comparability`).
-    pub benchmark: String,
-    /// The row in a few words (`bench::label`): "vdso clock_gettime(MONOTONIC)".
-    pub label: String,
-    pub placement: String,
-    pub params: String,
-    /// For parallel copies: the role both results play (`1 copy`, `all usable CPUs`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub role: Option<String>,
-    pub unit: String,
-    /// B's unit, when it is not A's (such a row is not comparable).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub unit_b: Option<String>,
-    pub lower_is_better: bool,
-    pub medians: Medians,
-    pub ratio: f64,
-    pub ci_overlap: bool,
-    /// Two-sided Mann-Whitney p-value of the two runs' samples; null with fewer than 3
-    /// samples a side.
-    pub p: Option<f64>,
-    /// Two-sided p of ln(B/A) against the host's run-to-run noise (`noise`): the p-value
-    /// Benjamini-Hochberg is applied to across the rows; null when not comparable.
-    pub p_noise: Option<f64>,
-    /// The smallest relative B/A difference this host's noise lets the row detect
-    /// (two-sided α 0.05, power 0.8): 0.38 = 38%; null for a row not tested (no noise to
-    /// judge it by).
-    pub mde: Option<f64>,
-    /// The row's run-to-run noise and where it comes from (rounds, calibration, history,
-    /// none).
-    pub noise: stats::noise_model::RowNoise,
-    /// `B better`, `B worse` (called at the FDR), `equivalent` (the 95% interval of B/A
-    /// inside ± the MDE), `cannot tell`, or `not comparable`.
-    pub verdict: Verdict,
-    /// The verdict in words: "B 27% slower", "same within ±4%", "cannot tell: B between 2.7%
-    /// faster and 0.3% slower (95% interval), MDE 2% (rounds disagree)", "cannot tell: 3 of
-    /// 5 rounds of B disturbed (other-tasks)".
-    pub why: String,
-    /// The verdict in a few words, for the narrow table: "B 27% slower", "same ±4%",
-    /// "cannot tell (MDE 9%)", "cannot tell (B disturbed)" (most of its rounds), "cannot
-    /// tell (L2 edge)"; `why` says each in full.
-    #[serde(skip)]
-    pub brief: String,
-    /// The 95% interval of B/A against the row's noise; null when not comparable.
-    pub ci: Option<[f64; 2]>,
-    /// Each side's rounds (null for a result measured in one piece).
-    pub rounds: [Option<SideRounds>; 2],
-    /// The difference a real one must exceed (the MDE) and where it comes from; an earlier
-    /// key, kept for scripts written against it.
-    pub drift: stats::verdict::Drift,
-    /// Why the row gets no verdict (different version, params or sample count).
-    pub comparability: Vec<String>,
-    pub explanations: Vec<Explanation>,
-    /// explained, partly explained, unexplained, or nothing to explain.
-    pub status: Status,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub remains: Option<String>,
-    /// Earlier keys, kept for scripts written against them.
-    pub a_median: f64,
-    pub b_median: f64,
-    pub p_value: Option<f64>,
-    pub warning: Option<String>,
-    /// The row was tested per cycle: a clock-bound row (`causes::speed::clock_bound`) of two runs of one host in one
-    /// setting, the clock's move between them held out (`noise.clock`); `ratio` stays
-    /// the raw B/A, `ci` is the interval of B/A per cycle.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub per_cycle: bool,
-}
-
-/// One side's rounds of a row: how many, how many disturbed and by what.
-#[derive(Debug, Clone, Serialize)]
-pub struct SideRounds {
-    pub rounds: usize,
-    pub disturbed: usize,
-    /// Per cause the rounds it disturbed ("2 other-tasks").
-    pub causes: Vec<String>,
-    /// The figures include disturbed rounds (fewer than two were undisturbed).
-    pub includes_disturbed: bool,
-    /// Conditions present throughout the rounds, kept in the figures as what the run
-    /// measured ("other tasks took 41% of CPU 0-1 throughout": `conditions::throughout`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub throughout: Vec<String>,
-}
-
-impl SideRounds {
-    fn of(r: &crate::result::BenchResult) -> Option<SideRounds> {
-        let rs = r.rounds.as_ref()?;
-        Some(SideRounds {
-            rounds: rs.rounds.len(),
-            disturbed: rs.disturbed(),
-            causes: rs
-                .causes()
-                .iter()
-                .map(|(c, n)| format!("{n} {}", c.text()))
-                .collect(),
-            includes_disturbed: r.run_noise().is_some_and(|n| n.includes_disturbed),
-            throughout: conditions::throughout(r),
-        })
-    }
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct EnvDiff {
-    pub what: String,
-    pub a: Value,
-    pub b: Value,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Comparison {
-    pub schema: &'static str,
-    pub runs: [String; 2],
-    pub a: String,
-    pub b: String,
-    /// Each run's tags (`--tag KEY=VALUE`), A's then B's.
-    pub tags: [BTreeMap<String, String>; 2],
-    /// Per suite, the sentences a performance engineer would write.
-    pub summary: Vec<String>,
-    pub rows: Vec<Row>,
-    pub only_in_a: Vec<String>,
-    pub only_in_b: Vec<String>,
-    pub env_differences: Vec<EnvDiff>,
-    pub topology_differences: Vec<String>,
-    pub candidates: Vec<causes::candidates::Candidate>,
-    pub indexes: Vec<index::IndexShares>,
-    /// The false discovery rate the rows were tested at, and what it called real.
-    pub fdr: Fdr,
-    /// How many rows rest on each noise basis, and the calibration used.
-    pub noise: NoiseSummary,
-}
-
-/// Many rows, one error rate.
-#[derive(Debug, Clone, Serialize)]
-pub struct Fdr {
-    /// The false discovery rate controlled (0.05 = 5%).
-    pub q: f64,
-    /// Rows with a p-value (comparable rows, less those at the edge of the L2).
-    pub tested: usize,
-    /// Rows called better or worse.
-    pub real: usize,
-    /// Comparable rows not tested: latency points at the edge of the L2 resting on the
-    /// runs' own rounds (`causes::speed::cache_edge`), kept out of the family.
-    pub edge: usize,
-    /// Rows not comparable (no test).
-    pub not_comparable: usize,
-    /// Comparable rows not tested for want of noise to judge them by: a side without a
-    /// spread of rounds (an earlier version's document, a run of one round) and no
-    /// calibration or stored history of the host. `tested + edge + not_comparable +
-    /// no_noise` is every row.
-    pub no_noise: usize,
-}
-
-/// Which noise the rows' verdicts rest on.
-#[derive(Debug, Clone, Serialize)]
-pub struct NoiseSummary {
-    /// The baseline host's calibration used, when any row used it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub calibration: Option<String>,
-    pub calibration_rows: usize,
-    pub history_rows: usize,
-    /// Rows with no noise to be judged by (`Fdr::no_noise`, and those of them not
-    /// comparable).
-    pub none_rows: usize,
-    /// Rows whose noise came from the runs' own rounds.
-    pub rounds_rows: usize,
-    /// Rows of an `ab` run tested on their paired rounds (`stats::paired`).
-    pub paired_rows: usize,
-    /// Rows that move with the core clock tested per cycle: with `clock`, B's run clock
-    /// over A's, held out.
-    pub per_cycle_rows: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub clock: Option<causes::speed::RunClock>,
-}
-
-/// Environment facts that change results, as (label, the fact read from the probe).
-type Fact = fn(&ProbeDoc) -> Value;
-
-fn fact<T: Serialize>(v: T) -> Value {
-    serde_json::to_value(v).unwrap_or(Value::Null)
-}
-
-const ENV_FACTS: &[(&str, Fact)] = &[
-    ("host", |e| fact(&e.hostname)),
-    ("CPU model", |e| fact(&e.kernel.cpu_model)),
-    ("packages", |e| fact(e.topology.packages)),
-    ("cores", |e| fact(e.topology.cores)),
-    ("logical CPUs", |e| fact(e.topology.threads)),
-    ("threads per core", |e| fact(e.topology.threads_per_core)),
-    ("LLC groups", |e| fact(&e.topology.llc_groups)),
-    // NUMA nodes by their CPUs, not by memory that moves at run time.
-    ("NUMA nodes", |e| {
-        fact(e.numa.nodes.iter().map(|n| &n.cpus).collect::<Vec<_>>())
-    }),
-    ("usable CPUs", |e| fact(&e.cpus.usable)),
-    ("CPU quota", |e| fact(e.cpus.cgroup_quota)),
-    ("VM", |e| fact(&e.virtualization.vm)),
-    ("container", |e| fact(&e.virtualization.container)),
-    ("clocksource", |e| fact(&e.clock.clocksource)),
-    ("kernel", |e| fact(&e.kernel.release)),
-    ("cpufreq governor", |e| fact(&e.kernel.cpufreq_governor)),
-    ("THP", |e| fact(&e.kernel.thp)),
-];
-
-/// Whether two runs were measured in the same setting: every fact compare lists as an
-/// environment difference is equal.
-pub fn same_setting(a: &ProbeDoc, b: &ProbeDoc) -> bool {
-    setting_differences(a, b).is_empty()
-}
-
-/// The environment facts that differ between two probes (host, CPU, quota, clocksource,
-/// kernel...), each with both values.
-pub fn setting_differences(a: &ProbeDoc, b: &ProbeDoc) -> Vec<EnvDiff> {
-    ENV_FACTS
-        .iter()
-        .filter_map(|(label, read)| {
-            let (va, vb) = (read(a), read(b));
-            (va != vb).then(|| EnvDiff {
-                what: label.to_string(),
-                a: va,
-                b: vb,
-            })
-        })
-        .collect()
-}
+pub use rows::{Comparison, Fdr, Medians, NoiseSummary, Row, SideRounds};
+pub use settings::{same_setting, setting_differences, EnvDiff};
+use wording::{brief_of, noise_used, verdict_of, why_of, Pending};
 
 /// The noise a matched pair of results (`a` of run `da`, `b` of run `db`) is tested against
 /// with the baseline host's model (what `compare_at` uses for the row): the model's
@@ -319,195 +90,6 @@ pub fn compare_with(a: &RunDocument, b: &RunDocument, history: &History) -> Comp
     compare_at(a, b, history, stats::verdict::DEFAULT_FDR)
 }
 
-/// One matched row before its verdict: both results, the within-run judgement, the test
-/// against the noise, and why it is not comparable.
-struct Pending<'a> {
-    m: matching::Match<'a>,
-    judged: stats::verdict::Judged,
-    noise: stats::noise_model::RowNoise,
-    /// None when a side has no noise to be judged by (`stats::noise_model::test`).
-    test: Option<stats::noise_model::RowTest>,
-    comparability: Vec<String>,
-    /// The run clock held out of this clock-bound row's test (`causes::speed::held_clock`).
-    per_cycle: Option<causes::speed::RunClock>,
-    /// A latency point at the edge of its core's cache (the L2's size, `causes::speed::cache_edge`)
-    /// resting on the runs' own rounds alone: its figure moves between runs, which one run a
-    /// side cannot sample, so it is neither called nor said equivalent.
-    edge: Option<u64>,
-}
-
-/// The verdict of a row: not comparable first; then called when Benjamini-Hochberg keeps
-/// it, equivalent when its interval lies inside ± its MDE, else cannot tell.
-fn verdict_of(p: &Pending, real_at_fdr: bool) -> Verdict {
-    if !p.comparability.is_empty() {
-        Verdict::NotComparable
-    } else if p.edge.is_some() || p.test.is_none() {
-        Verdict::CannotTell
-    } else if real_at_fdr {
-        if (p.m.b.stats.median > p.m.a.stats.median) != p.m.a.lower_is_better {
-            Verdict::Better
-        } else {
-            Verdict::Worse
-        }
-    } else if p.test.is_some_and(|t| t.equivalent()) {
-        Verdict::Equivalent
-    } else {
-        Verdict::CannotTell
-    }
-}
-
-/// Why a row cannot be told: at the edge of the L2; no noise to judge it by (what each side
-/// lacks: `row_noise`); the side whose rounds were mostly disturbed; else the noise that
-/// makes its MDE.
-fn cannot_tell_why(p: &Pending) -> String {
-    if let Some(l2) = p.edge {
-        return format!(
-            "at the edge of the L2 ({}): the chain stays in it or spills with what else the host keeps in that core's cache, which moves between runs; one run a side cannot tell (a stored history of the host or a calibration can)",
-            crate::units::bytes(l2)
-        );
-    }
-    let Some(test) = p.test else {
-        return p.noise.source.clone();
-    };
-    if let Some((side, s)) = mostly_disturbed(p) {
-        let r = if side == "A" { p.m.a } else { p.m.b };
-        let cost = conditions::cost(r)
-            .map(|c| format!("; {c} on average"))
-            .unwrap_or_default();
-        return format!(
-            "{} of {} of {side} disturbed ({}{cost})",
-            s.disturbed,
-            crate::units::count(s.rounds, "round"),
-            s.causes.join(", ")
-        );
-    }
-    let what = match test.basis {
-        stats::noise_model::Basis::Rounds => "rounds disagree",
-        stats::noise_model::Basis::Calibration => "the calibration's runs disagree",
-        stats::noise_model::Basis::History => "the stored runs disagree",
-        stats::noise_model::Basis::Paired => "the paired rounds disagree",
-        stats::noise_model::Basis::None => "no noise measured",
-    };
-    let (lo, hi) = test.ci();
-    let lib = p.m.a.lower_is_better;
-    let cycle = if p.per_cycle.is_some() {
-        " per cycle"
-    } else {
-        ""
-    };
-    format!(
-        "B between {} and {}{cycle} (95% interval), MDE {} ({what})",
-        stats::verdict::in_words_fine(lo.exp(), lib),
-        stats::verdict::in_words_fine(hi.exp(), lib),
-        stats::noise_model::mde_text(test.mde())
-    )
-}
-
-/// The side most of whose rounds were disturbed, A first.
-fn mostly_disturbed(p: &Pending) -> Option<(&'static str, SideRounds)> {
-    [("A", p.m.a), ("B", p.m.b)]
-        .into_iter()
-        .find_map(|(side, r)| {
-            SideRounds::of(r)
-                .filter(|s| s.disturbed * 2 > s.rounds)
-                .map(|s| (side, s))
-        })
-}
-
-/// The verdict in a few words (`Row::brief`): a call as `why` says it; an equivalence by
-/// its MDE ("same ±4%"); a row not comparable only so (the reason is said below the
-/// table); a row that cannot be told with its MDE, or the side whose rounds were mostly
-/// disturbed (the B/A cell holds the interval `why` spells out, per cycle or not).
-fn brief_of(p: &Pending, verdict: Verdict, why: &str) -> String {
-    let mde = p
-        .test
-        .map_or_else(|| "-".into(), |t| stats::noise_model::mde_text(t.mde()));
-    match verdict {
-        Verdict::NotComparable => "not comparable".into(),
-        Verdict::Equivalent => {
-            let cycle = if p.per_cycle.is_some() {
-                " per cycle"
-            } else {
-                ""
-            };
-            format!("same ±{mde}{cycle}")
-        }
-        Verdict::CannotTell => {
-            if p.edge.is_some() {
-                "cannot tell (L2 edge)".into()
-            } else if p.test.is_none() {
-                if p.m.a.rounds.is_none() || p.m.b.rounds.is_none() {
-                    "cannot tell (no rounds)".into()
-                } else {
-                    "cannot tell (too few rounds)".into()
-                }
-            } else if let Some((side, _)) = mostly_disturbed(p) {
-                format!("cannot tell ({side} disturbed)")
-            } else {
-                format!("cannot tell (MDE {mde})")
-            }
-        }
-        _ => why.to_string(),
-    }
-}
-
-/// The noise a row's test rested on: the model's, or each run's own rounds (σ here is the
-/// standard error of the log ratio over √2, a per-run figure comparable with the others).
-fn noise_used(p: &Pending) -> stats::noise_model::RowNoise {
-    let Some(test) = p
-        .test
-        .filter(|t| t.basis == stats::noise_model::Basis::Rounds)
-    else {
-        return p.noise.clone();
-    };
-    let side = |name: &str, r: &crate::result::BenchResult| match r.run_noise() {
-        Some(n) => format!(
-            "{name} {} rounds, {:.1}% between them",
-            n.kept,
-            n.sigma * 100.0
-        ),
-        None => format!("{name} {}", p.noise.source),
-    };
-    stats::noise_model::RowNoise {
-        basis: stats::noise_model::Basis::Rounds,
-        sigma: Some(test.se / std::f64::consts::SQRT_2),
-        runs: [p.m.a, p.m.b]
-            .iter()
-            .filter_map(|r| r.run_noise().map(|n| n.kept))
-            .sum(),
-        source: format!("rounds: {}; {}", side("A", p.m.a), side("B", p.m.b)),
-        run: p.noise.run,
-    }
-}
-
-/// The verdict in words.
-fn why_of(p: &Pending, verdict: Verdict) -> String {
-    let cycle = if p.per_cycle.is_some() {
-        " per cycle"
-    } else {
-        ""
-    };
-    match verdict {
-        Verdict::Better | Verdict::Worse => match (p.per_cycle, p.test) {
-            (Some(_), Some(t)) => format!(
-                "B {} per cycle",
-                stats::verdict::in_words(t.d.exp(), p.m.a.lower_is_better)
-            ),
-            _ => format!(
-                "B {}",
-                stats::verdict::in_words(p.judged.ratio, p.m.a.lower_is_better)
-            ),
-        },
-        Verdict::Equivalent => format!(
-            "same within ±{}{cycle}",
-            p.test
-                .map_or_else(|| "-".into(), |t| stats::noise_model::mde_text(t.mde()))
-        ),
-        Verdict::NotComparable => format!("not comparable ({})", p.comparability.join("; ")),
-        _ => format!("cannot tell: {}", cannot_tell_why(p)),
-    }
-}
-
 /// The explanations of row `ra` of A against `rb` of B, a difference known to be real
 /// from elsewhere (`trend`: segments of many runs either side of a change point, where two
 /// runs alone may not tell it from noise); `drift` is the smallest difference that counts.
@@ -540,20 +122,18 @@ pub fn explain_known(
     causes::explain_row(&c, &causes::candidates::list(&a.env, &b.env))
 }
 
-/// Compare B with A with the noise model `model` (the baseline host's), controlling the
-/// false discovery rate across the rows at `q`.
-pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> Comparison {
-    // Conditions throughout a row's rounds marked by the current rule (documents of earlier
-    // versions did not: `conditions::rejudged`).
-    let (a, b) = (conditions::rejudged(a), conditions::rejudged(b));
-    let (a, b) = (a.as_ref(), b.as_ref());
-    let pairing = matching::pair_up(a, b);
-    let cands = causes::candidates::list(&a.env, &b.env);
-    let settings_differ = !setting_differences(&a.env, &b.env).is_empty();
-    let clock = causes::speed::held_clock(a, b);
+/// Each matched row tested against its noise (the two sides of an `ab` run on their paired
+/// rounds), per cycle where it follows the clock `clock` held out of it
+/// (`per_cycle::clock_bound`), with why it is not comparable: the rows before the false
+/// discovery rate decides which are real.
+fn tested<'a>(
+    (a, b): (&'a RunDocument, &'a RunDocument),
+    model: &History,
+    matched: &[matching::Match<'a>],
+    clock: Option<per_cycle::RunClock>,
+) -> Vec<Pending<'a>> {
     let paired = stats::paired::is_pair(a, b);
-    let pending: Vec<Pending> = pairing
-        .matched
+    matched
         .iter()
         .map(|m| {
             // The two sides of an ab run: each row on its paired rounds, which hold the
@@ -568,7 +148,7 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
             };
             let per_cycle = clock.filter(|_| {
                 !paired
-                    && causes::speed::clock_bound(m.a, &a.env)
+                    && per_cycle::clock_bound(m.a, &a.env)
                     && m.a.lower_is_better == m.b.lower_is_better
             });
             Pending {
@@ -580,17 +160,27 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
                     None => test,
                 },
                 noise,
-                edge: causes::speed::cache_edge(m.a, &a.env)
+                edge: per_cycle::cache_edge(m.a, &a.env)
                     .filter(|_| test.is_some_and(|t| t.basis == stats::noise_model::Basis::Rounds)),
-                comparability: causes::memory_limit::with_limits(
-                    comparability::problems(m.a, m.b),
-                    a,
-                    b,
-                ),
+                comparability: settings::with_limits(comparability::problems(m.a, m.b), a, b),
                 per_cycle,
             }
         })
-        .collect();
+        .collect()
+}
+
+/// Compare B with A with the noise model `model` (the baseline host's), controlling the
+/// false discovery rate across the rows at `q`.
+pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> Comparison {
+    // Conditions throughout a row's rounds marked by the current rule (documents of earlier
+    // versions did not: `conditions::rejudged`).
+    let (a, b) = (conditions::rejudged(a), conditions::rejudged(b));
+    let (a, b) = (a.as_ref(), b.as_ref());
+    let pairing = matching::pair_up(a, b);
+    let cands = causes::candidates::list(&a.env, &b.env);
+    let settings_differ = !setting_differences(&a.env, &b.env).is_empty();
+    let clock = per_cycle::held_clock(a, b);
+    let pending = tested((a, b), model, &pairing.matched, clock);
     let p_noise: Vec<Option<f64>> = pending
         .iter()
         .map(|p| {
@@ -715,49 +305,48 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
         b: b.run_id.clone(),
         tags: [a.tags.clone(), b.tags.clone()],
         summary: vec![],
-        rows,
         only_in_a,
         only_in_b,
         env_differences,
-        topology_differences: causes::topology::differences(&a.env, &b.env),
+        topology_differences: settings::topology_differences(&a.env, &b.env),
         candidates: cands,
         indexes,
-        fdr: Fdr {
-            q,
-            tested: 0,
-            real: 0,
-            edge: 0,
-            not_comparable: 0,
-            no_noise: 0,
-        },
-        noise: NoiseSummary {
-            calibration: None,
-            calibration_rows: 0,
-            history_rows: 0,
-            none_rows: 0,
-            rounds_rows: 0,
-            paired_rows: 0,
-            per_cycle_rows: 0,
-            clock: None,
-        },
+        fdr: fdr_of(q, &rows, &pending),
+        noise: noise_summary(&rows, model, clock),
+        rows,
     };
-    c.fdr.tested = c.rows.iter().filter(|r| r.p_noise.is_some()).count();
-    c.fdr.real = c.rows.iter().filter(|r| r.verdict.is_real()).count();
-    c.fdr.not_comparable = c
-        .rows
-        .iter()
-        .filter(|r| !r.comparability.is_empty())
-        .count();
-    c.fdr.edge = pending
-        .iter()
-        .filter(|p| p.edge.is_some() && p.comparability.is_empty())
-        .count();
-    c.fdr.no_noise = pending
-        .iter()
-        .filter(|p| p.test.is_none() && p.comparability.is_empty())
-        .count();
-    let count = |b: stats::noise_model::Basis| c.rows.iter().filter(|r| r.noise.basis == b).count();
-    c.noise = NoiseSummary {
+    c.summary = summary::sentences(&c);
+    c
+}
+
+/// The rows tested at the false discovery rate `q`, what it called real, and the rows left
+/// out of the family (at the L2's edge, not comparable, no noise to judge them by).
+fn fdr_of(q: f64, rows: &[Row], pending: &[Pending]) -> Fdr {
+    Fdr {
+        q,
+        tested: rows.iter().filter(|r| r.p_noise.is_some()).count(),
+        real: rows.iter().filter(|r| r.verdict.is_real()).count(),
+        not_comparable: rows.iter().filter(|r| !r.comparability.is_empty()).count(),
+        edge: pending
+            .iter()
+            .filter(|p| p.edge.is_some() && p.comparability.is_empty())
+            .count(),
+        no_noise: pending
+            .iter()
+            .filter(|p| p.test.is_none() && p.comparability.is_empty())
+            .count(),
+    }
+}
+
+/// How many rows rest on each noise basis, the calibration used, and the run clock held
+/// out of the rows tested per cycle.
+fn noise_summary(
+    rows: &[Row],
+    model: &History,
+    clock: Option<per_cycle::RunClock>,
+) -> NoiseSummary {
+    let count = |b: stats::noise_model::Basis| rows.iter().filter(|r| r.noise.basis == b).count();
+    NoiseSummary {
         calibration: model
             .calibration
             .as_ref()
@@ -768,11 +357,9 @@ pub fn compare_at(a: &RunDocument, b: &RunDocument, model: &History, q: f64) -> 
         none_rows: count(stats::noise_model::Basis::None),
         rounds_rows: count(stats::noise_model::Basis::Rounds),
         paired_rows: count(stats::noise_model::Basis::Paired),
-        per_cycle_rows: c.rows.iter().filter(|r| r.per_cycle).count(),
-        clock: clock.filter(|_| c.rows.iter().any(|r| r.per_cycle)),
-    };
-    c.summary = summary::sentences(&c);
-    c
+        per_cycle_rows: rows.iter().filter(|r| r.per_cycle).count(),
+        clock: clock.filter(|_| rows.iter().any(|r| r.per_cycle)),
+    }
 }
 
 #[cfg(test)]
@@ -1220,12 +807,12 @@ mod tests {
         other.host = Some("g".into());
         assert!(!compare(&a, &other).rows[0].per_cycle);
         let capped = with_canaries(in_rounds("b", &fast, &quiet), 4.15 * 1.08, 20);
-        assert!(causes::speed::held_clock(&a, &capped).is_none());
+        assert!(per_cycle::held_clock(&a, &capped).is_none());
         assert!(!compare(&a, &capped).rows[0].per_cycle);
         // Another setting (a quota): compared as measured.
         let mut quota = with_canaries(in_rounds("b", &fast, &quiet), 4.15 * 1.031, 20);
         quota.env.cpus.cgroup_quota = Some(0.5);
-        assert!(causes::speed::held_clock(&a, &quota).is_none());
+        assert!(per_cycle::held_clock(&a, &quota).is_none());
         // CPU 1 read 10% slower in B and CPU 0 the same (a neighbour on CPU 1): no one
         // clock moved, nothing held.
         let mut unalike = with_canaries(in_rounds("b", &fast, &quiet), 4.15, 20);
@@ -1234,10 +821,10 @@ mod tests {
                 c.cycles_per_ns *= 0.9;
             }
         }
-        assert!(causes::speed::held_clock(&a, &unalike).is_none());
+        assert!(per_cycle::held_clock(&a, &unalike).is_none());
         // Too few canaries: nothing held.
         let few = with_canaries(in_rounds("b", &fast, &quiet), 4.15 * 1.031, 2);
-        assert!(causes::speed::held_clock(&a, &few).is_none());
+        assert!(per_cycle::held_clock(&a, &few).is_none());
     }
 
     #[test]
@@ -1253,7 +840,7 @@ mod tests {
             ]);
             d
         };
-        let l2 = causes::speed::smallest_l2(&testing::env()).unwrap();
+        let l2 = per_cycle::smallest_l2(&testing::env()).unwrap();
         // Every round of A at 4.5 ns, of B at 6.9 ns (two runs of one host, 2026-11-27).
         let (fits, spills) = (
             [4.47, 4.47, 4.41, 4.42, 4.58],

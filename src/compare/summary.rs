@@ -326,8 +326,8 @@ pub fn sentences(c: &Comparison) -> Vec<String> {
                 ));
             }
         }
-        if s == "classic" {
-            out.extend(c.indexes.iter().map(|i| format!("classic {}.", i.sentence)));
+        if s == crate::bench::classic::SUITE {
+            out.extend(c.indexes.iter().map(|i| format!("{s} {}.", i.sentence)));
         }
     }
     out

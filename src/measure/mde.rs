@@ -54,8 +54,17 @@ pub fn two_sided(df: Option<f64>) -> f64 {
 
 /// The MDE (in logs) of a difference whose standard error is `se` with `df`.
 pub fn mde_log(se: f64, df: Option<f64>) -> f64 {
-    let (a, b) = quantiles(df);
-    (a + b) * se
+    quantile_sum(df) * se
+}
+
+/// The MDE (relative) of a row against an identical run, the one formula every MDE of a
+/// row is: its log median's variance `var` (its rounds' se²) with `df` degrees of freedom
+/// (None: normal), and `run`, a σ per run that only separate runs sample, on both sides of
+/// the difference. `noise_model::row_mde` gives it a row's measured rounds, the run's
+/// allocation its projection (`allocate::projected_mde`) and its floor (`allocate::
+/// run_floor`: no rounds' error left).
+pub fn relative_mde(var: f64, df: Option<f64>, run: f64) -> f64 {
+    mde_log((2.0 * (var + run * run)).sqrt(), df).exp_m1()
 }
 
 /// Two-sided p of `d` against 0 with standard error `se` and `df` (None: normal); 1 when

@@ -12,7 +12,10 @@ mod store;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// What may disturb a round, each read over the round's own window.
+/// What may disturb a round, each read over the round's own window. Not a cause of
+/// `compare` (`compare::causes`, why two runs differ) although some names are the same
+/// (`cpu-speed`, `steal`, `host-placement`): this says why one round of one run was kept
+/// out of its row's figures (`session::disturbance`). The names are the JSON's and kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Cause {

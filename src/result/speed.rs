@@ -32,7 +32,7 @@ pub struct CpuSpeed {
 /// Pair canary readings this many times apart (either way) mean the host placed the two
 /// CPUs differently: on this 2-vCPU KVM guest a cache line took 21-24 ns between the vCPUs
 /// on one core's SMT siblings and 119-120 ns between cores, and a quiet pair's readings
-/// move by well under 1.5x. `run` flags such a round (`session::rounds::pair_moved`),
+/// move by well under 1.5x. `run` flags such a round (`session::disturbance::pair_moved`),
 /// `compare` such a run (`compare::causes::host_placement`).
 pub const PAIR_RATIO: f64 = 1.5;
 

@@ -25,7 +25,7 @@
 //!   (`interleave`): when the budget ends it early the rounds it cuts are the last of every
 //!   benchmark's, not chosen by any row's values.
 
-use crate::measure::mde::quantile_sum;
+use crate::measure::mde::relative_mde;
 use rand::seq::SliceRandom;
 
 /// The share of the budget (after what the run started with) the first stage may take;
@@ -75,8 +75,7 @@ pub struct Row {
 /// stage's) and σ₁ for σ (the added rounds' σ is not known before they are measured).
 pub fn projected_mde(sigma1: f64, df1: f64, n: usize, run: f64) -> f64 {
     let df = crate::result::rounds::two_stage_df(df1 as usize + 1, n);
-    let se2 = sigma1 * sigma1 / n.max(1) as f64;
-    (quantile_sum(Some(df)) * (2.0 * (se2 + run * run)).sqrt()).exp_m1()
+    relative_mde(sigma1 * sigma1 / n.max(1) as f64, Some(df), run)
 }
 
 /// The fewest kept rounds in all, at most `most`, with which a row of first-stage spread
@@ -107,7 +106,7 @@ pub const GOAL_OVER_FLOOR: f64 = 1.25;
 /// The MDE a row would reach with any number of rounds: what only separate runs sample
 /// (`run`, a σ per run) tested between two runs.
 pub fn run_floor(run: f64) -> f64 {
-    (quantile_sum(None) * (2.0 * run * run).sqrt()).exp_m1()
+    relative_mde(0.0, None, run)
 }
 
 /// The MDE a row's rounds aim at: its target, or [`GOAL_OVER_FLOOR`] × its [`run_floor`]
@@ -775,7 +774,7 @@ mod simulated {
         }
     }
 
-    /// A row's rounds merged as `session::rounds::merge` does: disturbed rounds flagged,
+    /// A row's rounds merged as `session::merge::merge` does: disturbed rounds flagged,
     /// outliers flagged, the noise about the pooled median, σ from the first stage's rounds
     /// when it has two kept ones.
     fn merged(d: &Drawn, stage1: Option<usize>) -> Rounds {
@@ -809,7 +808,7 @@ mod simulated {
         };
         let center = pooled_center(&r);
         let stage1 = stage1.and_then(|n| {
-            super::super::rounds::row_stage1(
+            super::super::merge::row_stage1(
                 n,
                 r.rounds[..n.min(r.rounds.len())]
                     .iter()
@@ -817,7 +816,7 @@ mod simulated {
                     .count(),
             )
         });
-        r.noise = super::super::rounds::row_noise(&r.rounds, center, stage1);
+        r.noise = super::super::merge::row_noise(&r.rounds, center, stage1);
         r
     }
 

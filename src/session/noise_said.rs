@@ -77,11 +77,16 @@ fn spread_of<'a>(rows: impl Iterator<Item = &'a BenchResult>) -> Option<Spread> 
     })
 }
 
+/// The spread of a run's clock reads (the CPU) and latency chains (memory), each the rows
+/// their benchmarks declare so (`bench::nature`).
 pub fn host_noise(doc: &RunDocument) -> HostNoise {
-    let of = |id: &str| spread_of(doc.results.iter().filter(|r| r.base_id() == id));
+    use crate::bench::nature::{of, Memory};
+    let rows = |keep: fn(&crate::bench::nature::Nature) -> bool| {
+        spread_of(doc.results.iter().filter(move |r| keep(&of(r))))
+    };
     HostNoise {
-        cpu: of("timers.clock-read"),
-        memory: of("memory.latency"),
+        cpu: rows(|n| n.reads_clock),
+        memory: rows(|n| matches!(n.memory, Memory::Chain { .. })),
     }
 }
 

@@ -8,8 +8,10 @@
 //! between them (`policy::sides`), one seq and clock for both, so the document of each side
 //! says when each of its rounds ran beside the other's.
 
+use super::disturbance::{self, Canary, PairCanary, Readings};
+use super::merge::{self, Measured};
 use super::progress::Progress;
-use super::rounds::{self, Canary, PairCanary, Readings};
+use super::rounds;
 use super::Measuring;
 use crate::bench::{Benchmark, Emitted, RunContext};
 use crate::policy::sides::Sides;
@@ -25,7 +27,7 @@ const CANARY_CPUS: usize = 2;
 /// What one side of the rounds has read: per benchmark its rounds, and the canaries.
 #[derive(Default)]
 struct Side {
-    measured: Vec<Vec<rounds::Measured>>,
+    measured: Vec<Vec<Measured>>,
     /// Every canary reading so far, per CPU.
     canaries: BTreeMap<u32, Vec<f64>>,
     /// Every pair canary reading so far, per pair of CPUs.
@@ -154,7 +156,7 @@ impl<'a> Runner<'a> {
     }
 
     /// Benchmark `bench`'s rounds so far (side A's, under `ab`: B has as many).
-    pub fn of(&self, bench: usize) -> &[rounds::Measured] {
+    pub fn of(&self, bench: usize) -> &[Measured] {
         &self.sides[0].measured[bench]
     }
 
@@ -209,7 +211,7 @@ impl<'a> Runner<'a> {
                 if let Ok(speed) = read {
                     let c = Canary { cpu, speed, waited };
                     let seen = self.sides[side].canaries.entry(cpu).or_default();
-                    disturbed.extend(rounds::canary_drop(&c, rounds::Typical::of(seen)));
+                    disturbed.extend(disturbance::canary_drop(&c, disturbance::Typical::of(seen)));
                     seen.push(speed);
                     m.speed.canary(cpu, speed);
                     canaries.push(c);
@@ -219,7 +221,7 @@ impl<'a> Runner<'a> {
                 if let Ok(ns) = crate::measure::pair::canary(cpus[0], cpus[1]) {
                     let c = PairCanary { cpus, ns };
                     let seen = self.sides[side].pair_canaries.entry(cpus).or_default();
-                    disturbed.extend(rounds::pair_moved(&c, rounds::Typical::of(seen)));
+                    disturbed.extend(disturbance::pair_moved(&c, disturbance::Typical::of(seen)));
                     seen.push(ns);
                     m.speed.pair_canary(cpus, ns);
                     pair = Some(c);
@@ -286,24 +288,25 @@ impl<'a> Runner<'a> {
         suite_cost::add(&mut m.doc.suite_costs, meter.finish());
         self.spent_s[bench] += self.t0.elapsed().as_secs_f64() - at_s;
         if in_rounds {
-            disturbed.extend(rounds::judge(
+            disturbed.extend(disturbance::judge(
                 &before,
                 &after,
                 &self.cpus[bench],
                 self.ticks,
             ));
-            if let Some(line) = rounds::disturbed_line(&named, nth, &disturbed, pair.as_ref()) {
+            if let Some(line) = disturbance::disturbed_line(&named, nth, &disturbed, pair.as_ref())
+            {
                 progress.note(&line);
             }
-            self.sides[side].measured[bench].push(rounds::Measured {
+            self.sides[side].measured[bench].push(Measured {
                 seq: self.seq,
                 window_ns: (start_ns, after.t_ns),
                 at_s,
                 canaries,
                 pair,
                 disturbed,
-                others: rounds::others(&before, &after, &self.cpus[bench], self.ticks),
-                steal: rounds::steal(&before, &after),
+                others: disturbance::others(&before, &after, &self.cpus[bench], self.ticks),
+                steal: disturbance::steal(&before, &after),
                 results,
             });
             self.seq += 1;
@@ -319,7 +322,7 @@ impl<'a> Runner<'a> {
             .flat_map(|s| s.measured.iter().flatten())
             .filter_map(|m| {
                 Some(crate::findings::run::RoundWait {
-                    waited: rounds::waited(&m.canaries)?,
+                    waited: disturbance::waited(&m.canaries)?,
                     others: m.others.as_ref().map(|o| o.percent),
                     steal: m.steal,
                 })
@@ -328,8 +331,8 @@ impl<'a> Runner<'a> {
     }
 
     /// The disturbed rounds to measure again: per benchmark as many as were disturbed by
-    /// something passing (`rounds::worth_again`: not the host's placement alone, nor a
-    /// condition present throughout its rounds, `rounds::persistent_in`, which a round
+    /// something passing (`disturbance::worth_again`: not the host's placement alone, nor a
+    /// condition present throughout its rounds, `merge::persistent_in`, which a round
     /// measured again would see as well; under `ab`, on either side, as a round measures
     /// both), at most its budget (`rounds::remeasure_budget`), in a shuffled order.
     pub fn remeasure_slots(&self, rng: &mut impl rand::Rng) -> Vec<usize> {
@@ -338,7 +341,7 @@ impl<'a> Runner<'a> {
             let persistent: Vec<Vec<crate::result::rounds::Cause>> = self
                 .sides
                 .iter()
-                .map(|s| rounds::persistent_in(&s.measured[i]))
+                .map(|s| merge::persistent_in(&s.measured[i]))
                 .collect();
             let disturbed = (0..rs.len())
                 .filter(|&j| {
@@ -350,7 +353,7 @@ impl<'a> Runner<'a> {
                                 .filter(|d| !p.contains(&d.cause))
                                 .cloned()
                                 .collect();
-                            rounds::worth_again(&passing)
+                            disturbance::worth_again(&passing)
                         })
                     })
                 })
@@ -372,27 +375,30 @@ impl<'a> Runner<'a> {
     fn pooled_on(&self, side: usize, bench: usize) -> Vec<BenchResult> {
         let b = self.benches[bench];
         let at = &self.sides[side];
-        let rs: Vec<rounds::Measured> = at.measured[bench]
+        let rs: Vec<Measured> = at.measured[bench]
             .iter()
             .map(|r| {
                 let mut r = r.clone();
                 r.disturbed
                     .retain(|d| !matches!(d.cause, Cause::CpuSpeed | Cause::HostPlacement));
                 for c in &r.canaries {
-                    let typical = at.canaries.get(&c.cpu).and_then(|v| rounds::Typical::of(v));
-                    r.disturbed.extend(rounds::canary_drop(c, typical));
+                    let typical = at
+                        .canaries
+                        .get(&c.cpu)
+                        .and_then(|v| disturbance::Typical::of(v));
+                    r.disturbed.extend(disturbance::canary_drop(c, typical));
                 }
                 if let Some(c) = &r.pair {
                     let typical = at
                         .pair_canaries
                         .get(&c.cpus)
-                        .and_then(|v| rounds::Typical::of(v));
-                    r.disturbed.extend(rounds::pair_moved(c, typical));
+                        .and_then(|v| disturbance::Typical::of(v));
+                    r.disturbed.extend(disturbance::pair_moved(c, typical));
                 }
                 r
             })
             .collect();
-        rounds::merge(&rs, self.stage1[bench], &|r| b.refresh(r))
+        merge::merge(&rs, self.stage1[bench], &|r| b.refresh(r))
     }
 
     /// Every benchmark's rows, pooled from its rounds, in the run's benchmark order, each

@@ -403,7 +403,7 @@ impl SuiteRun {
     /// What a run document gets once its rows are in: a classic run its suite indexes
     /// (from its rows pooled from their rounds).
     pub fn finish_doc(&self, doc: &mut RunDocument, env: &ProbeDoc) {
-        if self.runs("classic") {
+        if self.runs(crate::bench::classic::SUITE) {
             crate::bench::classic::finish(&mut doc.results, env);
             let (n, basis) = crate::bench::classic::copies::full_width(&env.cpus);
             doc.indexes = Some(crate::bench::classic::score::suite_indexes(

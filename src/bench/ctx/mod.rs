@@ -182,6 +182,22 @@ impl Benchmark for PipeRoundTrip {
         "ctx.pipe@1"
     }
 
+    /// Two tasks woken in turn through pipes: CPU work that follows the clock when both
+    /// share one CPU; apart, each waits on the other's wake-up.
+    fn nature(&self, r: &BenchResult) -> super::nature::Nature {
+        use super::nature::{Clock, Kernel, Nature, Tasks};
+        Nature {
+            clock: if r.placement.name == "same-cpu" {
+                Clock::Follows
+            } else {
+                Clock::No
+            },
+            kernel: Kernel::Sleeps,
+            tasks: Tasks::Pair,
+            ..Nature::default()
+        }
+    }
+
     fn levels(&self) -> &'static [super::levels::LevelUse] {
         use super::levels::*;
         const L: &[LevelUse] = &[

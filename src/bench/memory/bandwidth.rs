@@ -451,6 +451,29 @@ impl Benchmark for Bandwidth {
         "memory.bandwidth@1"
     }
 
+    /// Threads streaming through three arrays on pages it advises: a bandwidth of the
+    /// host's memory, drawn once per run.
+    fn nature(&self, r: &BenchResult) -> crate::bench::nature::Nature {
+        use crate::bench::nature::{Memory, Nature, RunLevel, Tasks};
+        let array = r.params.get("array_bytes").and_then(|v| v.as_u64());
+        // Earlier documents did not record the size (0): their arrays were sized past
+        // the caches, as today's default is.
+        let memory = r
+            .params
+            .read::<BandwidthParams>()
+            .map_or(Memory::Other, |p| Memory::Bandwidth {
+                array_bytes: (p.array_bytes > 0).then_some(p.array_bytes),
+            });
+        Nature {
+            tasks: Tasks::Threads(r.params.threads().unwrap_or(1)),
+            memory,
+            footprint_bytes: array.map(|a| 3 * a),
+            advises_pages: true,
+            run_level: RunLevel::HostMemory,
+            ..Nature::default()
+        }
+    }
+
     /// 8 s of a default run: about eight rounds of its four cases on a 2-vCPU guest (each
     /// a pass of every kernel in fresh 128 MiB arrays, 1 s a round), more where there are
     /// more thread counts and placements.

@@ -278,6 +278,28 @@ impl Benchmark for Latency {
         "memory.latency@1"
     }
 
+    /// A chain of loads on pages it advises: it follows the core clock while it fits the
+    /// core's own cache, holds its region and a layout an eighth of it, and past the run's
+    /// LLC its figure is the host's memory, drawn once per run.
+    fn nature(&self, r: &BenchResult) -> crate::bench::nature::Nature {
+        use crate::bench::nature::{Clock, Memory, Nature, RunLevel};
+        let size = r.params.get("size_bytes").and_then(|v| v.as_u64());
+        Nature {
+            clock: Clock::WhileInCoreCache,
+            memory: r
+                .params
+                .read::<LatencyParams>()
+                .map_or(Memory::Other, |p| Memory::Chain {
+                    size_bytes: p.size_bytes,
+                    pages: p.pages,
+                }),
+            footprint_bytes: size.map(|s| s + s / 8),
+            advises_pages: true,
+            run_level: RunLevel::HostMemoryPastTheLlc,
+            ..Nature::default()
+        }
+    }
+
     fn describe(&self) -> &'static str {
         "ns per dependent load over a random cyclic chain of cache lines, per working-set size (4 KiB and THP pages); plateaus give the measured cache levels"
     }

@@ -125,6 +125,29 @@ impl Benchmark for Numa {
         "memory.numa@1"
     }
 
+    /// A cell's latency, or the read bandwidth of a thread on each of its CPUs, of three
+    /// arrays on pages it advises.
+    fn nature(&self, r: &BenchResult) -> crate::bench::nature::Nature {
+        use crate::bench::nature::{Memory, Nature, Tasks};
+        let metric = r.params.read::<NumaParams>().map(|p| p.metric);
+        let (memory, tasks) = match metric.as_deref() {
+            Some("latency") => (Memory::Latency, Tasks::One),
+            Some("read-bandwidth") => (
+                Memory::Bandwidth { array_bytes: None },
+                Tasks::Threads(r.pinned_cpus().len() as u64),
+            ),
+            _ => (Memory::Other, Tasks::One),
+        };
+        let size = r.params.get("size_bytes").and_then(|v| v.as_u64());
+        Nature {
+            tasks,
+            memory,
+            footprint_bytes: size.map(|s| 3 * s),
+            advises_pages: true,
+            ..Nature::default()
+        }
+    }
+
     fn describe(&self) -> &'static str {
         "per (CPU node, memory node) cell: ns per dependent load past the caches, and read MB/s of the node's CPUs, memory bound with mbind"
     }

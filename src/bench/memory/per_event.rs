@@ -158,6 +158,14 @@ impl Benchmark for PerEvent {
         ID
     }
 
+    /// Block writes to memory, timed per event and as a batch.
+    fn nature(&self, _: &BenchResult) -> crate::bench::nature::Nature {
+        crate::bench::nature::Nature {
+            memory: crate::bench::nature::Memory::Other,
+            ..Default::default()
+        }
+    }
+
     fn describe(&self) -> &'static str {
         "MB/s of 1 KiB block writes timed per event with 3 clock reads each (the sysbench memory method), beside the same writes timed as a batch"
     }

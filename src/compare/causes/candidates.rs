@@ -6,6 +6,7 @@
 //! enter the kernel; the idle driver to rows whose tasks sleep and wake; the clocksource to
 //! those and to clock-read rows, unless the timer cause measured it for the row...).
 
+use crate::bench::nature::{Kernel, Tasks};
 use crate::compare::causes::explain::{Claim, Explanation};
 use crate::compare::causes::timer::TIMER;
 use crate::probe::ProbeDoc;
@@ -52,46 +53,32 @@ type Read = fn(&ProbeDoc) -> String;
 /// Whether a candidate (with both runs' values) can move a row's figure.
 type Touches = fn(&Candidate, &BenchResult) -> bool;
 
-/// The benchmark of a result without its version (`classic.dhrystone`).
-fn name(r: &BenchResult) -> &str {
-    r.base_id()
+/// What the kernel is to a row's measured path, as its benchmark declares it
+/// (`bench::nature::Kernel`).
+fn kernel(r: &BenchResult) -> Kernel {
+    crate::bench::nature::of(r).kernel
 }
 
 /// Pure user-space compute loops: they neither enter the kernel nor sleep.
 fn compute_only(r: &BenchResult) -> bool {
-    matches!(name(r), "classic.dhrystone" | "classic.whetstone")
+    kernel(r) == Kernel::Never
 }
 
 /// Rows that cross into the kernel on their measured path (system calls, pipes, context
 /// switches, exec, file I/O, clock reads that may trap).
 fn enters_kernel(r: &BenchResult) -> bool {
-    let n = name(r);
-    (n.starts_with("classic.") && !compute_only(r))
-        || n.starts_with("ctx.")
-        || n.starts_with("timers.")
+    kernel(r) >= Kernel::Enters
 }
 
 /// Rows whose tasks block and are woken on their measured path.
 fn sleeps_and_wakes(r: &BenchResult) -> bool {
-    let n = name(r);
-    n.starts_with("ctx.")
-        || matches!(
-            n,
-            "classic.pipe-throughput"
-                | "classic.context-switch"
-                | "classic.process-creation"
-                | "classic.execl"
-                | "classic.shell-1"
-                | "classic.shell-8"
-        )
+    kernel(r) == Kernel::Sleeps
 }
 
-/// Rows running more than one task at once, which may share a core's pipeline.
+/// Rows running more than one task at once, which may share a core's pipeline: a pair, a
+/// bandwidth's threads (`bench::nature::Tasks`), or copies.
 fn several_tasks(r: &BenchResult) -> bool {
-    let n = name(r);
-    n.starts_with("ctx.")
-        || n.starts_with("c2c.")
-        || n == "memory.bandwidth"
+    crate::bench::nature::of(r).tasks != Tasks::One
         || crate::compare::matching::copies(r).is_some_and(|c| c > 1)
 }
 
@@ -103,10 +90,7 @@ fn thp_governs(c: &Candidate, r: &BenchResult) -> bool {
         Some("thp") => true,
         Some(_) => false,
         None => {
-            let advised = matches!(
-                name(r),
-                "memory.latency" | "memory.bandwidth" | "memory.numa"
-            );
+            let advised = crate::bench::nature::of(r).advises_pages;
             !advised && (c.a.contains("always") || c.b.contains("always"))
         }
     }

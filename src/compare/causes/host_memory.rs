@@ -14,9 +14,9 @@
 //! that say so; a wider interval says the path may have changed (NotMeasured). Other
 //! benchmarks: nothing. The row stays called.
 
-use crate::bench::memory::bandwidth::BandwidthParams;
 use crate::bench::memory::latency::{effective_llc_of, LatencyParams};
 use crate::bench::memory::numa::NumaParams;
+use crate::bench::nature::Memory;
 use crate::compare::causes::explain::{Claim, Explanation, RowCtx};
 use crate::compare::causes::llc_share::{pages_words, ZONE};
 use crate::compare::stats::noise_model::{self, test, RowNoise, RowTest};
@@ -50,23 +50,24 @@ pub fn memory_latency<'a>(
     pages: &str,
 ) -> Option<(Vec<&'a BenchResult>, u64)> {
     let llc = effective_llc_of(&doc.results, pages)?;
-    let mut far: Vec<(&BenchResult, u64)> = doc
+    let chains: Vec<(&BenchResult, u64)> = doc
         .results
         .iter()
-        .filter(|r| r.base_id() == "memory.latency")
-        .filter_map(|r| Some((r, r.params.read::<LatencyParams>()?)))
-        .filter(|(_, p)| p.pages == pages && p.size_bytes as f64 >= FAR * llc.bytes as f64)
-        .map(|(r, p)| (r, p.size_bytes))
+        .filter_map(|r| match crate::bench::nature::of(r).memory {
+            Memory::Chain {
+                size_bytes,
+                pages: p,
+            } if p == pages => Some((r, size_bytes)),
+            _ => None,
+        })
+        .collect();
+    let mut far: Vec<(&BenchResult, u64)> = chains
+        .iter()
+        .copied()
+        .filter(|(_, size)| *size as f64 >= FAR * llc.bytes as f64)
         .collect();
     far.sort_by_key(|(_, size)| *size);
-    let largest = doc
-        .results
-        .iter()
-        .filter(|r| r.base_id() == "memory.latency")
-        .filter_map(|r| r.params.read::<LatencyParams>())
-        .filter(|p| p.pages == pages)
-        .map(|p| p.size_bytes)
-        .max()?;
+    let largest = chains.iter().map(|(_, size)| *size).max()?;
     (far.last().map(|f| f.1) == Some(largest))
         .then(|| (far.into_iter().map(|f| f.0).collect(), llc.bytes))
 }
@@ -276,28 +277,17 @@ enum Row {
     Bandwidth,
 }
 
+/// What a row is against the memory latency, from its benchmark's declared nature
+/// (`bench::nature::Memory`): a chain's latency on its own pages and size, another
+/// latency of memory, or a bandwidth (of arrays of its recorded size); None for the rest.
 fn kind(r: &BenchResult) -> Option<(Row, String, Option<u64>)> {
-    match r.base_id() {
-        "memory.latency" => {
-            let p = r.params.read::<LatencyParams>()?;
-            Some((Row::Latency, p.pages, Some(p.size_bytes)))
+    match crate::bench::nature::of(r).memory {
+        Memory::Chain { size_bytes, pages } => Some((Row::Latency, pages, Some(size_bytes))),
+        Memory::Latency => Some((Row::Latency, ARRAY_PAGES.into(), None)),
+        Memory::Bandwidth { array_bytes } => {
+            Some((Row::Bandwidth, ARRAY_PAGES.into(), array_bytes))
         }
-        "memory.numa" => match r.params.read::<NumaParams>()?.metric.as_str() {
-            "latency" => Some((Row::Latency, ARRAY_PAGES.into(), None)),
-            "read-bandwidth" => Some((Row::Bandwidth, ARRAY_PAGES.into(), None)),
-            _ => None,
-        },
-        "memory.bandwidth" => {
-            // Earlier documents did not record the size (0): their arrays were sized past
-            // the caches, as today's default is.
-            let array = r.params.read::<BandwidthParams>()?.array_bytes;
-            Some((
-                Row::Bandwidth,
-                ARRAY_PAGES.into(),
-                (array > 0).then_some(array),
-            ))
-        }
-        _ => None,
+        Memory::None | Memory::Other => None,
     }
 }
 
@@ -312,7 +302,7 @@ fn sweep_node(doc: &RunDocument) -> Option<u32> {
     let cpu = doc
         .results
         .iter()
-        .find(|r| r.base_id() == "memory.latency")
+        .find(|r| matches!(crate::bench::nature::of(r).memory, Memory::Chain { .. }))
         .and_then(|r| r.pinned_cpus().first().copied())?;
     nodes.iter().find(|n| n.cpus.contains(&cpu)).map(|n| n.id)
 }

@@ -18,6 +18,7 @@
 //! the other; any other row on both CPUs: NotMeasured. Silent for rows on one CPU, unpinned
 //! rows, rows on CPUs the canaries did not sample, and runs whose typicals are alike.
 
+use crate::bench::nature::{Nature, Tasks};
 use crate::compare::causes::explain::{Claim, Explanation, RowCtx};
 use crate::result::speed::PAIR_RATIO;
 use crate::result::RunDocument;
@@ -42,25 +43,19 @@ fn pairs(doc: &RunDocument) -> Vec<[u32; 2]> {
 }
 
 /// Whether the row's figure is the time of passing something between its CPUs, which the
-/// distance between them sets: a cache line (c2c) or a wake-up (ctx pinned across CPUs).
-fn crosses(base_id: &str) -> bool {
-    base_id == "c2c.cacheline" || base_id.starts_with("ctx.")
+/// distance between them sets: a pair's cache line (c2c) or wake-up (ctx pinned across
+/// CPUs), as its benchmark declares it (`bench::nature::Tasks::Pair`).
+fn crosses(n: &Nature) -> bool {
+    n.tasks == Tasks::Pair
 }
 
 /// Whether the row is a memory bandwidth of two or more threads, which the distance between
-/// its CPUs moves the other way: further apart, each thread has a core of its own. That is
-/// memory.bandwidth with `threads` of 2 or more, and memory.numa's read bandwidth (a thread
-/// on each CPU of its node: pinned to the pair, as `explain` checks).
-fn shares_a_core(c: &RowCtx) -> bool {
-    match c.ra.base_id() {
-        "memory.bandwidth" => c.ra.params.threads().is_some_and(|t| t >= 2),
-        "memory.numa" => {
-            c.ra.params
-                .read::<crate::bench::memory::numa::NumaParams>()
-                .is_some_and(|p| p.metric == "read-bandwidth")
-        }
-        _ => false,
-    }
+/// its CPUs moves the other way: further apart, each thread has a core of its own
+/// (`bench::nature::Tasks::Threads`: memory.bandwidth with `threads` of 2 or more, and
+/// memory.numa's read bandwidth, a thread on each CPU it is pinned to, the pair as
+/// `explain` checks).
+fn shares_a_core(n: &Nature) -> bool {
+    matches!(n.tasks, Tasks::Threads(t) if t >= 2)
 }
 
 pub fn explain(c: &RowCtx) -> Option<Explanation> {
@@ -108,8 +103,8 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
             pair[0], pair[1]
         ),
     ];
-    let base = c.ra.base_id();
-    let e = if base == "c2c.cacheline" && cpus == pair {
+    let nature = crate::bench::nature::of(c.ra);
+    let e = if nature.pair_canary && cpus == pair {
         // The row measures what the canary measures: the canaries' ratio is its prediction.
         let predicted = if c.ra.lower_is_better {
             canaries
@@ -117,12 +112,12 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
             1.0 / canaries
         };
         Explanation::new(HOST_PLACEMENT, Claim::Contributes, because).predict(predicted, c.ratio())
-    } else if crosses(base) || shares_a_core(c) {
+    } else if crosses(&nature) || shares_a_core(&nature) {
         // Further apart: a cache line or a wake-up between them takes longer, and a
         // bandwidth of several threads gains a core per thread.
         let apart = if canaries > 1.0 { "B" } else { "A" };
         let closer = if canaries > 1.0 { "A" } else { "B" };
-        let slower = if crosses(base) { apart } else { closer };
+        let slower = if crosses(&nature) { apart } else { closer };
         let claim = if c.worse_side() == slower {
             Claim::Contributes
         } else {

@@ -55,7 +55,11 @@ fn read_at(e: &EffectiveLlc) -> String {
 pub fn explain(c: &RowCtx) -> Option<Explanation> {
     // The host's share of its L3 between two of its runs; between two hosts the caches
     // themselves differ (the topology cause holds their measured sizes against each other).
-    if c.ra.base_id() != "memory.latency" || c.one_host().is_none() {
+    let chain = matches!(
+        crate::bench::nature::of(c.ra).memory,
+        crate::bench::nature::Memory::Chain { .. }
+    );
+    if !chain || c.one_host().is_none() {
         return None;
     }
     let p = c.ra.params.read::<LatencyParams>()?;

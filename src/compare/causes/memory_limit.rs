@@ -7,8 +7,8 @@
 //! (`params differ: array_bytes`, then the limits from here).
 
 use crate::compare::causes::explain::{Claim, Explanation, RowCtx};
-use crate::probe::memory_limit::{limit_words, Limit};
-use crate::result::{BenchResult, RunDocument};
+use crate::compare::settings::{binding, memory_limits_differ};
+use crate::result::BenchResult;
 use crate::units::bytes;
 
 /// This cause, as the JSON names it.
@@ -17,52 +17,15 @@ pub const MEMORY_LIMIT: &str = "memory-limit";
 /// A row's buffers within this share of the tighter limit are in reach of its reclaim.
 const REACH: f64 = 0.25;
 
-/// The bytes a memory row holds while measured: a latency chain (its region and its
-/// layout), three bandwidth arrays, or memory.numa's three read arrays; None for rows of
-/// other benchmarks.
+/// The bytes a memory row holds while measured, as its benchmark declares them
+/// (`bench::nature::Nature::footprint_bytes`: a latency chain's region and its layout,
+/// three bandwidth arrays, memory.numa's three read arrays); None for other rows.
 pub fn footprint(r: &BenchResult) -> Option<u64> {
-    let get = |k: &str| r.params.get(k).and_then(|v| v.as_u64());
-    match r.base_id() {
-        "memory.latency" => get("size_bytes").map(|s| s + s / 8),
-        "memory.bandwidth" => get("array_bytes").map(|a| 3 * a),
-        "memory.numa" => get("size_bytes").map(|s| 3 * s),
-        _ => None,
-    }
-}
-
-/// The limit a run sized its buffers within, in words ("memory limit 256 MiB (file)",
-/// "none").
-fn said(l: Option<&Limit>) -> String {
-    l.map(|l| format!("{} {}", limit_words(l), l.words()))
-        .unwrap_or_else(|| "no memory limit".into())
-}
-
-fn binding(doc: &RunDocument) -> Option<&Limit> {
-    doc.env.memory.binding()
-}
-
-/// The runs' limits, when they differ: "A: no memory limit; B: memory limit 256 MiB (...)".
-pub fn differ(a: &RunDocument, b: &RunDocument) -> Option<String> {
-    let (la, lb) = (binding(a), binding(b));
-    (la.map(|l| l.bytes) != lb.map(|l| l.bytes))
-        .then(|| format!("A: {}; B: {}", said(la), said(lb)))
-}
-
-/// Comparability's problems, with the runs' memory limits after an array size that
-/// differs where the limits differ too: the limit is why the sizes differ.
-pub fn with_limits(mut problems: Vec<String>, a: &RunDocument, b: &RunDocument) -> Vec<String> {
-    if let Some(limits) = differ(a, b) {
-        if problems.iter().any(|p| p.contains("array_bytes")) {
-            problems.push(format!(
-                "the runs' memory limits differ ({limits}): a limit sizes the arrays"
-            ));
-        }
-    }
-    problems
+    crate::bench::nature::of(r).footprint_bytes
 }
 
 pub fn explain(c: &RowCtx) -> Option<Explanation> {
-    let limits = differ(c.a, c.b)?;
+    let limits = memory_limits_differ(c.a, c.b)?;
     let (fa, fb) = (footprint(c.ra)?, footprint(c.rb)?);
     let tighter = [binding(c.a), binding(c.b)]
         .into_iter()
@@ -108,7 +71,8 @@ mod tests {
     use super::*;
     use crate::compare::causes::testing::ctx_of;
     use crate::compare::testing::result;
-    use crate::probe::memory_limit::MemoryCgroup;
+    use crate::probe::memory_limit::{Limit, MemoryCgroup};
+    use crate::result::RunDocument;
     use serde_json::json;
 
     const MIB: u64 = 1 << 20;
@@ -175,7 +139,7 @@ mod tests {
         assert!(explain(&ctx_of(&a, &same, &ra, &ra)).is_none());
         let other = result("timers.clock-read@1", "os", None, json!({}), 20.0, true);
         // Comparability says why the array sizes differ, only where the limits differ.
-        let p = with_limits(
+        let p = crate::compare::settings::with_limits(
             vec!["params differ: array_bytes 134217728 vs 33554432".into()],
             &a,
             &b,
@@ -185,7 +149,12 @@ mod tests {
             "{p:?}"
         );
         assert_eq!(
-            with_limits(vec!["params differ: array_bytes 1 vs 2".into()], &a, &same).len(),
+            crate::compare::settings::with_limits(
+                vec!["params differ: array_bytes 1 vs 2".into()],
+                &a,
+                &same
+            )
+            .len(),
             1
         );
         assert!(explain(&ctx_of(&a, &b, &other, &other)).is_none());

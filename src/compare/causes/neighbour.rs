@@ -9,6 +9,7 @@
 //! faster explains only a row whose tasks sleep and are woken across CPUs (ctx pinned to
 //! two CPUs), beside a neighbour busy enough to keep its CPU out of idle most of the time. No figure is predicted: a neighbour is never held equal.
 
+use crate::bench::nature::{Kernel, Tasks};
 use crate::compare::causes::explain::{Claim, Explanation, RowCtx};
 use crate::result::rounds::{Cause, Round};
 use crate::result::BenchResult;
@@ -78,13 +79,15 @@ impl Seen {
     }
 }
 
-/// Whether the row's tasks sleep and are woken on another CPU: a ctx ping-pong pinned to
-/// two CPUs. (c2c spins; an unpinned pair's placement is its own cause.)
+/// Whether the row's tasks sleep and are woken on another CPU: a pair whose tasks the
+/// kernel puts to sleep (a pipe ping-pong, `bench::nature`), pinned to two CPUs. (c2c
+/// spins; an unpinned pair's placement is its own cause.)
 fn wakes_across_cpus(r: &BenchResult) -> bool {
     let Some(cpus) = &r.placement.cpus else {
         return false;
     };
-    r.benchmark.starts_with("ctx.") && cpus.iter().any(|c| *c != cpus[0])
+    let n = crate::bench::nature::of(r);
+    n.tasks == Tasks::Pair && n.kernel == Kernel::Sleeps && cpus.iter().any(|c| *c != cpus[0])
 }
 
 pub fn explain(c: &RowCtx) -> Option<Explanation> {
@@ -104,7 +107,7 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
         quiet.percent
     );
     let because = if c.worse_side() == side {
-        let took = if c.ra.benchmark.starts_with("memory.") {
+        let took = if crate::bench::nature::of(c.ra).memory.any() {
             "CPU time and memory bandwidth"
         } else {
             "CPU time"

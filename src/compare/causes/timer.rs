@@ -49,7 +49,7 @@ fn clocksource(doc: &RunDocument) -> String {
 }
 
 pub fn explain(c: &RowCtx) -> Option<Explanation> {
-    if c.ra.base_id() == "timers.clock-read" {
+    if reads_clock(c.ra) {
         return clock_read(c);
     }
     if !clock_changed(c) {
@@ -144,11 +144,17 @@ fn clock_changed(c: &RowCtx) -> bool {
     !same_clock(c.a, c.b) || !costs_known || (cb / ca).ln().abs() >= SAME_COST.ln()
 }
 
+/// Whether a row's figure is the cost of reading a clock, as its benchmark declares it
+/// (`bench::nature::Nature::reads_clock`).
+fn reads_clock(r: &BenchResult) -> bool {
+    crate::bench::nature::of(r).reads_clock
+}
+
 /// Whether a clock-read row reads the clocksource: the vDSO and system-call paths of the fine
 /// clocks do; the rdtsc/cntvct instruction and the coarse clocks (the tick's time) never
 /// touch it.
 pub fn reads_clocksource(r: &BenchResult) -> bool {
-    r.base_id() == "timers.clock-read"
+    reads_clock(r)
         && r.params.path().is_some_and(|p| p != "instruction")
         && r.params.clock().is_some_and(|c| !c.ends_with("_coarse"))
 }
@@ -161,7 +167,7 @@ fn controls(doc: &RunDocument, path_changed: bool) -> Vec<(usize, &BenchResult)>
     doc.results
         .iter()
         .enumerate()
-        .filter(|(_, r)| r.base_id() == "timers.clock-read" && !reads_clocksource(r))
+        .filter(|(_, r)| reads_clock(r) && !reads_clocksource(r))
         .filter(|(_, r)| !path_changed || by_instruction(r))
         .collect()
 }
@@ -180,7 +186,7 @@ fn control_ratios<'a>(c: &RowCtx<'a>, path_changed: bool) -> Vec<(&'a BenchResul
             c.b.results
                 .iter()
                 .enumerate()
-                .filter(|(_, y)| y.base_id() == "timers.clock-read")
+                .filter(|(_, y)| reads_clock(y))
                 .map(|(i, y)| (key(y), i))
                 .collect();
         controls(c.a, path_changed)

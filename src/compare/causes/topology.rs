@@ -7,27 +7,12 @@
 use crate::bench::memory::latency::{effective_llc_of, LatencyParams};
 use crate::compare::causes::explain::{Claim, Explanation, RowCtx};
 use crate::compare::causes::llc_share::pages_words;
-use crate::probe::ProbeDoc;
+use crate::compare::settings::{llc_bytes, llc_not_shared};
 use crate::result::RunDocument;
 use crate::units::bytes;
 
 /// This cause, as the JSON names it.
 pub const TOPOLOGY: &str = "topology";
-
-fn llc_not_shared(env: &ProbeDoc) -> bool {
-    env.findings.iter().any(|f| f.id == "llc-not-shared")
-}
-
-/// The last-level cache size the probe reports (the largest instance at the LLC level).
-pub fn llc_bytes(env: &ProbeDoc) -> Option<u64> {
-    let level = env.topology.llc_level?;
-    env.topology
-        .caches
-        .iter()
-        .filter(|c| c.level == level && c.kind != "Instruction")
-        .filter_map(|c| c.size_bytes)
-        .max()
-}
 
 /// The LLC size a latency sweep of the run measured, when its `llc-size-mismatch` finding
 /// says the reported one is wrong.
@@ -39,56 +24,11 @@ fn llc_mismatch(doc: &RunDocument) -> Option<String> {
         .map(|f| f.message.clone())
 }
 
-/// One topology fact of both runs, as text, when it differs.
-fn differs(what: &str, a: String, b: String) -> Option<String> {
-    (a != b).then(|| format!("{what}: A {a}, B {b}"))
-}
-
-/// The topology facts that differ between the runs.
-pub fn differences(a: &ProbeDoc, b: &ProbeDoc) -> Vec<String> {
-    fn t(e: &ProbeDoc) -> &crate::probe::topology::Topology {
-        &e.topology
-    }
-    let yes = |x: bool| if x { "yes" } else { "no" }.to_string();
-    [
-        differs(
-            "LLC not shared between cores (llc-not-shared)",
-            yes(llc_not_shared(a)),
-            yes(llc_not_shared(b)),
-        ),
-        differs(
-            "threads per core (SMT)",
-            t(a).threads_per_core.to_string(),
-            t(b).threads_per_core.to_string(),
-        ),
-        differs(
-            "packages / cores / logical CPUs",
-            format!("{}/{}/{}", t(a).packages, t(a).cores, t(a).threads),
-            format!("{}/{}/{}", t(b).packages, t(b).cores, t(b).threads),
-        ),
-        differs(
-            "CPU kinds",
-            t(a).cpu_kinds.len().max(1).to_string(),
-            t(b).cpu_kinds.len().max(1).to_string(),
-        ),
-        differs(
-            "NUMA nodes",
-            a.numa.nodes.len().to_string(),
-            b.numa.nodes.len().to_string(),
-        ),
-        differs(
-            "reported LLC size",
-            llc_bytes(a).map(bytes).unwrap_or_else(|| "unknown".into()),
-            llc_bytes(b).map(bytes).unwrap_or_else(|| "unknown".into()),
-        ),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
-}
-
 pub fn explain(c: &RowCtx) -> Option<Explanation> {
-    if c.ra.base_id() == "memory.latency" {
+    if matches!(
+        crate::bench::nature::of(c.ra).memory,
+        crate::bench::nature::Memory::Chain { .. }
+    ) {
         if let Some(e) = latency_fits(c) {
             return Some(e);
         }
@@ -131,7 +71,7 @@ pub fn explain(c: &RowCtx) -> Option<Explanation> {
     let parallel = crate::compare::causes::capacity::tasks(c.ra) > 1
         || crate::compare::causes::capacity::tasks(c.rb) > 1;
     if parallel {
-        let d: Vec<String> = differences(ea, eb)
+        let d: Vec<String> = crate::compare::settings::topology_differences(ea, eb)
             .into_iter()
             .filter(|d| !d.starts_with("reported LLC") && !d.starts_with("LLC not shared"))
             .collect();

@@ -295,9 +295,12 @@ pub const MEMORY_LATENCY_RUN_SIGMA: f64 = 0.05;
 /// [`MEMORY_LATENCY_RUN_SIGMA`] for a latency row past that run's LLC, else [`RUN_SIGMA`].
 /// With `run` empty (the run not at hand) a latency row takes [`RUN_SIGMA`].
 pub fn run_sigma(r: &BenchResult, run: &[BenchResult]) -> f64 {
-    match r.base_id() {
-        "memory.bandwidth" => BANDWIDTH_RUN_SIGMA,
-        _ if crate::bench::memory::latency::past_the_llc(r, run) => MEMORY_LATENCY_RUN_SIGMA,
+    use crate::bench::nature::RunLevel;
+    match crate::bench::nature::of(r).run_level {
+        RunLevel::HostMemory => BANDWIDTH_RUN_SIGMA,
+        RunLevel::HostMemoryPastTheLlc if crate::bench::memory::latency::past_the_llc(r, run) => {
+            MEMORY_LATENCY_RUN_SIGMA
+        }
         _ => RUN_SIGMA,
     }
 }
@@ -314,11 +317,11 @@ pub fn rounds_var(se: f64, run: f64) -> f64 {
     se.powi(2) + run.powi(2)
 }
 
-/// The MDE (relative) of a row with this noise against an identical run, as `compare`
-/// tests it (with what only separate runs sample, `run`: [`run_sigma`]): what `run
-/// --precision` and its allocation aim each row at.
+/// The MDE (relative, `measure::mde::relative_mde`) of a row with this noise against an
+/// identical run, as `compare` tests it (with what only separate runs sample, `run`:
+/// [`run_sigma`]): what `run --precision` and its allocation aim each row at.
 pub fn row_mde(n: &crate::result::rounds::RoundNoise, run: f64) -> f64 {
-    crate::measure::mde::mde_log((2.0 * rounds_var(n.se, run)).sqrt(), Some(n.df)).exp_m1()
+    crate::measure::mde::relative_mde(n.se.powi(2), Some(n.df), run)
 }
 
 /// One side of a row: the variance of its log median, its degrees of freedom (None:
@@ -412,7 +415,7 @@ impl RowTest {
 
 impl RowTest {
     /// The same test with what the clock alone predicts held out: ln(B/A) less
-    /// `expected_log`, its standard error `se` added (`speed::held_clock`).
+    /// `expected_log`, its standard error `se` added (`per_cycle::held_clock`).
     pub fn per_cycle(self, expected_log: f64, se: f64) -> RowTest {
         let d = self.d - expected_log;
         let se = (self.se.powi(2) + se.powi(2)).sqrt();

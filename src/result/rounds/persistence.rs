@@ -2,7 +2,7 @@
 //! condition of the whole run, and which a burst in some of its rounds.
 //!
 //! A round is judged against absolute limits (other tasks' share of its CPUs, the
-//! hypervisor's steal: `session::rounds::judge`). A neighbour that runs for the whole run,
+//! hypervisor's steal: `session::disturbance::judge`). A neighbour that runs for the whole run,
 //! a loud host, passes those limits in every round, and setting every round aside would
 //! leave the row nothing but the disturbance it was set aside for: such a run is *what B
 //! is*, and `compare` must call the difference it makes and name it. A burst that hits a
