@@ -57,10 +57,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("the run document", &["result"]),
     ("analyze: finding rules over documents", &["findings"]),
-    (
-        "run: the benchmarks",
-        &["bench", "measure/speed.rs", "measure/pair.rs"],
-    ),
+    ("run: the benchmarks", &["bench", "measure/pair.rs"]),
     ("compare: runs against each other", &["compare"]),
     (
         "store: the results database, and which stored runs make a calibration",

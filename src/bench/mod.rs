@@ -3,6 +3,7 @@
 
 pub mod c2c;
 pub mod classic;
+pub mod cpu_speed;
 pub mod ctx;
 pub mod fresh_process;
 pub mod label;

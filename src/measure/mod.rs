@@ -13,5 +13,4 @@ pub mod mde;
 pub mod pair;
 pub mod plateaus;
 pub mod run_delay;
-pub mod speed;
 pub mod stats;

@@ -84,7 +84,7 @@ mod tests {
         };
         use SpeedPoint::{End, Start};
         doc.cpu_speed = Some(CpuSpeed {
-            method: crate::measure::speed::method().into(),
+            method: crate::bench::cpu_speed::method().into(),
             samples: vec![
                 s("ctx", Start, 0, 2.9),
                 s("ctx", Start, 8, 2.1),

@@ -96,7 +96,7 @@ pub struct Measuring<'a> {
     /// Ctrl-C stopped the measurement; what was finished is kept.
     pub interrupted: bool,
     /// The effective CPU speed samples taken so far (see `speed`).
-    speed: crate::measure::speed::Recorder,
+    speed: crate::bench::cpu_speed::Recorder,
 }
 
 impl Measuring<'_> {

@@ -207,7 +207,7 @@ impl<'a> Runner<'a> {
         if in_rounds {
             for &cpu in &self.canary_cpus[bench] {
                 let (read, waited) =
-                    crate::measure::run_delay::during(|| crate::measure::speed::canary_on(cpu));
+                    crate::measure::run_delay::during(|| crate::bench::cpu_speed::canary_on(cpu));
                 if let Ok(speed) = read {
                     let c = Canary { cpu, speed, waited };
                     let seen = self.sides[side].canaries.entry(cpu).or_default();

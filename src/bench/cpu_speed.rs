@@ -15,7 +15,7 @@
 //! even on a panic), one warm-up batch, then the fastest of [`REPEATS`] batches of about
 //! [`BATCH_NS`] each.
 
-use super::clocks::now_ns;
+use crate::measure::clocks::now_ns;
 use crate::result::{CpuSpeed, SpeedPoint, SpeedSample};
 
 /// Adds per loop pass of the assembly chain.
