@@ -57,7 +57,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("the run document", &["result"]),
     ("analyze: finding rules over documents", &["findings"]),
-    ("run: the benchmarks", &["bench", "measure/pair.rs"]),
+    ("run: the benchmarks", &["bench"]),
     ("compare: runs against each other", &["compare"]),
     (
         "store: the results database, and which stored runs make a calibration",

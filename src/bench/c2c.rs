@@ -1,14 +1,14 @@
 //! The `c2c` suite: `c2c.cacheline@1`, the hardware cost of talking between CPUs. Two
 //! threads pinned to CPUs A and B take turns swapping one cache line with compare-and-swap
-//! (A: PONG->PING, B: PING->PONG, `measure::pair`), as core-to-core-latency does; one-way latency is a
+//! (A: PONG->PING, B: PING->PONG, `bench::pair`), as core-to-core-latency does; one-way latency is a
 //! round trip's time over two, in ns. Every CPU pair is measured on machines of up to 16
 //! usable CPUs; beyond that a few pairs per relation (SMT sibling, same LLC, cross LLC,
 //! cross package, cross node), and the result says so. Next to `ctx`, the OS cost.
 
 use super::{Benchmark, Emitted, RunContext, Skipped};
+use crate::bench::pair::{one_way_ns, ping_pong};
 use crate::findings::results::annotate;
 use crate::measure::batch::{calibrate, time_batch, Batch};
-use crate::measure::pair::{one_way_ns, ping_pong};
 use crate::placement::{Relation, Topo};
 use crate::result::{BenchResult, Placement, Quality};
 
@@ -57,7 +57,7 @@ pub fn pairs(topo: &Topo) -> (Vec<([u32; 2], Relation)>, bool) {
     (v, true)
 }
 
-/// Ping-pong between threads pinned to `a` and `b` (`measure::pair`); one batch per sample.
+/// Ping-pong between threads pinned to `a` and `b` (`bench::pair`); one batch per sample.
 fn measure_pair(a: u32, b: u32, samples: usize, min_batch_ns: f64) -> anyhow::Result<Vec<Batch>> {
     ping_pong(a, b, None, |work| {
         work(10_000); // warm up: both lines of play in cache, both CPUs awake
@@ -108,7 +108,7 @@ impl Benchmark for CacheLine {
         use super::levels::*;
         const L: &[LevelUse] = &[
             per_sample(Level::Sample, "consecutive timed batches of the pair's ping-pong"),
-            per_round(Level::Allocation, "each round draws the line afresh (`measure::pair`: a random line of a fresh mapping), so which LLC slice or home agent owns it varies between rounds as between runs; the samples of one round share it"),
+            per_round(Level::Allocation, "each round draws the line afresh (`bench::pair`: a random line of a fresh mapping), so which LLC slice or home agent owns it varies between rounds as between runs; the samples of one round share it"),
             not_applicable(Level::Process, "both threads pinned to the pair's CPUs: the placement cannot vary"),
             between_runs(Level::Run, "frequency and neighbours of the run: separate runs (calibrate)"),
             BOOT_AND_HOST[0],
@@ -292,7 +292,7 @@ mod tests {
 
     #[test]
     fn a_pair_measures_a_plausible_latency() {
-        let Some(cpus) = crate::measure::pair::two_usable_cpus() else {
+        let Some(cpus) = crate::bench::pair::two_usable_cpus() else {
             return;
         };
         let b = measure_pair(cpus[0], cpus[1], 3, 1e6).unwrap();

@@ -10,6 +10,7 @@ pub mod label;
 pub mod levels;
 pub mod memory;
 pub mod nature;
+pub mod pair;
 pub mod timers;
 
 use crate::probe::ProbeDoc;

@@ -10,7 +10,6 @@ pub mod clocksource;
 pub mod fdr;
 pub mod hierarchy;
 pub mod mde;
-pub mod pair;
 pub mod plateaus;
 pub mod run_delay;
 pub mod stats;

@@ -260,7 +260,7 @@ pub fn canary_drop(c: &Canary, typical: Option<Typical>) -> Option<Disturbance> 
 }
 
 /// A pair canary reading before a round: the one-way cache-line latency between two CPUs
-/// (`measure::pair::canary`), ns.
+/// (`bench::pair::canary`), ns.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PairCanary {
     pub cpus: [u32; 2],

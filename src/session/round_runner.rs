@@ -218,7 +218,7 @@ impl<'a> Runner<'a> {
                 }
             }
             if let Some(cpus) = self.pair_cpus[bench] {
-                if let Ok(ns) = crate::measure::pair::canary(cpus[0], cpus[1]) {
+                if let Ok(ns) = crate::bench::pair::canary(cpus[0], cpus[1]) {
                     let c = PairCanary { cpus, ns };
                     let seen = self.sides[side].pair_canaries.entry(cpus).or_default();
                     disturbed.extend(disturbance::pair_moved(&c, disturbance::Typical::of(seen)));

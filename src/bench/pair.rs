@@ -5,7 +5,7 @@
 //! round (`session::rounds`, [`canary`]) in a few short batches of a fixed count, to see
 //! whether the host placed the two virtual CPUs on one core or apart.
 
-use super::batch::{time_batch, Batch};
+use crate::measure::batch::{time_batch, Batch};
 use crate::placement::pin_current_thread;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
@@ -44,7 +44,7 @@ fn fresh_line() -> (Vec<Line>, usize) {
         .map(|_| Line(AtomicU64::new(PONG)))
         .collect();
     use rand::{Rng, SeedableRng};
-    let seed = super::clocks::now_ns() ^ pool.as_ptr() as u64;
+    let seed = crate::measure::clocks::now_ns() ^ pool.as_ptr() as u64;
     let i = rand::rngs::SmallRng::seed_from_u64(seed).gen_range(0..POOL_LINES);
     (pool, i)
 }
