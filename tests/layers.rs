@@ -43,7 +43,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "measuring primitives: batches, clocks, statistics, perf_event",
-        &["measure", "observe/perf.rs"],
+        &["measure"],
     ),
     ("probe: the machine as data", &["probe"]),
     ("plan: placements", &["placement"]),

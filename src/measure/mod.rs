@@ -10,6 +10,7 @@ pub mod clocksource;
 pub mod fdr;
 pub mod hierarchy;
 pub mod mde;
+pub mod perf;
 pub mod plateaus;
 pub mod run_delay;
 pub mod stats;

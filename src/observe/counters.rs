@@ -5,7 +5,7 @@
 //! kernel folds a child's count in, also after it exits). Each event that cannot be opened
 //! is named with its reason; its count is then absent, never zero.
 
-use super::perf::{Counter, Event, Spec, Whom};
+use crate::measure::perf::{Counter, Event, Spec, Whom};
 use std::collections::BTreeMap;
 
 /// The tracepoint counted for system calls.

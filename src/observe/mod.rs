@@ -6,7 +6,6 @@ pub mod counters;
 pub mod homes;
 pub mod numa;
 pub mod numa_maps;
-pub mod perf;
 pub mod process;
 pub mod recorder;
 pub mod sampler;

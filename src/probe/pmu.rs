@@ -55,7 +55,7 @@ pub fn read(root: &SysRoot) -> Pmu {
             event_sources,
         };
     }
-    use crate::observe::perf::{Counter, Event, Spec, Whom};
+    use crate::measure::perf::{Counter, Event, Spec, Whom};
     let attempt = Counter::open(&Spec {
         event: Event::Cycles,
         whom: Whom::Me,

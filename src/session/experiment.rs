@@ -319,8 +319,8 @@ struct Finished {
     migrations_unavailable: Option<String>,
 }
 
-fn migrations_counter() -> Result<crate::observe::perf::Counter, String> {
-    use crate::observe::perf::{Counter, Event, Spec, Whom};
+fn migrations_counter() -> Result<crate::measure::perf::Counter, String> {
+    use crate::measure::perf::{Counter, Event, Spec, Whom};
     let mut c = Counter::open(&Spec {
         event: Event::CpuMigrations,
         whom: Whom::Me,
