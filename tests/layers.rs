@@ -61,7 +61,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("compare: runs against each other", &["compare"]),
     (
         "store: the results database, and which stored runs make a calibration",
-        &["store", "compare/stats/calibration.rs"],
+        &["store"],
     ),
     (
         "fleet: several runs against a baseline, many hosts against the fleet",

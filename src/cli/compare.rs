@@ -16,7 +16,7 @@ use crate::store::{default_path, Location, Store};
 /// At most this many earlier runs of a host make its drift history.
 const HISTORY_RUNS: usize = 30;
 /// How far back in the database the history is looked for.
-const HISTORY_SCAN: usize = crate::compare::stats::calibration::SCAN;
+const HISTORY_SCAN: usize = crate::store::calibration::SCAN;
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  \
@@ -119,17 +119,14 @@ fn model_of(
         .iter()
         .filter(|s| s.host.as_deref() == Some(host) && !compared.contains(&s.run_id))
         .collect();
-    let (chosen, passed) = crate::compare::stats::calibration::choose(
-        others.iter().copied(),
-        host,
-        chrono::Utc::now(),
-    );
+    let (chosen, passed) =
+        crate::store::calibration::choose(others.iter().copied(), host, chrono::Utc::now());
     for f in &passed {
         eprintln!(
             "{}",
             crate::stdout::printable(&format!(
                 "truebench: {}",
-                crate::compare::stats::calibration::passed_over(f, host)
+                crate::store::calibration::passed_over(f, host)
             ))
         );
     }

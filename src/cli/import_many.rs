@@ -326,8 +326,9 @@ pub fn admit(v: &Value, name: &str) -> Result<RunDocument, String> {
     identifiers_plain(&d)?;
     // A calibration run measured elsewhere is not this host's noise: tagged with the time
     // of its import, so `compare` names it instead of resting on it
-    // (`crate::compare::stats::calibration`).
-    use crate::compare::stats::{calibration::IMPORTED_TAG, noise_model::CALIBRATION_TAG};
+    // (`crate::store::calibration`).
+    use crate::compare::stats::noise_model::CALIBRATION_TAG;
+    use crate::store::calibration::IMPORTED_TAG;
     if d.tags.contains_key(CALIBRATION_TAG) {
         d.tags.insert(
             IMPORTED_TAG.into(),

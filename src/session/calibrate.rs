@@ -109,7 +109,7 @@ pub struct Calibration {
     /// The runs asked for.
     pub asked: usize,
     /// Whether it is whole (every run asked for, none interrupted): only then may
-    /// `compare` use it (`crate::compare::stats::calibration`).
+    /// `compare` use it (`crate::store::calibration`).
     pub whole: bool,
     /// The calibration `compare` uses for this host now (this one, an older whole one,
     /// or none); absent when the store could not be read.
@@ -257,8 +257,8 @@ pub fn render(c: &Calibration) -> String {
 fn in_use(db: Option<&Location>, host: &str) -> Option<InUse> {
     let path = crate::store::default_path(db).ok()?;
     let store = crate::store::Store::open_ro(&path).ok()??;
-    let list = store.list(crate::compare::stats::calibration::SCAN).ok()?;
-    let (chosen, _) = crate::compare::stats::calibration::choose(&list, host, chrono::Utc::now());
+    let list = store.list(crate::store::calibration::SCAN).ok()?;
+    let (chosen, _) = crate::store::calibration::choose(&list, host, chrono::Utc::now());
     Some(InUse {
         id: chosen.map(|f| f.id),
     })
@@ -300,10 +300,7 @@ pub fn calibrate(
         shuffle(&mut run.benches, &mut rng);
         let mut tags = common.tags.clone();
         tags.insert(CALIBRATION_TAG.into(), id.clone());
-        tags.insert(
-            crate::compare::stats::calibration::RUNS_TAG.into(),
-            runs.to_string(),
-        );
+        tags.insert(crate::store::calibration::RUNS_TAG.into(), runs.to_string());
         let common_i = super::Common {
             // Only the first run waits for --start-at.
             start_at: if i == 0 { common.start_at } else { None },

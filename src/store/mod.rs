@@ -6,6 +6,7 @@
 //! `$XDG_DATA_HOME/truebench/results.db`, else `~/.local/share/truebench/results.db`; a
 //! `postgresql://` URL selects PostgreSQL (`location.rs`).
 
+pub mod calibration;
 mod location;
 mod migrations;
 mod pgpass;

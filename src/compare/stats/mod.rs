@@ -10,7 +10,6 @@
 //! it imports no cause (`compare::causes`): a verdict is decided before anything explains it.
 
 pub mod added_rounds;
-pub mod calibration;
 pub mod modes;
 pub mod noise_model;
 pub mod paired;
