@@ -15,6 +15,7 @@ pub mod descendants;
 pub mod duration;
 pub mod error;
 pub mod export;
+pub mod finding;
 pub mod findings;
 pub mod fleet;
 pub mod interrupt;

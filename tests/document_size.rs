@@ -35,7 +35,7 @@ fn default_run() -> RunDocument {
 }
 
 /// The run's findings of a result whose rounds changed, judged again.
-fn judge_again(r: &mut BenchResult, extra: Vec<truebench::findings::Finding>) {
+fn judge_again(r: &mut BenchResult, extra: Vec<truebench::finding::Finding>) {
     r.findings.retain(|f| {
         !["disturbed-rounds", "noisy-neighbour", "steal-time"].contains(&f.id.as_str())
             && !results::SAMPLE_FINDINGS.contains(&f.id.as_str())

@@ -37,8 +37,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "lock",
             "units",
             "parallel",
-            "findings/mod.rs",
-            "findings/table.rs",
+            "finding",
         ],
     ),
     (

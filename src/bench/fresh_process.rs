@@ -18,7 +18,7 @@
 //! removed since the run started is run through /proc/self/exe.
 
 use crate::error::Interrupted;
-use crate::findings::{Finding, Severity};
+use crate::finding::{Finding, Severity};
 use crate::result::BenchResult;
 use std::io::Read;
 use std::process::{Command, Stdio};

@@ -4,7 +4,7 @@
 //! alone, so a test of any room of `compare` may use them; what judges a pair of them for
 //! a cause's test is in `compare::causes::testing`.
 
-use crate::findings::{Finding, Severity};
+use crate::finding::{Finding, Severity};
 use crate::result::observed::{PairSeen, TaskSeen, Tasks};
 use crate::result::{
     testing, BenchResult, CpuSpeed, Observed, RunDocument, SpeedPoint, SpeedSample,

@@ -5,7 +5,7 @@
 //! `rounds-disagree` on a test whose rounds disagree, so its index is an interval, not one
 //! figure.
 
-use super::{Finding, Severity};
+use crate::finding::{Finding, Severity};
 use crate::result::indexes::copies_label;
 use crate::result::{figures, BenchResult, PlacementRange};
 use crate::units::num;
@@ -56,7 +56,7 @@ pub fn rounds_disagree(r: &BenchResult) -> Option<Finding> {
             format!(
                 "round medians ({}): {}",
                 r.unit,
-                super::first_few_of(&listed, LISTED)
+                crate::finding::first_few_of(&listed, LISTED)
             ),
             format!(
                 "between rounds σ {:.1}% (of ln median); standard error of the median {:.1}% with {} degrees of freedom: ±{:.1}% at 95%",

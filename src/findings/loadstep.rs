@@ -1,7 +1,7 @@
 //! Rules over a `truebench loadstep` experiment: a capacity policy whose quota throttled
 //! the service (`throttled`).
 
-use super::{Finding, Severity};
+use crate::finding::{Finding, Severity};
 use crate::loadstep::experiment::VariantResult;
 use crate::units::num;
 

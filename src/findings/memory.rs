@@ -2,7 +2,7 @@
 //! levels the latency curves show, with TLB and page-walk steps named as such, and a
 //! last-level cache whose reported size the curves contradict (`llc-size-mismatch`).
 
-use super::{Finding, Severity};
+use crate::finding::{Finding, Severity};
 use crate::measure::hierarchy::{Hierarchy, Kind};
 use crate::result::BenchResult;
 use crate::units::{bytes, num, pct};

@@ -2,7 +2,7 @@
 //! the CPUs (`noisy-neighbour`), the hypervisor taking them (`steal-time`), the cgroup quota
 //! throttling this process (`throttled`). A noisy result is flagged, never dropped.
 
-use super::{Finding, Severity};
+use crate::finding::{Finding, Severity};
 use crate::observe::sampler::Sample;
 
 /// Other processes using at least this share of the usable CPUs make a result noisy.

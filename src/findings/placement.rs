@@ -1,7 +1,7 @@
 //! Rules over a placement matrix: what the unpinned (`os`) run really measured, judged by
 //! where its tasks were seen and by the pinned figures it sits between.
 
-use super::{Finding, Severity};
+use crate::finding::{Finding, Severity};
 use crate::result::BenchResult;
 use crate::units::num;
 

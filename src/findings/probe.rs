@@ -1,7 +1,7 @@
 //! Rules over the probed environment: topology the scheduler will misread, clock reads
 //! that became syscalls, stolen time, quotas narrower than the cpuset, missing counters.
 
-use super::{Finding, Severity};
+use crate::finding::{Finding, Severity};
 use crate::probe::cpulist::format_list;
 use crate::probe::ProbeDoc;
 

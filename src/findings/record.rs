@@ -2,7 +2,7 @@
 //! (`recorder-overhead`), and threads living away from the process's memory
 //! (`memory-remote`).
 
-use super::{Finding, Severity};
+use crate::finding::{Finding, Severity};
 use crate::observe::numa::{NumaView, ThreadPlacement};
 use crate::units::bytes;
 

@@ -1,7 +1,7 @@
 //! Rules over a single result: a timer that eats the measurement, samples too spread to
 //! trust; and over the rounds of all the run's results: which were disturbed, said once.
 
-use super::{Finding, Severity};
+use crate::finding::{Finding, Severity};
 use crate::result::rounds::Cause;
 use crate::result::BenchResult;
 
@@ -89,7 +89,7 @@ pub fn disturbed_rounds(results: &[BenchResult]) -> Option<Finding> {
     if !all_in.is_empty() {
         evidence.push(format!(
             "figures resting on disturbed rounds: {}",
-            super::first_few(&all_in)
+            crate::finding::first_few(&all_in)
         ));
     }
     evidence.extend(per.into_iter().map(|(c, n, rows)| {
@@ -98,7 +98,7 @@ pub fn disturbed_rounds(results: &[BenchResult]) -> Option<Finding> {
             c.text(),
             crate::units::count(n, "round"),
             crate::units::count(rows.len(), "row"),
-            super::first_few(&rows)
+            crate::finding::first_few(&rows)
         )
     }));
     Some(Finding::new(
@@ -162,7 +162,7 @@ pub fn condition_throughout(results: &[BenchResult]) -> Option<Finding> {
             said.join("; ")
         ),
         per.iter()
-            .map(|(c, _, rows)| format!("{}: {}", c.text(), super::first_few(rows)))
+            .map(|(c, _, rows)| format!("{}: {}", c.text(), crate::finding::first_few(rows)))
             .collect(),
     ))
 }

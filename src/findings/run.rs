@@ -4,7 +4,7 @@
 //! `start-late`), the effective CPU speed falling between a suite's start and end
 //! (`cpu-speed-dropped`).
 
-use super::{Finding, Severity};
+use crate::finding::{Finding, Severity};
 use crate::probe::cpu_weight::CpuWeight;
 use crate::probe::{kernel, sysroot::SysRoot};
 use crate::result::{CpuSpeed, ScheduledStart, SpeedPoint, SpeedSample};

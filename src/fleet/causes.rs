@@ -197,7 +197,7 @@ mod tests {
     use crate::compare::testing::{in_rounds, with_speed};
 
     /// A timers run measured in rounds (`testing::timers_run`).
-    fn timers_run(id: &str, median: f64, noise: Option<crate::findings::Finding>) -> RunDocument {
+    fn timers_run(id: &str, median: f64, noise: Option<crate::finding::Finding>) -> RunDocument {
         in_rounds(crate::compare::testing::timers_run(id, median, noise))
     }
 

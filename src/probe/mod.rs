@@ -21,7 +21,7 @@ pub mod sysroot;
 pub mod topology;
 pub mod virt;
 
-use crate::findings::Finding;
+use crate::finding::Finding;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use sysroot::SysRoot;

@@ -74,7 +74,7 @@ struct RunView<'a> {
     env_text: String,
     results: Vec<ResultRow>,
     skipped: &'a [crate::result::Skipped],
-    findings: Vec<crate::findings::Finding>,
+    findings: Vec<crate::finding::Finding>,
     sections: Vec<Section>,
     /// Our SVG; the template marks it safe.
     topology_svg: String,

@@ -24,12 +24,12 @@ pub fn table(header: &[&str]) -> Table {
 }
 
 /// Findings as indented text lines, with their evidence.
-pub fn findings_text(findings: &[crate::findings::Finding]) -> String {
+pub fn findings_text(findings: &[crate::finding::Finding]) -> String {
     let mut s = String::new();
     for f in findings {
         let sev = match f.severity {
-            crate::findings::Severity::Warning => "warning",
-            crate::findings::Severity::Info => "info",
+            crate::finding::Severity::Warning => "warning",
+            crate::finding::Severity::Info => "info",
         };
         s.push_str(&format!("  [{sev}] {}: {}\n", f.id, f.message));
         for e in &f.evidence {

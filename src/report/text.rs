@@ -5,7 +5,7 @@
 //! run history as a table.
 
 use super::views::{classic::is_classic, wrap, VIEWS};
-use crate::findings::{Finding, Severity};
+use crate::finding::{Finding, Severity};
 use crate::result::{BenchResult, Observed, RunDocument};
 use crate::store::RunSummary;
 use crate::units::{num, pct};

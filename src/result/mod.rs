@@ -31,7 +31,7 @@ pub use recording::Recording;
 pub use speed::{CanaryReading, CpuSpeed, PairCanaryReading, SpeedPoint, SpeedSample};
 pub use start::{ClockSync, ScheduledStart};
 
-use crate::findings::Finding;
+use crate::finding::Finding;
 use crate::measure::stats::Stats;
 use crate::probe::ProbeDoc;
 use serde::{Deserialize, Serialize};

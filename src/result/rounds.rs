@@ -286,7 +286,7 @@ pub fn disturbed_evidence(rounds: &[Round]) -> Vec<String> {
                 format!("all {total} rounds")
             } else {
                 let numbers: Vec<usize> = hit.iter().map(|(i, _)| i + 1).collect();
-                format!("rounds {} of {total}", crate::findings::first_few(&numbers))
+                format!("rounds {} of {total}", crate::finding::first_few(&numbers))
             };
             // The figures (and limits) as one, or their range.
             let range = |f: fn(&Disturbance) -> f64| {

@@ -175,7 +175,7 @@ fn merge_row(
     out.findings
         .retain(|f| !ROUND_FINDINGS.contains(&f.id.as_str()));
     for id in ROUND_FINDINGS {
-        let with: Vec<&crate::findings::Finding> = pool
+        let with: Vec<&crate::finding::Finding> = pool
             .iter()
             .filter_map(|(_, r)| r.findings.iter().find(|f| f.id == *id))
             .collect();

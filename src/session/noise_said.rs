@@ -16,7 +16,7 @@
 use super::allocate;
 use crate::bench::REGISTRY;
 use crate::compare::stats::noise_model::{row_mde, run_sigma};
-use crate::findings::{Finding, Severity};
+use crate::finding::{Finding, Severity};
 use crate::result::{BenchResult, RunDocument};
 use std::collections::BTreeMap;
 

@@ -646,7 +646,7 @@ mod tests {
         );
         assert!(!r.findings.iter().any(|f| f.id == "disturbed-rounds"));
         let run = crate::findings::results::disturbed_rounds(std::slice::from_ref(r)).unwrap();
-        assert_eq!(run.severity, crate::findings::Severity::Warning);
+        assert_eq!(run.severity, crate::finding::Severity::Warning);
         assert!(
             run.message.contains("their figures rest on every round")
                 || run.message.contains("its figures rest on every round"),
@@ -658,9 +658,9 @@ mod tests {
     #[test]
     fn a_finding_of_one_round_stays_with_the_merged_row() {
         let mut odd = lat(10.1, 0.01);
-        odd.findings.push(crate::findings::Finding::new(
+        odd.findings.push(crate::finding::Finding::new(
             "round-in-process",
-            crate::findings::Severity::Info,
+            crate::finding::Severity::Info,
             "measured in-process",
             vec![],
         ));

@@ -22,7 +22,7 @@ pub fn tasks(r: &BenchResult) -> u64 {
         .max(1)
 }
 
-fn throttled(r: &BenchResult) -> Option<&crate::findings::Finding> {
+fn throttled(r: &BenchResult) -> Option<&crate::finding::Finding> {
     r.findings.iter().find(|f| f.id == "throttled")
 }
 

@@ -8,7 +8,7 @@
 //! margin explains the difference; noise is never held equal, so it predicts no figure.
 
 use crate::compare::causes::explain::{Claim, Explanation, RowCtx};
-use crate::findings::Finding;
+use crate::finding::Finding;
 use crate::result::{BenchResult, RunDocument};
 
 /// This cause, as the JSON names it.
@@ -186,7 +186,7 @@ mod tests {
     use super::*;
     use crate::compare::causes::testing::judged_rows;
     use crate::compare::testing::{noisy, timers_run};
-    use crate::findings::Severity;
+    use crate::finding::Severity;
 
     #[test]
     fn shares_are_read_from_the_findings() {

@@ -459,9 +459,9 @@ mod tests {
         // libc path touches, shows what the host did.
         let a = three("a", "tsc", 30.0, [30.0, 6.0, 10.0]);
         let mut b = three("b", "tsc", 170.0, [171.0, 160.0, 10.0]);
-        b.env.findings.push(crate::findings::Finding::new(
+        b.env.findings.push(crate::finding::Finding::new(
             "clock-read-syscall",
-            crate::findings::Severity::Warning,
+            crate::finding::Severity::Warning,
             "reading a clock through the vDSO costs about a system call",
             vec![],
         ));

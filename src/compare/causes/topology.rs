@@ -266,9 +266,9 @@ mod tests {
         let a = ctx_run("a", 0.0, 52000.0, Some(4700.0), Some(51000.0));
         let mut b = ctx_run("b", 1.0, 4800.0, Some(4750.0), Some(51500.0));
         assert!(judged_ctx(&a, &b, explain).is_none(), "same topology");
-        b.env.findings.push(crate::findings::Finding::new(
+        b.env.findings.push(crate::finding::Finding::new(
             "llc-not-shared",
-            crate::findings::Severity::Warning,
+            crate::finding::Severity::Warning,
             "no LLC spans two cores",
             vec![],
         ));
