@@ -800,3 +800,67 @@ fn the_named_upward_imports_are_read_from_their_section() {
         ["`a.rs -> b.rs`", "`c/d.rs -> e.rs`"]
     );
 }
+
+/// The folder (top-level module) of a file under src/: `measure/speed.rs` -> `measure`,
+/// `units.rs` -> `units`.
+fn folder(file: &str) -> &str {
+    let first = file.split('/').next().unwrap_or(file);
+    first.strip_suffix(".rs").unwrap_or(first)
+}
+
+/// The folder-level imports that run up: a file of one folder importing a file of another
+/// whose folder's own layer (`layer` of the folder's name) is above it. A file placed in
+/// another layer than its folder's (`measure/speed.rs`) makes its folder import upward.
+fn folder_upward_imports(parsed: &[(Module, Parsed)]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (from, e) in graph(parsed).iter().enumerate() {
+        let a = name(&parsed[from].0);
+        for &to in e.keys() {
+            let b = name(&parsed[to].0);
+            let (fa, fb) = (folder(&a), folder(&b));
+            if fa == fb {
+                continue;
+            }
+            if let (Some(la), Some(lb)) = (layer(fa), layer(fb)) {
+                if lb > la {
+                    out.insert(format!("`{fa}/ -> {fb}/`"));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// How many folder-level imports may run up, at most (7 before issue 60 moved the files
+/// placed outside their folder's layer, none after).
+const MOST_FOLDER_UPWARD: usize = 7;
+
+/// Folders sit in one layer: at most `MOST_FOLDER_UPWARD` folder-level imports run up,
+/// each one named in docs/architecture.md ("Folders that import upward"), and every one
+/// named there still there.
+#[test]
+fn folder_level_upward_imports_are_few_and_named() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let parsed = modules(&root.join("src"), false);
+    let upward = folder_upward_imports(&parsed);
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let section = doc
+        .split("\n### Folders that import upward\n")
+        .nth(1)
+        .expect("docs/architecture.md has a section \"Folders that import upward\"");
+    let section = section.split("\n#").next().unwrap_or(section);
+    let named: BTreeSet<String> = section
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|s| s.contains(" -> "))
+        .map(|s| format!("`{s}`"))
+        .collect();
+    let unnamed: Vec<&String> = upward.difference(&named).collect();
+    let stale: Vec<&String> = named.difference(&upward).collect();
+    assert!(
+        upward.len() <= MOST_FOLDER_UPWARD && unnamed.is_empty() && stale.is_empty(),
+        "{} folder-level upward imports (at most {MOST_FOLDER_UPWARD}): {upward:?}; not named in docs/architecture.md: {unnamed:?}; named there but gone: {stale:?}",
+        upward.len()
+    );
+}

@@ -1,8 +1,9 @@
-//! Measurement: the clocks we can read and what a read costs, batch timing that keeps the
-//! timer's share of every interval small, the effective CPU speed, the cache-line latency
-//! between two pinned CPUs (`pair`), and the statistics
-//! reported for every result, the false-discovery control for many rows tested at once, and
-//! the memory hierarchy a latency curve shows (its plateaus judged as caches or not).
+//! Measuring primitives: the clocks we can read and what a read costs, batch timing that
+//! keeps the timer's share of every interval small, perf_event counters (`perf`), the
+//! statistics reported for every result, the MDE and the false-discovery control for many
+//! rows tested at once, and the memory hierarchy a latency curve shows (its plateaus judged
+//! as caches or not). What pins threads to CPUs and fills a run document (the effective
+//! clock's canaries, the pair ping-pong) is `bench`.
 
 pub mod batch;
 pub mod clocks;
