@@ -66,6 +66,21 @@ pub struct Row {
     pub target: f64,
     /// What only separate runs sample for it (`noise_model::run_sigma`).
     pub run: f64,
+    /// Its share of its family's worth (`family_weights`: 1 / the rows of its benchmark
+    /// with its target), so each family counts once however many rows it has.
+    pub weight: f64,
+}
+
+/// Each row's weight (`Row::weight`) from its family key (its benchmark and target, or
+/// whatever groups the rows whose MDEs are judged together): 1 / the rows sharing its
+/// key. The plan then lowers the sum over families of their rows' mean shortfall: a
+/// family of 62 latency rows counts as much as the two same-cpu ping-pong rows (on
+/// 2026-12-07, counted row by row, the 62 took the budget's rest and the ping-pong rows
+/// stayed at 3 rounds and an MDE of 32%, their target 10%).
+pub fn family_weights<K: PartialEq>(keys: &[K]) -> Vec<f64> {
+    keys.iter()
+        .map(|k| 1.0 / keys.iter().filter(|o| *o == k).count() as f64)
+        .collect()
 }
 
 /// The MDE (relative) a row of first-stage spread `sigma1` (with `df1` degrees of freedom)
@@ -129,9 +144,9 @@ pub struct Plan {
 
 /// How far a row of first-stage spread `sigma1` (`df1` degrees of freedom) would stand
 /// from its goal with `n` kept rounds: ln(projected MDE / goal), 0 once it reaches it. The
-/// plan lowers the sum of these over the rows (the geometric mean of each row's MDE over
-/// its goal), so a round's worth is the same relative narrowing wherever it falls, and a
-/// row at its goal is worth nothing more.
+/// plan lowers the sum of these over the rows, each weighted by its share of its family
+/// (`Row::weight`), so a round's worth is the same relative narrowing wherever it falls,
+/// each family counts once, and a row at its goal is worth nothing more.
 pub fn shortfall(sigma1: f64, df1: f64, n: usize, run: f64, goal: f64) -> f64 {
     (projected_mde(sigma1, df1, n, run) / goal).ln().max(0.0)
 }
@@ -142,10 +157,10 @@ pub fn shortfall(sigma1: f64, df1: f64, n: usize, run: f64, goal: f64) -> f64 {
 /// costs and the first stage.
 ///
 /// Rounds by value per second: each next round is of the unit whose round lowers the rows'
-/// [`shortfall`] most per second it costs (the sum over the unit's rows: a whole round of a
-/// benchmark narrows every row of it), until no round that fits the allowance lowers it.
-/// Cheap rows come first (a c2c round of 20 ms buys as much as a memory round of 0.5 s
-/// buys in 25 of its rows); a row that cannot reach its target within the cap still gets
+/// weighted [`shortfall`] most per second it costs (the sum over the unit's rows: a whole
+/// round of a benchmark narrows every row of it), until no round that fits the allowance
+/// lowers it. Cheap rows come first (a c2c round of 20 ms buys as much as a memory round
+/// of 0.5 s buys in 25 rows of a family of that many); a row that cannot reach its target within the cap still gets
 /// the rounds that bring it nearest, as their worth per second ranks them (on 2026-12-07
 /// the c2c row stopped at 10 rounds because it "would need 74 rounds, more than 60", and
 /// ended at an MDE of 64-100%). The counts depend on the first stage and the costs only.
@@ -206,7 +221,7 @@ pub fn plan(
                 }
                 let gain: f64 = mine
                     .iter()
-                    .map(|&r| short(r, kept[r]) - short(r, kept[r] + k))
+                    .map(|&r| rows[r].weight * (short(r, kept[r]) - short(r, kept[r] + k)))
                     .sum();
                 let worth = gain / cost.max(1e-9);
                 if gain > 1e-12 && best.is_none_or(|(w, ..)| worth > w) {
@@ -343,7 +358,49 @@ mod tests {
             rounds: kept,
             target,
             run: RUN_SIGMA,
+            weight: 1.0,
         }
+    }
+
+    /// Thirty latency-like rows, each a case of its own (0.05 s a round), beside two
+    /// ping-pong rows in one unit (1 s a round), all short of their targets: counted row by
+    /// row the thirty take most of the allowance; weighted by family the two get the rounds
+    /// that narrow their family as much, and the families' mean shortfall is lower.
+    #[test]
+    fn a_family_of_two_rows_weighs_as_much_as_a_family_of_thirty() {
+        let mut units: Vec<Unit> = (0..30)
+            .map(|i| unit(0, Some(&format!("{i}")), 0.05))
+            .collect();
+        units.push(unit(1, None, 1.0));
+        let mut rows: Vec<Row> = (0..30).map(|i| row(i, 0.06, 3, 0.08)).collect();
+        rows.extend([row(30, 0.06, 3, 0.10), row(30, 0.06, 3, 0.10)]);
+        let by_row = plan(&rows, &units, &[0.0, 0.0], 12.0, 60);
+        let keys: Vec<usize> = rows.iter().map(|r| units[r.unit].bench).collect();
+        assert_eq!(family_weights(&keys)[0], 1.0 / 30.0);
+        assert_eq!(family_weights(&keys)[31], 0.5);
+        for (r, w) in rows.iter_mut().zip(family_weights(&keys)) {
+            r.weight = w;
+        }
+        let by_family = plan(&rows, &units, &[0.0, 0.0], 12.0, 60);
+        assert!(
+            by_family.extra[30] > by_row.extra[30],
+            "{by_row:?} {by_family:?}"
+        );
+        // The mean shortfall of each family, summed: what the weights lower.
+        let families = |p: &Plan| -> f64 {
+            let mean = |range: std::ops::Range<usize>| {
+                let n = range.len() as f64;
+                range
+                    .map(|i| {
+                        let r = &rows[i];
+                        shortfall(0.06, 2.0, r.kept + p.extra[r.unit], r.run, goal(r))
+                    })
+                    .sum::<f64>()
+                    / n
+            };
+            mean(0..30) + mean(30..32)
+        };
+        assert!(families(&by_family) < families(&by_row));
     }
 
     fn unit(bench: usize, case: Option<&str>, cost_s: f64) -> Unit {
@@ -742,6 +799,7 @@ mod simulated {
                 rounds: FIRST,
                 target: b.target,
                 run: b.run,
+                weight: 1.0,
             })
             .collect();
         let p = plan(&arows, &units, &[0.1], rng.gen_range(0.0..=40.0), 60);
