@@ -746,6 +746,11 @@ mod simulated {
         /// What only separate runs sample (a σ of each row's level per run), as the run's
         /// allocation and `compare` both take it.
         run: f64,
+        /// What a row's pages cost (a σ of its log level), drawn afresh per round when
+        /// `per_round` (a spacer held while each round maps), else once per run; not in
+        /// `run`.
+        pages: f64,
+        per_round: bool,
     }
 
     const FIRST: usize = 5;
@@ -763,7 +768,11 @@ mod simulated {
     /// log median it reports.
     fn one_run(rng: &mut rand::rngs::SmallRng, b: &Bench, shift: f64) -> Vec<(Rounds, f64)> {
         let rows = b.sigma.len();
-        let offset: Vec<f64> = (0..rows).map(|_| b.run * normal(rng)).collect();
+        let once = if b.per_round { 0.0 } else { b.pages };
+        let offset: Vec<f64> = (0..rows)
+            .map(|_| b.run * normal(rng) + if once > 0.0 { once * normal(rng) } else { 0.0 })
+            .collect();
+        let each = if b.per_round { b.pages } else { 0.0 };
         let mut burst = 0usize;
         let mut draw = |rng: &mut rand::rngs::SmallRng, rs: &mut Vec<Drawn>, which: &[usize]| {
             if burst == 0 && rng.gen_bool(BURST) {
@@ -772,8 +781,12 @@ mod simulated {
             let hit = burst > 0;
             burst = burst.saturating_sub(1);
             for &i in which {
-                let v =
-                    shift + offset[i] + b.sigma[i] * normal(rng) + if hit { SHIFT } else { 0.0 };
+                let pages = if each > 0.0 { each * normal(rng) } else { 0.0 };
+                let v = shift
+                    + offset[i]
+                    + pages
+                    + b.sigma[i] * normal(rng)
+                    + if hit { SHIFT } else { 0.0 };
                 rs[i].push((v, hit));
             }
         };
@@ -957,6 +970,8 @@ mod simulated {
                 target,
                 cases,
                 run,
+                pages: 0.0,
+                per_round: false,
             };
             let (rates, _) = call_rates(&b, 3000, 0.0, seed);
             eprintln!("A/A cases {cases} target {target} run {run}: {rates:?}");
@@ -973,6 +988,8 @@ mod simulated {
             target: 0.08,
             cases: true,
             run: RUN_SIGMA,
+            pages: 0.0,
+            per_round: false,
         };
         // Where both runs' row reached its target (in the first stage, or with the
         // rounds the allocation gave), a difference of the target is called most of the
@@ -994,5 +1011,52 @@ mod simulated {
         // of the time whatever the allowance.
         assert!(all.windows(2).all(|w| w[0] + 0.05 >= w[1]), "{all:?}");
         assert!(all[0] >= 0.8, "{all:?}");
+    }
+
+    /// The level rule (`noise_model::run_sigma`) on simulated rows whose pages cost 0-10%
+    /// (a σ of the log level): where each round draws its pages afresh the rows take the
+    /// nominal level and their own rounds' spread, and the A/A error rate holds for every
+    /// round spread; where the pages are drawn once per run, that level calls far too often,
+    /// so a row without the evidence keeps its stated default.
+    #[test]
+    fn rows_whose_rounds_draw_their_pages_take_their_level_from_their_rounds() {
+        use crate::compare::stats::noise_model::{run_sigma, BANDWIDTH_RUN_SIGMA};
+        let mut row = crate::result::testing::result(
+            "memory.bandwidth@1",
+            "compact",
+            Some(vec![0]),
+            serde_json::json!({"kernel": "copy", "stores": "regular", "threads": 1}),
+            20000.0,
+        );
+        assert_eq!(run_sigma(&row, &[]), BANDWIDTH_RUN_SIGMA);
+        row.quality.pages_per_round = true;
+        let level = run_sigma(&row, &[]);
+        assert_eq!(level, RUN_SIGMA);
+        let bench = |pages: f64, per_round: bool| Bench {
+            sigma: SIGMAS.to_vec(),
+            target: 0.15,
+            cases: true,
+            run: level,
+            pages,
+            per_round,
+        };
+        for (pages, seed) in [(0.0, 31), (0.025, 32), (0.05, 33), (0.10, 34)] {
+            let (rates, _) = call_rates(&bench(pages, true), 3000, 0.0, seed);
+            eprintln!("A/A, pages {pages} drawn per round: {rates:?}");
+            for (s, r) in SIGMAS.iter().zip(&rates) {
+                assert!(*r <= 0.05, "pages {pages}, σ {s}: called {r} of A/A pairs");
+            }
+        }
+        // Drawn once per run, the quiet rows are called in most pairs at that level.
+        let (rates, _) = call_rates(&bench(0.05, false), 1000, 0.0, 35);
+        eprintln!("A/A, pages 0.05 drawn once per run: {rates:?}");
+        assert!(rates[0] > 0.3 && rates[1] > 0.2, "{rates:?}");
+        // An induced difference of the target is still called where the rows reached it.
+        let (_, reached) = call_rates(&bench(0.05, true), 1500, 0.15f64.ln_1p(), 36);
+        eprintln!("power at 15%, pages 0.05 per round: {reached:?}");
+        for (s, (p, n)) in SIGMAS.iter().zip(&reached) {
+            assert!(*n < 200 || *p >= 0.75, "σ {s}: {p} of {n} where reached");
+        }
+        assert!(reached[0].1 >= 200, "{reached:?}");
     }
 }
