@@ -109,6 +109,7 @@ impl Quality {
             clock_cost_ns: d.round(clock_cost_ns),
             batch_iterations: batches.first().map(|b| b.iterations).unwrap_or(0),
             batch_ns: d.round(batches.iter().map(|b| b.elapsed_ns as f64).sum::<f64>() / n),
+            pages_per_round: false,
         }
     }
 }
@@ -145,6 +146,13 @@ pub struct Quality {
     pub batch_iterations: u64,
     /// Mean duration of a timed batch, ns.
     pub batch_ns: f64,
+    /// Every round the figures rest on drew its memory's physical pages afresh (a touched
+    /// spacer of random size held while it mapped: `bench::memory::region::Spacer`), so the
+    /// spread between rounds holds what those pages cost and a memory row's run level is
+    /// estimated from it (`noise_model::run_sigma`). False in earlier documents and where
+    /// the memory left no room for a spacer.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pages_per_round: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -521,6 +529,7 @@ pub mod testing {
             clock_cost_ns: 20.0,
             batch_iterations: 1,
             batch_ns: 1e7,
+            pages_per_round: false,
         };
         let samples: Vec<f64> = (0..10).map(|i| median + i as f64 - 4.5).collect();
         let p = Placement {

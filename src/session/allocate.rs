@@ -66,6 +66,21 @@ pub struct Row {
     pub target: f64,
     /// What only separate runs sample for it (`noise_model::run_sigma`).
     pub run: f64,
+    /// Its share of its family's worth (`family_weights`: 1 / the rows of its benchmark
+    /// with its target), so each family counts once however many rows it has.
+    pub weight: f64,
+}
+
+/// Each row's weight (`Row::weight`) from its family key (its benchmark and target, or
+/// whatever groups the rows whose MDEs are judged together): 1 / the rows sharing its
+/// key. The plan then lowers the sum over families of their rows' mean shortfall: a
+/// family of 62 latency rows counts as much as the two same-cpu ping-pong rows (on
+/// 2026-12-07, counted row by row, the 62 took the budget's rest and the ping-pong rows
+/// stayed at 3 rounds and an MDE of 32%, their target 10%).
+pub fn family_weights<K: PartialEq>(keys: &[K]) -> Vec<f64> {
+    keys.iter()
+        .map(|k| 1.0 / keys.iter().filter(|o| *o == k).count() as f64)
+        .collect()
 }
 
 /// The MDE (relative) a row of first-stage spread `sigma1` (with `df1` degrees of freedom)
@@ -128,9 +143,9 @@ pub struct Plan {
 
 /// How far a row of first-stage spread `sigma1` (`df1` degrees of freedom) would stand
 /// from its goal with `n` kept rounds: ln(projected MDE / goal), 0 once it reaches it. The
-/// plan lowers the sum of these over the rows (the geometric mean of each row's MDE over
-/// its goal), so a round's worth is the same relative narrowing wherever it falls, and a
-/// row at its goal is worth nothing more.
+/// plan lowers the sum of these over the rows, each weighted by its share of its family
+/// (`Row::weight`), so a round's worth is the same relative narrowing wherever it falls,
+/// each family counts once, and a row at its goal is worth nothing more.
 pub fn shortfall(sigma1: f64, df1: f64, n: usize, run: f64, goal: f64) -> f64 {
     (projected_mde(sigma1, df1, n, run) / goal).ln().max(0.0)
 }
@@ -141,10 +156,10 @@ pub fn shortfall(sigma1: f64, df1: f64, n: usize, run: f64, goal: f64) -> f64 {
 /// costs and the first stage.
 ///
 /// Rounds by value per second: each next round is of the unit whose round lowers the rows'
-/// [`shortfall`] most per second it costs (the sum over the unit's rows: a whole round of a
-/// benchmark narrows every row of it), until no round that fits the allowance lowers it.
-/// Cheap rows come first (a c2c round of 20 ms buys as much as a memory round of 0.5 s
-/// buys in 25 of its rows); a row that cannot reach its target within the cap still gets
+/// weighted [`shortfall`] most per second it costs (the sum over the unit's rows: a whole
+/// round of a benchmark narrows every row of it), until no round that fits the allowance
+/// lowers it. Cheap rows come first (a c2c round of 20 ms buys as much as a memory round
+/// of 0.5 s buys in 25 rows of a family of that many); a row that cannot reach its target within the cap still gets
 /// the rounds that bring it nearest, as their worth per second ranks them (on 2026-12-07
 /// the c2c row stopped at 10 rounds because it "would need 74 rounds, more than 60", and
 /// ended at an MDE of 64-100%). The counts depend on the first stage and the costs only.
@@ -205,7 +220,7 @@ pub fn plan(
                 }
                 let gain: f64 = mine
                     .iter()
-                    .map(|&r| short(r, kept[r]) - short(r, kept[r] + k))
+                    .map(|&r| rows[r].weight * (short(r, kept[r]) - short(r, kept[r] + k)))
                     .sum();
                 let worth = gain / cost.max(1e-9);
                 if gain > 1e-12 && best.is_none_or(|(w, ..)| worth > w) {
@@ -342,7 +357,49 @@ mod tests {
             rounds: kept,
             target,
             run: RUN_SIGMA,
+            weight: 1.0,
         }
+    }
+
+    /// Thirty latency-like rows, each a case of its own (0.05 s a round), beside two
+    /// ping-pong rows in one unit (1 s a round), all short of their targets: counted row by
+    /// row the thirty take most of the allowance; weighted by family the two get the rounds
+    /// that narrow their family as much, and the families' mean shortfall is lower.
+    #[test]
+    fn a_family_of_two_rows_weighs_as_much_as_a_family_of_thirty() {
+        let mut units: Vec<Unit> = (0..30)
+            .map(|i| unit(0, Some(&format!("{i}")), 0.05))
+            .collect();
+        units.push(unit(1, None, 1.0));
+        let mut rows: Vec<Row> = (0..30).map(|i| row(i, 0.06, 3, 0.08)).collect();
+        rows.extend([row(30, 0.06, 3, 0.10), row(30, 0.06, 3, 0.10)]);
+        let by_row = plan(&rows, &units, &[0.0, 0.0], 12.0, 60);
+        let keys: Vec<usize> = rows.iter().map(|r| units[r.unit].bench).collect();
+        assert_eq!(family_weights(&keys)[0], 1.0 / 30.0);
+        assert_eq!(family_weights(&keys)[31], 0.5);
+        for (r, w) in rows.iter_mut().zip(family_weights(&keys)) {
+            r.weight = w;
+        }
+        let by_family = plan(&rows, &units, &[0.0, 0.0], 12.0, 60);
+        assert!(
+            by_family.extra[30] > by_row.extra[30],
+            "{by_row:?} {by_family:?}"
+        );
+        // The mean shortfall of each family, summed: what the weights lower.
+        let families = |p: &Plan| -> f64 {
+            let mean = |range: std::ops::Range<usize>| {
+                let n = range.len() as f64;
+                range
+                    .map(|i| {
+                        let r = &rows[i];
+                        shortfall(0.06, 2.0, r.kept + p.extra[r.unit], r.run, goal(r))
+                    })
+                    .sum::<f64>()
+                    / n
+            };
+            mean(0..30) + mean(30..32)
+        };
+        assert!(families(&by_family) < families(&by_row));
     }
 
     fn unit(bench: usize, case: Option<&str>, cost_s: f64) -> Unit {
@@ -688,6 +745,11 @@ mod simulated {
         /// What only separate runs sample (a σ of each row's level per run), as the run's
         /// allocation and `compare` both take it.
         run: f64,
+        /// What a row's pages cost (a σ of its log level), drawn afresh per round when
+        /// `per_round` (a spacer held while each round maps), else once per run; not in
+        /// `run`.
+        pages: f64,
+        per_round: bool,
     }
 
     const FIRST: usize = 5;
@@ -705,7 +767,11 @@ mod simulated {
     /// log median it reports.
     fn one_run(rng: &mut rand::rngs::SmallRng, b: &Bench, shift: f64) -> Vec<(Rounds, f64)> {
         let rows = b.sigma.len();
-        let offset: Vec<f64> = (0..rows).map(|_| b.run * normal(rng)).collect();
+        let once = if b.per_round { 0.0 } else { b.pages };
+        let offset: Vec<f64> = (0..rows)
+            .map(|_| b.run * normal(rng) + if once > 0.0 { once * normal(rng) } else { 0.0 })
+            .collect();
+        let each = if b.per_round { b.pages } else { 0.0 };
         let mut burst = 0usize;
         let mut draw = |rng: &mut rand::rngs::SmallRng, rs: &mut Vec<Drawn>, which: &[usize]| {
             if burst == 0 && rng.gen_bool(BURST) {
@@ -714,8 +780,12 @@ mod simulated {
             let hit = burst > 0;
             burst = burst.saturating_sub(1);
             for &i in which {
-                let v =
-                    shift + offset[i] + b.sigma[i] * normal(rng) + if hit { SHIFT } else { 0.0 };
+                let pages = if each > 0.0 { each * normal(rng) } else { 0.0 };
+                let v = shift
+                    + offset[i]
+                    + pages
+                    + b.sigma[i] * normal(rng)
+                    + if hit { SHIFT } else { 0.0 };
                 rs[i].push((v, hit));
             }
         };
@@ -741,6 +811,7 @@ mod simulated {
                 rounds: FIRST,
                 target: b.target,
                 run: b.run,
+                weight: 1.0,
             })
             .collect();
         let p = plan(&arows, &units, &[0.1], rng.gen_range(0.0..=40.0), 60);
@@ -898,6 +969,8 @@ mod simulated {
                 target,
                 cases,
                 run,
+                pages: 0.0,
+                per_round: false,
             };
             let (rates, _) = call_rates(&b, 3000, 0.0, seed);
             eprintln!("A/A cases {cases} target {target} run {run}: {rates:?}");
@@ -914,6 +987,8 @@ mod simulated {
             target: 0.08,
             cases: true,
             run: RUN_SIGMA,
+            pages: 0.0,
+            per_round: false,
         };
         // Where both runs' row reached its target (in the first stage, or with the
         // rounds the allocation gave), a difference of the target is called most of the
@@ -935,5 +1010,52 @@ mod simulated {
         // of the time whatever the allowance.
         assert!(all.windows(2).all(|w| w[0] + 0.05 >= w[1]), "{all:?}");
         assert!(all[0] >= 0.8, "{all:?}");
+    }
+
+    /// The level rule (`noise_model::run_sigma`) on simulated rows whose pages cost 0-10%
+    /// (a σ of the log level): where each round draws its pages afresh the rows take the
+    /// nominal level and their own rounds' spread, and the A/A error rate holds for every
+    /// round spread; where the pages are drawn once per run, that level calls far too often,
+    /// so a row without the evidence keeps its stated default.
+    #[test]
+    fn rows_whose_rounds_draw_their_pages_take_their_level_from_their_rounds() {
+        use crate::compare::stats::noise_model::{run_sigma, BANDWIDTH_RUN_SIGMA};
+        let mut row = crate::result::testing::result(
+            "memory.bandwidth@1",
+            "compact",
+            Some(vec![0]),
+            serde_json::json!({"kernel": "copy", "stores": "regular", "threads": 1}),
+            20000.0,
+        );
+        assert_eq!(run_sigma(&row, &[]), BANDWIDTH_RUN_SIGMA);
+        row.quality.pages_per_round = true;
+        let level = run_sigma(&row, &[]);
+        assert_eq!(level, RUN_SIGMA);
+        let bench = |pages: f64, per_round: bool| Bench {
+            sigma: SIGMAS.to_vec(),
+            target: 0.15,
+            cases: true,
+            run: level,
+            pages,
+            per_round,
+        };
+        for (pages, seed) in [(0.0, 31), (0.025, 32), (0.05, 33), (0.10, 34)] {
+            let (rates, _) = call_rates(&bench(pages, true), 3000, 0.0, seed);
+            eprintln!("A/A, pages {pages} drawn per round: {rates:?}");
+            for (s, r) in SIGMAS.iter().zip(&rates) {
+                assert!(*r <= 0.05, "pages {pages}, σ {s}: called {r} of A/A pairs");
+            }
+        }
+        // Drawn once per run, the quiet rows are called in most pairs at that level.
+        let (rates, _) = call_rates(&bench(0.05, false), 1000, 0.0, 35);
+        eprintln!("A/A, pages 0.05 drawn once per run: {rates:?}");
+        assert!(rates[0] > 0.3 && rates[1] > 0.2, "{rates:?}");
+        // An induced difference of the target is still called where the rows reached it.
+        let (_, reached) = call_rates(&bench(0.05, true), 1500, 0.15f64.ln_1p(), 36);
+        eprintln!("power at 15%, pages 0.05 per round: {reached:?}");
+        for (s, (p, n)) in SIGMAS.iter().zip(&reached) {
+            assert!(*n < 200 || *p >= 0.75, "σ {s}: {p} of {n} where reached");
+        }
+        assert!(reached[0].1 >= 200, "{reached:?}");
     }
 }

@@ -163,6 +163,8 @@ fn merge_row(
     }
     out.samples = samples;
     out.stats = stats;
+    // Pages drawn afresh only when every round the figures rest on drew them.
+    out.quality.pages_per_round = pool.iter().all(|(_, r)| r.quality.pages_per_round);
     if let Some(obs) = merged_observed(pool.iter().map(|(_, r)| r)) {
         out.placement.observed = Some(obs);
     }

@@ -223,8 +223,17 @@ pub fn spend(
                 rounds: r.rounds.as_ref().map(|x| x.rounds.len()).unwrap_or(0),
                 target: precision.unwrap_or_else(|| bench.mde_target(r)),
                 run: run_sigma(r, &pooled),
+                weight: 1.0,
             });
         }
+    }
+    // A family: a benchmark's rows of one target (as `mde-reach` groups them).
+    let families: Vec<(usize, u64)> = rows
+        .iter()
+        .map(|r| (units[r.unit].bench, r.target.to_bits()))
+        .collect();
+    for (r, w) in rows.iter_mut().zip(allocate::family_weights(&families)) {
+        r.weight = w;
     }
     let overhead: Vec<f64> = round_s
         .iter()

@@ -66,6 +66,18 @@ pub enum Budget {
 /// the document.
 pub const FINISH_RESERVE_S: f64 = 1.5;
 
+/// CPU seconds the finish takes (pooling, findings, storing): a run starved of CPU (a
+/// cgroup of the lowest weight beside busy neighbours got 0.16% of a CPU here, 2026-12-07,
+/// and its finish took 10 s for about 16 ms of CPU) keeps this over the share it got.
+pub const FINISH_CPU_S: f64 = 0.03;
+
+/// The seconds kept for the finish when the thread that runs the rounds got `got` (0..=1,
+/// None: not read) of the CPU it wanted so far: [`FINISH_RESERVE_S`], or the finish's CPU
+/// time at that share where that is longer.
+pub fn finish_reserve_s(got: Option<f64>) -> f64 {
+    FINISH_RESERVE_S.max(FINISH_CPU_S / got.unwrap_or(1.0).max(1e-3))
+}
+
 /// The default budget of a run: the sum of its benchmarks' shares (`Benchmark::
 /// budget_share_s`; about 40 s for the default suites on a small machine, growing with the
 /// machine's CPUs, caches and memory).
@@ -189,6 +201,11 @@ impl SuiteRun {
         // This thread runs the rounds: how long it waits for a CPU over the run tells a
         // starved cgroup's run the budget ends after a round or two (`cpu_starved`).
         let own_before = crate::measure::run_delay::own_times();
+        // This thread has run the command from its start (the probe included): the share
+        // of the CPU it wanted that it got so far (schedstat is counted from the thread's
+        // start) tells a starved run to keep more for its finish.
+        let since_start = crate::measure::run_delay::wanted_share(Some((0, 0)), own_before);
+        let reserve_s = finish_reserve_s(since_start.map(|w| 1.0 - w));
         let mut state = Runner::new(&self.benches, &base, samples);
         if let Some((s, env_b)) = sides {
             state = state.with_sides(s, m.env, env_b);
@@ -205,7 +222,7 @@ impl SuiteRun {
         // benchmark, whose share is a second or two, still measures it).
         let left_s = budget_s.map(|t| {
             let since_resumed = self.resumed.map_or(0.0, |r| r.elapsed().as_secs_f64());
-            let left = t - self.probe_s - since_resumed - FINISH_RESERVE_S;
+            let left = t - self.probe_s - since_resumed - reserve_s;
             match self.budget {
                 Budget::Default => left.max(0.75 * t),
                 _ => left,
@@ -329,8 +346,9 @@ impl SuiteRun {
                 .extend(crate::findings::run::budget_short(&short, t, ended));
         }
         progress.finish();
+        // Over the whole run (the probe too: a starved run can end before a round).
         let own = crate::measure::run_delay::wanted_share(
-            own_before,
+            Some((0, 0)),
             crate::measure::run_delay::own_times(),
         );
         let starved = crate::findings::run::cpu_starved(
@@ -439,4 +457,18 @@ pub fn list() -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_starved_run_keeps_its_finish_cpu_time_over_its_share() {
+        assert_eq!(finish_reserve_s(None), FINISH_RESERVE_S);
+        assert_eq!(finish_reserve_s(Some(1.0)), FINISH_RESERVE_S);
+        assert_eq!(finish_reserve_s(Some(0.5)), FINISH_RESERVE_S);
+        assert!((finish_reserve_s(Some(0.0016)) - FINISH_CPU_S / 0.0016).abs() < 1e-9);
+        assert_eq!(finish_reserve_s(Some(0.0)), FINISH_CPU_S / 1e-3);
+    }
 }

@@ -3,14 +3,15 @@
 //! loop, no write-allocate; `derived.est_dram_mb_s` adds it back for ordinary stores).
 //! Regular and, on x86-64, non-temporal-store variants side by side. Each thread owns
 //! page-aligned arrays it touches first, pinned by the `compact` or `spread` order, swept
-//! over 1, 2, 4 ... N threads. Each sample maps fresh arrays (page placement varies between
-//! samples), first-touches them (the warm-up) and times one pass of every kernel whole, from
-//! a barrier to a barrier; the arrays are validated after it. The arrays are sized by the
+//! over 1, 2, 4 ... N threads. Each sample maps fresh arrays, first-touches them (the
+//! warm-up) and times one pass of every kernel whole, from a barrier to a barrier; the arrays
+//! are validated after it. Each round holds a spacer of random size while it maps
+//! (`region::Spacer`), so the rounds draw their physical pages afresh. The arrays are sized by the
 //! LLC this run measured (`array_bytes`).
 
 use super::kernels::{self, expected, relative_error, Arrays, Kernel};
 use super::latency;
-use super::region::{available_bytes, Pages, Region};
+use super::region::{available_bytes, spacer_room, Pages, Region, Spacer};
 use crate::bench::{Benchmark, Emitted, RunContext, Skipped};
 use crate::findings::results::annotate;
 use crate::measure::batch::Batch;
@@ -382,7 +383,7 @@ pub fn run_passes(
 
 /// `samples` samples of every kernel, each in arrays of its own: per sample fresh arrays are
 /// mapped and first-touched (the fill also warms them up), one pass of every kernel is
-/// timed, and the arrays are unmapped, so page placement varies between samples.
+/// timed, and the arrays are unmapped (the next sample's land on much the same pages).
 /// durations[kernel][sample] in ns; None when Ctrl-C or the run's deadline stopped it.
 fn placed_samples(
     cpus: &[u32],
@@ -580,6 +581,9 @@ impl Benchmark for Bandwidth {
                 reason: "non-temporal store kernels exist for x86-64 only".into(),
             }));
         }
+        // The round's pages drawn afresh: a spacer of up to one array, within the memory
+        // the three arrays leave; held until the round's cases are measured.
+        let spacer = Spacer::hold(spacer_room(total, 3 * total, &room), Pages::Small)?;
         let mut said_size = false;
         for (threads, cases) in thread_placements(ctx.probe) {
             for (policy, cpus) in cases {
@@ -633,7 +637,8 @@ impl Benchmark for Bandwidth {
                             array_bytes: n as u64 * 8 * threads as u64,
                         });
                         let placement = Placement::on(policy.to_string(), cpus.clone());
-                        let q = Quality::of(ctx.clock_cost_ns, &batches);
+                        let mut q = Quality::of(ctx.clock_cost_ns, &batches);
+                        q.pages_per_round = spacer.held();
                         let mut r = BenchResult::new(
                             self.id(),
                             params,

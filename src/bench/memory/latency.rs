@@ -1,13 +1,15 @@
 //! `memory.latency@1`: dependent loads over a random cyclic permutation of cache lines (one
 //! pointer per 64-byte line), so neither prefetchers nor parallelism hide the latency; ns
 //! per load for working sets from 4 KiB upward in sqrt(2) steps, with 4 KiB pages and with
-//! transparent huge pages. Each sample walks the chain in an allocation of its own, so page
-//! placement is inside the samples' spread. The curves give the measured cache levels
+//! transparent huge pages. Each sample walks the chain in an allocation of its own, and each
+//! round holds a spacer of random size while it maps (`region::Spacer`), so the rounds draw
+//! their physical pages afresh (a fresh allocation alone lands on the pages the last one
+//! freed). The curves give the measured cache levels
 //! (`hierarchy`), shown beside what sysfs reports (`cache-levels`, `llc-size-mismatch`), and
 //! the measured LLC the bandwidth arrays are sized by later in the run (latency runs first).
 //! The sweep stops on memory's plateau or well past the last cache (`may_stop`).
 
-use super::region::{available_bytes, Pages, Region};
+use super::region::{available_bytes, spacer_room, Pages, Region, Spacer};
 use crate::bench::{Benchmark, Emitted, RunContext, Skipped};
 use crate::findings::memory;
 use crate::findings::results::annotate;
@@ -161,9 +163,9 @@ fn chase(p: &mut usize, n: u64) {
 }
 
 /// Measure one size (memory on `node` when given): samples of ns per load. Each sample walks
-/// the chain in an allocation of its own, so page placement (which physical pages, their
-/// cache sets, the TLB layout) varies between samples and the confidence interval covers it.
-/// Fewer samples than asked when Ctrl-C or the run's deadline came first.
+/// the chain in an allocation of its own (its TLB layout fresh; its physical pages much the
+/// same as the last one's unless a spacer moved them: `region::Spacer`, held per round by
+/// `run`). Fewer samples than asked when Ctrl-C or the run's deadline came first.
 pub fn measure(
     size: u64,
     pages: Pages,
@@ -396,9 +398,18 @@ impl Benchmark for Latency {
             )));
             // The sweep runs in a thread pinned to one CPU, so the caller's affinity is untouched.
             let sizes_now = &asked;
+            // The round's pages drawn afresh: a spacer of up to its largest chain, within the
+            // memory the chain leaves.
+            let largest = asked.iter().copied().max().unwrap_or(0);
+            let spacer_most = spacer_room(
+                largest,
+                largest + largest / 8,
+                &Room::now(&ctx.probe.memory),
+            );
             let sweep = std::thread::scope(|s| {
                 s.spawn(|| -> anyhow::Result<Sweep> {
                     pin_current_thread(cpu).map_err(anyhow::Error::msg)?;
+                    let spacer = Spacer::hold(spacer_most, pages)?;
                     let mut done = Vec::new();
                     let mut curve = Vec::new();
                     for &size in sizes_now {
@@ -413,7 +424,8 @@ impl Benchmark for Latency {
                             pages: pages.name().into(),
                         });
                         let placement = Placement::on("cpus", vec![cpu]);
-                        let q = Quality::of(ctx.clock_cost_ns, &batches);
+                        let mut q = Quality::of(ctx.clock_cost_ns, &batches);
+                        q.pages_per_round = spacer.held();
                         let mut r = BenchResult::new(
                             self.id(),
                             params,

@@ -1,6 +1,7 @@
 //! Page-aligned anonymous memory for memory benchmarks: mapped with mmap, optionally advised
 //! to use transparent huge pages (or not to), optionally bound to one NUMA node with mbind,
-//! first-touched by the thread that will use it, unmapped on drop.
+//! first-touched by the thread that will use it, unmapped on drop; and the spacer a round
+//! holds while it maps its memory, so its physical pages are drawn afresh ([`Spacer`]).
 
 use anyhow::{bail, Context};
 
@@ -141,6 +142,102 @@ impl Drop for Region {
     }
 }
 
+/// Bytes populated between two looks at the run's deadline while a spacer is touched.
+const POPULATE_STEP: usize = 16 << 20;
+
+/// A touched mapping of a random size a round holds while it maps its memory, so the
+/// physical pages the round gets are drawn afresh. The kernel gives a fresh mapping the
+/// pages freed last: a process that maps, frees and maps again lands on much the same
+/// pages each time, so without a spacer every round of a run measures one set of pages and
+/// what those pages cost (their cache sets, how the host backs them) is drawn once per run
+/// (docs/measurements.md, 2026-12-07). A spacer of a random size takes the pages at the
+/// head of the free lists first, and each round's memory lands elsewhere. It is touched
+/// before the round's timed part and unmapped after it (on drop).
+pub struct Spacer {
+    _region: Option<Region>,
+    held: bool,
+}
+
+impl Spacer {
+    /// Hold a spacer of a random size in [0, `most`) bytes (whole 4 KiB pages, of the kind
+    /// `pages`), touched now. Below a page holds none ([`Spacer::held`] false). Stops
+    /// touching early at Ctrl-C or the run's deadline (the round then stops at its next
+    /// look).
+    pub fn hold(most: u64, pages: Pages) -> anyhow::Result<Spacer> {
+        use rand::Rng;
+        const PAGE: u64 = 4096;
+        if most < PAGE {
+            return Ok(Spacer {
+                _region: None,
+                held: false,
+            });
+        }
+        Spacer::of(
+            rand::thread_rng().gen_range(0..most / PAGE) as usize * PAGE as usize,
+            pages,
+        )
+    }
+
+    /// A spacer of `len` bytes, touched now.
+    fn of(len: usize, pages: Pages) -> anyhow::Result<Spacer> {
+        let region = match len {
+            0 => None,
+            len => {
+                let mut r = Region::map(len, pages, None)?;
+                r.populate(len);
+                Some(r)
+            }
+        };
+        Ok(Spacer {
+            _region: region,
+            held: true,
+        })
+    }
+
+    /// Whether a spacer was drawn (0 bytes included), so the round's pages were drawn
+    /// afresh.
+    pub fn held(&self) -> bool {
+        self.held
+    }
+}
+
+/// The most a spacer may take ([`Spacer::hold`]): `want`, within what `room` leaves beside
+/// the `need` bytes the round holds itself (0 when nothing is left: the round's pages are then
+/// not drawn afresh, and its rows say so).
+pub fn spacer_room(want: u64, need: u64, room: &crate::probe::memory_limit::Room) -> u64 {
+    match room.bytes {
+        Some(left) => want.min(left.saturating_sub(need)),
+        None => want,
+    }
+}
+
+impl Region {
+    /// Touch the first `len` bytes (each page written once, in steps that look at the run's
+    /// deadline), so their pages are taken now: MADV_POPULATE_WRITE where the kernel has it
+    /// (5.14), else a write to every 4 KiB page.
+    fn populate(&mut self, len: usize) {
+        let len = len.min(self.len);
+        let mut at = 0;
+        while at < len {
+            if crate::deadline::stop_requested() {
+                return;
+            }
+            let step = POPULATE_STEP.min(len - at);
+            // SAFETY: the range lies inside our mapping.
+            let p = unsafe { self.ptr.add(at) };
+            // SAFETY: madvise over part of our own mapping; failure is handled below.
+            let rc = unsafe { libc::madvise(p.cast(), step, libc::MADV_POPULATE_WRITE) };
+            if rc != 0 {
+                for page in (0..step).step_by(4096) {
+                    // SAFETY: inside the mapping (page < step, at + step <= len).
+                    unsafe { std::ptr::write_volatile(p.add(page), 1u8) };
+                }
+            }
+            at += step;
+        }
+    }
+}
+
 /// Bytes the machine can give now (MemAvailable), or None when unreadable.
 pub fn available_bytes() -> Option<u64> {
     let m = std::fs::read_to_string("/proc/meminfo").ok()?;
@@ -162,6 +259,73 @@ mod tests {
         assert_eq!(v.as_ptr() as usize % 4096, 0);
         v.fill(1.5);
         assert_eq!(v.iter().sum::<f64>(), 1500.0);
+    }
+
+    /// A spacer takes at most what the room leaves beside the round's own memory, and
+    /// none when nothing is left (a cgroup squeeze): its rows then keep the default level.
+    #[test]
+    fn a_spacer_is_drawn_within_the_room_the_round_leaves() {
+        use crate::probe::memory_limit::Room;
+        const MIB: u64 = 1 << 20;
+        let free = Room::machine(Some(8 << 30));
+        assert_eq!(spacer_room(128 * MIB, 384 * MIB, &free), 128 * MIB);
+        assert_eq!(
+            spacer_room(128 * MIB, 384 * MIB, &Room::machine(None)),
+            128 * MIB
+        );
+        let tight = Room::machine(Some(400 * MIB));
+        assert_eq!(spacer_room(128 * MIB, 384 * MIB, &tight), 16 * MIB);
+        assert_eq!(spacer_room(128 * MIB, 500 * MIB, &tight), 0);
+        assert!(!Spacer::hold(0, Pages::Small).unwrap().held());
+        assert!(!Spacer::hold(4095, Pages::Small).unwrap().held());
+        for _ in 0..20 {
+            assert!(Spacer::hold(8 * MIB, Pages::Small).unwrap().held());
+        }
+    }
+
+    /// The physical pages of a region's first `len` bytes, touched now (root only: PFNs in
+    /// /proc/self/pagemap).
+    fn frames(r: &mut Region, len: usize) -> std::collections::HashSet<u64> {
+        use std::io::{Read, Seek};
+        r.populate(len);
+        let mut f = std::fs::File::open("/proc/self/pagemap").unwrap();
+        f.seek(std::io::SeekFrom::Start(r.ptr as u64 / 4096 * 8))
+            .unwrap();
+        let mut raw = vec![0u8; len / 4096 * 8];
+        f.read_exact(&mut raw).unwrap();
+        raw.chunks(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .filter(|v| v >> 63 == 1)
+            .map(|v| v & ((1 << 55) - 1))
+            .collect()
+    }
+
+    /// While a spacer of its size is held, a fresh mapping lands on other pages than the
+    /// one freed just before it (those go to the spacer), which it would mostly reuse
+    /// without one (printed: other tests allocating beside it can take them).
+    #[test]
+    #[ignore = "needs root"]
+    fn a_spacer_moves_the_next_mapping_onto_other_pages() {
+        const LEN: usize = 64 << 20;
+        let shared = |a: &std::collections::HashSet<u64>, b: &std::collections::HashSet<u64>| {
+            a.intersection(b).count() as f64 / a.len().max(1) as f64
+        };
+        let mapped = || frames(&mut Region::map(LEN, Pages::Small, None).unwrap(), LEN);
+        let first = mapped();
+        assert!(first.len() * 4096 >= LEN / 2, "no PFNs read: not root?");
+        let again = mapped();
+        let spaced = {
+            let _s = Spacer::of(LEN, Pages::Small).unwrap();
+            mapped()
+        };
+        let (same, moved) = (shared(&again, &first), shared(&spaced, &again));
+        eprintln!(
+            "pages shared with the mapping before: {same:.2} without a spacer, {moved:.2} with one"
+        );
+        assert!(
+            moved < 0.5,
+            "{moved} of its pages shared with a spacer held"
+        );
     }
 
     /// On a kernel with memory policies, binding to node 0 works and a node that does not

@@ -1,13 +1,21 @@
 //! The repetition levels of the memory benchmarks (see `bench::levels`): which levels their
 //! samples draw afresh, so a confidence interval is read for what it covers. Latency and
-//! bandwidth samples each take a fresh allocation (physical pages, cache sets, TLB layout
-//! are inside the sample's variance); the process (but for `per-event`, whose rounds run in
-//! fresh processes), the run, the boot and the host vary only between runs, which
-//! `calibrate` measures.
+//! bandwidth samples each take a fresh allocation, but a fresh allocation lands on much the
+//! same physical pages as the last one: each round holds a spacer of random size while it
+//! maps (`region::Spacer`), so the rounds draw the pages (their cache sets, how the host
+//! backs them) afresh; the process (but for `per-event`, whose rounds run in fresh
+//! processes), the run, the boot and the host vary only between runs, which `calibrate`
+//! measures.
 
 use crate::bench::levels::{
     between_runs, not_applicable, per_round, per_sample, Level, LevelUse, BOOT_AND_HOST,
 };
+
+/// The physical pages of latency chains and bandwidth arrays.
+const PAGES: LevelUse = per_round(
+    Level::Allocation,
+    "each round holds a touched spacer of random size while it maps (`region::Spacer`), so its physical pages are drawn afresh; a round's samples map fresh memory on much the same pages",
+);
 
 const PROCESS: LevelUse = between_runs(
     Level::Process,
@@ -20,10 +28,7 @@ const RUN: LevelUse = between_runs(
 
 pub const LATENCY: &[LevelUse] = &[
     per_sample(Level::Sample, "one timed walk of the chain per sample"),
-    per_sample(
-        Level::Allocation,
-        "each sample builds its chain in a fresh allocation",
-    ),
+    PAGES,
     PROCESS,
     RUN,
     BOOT_AND_HOST[0],
@@ -32,10 +37,7 @@ pub const LATENCY: &[LevelUse] = &[
 
 pub const BANDWIDTH: &[LevelUse] = &[
     per_sample(Level::Sample, "one timed pass over the arrays per sample"),
-    per_sample(
-        Level::Allocation,
-        "each sample maps, first-touches and times fresh arrays",
-    ),
+    PAGES,
     PROCESS,
     RUN,
     BOOT_AND_HOST[0],

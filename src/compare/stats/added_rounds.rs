@@ -91,6 +91,7 @@ pub fn merge(orig: &BenchResult, added: &BenchResult, later_s: f64) -> Option<Be
         return None;
     };
     let mut out = orig.clone();
+    out.quality.pages_per_round &= added.quality.pages_per_round;
     out.samples.extend_from_slice(&added.samples);
     out.stats = crate::measure::stats::Stats::of(&out.samples)?;
     let scale = out.stats.median / orig.stats.median;

@@ -291,17 +291,27 @@ pub const BANDWIDTH_RUN_SIGMA: f64 = 0.025;
 pub const MEMORY_LATENCY_RUN_SIGMA: f64 = 0.05;
 
 /// What only separate runs sample for the row `r` of a run whose results are `run` (its run
-/// level, a σ of the log median per run): [`BANDWIDTH_RUN_SIGMA`] for memory bandwidth,
-/// [`MEMORY_LATENCY_RUN_SIGMA`] for a latency row past that run's LLC, else [`RUN_SIGMA`].
-/// With `run` empty (the run not at hand) a latency row takes [`RUN_SIGMA`].
+/// level, a σ of the log median per run). A memory row whose loads go to memory (memory
+/// bandwidth, a latency row past that run's LLC) whose rounds drew their pages afresh
+/// (`Quality::pages_per_round`) has what its pages cost in the spread between its rounds,
+/// which its run's median averages: its level is estimated from those rounds, and only
+/// [`RUN_SIGMA`] is added. Without that (a document of an earlier version, a round left no
+/// room for a spacer) the stated defaults: [`BANDWIDTH_RUN_SIGMA`] for memory bandwidth,
+/// [`MEMORY_LATENCY_RUN_SIGMA`] for a latency row past the LLC; else [`RUN_SIGMA`]. With
+/// `run` empty (the run not at hand) a latency row takes [`RUN_SIGMA`].
 pub fn run_sigma(r: &BenchResult, run: &[BenchResult]) -> f64 {
     use crate::bench::nature::RunLevel;
-    match crate::bench::nature::of(r).run_level {
+    let default = match crate::bench::nature::of(r).run_level {
         RunLevel::HostMemory => BANDWIDTH_RUN_SIGMA,
         RunLevel::HostMemoryPastTheLlc if crate::bench::memory::latency::past_the_llc(r, run) => {
             MEMORY_LATENCY_RUN_SIGMA
         }
-        _ => RUN_SIGMA,
+        _ => return RUN_SIGMA,
+    };
+    if r.quality.pages_per_round {
+        RUN_SIGMA
+    } else {
+        default
     }
 }
 
@@ -681,6 +691,11 @@ mod tests {
             false,
         );
         assert_eq!(run_sigma(&bw, &a.results), BANDWIDTH_RUN_SIGMA);
+        // Rounds that drew their pages afresh hold what the pages cost: the nominal level.
+        for mut r in [a.results[11].clone(), bw.clone()] {
+            r.quality.pages_per_round = true;
+            assert_eq!(run_sigma(&r, &a.results), RUN_SIGMA, "{}", r.label());
+        }
         let p = |b: &RunDocument, i: usize| {
             let (ra, rb) = (&a.results[i], &b.results[i]);
             let noise = RowNoise {
