@@ -63,23 +63,20 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
     let started = crate::deadline::process_start().unwrap_or_else(std::time::Instant::now);
     let (names, benches) = super::plan::suites(&a.suites)?;
     let common = a.measuring.common()?;
-    let run = session::suites::SuiteRun {
+    let run = session::suites::SuiteRun::new(
         names,
         benches,
-        options: crate::bench::RunOptions::default(),
-        samples: a.samples as usize,
-        rounds: a.rounds as usize,
-        precision: a.precision,
-        budget: a.budget.map_or(
-            session::suites::Budget::Default,
-            session::suites::Budget::Seconds,
-        ),
+        crate::bench::RunOptions::default(),
+        session::suites::Asked {
+            samples: a.samples as usize,
+            rounds: a.rounds as usize,
+            precision: a.precision,
+            budget: session::suites::Budget::asked(a.budget),
+        },
         started,
-        probe_s: 0.0,
-        resumed: None,
-        json: a.json,
-        detail: super::detail(a.verbose),
-    };
+        a.json,
+        super::detail(a.verbose),
+    );
     session::run_with(
         &mut session::ab::Ab::new(run, a.a.unwrap_or_default(), a.settings, a.fdr, a.verbose),
         db,

@@ -39,22 +39,24 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
             "use another tag key",
         ));
     }
-    let make = || SuiteRun {
-        names: names.clone(),
-        benches: benches.clone(),
-        options: RunOptions {
-            modes: super::choices::Mode::Both.names(),
-            ..Default::default()
-        },
-        samples: a.samples as usize,
-        rounds: crate::session::rounds::DEFAULT_ROUNDS,
-        precision: None,
-        budget: crate::session::suites::Budget::Off,
-        started: std::time::Instant::now(),
-        probe_s: 0.0,
-        resumed: None,
-        json: false,
-        detail: super::detail(false),
+    let make = || {
+        SuiteRun::new(
+            names.clone(),
+            benches.clone(),
+            RunOptions {
+                modes: super::choices::Mode::Both.names(),
+                ..Default::default()
+            },
+            crate::session::suites::Asked {
+                samples: a.samples as usize,
+                rounds: crate::session::rounds::DEFAULT_ROUNDS,
+                precision: None,
+                budget: crate::session::suites::Budget::Off,
+            },
+            std::time::Instant::now(),
+            false,
+            super::detail(false),
+        )
     };
     session::calibrate::calibrate(&make, a.runs as usize, a.json, db, &common)
 }

@@ -157,23 +157,20 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
         eprintln!("truebench: probing the machine...");
     }
     session::run_with(
-        &mut session::suites::SuiteRun {
+        &mut session::suites::SuiteRun::new(
             names,
             benches,
             options,
-            samples: a.samples as usize,
-            rounds: a.rounds as usize,
-            precision: a.precision,
-            budget: a.budget.map_or(
-                session::suites::Budget::Default,
-                session::suites::Budget::Seconds,
-            ),
+            session::suites::Asked {
+                samples: a.samples as usize,
+                rounds: a.rounds as usize,
+                precision: a.precision,
+                budget: session::suites::Budget::asked(a.budget),
+            },
             started,
-            probe_s: 0.0,
-            resumed: None,
-            json: a.json,
-            detail: super::detail(a.verbose),
-        },
+            a.json,
+            super::detail(a.verbose),
+        ),
         db,
         &common,
     )

@@ -102,7 +102,49 @@ impl Drop for DeadlineGuard {
     }
 }
 
+/// How much a run measures, as asked (`run`, `ab`, `calibrate`).
+pub struct Asked {
+    pub samples: usize,
+    pub rounds: usize,
+    pub precision: Option<f64>,
+    pub budget: Budget,
+}
+
+impl Budget {
+    /// `--budget SECONDS` when given, else the default budget.
+    pub fn asked(seconds: Option<f64>) -> Budget {
+        seconds.map_or(Budget::Default, Budget::Seconds)
+    }
+}
+
 impl SuiteRun {
+    /// A run of `benches` (asked for as `names`) from `started`, printed as JSON or at
+    /// `detail`; the probe's time and the resumption are set as the session goes.
+    pub fn new(
+        names: Vec<String>,
+        benches: Vec<&'static dyn Benchmark>,
+        options: RunOptions,
+        asked: Asked,
+        started: std::time::Instant,
+        json: bool,
+        detail: crate::report::text::Detail,
+    ) -> SuiteRun {
+        SuiteRun {
+            names,
+            benches,
+            options,
+            samples: asked.samples,
+            rounds: asked.rounds,
+            precision: asked.precision,
+            budget: asked.budget,
+            started,
+            probe_s: 0.0,
+            resumed: None,
+            json,
+            detail,
+        }
+    }
+
     fn runs(&self, suite: &str) -> bool {
         self.benches.iter().any(|b| b.suite() == suite)
     }
