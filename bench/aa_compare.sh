@@ -77,20 +77,9 @@ python3 - "$tmp" "$tb" "$runs" <<'PY'
 import json, os, subprocess, sys, itertools, statistics, collections
 tmp, tb, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 docs = [json.load(open(f"{tmp}/run{i}.json")) for i in range(1, n + 1)]
-# The MDE each family aims at on a quiet host (issue: the budget's allocation targets).
-TARGETS = {"timers": 0.03, "memory.latency": 0.08, "ctx same-cpu": 0.10,
-           "memory.bandwidth": 0.15, "c2c.cacheline": 0.20, "classic": 0.05}
+sys.path.insert(0, "bench")
+from families import family, CLAIMS, TARGETS
 mdes = collections.defaultdict(list)
-def family(r):
-    b = r["benchmark"].split("@")[0]
-    if b.startswith("ctx."):
-        return "ctx same-cpu" if r["placement"] == "same-cpu" else "ctx (other placements)"
-    if b == "timers.clock-read":
-        return "timers"
-    if b.startswith("classic."):
-        return "classic"
-    return b
-CLAIMS = ("explains", "partly", "contributes")
 called_per_pair, unclaimed_per_pair = [], []
 # Which hour this was: the spread between the rounds of the timers rows (σ of their log
 # round medians, as each document holds it and its host-noise finding says it), the median

@@ -38,16 +38,8 @@ for sitting in $(seq 1 "${AB_REPEAT:-1}"); do
   python3 - "$tmp/two.json" "$tmp/ab.json" <<'PY'
 import json, sys, statistics, collections
 two, ab = (json.load(open(f)) for f in sys.argv[1:3])
-CLAIMS = ("explains", "partly", "contributes")
-def family(r):
-    b = r["benchmark"].split("@")[0]
-    if b.startswith("ctx."):
-        return "ctx same-cpu" if r["placement"] == "same-cpu" else "ctx (other placements)"
-    if b == "timers.clock-read":
-        return "timers"
-    if b.startswith("classic."):
-        return "classic"
-    return b
+sys.path.insert(0, "bench")
+from families import family, CLAIMS
 def summary(c):
     mdes = collections.defaultdict(list)
     unclaimed = []
