@@ -161,12 +161,7 @@ pub fn exec(a: Args, db: Option<&Location>) -> anyhow::Result<()> {
             names,
             benches,
             options,
-            session::suites::Asked {
-                samples: a.samples as usize,
-                rounds: a.rounds as usize,
-                precision: a.precision,
-                budget: session::suites::Budget::asked(a.budget),
-            },
+            session::suites::Asked::options(a.samples, a.rounds, a.precision, a.budget),
             started,
             a.json,
             super::detail(a.verbose),

@@ -110,6 +110,23 @@ pub struct Asked {
     pub budget: Budget,
 }
 
+impl Asked {
+    /// As `run` and `ab` take it: `--samples`, `--rounds`, `--precision`, `--budget`.
+    pub fn options(
+        samples: u32,
+        rounds: u32,
+        precision: Option<f64>,
+        budget: Option<f64>,
+    ) -> Asked {
+        Asked {
+            samples: samples as usize,
+            rounds: rounds as usize,
+            precision,
+            budget: Budget::asked(budget),
+        }
+    }
+}
+
 impl Budget {
     /// `--budget SECONDS` when given, else the default budget.
     pub fn asked(seconds: Option<f64>) -> Budget {
